@@ -1,0 +1,160 @@
+//! Diagnostics: what every stage reports, with its position.
+
+use crate::span::Span;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Severity {
+    Warning,
+    Error,
+}
+
+impl Severity {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Severity::Warning => "warning",
+            Severity::Error => "error",
+        }
+    }
+}
+
+/// A secondary place that explains a diagnostic.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Label {
+    pub span: Span,
+    pub message: String,
+}
+
+/// One finding or load error, at a place in one file.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Diagnostic {
+    /// Stable code, `S001`, `I004` or `E003`.
+    pub code: &'static str,
+    /// Stable kebab-case name, `unknown-target`.
+    pub name: &'static str,
+    pub severity: Severity,
+    pub message: String,
+    pub span: Span,
+    pub labels: Vec<Label>,
+    pub help: Option<String>,
+}
+
+/// Everything that stops a file from loading into a model.
+///
+/// Each variant has a stable code and name; the S codes are shared with the
+/// lint table of the spec, the E codes belong to loading alone.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum LoadError {
+    #[error("{message}")]
+    Syntax { message: String },
+    #[error("unknown key `{key}`")]
+    UnknownKey { key: String },
+    #[error("{message}")]
+    InvalidValue { message: String },
+    #[error("`{key}` is defined twice")]
+    Duplicate { key: String, first: Span },
+    #[error("unknown target `{target}`")]
+    UnknownTarget { target: String },
+    #[error("{message}")]
+    InvalidInitial { message: String },
+    #[error("{message}")]
+    InvalidHistory { message: String },
+    #[error("invalid duration `{text}`: write a whole number followed by ms, s, m, h or d")]
+    InvalidDuration { text: String },
+    #[error("unknown {kind} `{name}`")]
+    UnknownReference { kind: &'static str, name: String },
+    #[error("{message}")]
+    InvalidExpression { message: String },
+    #[error("unknown context field `{field}`")]
+    UnknownContextField { field: String },
+}
+
+impl LoadError {
+    pub fn code(&self) -> &'static str {
+        match self {
+            LoadError::Syntax { .. } => "E001",
+            LoadError::UnknownKey { .. } => "E002",
+            LoadError::InvalidValue { .. } => "E003",
+            LoadError::Duplicate { .. } => "E004",
+            LoadError::InvalidInitial { .. } => "E005",
+            LoadError::InvalidHistory { .. } => "E006",
+            LoadError::InvalidDuration { .. } => "E007",
+            LoadError::UnknownReference { .. } => "E008",
+            LoadError::UnknownTarget { .. } => "S001",
+            LoadError::InvalidExpression { .. } => "S007",
+            LoadError::UnknownContextField { .. } => "S008",
+        }
+    }
+
+    pub fn name(&self) -> &'static str {
+        match self {
+            LoadError::Syntax { .. } => "syntax-error",
+            LoadError::UnknownKey { .. } => "unknown-key",
+            LoadError::InvalidValue { .. } => "invalid-value",
+            LoadError::Duplicate { .. } => "duplicate-definition",
+            LoadError::InvalidInitial { .. } => "invalid-initial",
+            LoadError::InvalidHistory { .. } => "invalid-history",
+            LoadError::InvalidDuration { .. } => "invalid-duration",
+            LoadError::UnknownReference { .. } => "unknown-reference",
+            LoadError::UnknownTarget { .. } => "unknown-target",
+            LoadError::InvalidExpression { .. } => "invalid-expression",
+            LoadError::UnknownContextField { .. } => "unknown-context-field",
+        }
+    }
+
+    /// The diagnostic for this error at `span`, with a "did you mean" when one
+    /// of `candidates` is close to the name that was not found.
+    pub fn at<'a>(self, span: Span, candidates: impl IntoIterator<Item = &'a str>) -> Diagnostic {
+        let wrong = match &self {
+            LoadError::UnknownKey { key, .. } => Some(key.as_str()),
+            LoadError::UnknownTarget { target, .. } => Some(target.as_str()),
+            LoadError::UnknownReference { name, .. } => Some(name.as_str()),
+            LoadError::UnknownContextField { field } => Some(field.as_str()),
+            _ => None,
+        };
+        let help = wrong
+            .and_then(|wrong| did_you_mean(wrong, candidates))
+            .map(|s| format!("did you mean `{s}`?"));
+        let labels = match &self {
+            LoadError::Duplicate { first, .. } => {
+                vec![Label {
+                    span: *first,
+                    message: "first defined here".to_string(),
+                }]
+            }
+            _ => Vec::new(),
+        };
+        Diagnostic {
+            code: self.code(),
+            name: self.name(),
+            severity: Severity::Error,
+            message: self.to_string(),
+            span,
+            labels,
+            help,
+        }
+    }
+}
+
+/// The candidate closest to `wrong`, if it is close enough to be a typo.
+pub fn did_you_mean<'a>(
+    wrong: &str,
+    candidates: impl IntoIterator<Item = &'a str>,
+) -> Option<&'a str> {
+    candidates
+        .into_iter()
+        .map(|c| (strsim::jaro_winkler(wrong, c), c))
+        .filter(|(score, _)| *score > 0.8)
+        .max_by(|a, b| a.0.total_cmp(&b.0))
+        .map(|(_, c)| c)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn suggests_close_names_only() {
+        assert_eq!(did_you_mean("pagdo", ["pagado", "enviado"]), Some("pagado"));
+        assert_eq!(did_you_mean("xyz", ["pagado", "enviado"]), None);
+    }
+}

@@ -1,0 +1,15 @@
+//! idemchart: a statechart interpreter and linter for backends where every
+//! event may arrive twice.
+//!
+//! The pipeline is `syntax` (YAML or DSL text) → `model` → `graph`/`lint` and
+//! `interp` → `runtime` → `store`; each arrow goes one way.
+
+pub mod diagnostic;
+pub mod expr;
+pub mod model;
+pub mod span;
+pub mod syntax;
+
+pub use diagnostic::{Diagnostic, Severity};
+pub use model::Machine;
+pub use span::{SourceFile, Span};

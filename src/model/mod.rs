@@ -1,0 +1,442 @@
+//! The machine model: one representation for YAML and DSL files.
+//!
+//! States and transitions live in two arenas in document order (a parent before
+//! its children, children in the order written), so `StateId` and
+//! `TransitionId` are dense indices that the graph views reuse as node indices.
+//! Every element keeps the span where it was written. The model knows nothing of
+//! YAML or pest; the `syntax` module builds it and checks it.
+
+use indexmap::IndexMap;
+
+use crate::expr::Expr;
+use crate::span::Span;
+
+mod duration;
+pub use duration::Duration;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct StateId(pub u32);
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct TransitionId(pub u32);
+
+impl StateId {
+    /// The root state, which holds the machine's top-level states.
+    pub const ROOT: StateId = StateId(0);
+
+    pub fn index(self) -> usize {
+        self.0 as usize
+    }
+}
+
+impl TransitionId {
+    pub fn index(self) -> usize {
+        self.0 as usize
+    }
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct Machine {
+    pub name: String,
+    pub version: Option<u64>,
+    pub description: Option<String>,
+    pub context: IndexMap<String, ContextField>,
+    pub sources: IndexMap<String, Source>,
+    pub dedup: Option<Dedup>,
+    pub events: IndexMap<String, EventDecl>,
+    pub effects: IndexMap<String, EffectDecl>,
+    /// All states, the root first; `StateId` indexes this.
+    pub states: Vec<State>,
+    /// All transitions, grouped by source state in document order.
+    pub transitions: Vec<Transition>,
+    /// Where the `machine` name was written.
+    pub span: Span,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct ContextField {
+    pub value: serde_json::Value,
+    pub span: Span,
+}
+
+/// A sender of events and how long it may redeliver one.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Source {
+    pub retry_horizon: Option<Duration>,
+    pub description: Option<String>,
+    pub span: Span,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct Dedup {
+    /// How long applied event ids are remembered.
+    pub retention: Duration,
+    pub span: Span,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct EventDecl {
+    /// The payload field that identifies one delivery.
+    pub id_field: Option<Name>,
+    pub source: Option<Name>,
+    /// The declared payload; `None` when the event declares none, so any field
+    /// may be read.
+    pub payload: Option<IndexMap<String, PayloadField>>,
+    pub description: Option<String>,
+    pub span: Span,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct PayloadField {
+    pub ty: PayloadType,
+    pub span: Span,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum PayloadType {
+    String,
+    Number,
+    Integer,
+    Boolean,
+    List,
+    Map,
+    Any,
+}
+
+impl PayloadType {
+    pub const ALL: [(&'static str, PayloadType); 7] = [
+        ("string", PayloadType::String),
+        ("number", PayloadType::Number),
+        ("integer", PayloadType::Integer),
+        ("boolean", PayloadType::Boolean),
+        ("list", PayloadType::List),
+        ("map", PayloadType::Map),
+        ("any", PayloadType::Any),
+    ];
+
+    pub fn as_str(self) -> &'static str {
+        Self::ALL
+            .iter()
+            .find(|(_, t)| *t == self)
+            .map(|(s, _)| *s)
+            .unwrap_or("any")
+    }
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct EffectDecl {
+    pub idempotency: Idempotency,
+    /// The state that asks the receiver whether the effect already happened.
+    pub verify: Option<Target>,
+    pub description: Option<String>,
+    pub span: Span,
+}
+
+/// What the receiver of an effect does with a repeat.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Idempotency {
+    /// It recognises the idempotency key the outbox sends.
+    Key,
+    /// Repeating it changes nothing.
+    Natural,
+    /// A repeat acts twice.
+    None,
+}
+
+impl Idempotency {
+    pub const ALL: [(&'static str, Idempotency); 3] = [
+        ("key", Idempotency::Key),
+        ("natural", Idempotency::Natural),
+        ("none", Idempotency::None),
+    ];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Idempotency::Key => "key",
+            Idempotency::Natural => "natural",
+            Idempotency::None => "none",
+        }
+    }
+}
+
+/// A name as written, with its place.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct Name {
+    pub text: String,
+    pub span: Span,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct State {
+    /// The key under its parent (`encendida`); the machine name for the root.
+    pub key: String,
+    /// Machine-wide id, targeted as `#id`.
+    pub id: Option<String>,
+    /// Dotted path from the top level (`funcionando.encendida`); empty for the root.
+    pub path: String,
+    pub kind: StateKind,
+    pub parent: Option<StateId>,
+    pub children: Vec<StateId>,
+    /// Compound states: the default entry (a child, or states deeper down).
+    /// History states: the default when no history was recorded yet.
+    /// Empty for the others.
+    pub initial: Vec<Target>,
+    pub entry: Vec<Action>,
+    pub exit: Vec<Action>,
+    /// Event transitions in document order.
+    pub on: Vec<TransitionId>,
+    /// Eventless transitions in document order.
+    pub always: Vec<TransitionId>,
+    /// Delayed transitions in document order.
+    pub after: Vec<TransitionId>,
+    pub description: Option<String>,
+    pub tags: Vec<String>,
+    /// Suppressed lints (kebab-case name) with the reason given.
+    pub allow: IndexMap<String, Allow>,
+    /// Where the state's key was written.
+    pub span: Span,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum StateKind {
+    Atomic,
+    Compound,
+    Parallel,
+    Final,
+    History(HistoryKind),
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum HistoryKind {
+    Shallow,
+    Deep,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct Allow {
+    pub reason: String,
+    pub span: Span,
+}
+
+/// A resolved reference to a state, as written (`sibling`, `.child`, `#id`).
+#[derive(Clone, Debug, PartialEq)]
+pub struct Target {
+    pub text: String,
+    pub state: StateId,
+    pub span: Span,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct Transition {
+    pub source: StateId,
+    pub trigger: Trigger,
+    /// Empty for a targetless transition.
+    pub targets: Vec<Target>,
+    pub guard: Option<Expr>,
+    pub actions: Vec<Action>,
+    /// XState v5's `reenter`: a transition to the source or its descendants
+    /// exits and re-enters the source.
+    pub reenter: bool,
+    pub description: Option<String>,
+    pub span: Span,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub enum Trigger {
+    Event(EventDescriptor),
+    Always,
+    After(Duration),
+}
+
+/// The `on` key: one or more patterns separated by spaces.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct EventDescriptor {
+    pub patterns: Vec<EventPattern>,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub enum EventPattern {
+    /// `PAGO`: exactly that event.
+    Exact(String),
+    /// `foo.*`: `foo` and every event whose dot-separated tokens start with `foo`.
+    Prefix(String),
+    /// `*`: any event.
+    Any,
+}
+
+impl EventPattern {
+    pub fn parse(text: &str) -> EventPattern {
+        if text == "*" {
+            EventPattern::Any
+        } else if let Some(prefix) = text.strip_suffix(".*") {
+            EventPattern::Prefix(prefix.to_string())
+        } else {
+            EventPattern::Exact(text.to_string())
+        }
+    }
+
+    pub fn matches(&self, event: &str) -> bool {
+        match self {
+            EventPattern::Exact(name) => name == event,
+            EventPattern::Prefix(prefix) => event
+                .strip_prefix(prefix.as_str())
+                .is_some_and(|rest| rest.is_empty() || rest.starts_with('.')),
+            EventPattern::Any => true,
+        }
+    }
+}
+
+impl std::fmt::Display for EventPattern {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            EventPattern::Exact(name) => f.write_str(name),
+            EventPattern::Prefix(prefix) => write!(f, "{prefix}.*"),
+            EventPattern::Any => f.write_str("*"),
+        }
+    }
+}
+
+impl EventDescriptor {
+    pub fn parse(text: &str) -> EventDescriptor {
+        EventDescriptor {
+            patterns: text.split_whitespace().map(EventPattern::parse).collect(),
+        }
+    }
+
+    pub fn matches(&self, event: &str) -> bool {
+        self.patterns.iter().any(|p| p.matches(event))
+    }
+}
+
+impl std::fmt::Display for EventDescriptor {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        for (i, pattern) in self.patterns.iter().enumerate() {
+            if i > 0 {
+                f.write_str(" ")?;
+            }
+            write!(f, "{pattern}")?;
+        }
+        Ok(())
+    }
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub enum Action {
+    /// Context update; every right-hand side sees the context as it was before.
+    Assign {
+        fields: IndexMap<String, Assignment>,
+        span: Span,
+    },
+    /// An internal event, processed before the next external one.
+    Raise {
+        event: Name,
+        data: IndexMap<String, Argument>,
+        span: Span,
+    },
+    /// A declared effect, dispatched through the outbox.
+    Effect {
+        name: Name,
+        args: IndexMap<String, Argument>,
+        span: Span,
+    },
+    /// A name that is not a declared effect: a host action registered at run
+    /// time, whose idempotency is unknown.
+    Host {
+        name: Name,
+        span: Span,
+    },
+    Log {
+        expr: Expr,
+        span: Span,
+    },
+}
+
+impl Action {
+    pub fn span(&self) -> Span {
+        match self {
+            Action::Assign { span, .. }
+            | Action::Raise { span, .. }
+            | Action::Effect { span, .. }
+            | Action::Host { span, .. }
+            | Action::Log { span, .. } => *span,
+        }
+    }
+}
+
+/// One `field: expression` of an assign.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Assignment {
+    pub expr: Expr,
+    /// Where the field name was written.
+    pub span: Span,
+}
+
+/// One `name: expression` argument of a raise or an effect.
+pub type Argument = Assignment;
+
+impl Machine {
+    pub fn state(&self, id: StateId) -> &State {
+        &self.states[id.index()]
+    }
+
+    pub fn transition(&self, id: TransitionId) -> &Transition {
+        &self.transitions[id.index()]
+    }
+
+    pub fn root(&self) -> &State {
+        &self.states[0]
+    }
+
+    pub fn state_ids(&self) -> impl Iterator<Item = StateId> + '_ {
+        (0..self.states.len() as u32).map(StateId)
+    }
+
+    /// The state's ancestors, nearest first, the root last.
+    pub fn ancestors(&self, id: StateId) -> impl Iterator<Item = StateId> + '_ {
+        std::iter::successors(self.state(id).parent, |p| self.state(*p).parent)
+    }
+
+    /// Whether `a` is `b` or lies inside it.
+    pub fn is_descendant_or_self(&self, a: StateId, b: StateId) -> bool {
+        a == b || self.ancestors(a).any(|x| x == b)
+    }
+
+    /// The state's name for people: its `id` where set, else its dotted path.
+    pub fn display_name(&self, id: StateId) -> &str {
+        let state = self.state(id);
+        state.id.as_deref().unwrap_or(if id == StateId::ROOT {
+            &self.name
+        } else {
+            &state.path
+        })
+    }
+
+    /// The state with this dotted path (`funcionando.encendida`).
+    pub fn find_path(&self, path: &str) -> Option<StateId> {
+        self.state_ids()
+            .find(|&id| self.state(id).path == path && id != StateId::ROOT)
+    }
+}
+
+impl State {
+    pub fn is_atomic(&self) -> bool {
+        matches!(self.kind, StateKind::Atomic | StateKind::Final)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn descriptors_match_as_in_scxml() {
+        let d = EventDescriptor::parse("foo.* BAR");
+        assert!(d.matches("foo"));
+        assert!(d.matches("foo.bar.baz"));
+        assert!(!d.matches("foobar"));
+        assert!(d.matches("BAR"));
+        assert!(!d.matches("BAR.x"));
+        assert!(EventDescriptor::parse("*").matches("anything"));
+        assert_eq!(d.to_string(), "foo.* BAR");
+    }
+}

@@ -1,0 +1,4 @@
+//! Source text → model: the YAML and DSL front-ends, and the lowering that
+//! resolves names and checks the machine.
+
+pub mod tree;

@@ -1,0 +1,143 @@
+//! The document tree both front-ends produce: what was written, in the order
+//! it was written, with spans, before any name is resolved or checked.
+//!
+//! `lower` turns it into the model and reports every problem at once, so the
+//! checks live in one place whichever syntax a machine was written in.
+
+use crate::model::Name;
+use crate::span::Span;
+
+#[derive(Clone, Debug, Default)]
+pub struct MachineDoc {
+    pub name: Option<Name>,
+    pub version: Option<(u64, Span)>,
+    pub description: Option<String>,
+    pub context: Vec<ContextDoc>,
+    pub sources: Vec<SourceDoc>,
+    pub dedup: Option<DedupDoc>,
+    pub events: Vec<EventDoc>,
+    pub effects: Vec<EffectDoc>,
+    /// The root state: top-level `initial`, `type`, `states`, `on`, ...; its
+    /// `key` is unused.
+    pub root: StateDoc,
+}
+
+#[derive(Clone, Debug)]
+pub struct ContextDoc {
+    pub name: Name,
+    pub value: serde_json::Value,
+}
+
+#[derive(Clone, Debug)]
+pub struct SourceDoc {
+    pub name: Name,
+    /// Duration text as written (`72h`).
+    pub retry_horizon: Option<Name>,
+    pub description: Option<String>,
+}
+
+#[derive(Clone, Debug)]
+pub struct DedupDoc {
+    pub retention: Option<Name>,
+    pub span: Span,
+}
+
+#[derive(Clone, Debug)]
+pub struct EventDoc {
+    pub name: Name,
+    pub id_field: Option<Name>,
+    pub source: Option<Name>,
+    /// `None` when no payload is declared; `Some(vec![])` for an empty one.
+    pub payload: Option<Vec<(Name, Name)>>,
+    pub description: Option<String>,
+}
+
+#[derive(Clone, Debug)]
+pub struct EffectDoc {
+    pub name: Name,
+    /// `key`, `natural` or `none`, as written.
+    pub idempotency: Option<Name>,
+    pub verify: Option<Name>,
+    pub description: Option<String>,
+}
+
+#[derive(Clone, Debug, Default)]
+pub struct StateDoc {
+    pub key: Name,
+    /// `atomic`, `compound`, `parallel`, `final` or `history`, as written.
+    pub kind: Option<Name>,
+    pub id: Option<Name>,
+    pub initial: Vec<Name>,
+    /// `shallow` or `deep`, for history states.
+    pub history: Option<Name>,
+    /// The default target of a history state.
+    pub target: Vec<Name>,
+    pub entry: Vec<ActionDoc>,
+    pub exit: Vec<ActionDoc>,
+    pub on: Vec<TransitionDoc>,
+    pub always: Vec<TransitionDoc>,
+    pub after: Vec<TransitionDoc>,
+    pub states: Vec<StateDoc>,
+    pub description: Option<String>,
+    pub tags: Vec<String>,
+    /// Lint name and reason.
+    pub allow: Vec<(Name, String)>,
+}
+
+#[derive(Clone, Debug, Default)]
+pub struct TransitionDoc {
+    /// The descriptor as written (`on` key), for event transitions.
+    pub event: Option<Name>,
+    /// The duration as written (`after` key), for delayed transitions.
+    pub delay: Option<Name>,
+    pub targets: Vec<Name>,
+    pub guard: Option<ExprText>,
+    pub actions: Vec<ActionDoc>,
+    pub reenter: bool,
+    pub description: Option<String>,
+    pub span: Span,
+}
+
+#[derive(Clone, Debug)]
+pub enum ActionDoc {
+    Assign {
+        fields: Vec<(Name, ExprText)>,
+        span: Span,
+    },
+    Raise {
+        event: Name,
+        data: Vec<(Name, ExprText)>,
+        span: Span,
+    },
+    /// `{ effect: NAME, with: ... }`: must name a declared effect.
+    Effect {
+        name: Name,
+        args: Vec<(Name, ExprText)>,
+        span: Span,
+    },
+    /// A bare `NAME`: a declared effect, or else a host action.
+    Named {
+        name: Name,
+    },
+    Log {
+        expr: ExprText,
+        span: Span,
+    },
+}
+
+/// Expression source as written, with the byte offset in the file where its
+/// text starts, so that positions inside it map to the file.
+#[derive(Clone, Debug)]
+pub struct ExprText {
+    pub text: String,
+    pub offset: u32,
+}
+
+impl Default for Name {
+    fn default() -> Name {
+        Name {
+            text: String::new(),
+            span: Span::default(),
+        }
+    }
+}
