@@ -39,7 +39,7 @@ impl fmt::Display for Duration {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let (unit, scale) = UNITS
             .iter()
-            .find(|(_, scale)| self.millis % scale == 0 && self.millis != 0)
+            .find(|(_, scale)| self.millis.is_multiple_of(*scale) && self.millis != 0)
             .copied()
             .unwrap_or(("ms", 1));
         write!(f, "{}{}", self.millis / scale, unit)

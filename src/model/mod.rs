@@ -160,7 +160,7 @@ impl Idempotency {
 }
 
 /// A name as written, with its place.
-#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, Hash)]
 pub struct Name {
     pub text: String,
     pub span: Span,

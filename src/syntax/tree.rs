@@ -132,12 +132,3 @@ pub struct ExprText {
     pub text: String,
     pub offset: u32,
 }
-
-impl Default for Name {
-    fn default() -> Name {
-        Name {
-            text: String::new(),
-            span: Span::default(),
-        }
-    }
-}
