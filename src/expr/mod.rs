@@ -1,8 +1,11 @@
 //! Expressions: the spec's CEL subset, parsed at load time.
 
 mod ast;
+mod parse;
+mod print;
 
 pub use ast::{BinaryOp, Expr, ExprKind, UnaryOp};
+pub use parse::parse;
 
 use crate::span::Span;
 
@@ -13,12 +16,37 @@ pub struct ExprError {
     pub span: Span,
 }
 
-/// Parses `text`, which starts at byte `offset` of its file.
-pub fn parse(text: &str, offset: u32) -> Result<Expr, ExprError> {
-    // Scaffolding until the expression parser lands.
-    let _ = text;
-    Err(ExprError {
-        message: "expressions are not parsed yet".into(),
-        span: Span::new(offset as usize, offset as usize),
-    })
+impl Expr {
+    /// Calls `f` on this expression and every expression inside it, parents first.
+    pub fn walk(&self, f: &mut impl FnMut(&Expr)) {
+        f(self);
+        match &self.kind {
+            ExprKind::Null
+            | ExprKind::Bool(_)
+            | ExprKind::Int(_)
+            | ExprKind::Float(_)
+            | ExprKind::String(_)
+            | ExprKind::Ident(_) => {}
+            ExprKind::List(items) | ExprKind::Call(_, items) => {
+                items.iter().for_each(|e| e.walk(f))
+            }
+            ExprKind::Map(entries) => entries.iter().for_each(|(k, v)| {
+                k.walk(f);
+                v.walk(f);
+            }),
+            ExprKind::Member(operand, _) | ExprKind::Unary(_, operand) => operand.walk(f),
+            ExprKind::Index(a, b) | ExprKind::Binary(_, a, b) => {
+                a.walk(f);
+                b.walk(f);
+            }
+            ExprKind::Conditional(a, b, c) => {
+                a.walk(f);
+                b.walk(f);
+                c.walk(f);
+            }
+        }
+    }
 }
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,242 @@
+//! Expression text → `Expr`, with spans in file coordinates.
+
+use pest::Parser;
+use pest::iterators::Pair;
+use pest_derive::Parser;
+
+use super::{BinaryOp, Expr, ExprError, ExprKind, UnaryOp};
+use crate::span::Span;
+
+#[derive(Parser)]
+#[grammar = "../grammar/expr.pest"]
+struct ExprParser;
+
+/// Parses `text`, which starts at byte `offset` of its file.
+pub fn parse(text: &str, offset: u32) -> Result<Expr, ExprError> {
+    let mut pairs =
+        ExprParser::parse(Rule::expr_main, text).map_err(|e| syntax_error(e, text, offset))?;
+    let main = pairs.next().and_then(|p| p.into_inner().next());
+    let Some(expression) = main else {
+        return Err(ExprError {
+            message: "empty expression".into(),
+            span: Span::new(offset as usize, offset as usize),
+        });
+    };
+    build(expression, offset)
+}
+
+fn syntax_error(error: pest::error::Error<Rule>, text: &str, offset: u32) -> ExprError {
+    let at = match error.location {
+        pest::error::InputLocation::Pos(p) => p,
+        pest::error::InputLocation::Span((s, _)) => s,
+    };
+    let message = if text.trim().is_empty() {
+        "empty expression".to_string()
+    } else if at >= text.trim_end().len() {
+        "the expression ends too early".to_string()
+    } else {
+        let rest: String = text[at..]
+            .chars()
+            .take_while(|c| !c.is_whitespace())
+            .take(12)
+            .collect();
+        format!("unexpected `{rest}` in expression")
+    };
+    let start = offset as usize + at;
+    ExprError {
+        message,
+        span: Span::new(start, start + 1),
+    }
+}
+
+fn span_of(pair: &Pair<Rule>, offset: u32) -> Span {
+    let s = pair.as_span();
+    Span::new(offset as usize + s.start(), offset as usize + s.end())
+}
+
+fn build(pair: Pair<Rule>, offset: u32) -> Result<Expr, ExprError> {
+    let span = span_of(&pair, offset);
+    let rule = pair.as_rule();
+    let text = pair.as_str();
+    let mut inner = pair.into_inner();
+    let kind = match rule {
+        Rule::expression => {
+            let condition = build(next(&mut inner, span)?, offset)?;
+            match inner.next() {
+                None => return Ok(condition),
+                Some(then) => {
+                    let then = build(then, offset)?;
+                    let otherwise = build(next(&mut inner, span)?, offset)?;
+                    ExprKind::Conditional(Box::new(condition), Box::new(then), Box::new(otherwise))
+                }
+            }
+        }
+        Rule::e_or | Rule::e_and | Rule::e_rel | Rule::e_add | Rule::e_mul => {
+            let mut left = build(next(&mut inner, span)?, offset)?;
+            while let Some(op) = inner.next() {
+                let right = build(next(&mut inner, span)?, offset)?;
+                let op = binary_op(op.as_str());
+                let span = left.span.to(right.span);
+                left = Expr {
+                    kind: ExprKind::Binary(op, Box::new(left), Box::new(right)),
+                    span,
+                };
+            }
+            return Ok(left);
+        }
+        Rule::e_unary => {
+            let pairs: Vec<Pair<Rule>> = inner.collect();
+            let Some((operand, ops)) = pairs.split_last() else {
+                return Err(ExprError {
+                    message: "expected an operand".into(),
+                    span,
+                });
+            };
+            // The operand's own pair keeps any parentheses, which the unary spans too.
+            let operand_span = span_of(operand, offset);
+            let mut expr = build(operand.clone(), offset)?;
+            for op in ops.iter().rev() {
+                let op_span = span_of(op, offset);
+                let op = if op.as_str() == "!" {
+                    UnaryOp::Not
+                } else {
+                    UnaryOp::Neg
+                };
+                let span = op_span.to(operand_span);
+                expr = Expr {
+                    kind: ExprKind::Unary(op, Box::new(expr)),
+                    span,
+                };
+            }
+            return Ok(expr);
+        }
+        Rule::e_postfix => {
+            let mut expr = build(next(&mut inner, span)?, offset)?;
+            for suffix in inner {
+                let suffix_span = span_of(&suffix, offset);
+                let span = expr.span.to(suffix_span);
+                let kind = match suffix.as_rule() {
+                    Rule::e_member => {
+                        ExprKind::Member(Box::new(expr), suffix.as_str()[1..].trim().to_string())
+                    }
+                    _ => {
+                        let index = build(next(&mut suffix.into_inner(), suffix_span)?, offset)?;
+                        ExprKind::Index(Box::new(expr), Box::new(index))
+                    }
+                };
+                expr = Expr { kind, span };
+            }
+            return Ok(expr);
+        }
+        Rule::e_paren => return build(next(&mut inner, span)?, offset),
+        Rule::e_call => {
+            let name = next(&mut inner, span)?.as_str().to_string();
+            let args = inner.map(|a| build(a, offset)).collect::<Result<_, _>>()?;
+            ExprKind::Call(name, args)
+        }
+        Rule::e_list => ExprKind::List(inner.map(|a| build(a, offset)).collect::<Result<_, _>>()?),
+        Rule::e_map => {
+            let mut entries = Vec::new();
+            for entry in inner {
+                let entry_span = span_of(&entry, offset);
+                let mut kv = entry.into_inner();
+                let key = build(next(&mut kv, entry_span)?, offset)?;
+                let value = build(next(&mut kv, entry_span)?, offset)?;
+                entries.push((key, value));
+            }
+            ExprKind::Map(entries)
+        }
+        Rule::e_ident => ExprKind::Ident(text.to_string()),
+        Rule::e_null => ExprKind::Null,
+        Rule::e_true => ExprKind::Bool(true),
+        Rule::e_false => ExprKind::Bool(false),
+        Rule::e_int => match text.parse::<i64>() {
+            Ok(n) => ExprKind::Int(n),
+            Err(_) => {
+                return Err(ExprError {
+                    message: format!("integer `{text}` is too large"),
+                    span,
+                });
+            }
+        },
+        Rule::e_float => match text.parse::<f64>() {
+            Ok(n) if n.is_finite() => ExprKind::Float(n),
+            _ => {
+                return Err(ExprError {
+                    message: format!("number `{text}` is out of range"),
+                    span,
+                });
+            }
+        },
+        Rule::e_string => {
+            let body = next(&mut inner, span)?.as_str();
+            ExprKind::String(unescape(body))
+        }
+        _ => {
+            return Err(ExprError {
+                message: format!("unexpected `{text}` in expression"),
+                span,
+            });
+        }
+    };
+    Ok(Expr { kind, span })
+}
+
+fn next<'a>(
+    pairs: &mut pest::iterators::Pairs<'a, Rule>,
+    span: Span,
+) -> Result<Pair<'a, Rule>, ExprError> {
+    pairs.next().ok_or_else(|| ExprError {
+        message: "incomplete expression".into(),
+        span,
+    })
+}
+
+fn binary_op(text: &str) -> BinaryOp {
+    match text {
+        "||" => BinaryOp::Or,
+        "&&" => BinaryOp::And,
+        "==" => BinaryOp::Eq,
+        "!=" => BinaryOp::Ne,
+        "<" => BinaryOp::Lt,
+        "<=" => BinaryOp::Le,
+        ">" => BinaryOp::Gt,
+        ">=" => BinaryOp::Ge,
+        "in" => BinaryOp::In,
+        "+" => BinaryOp::Add,
+        "-" => BinaryOp::Sub,
+        "*" => BinaryOp::Mul,
+        "/" => BinaryOp::Div,
+        _ => BinaryOp::Rem,
+    }
+}
+
+/// Resolves the escapes the grammar admits; the grammar has already rejected
+/// any other backslash sequence.
+fn unescape(body: &str) -> String {
+    let mut out = String::with_capacity(body.len());
+    let mut chars = body.chars();
+    while let Some(c) = chars.next() {
+        if c != '\\' {
+            out.push(c);
+            continue;
+        }
+        match chars.next() {
+            Some('n') => out.push('\n'),
+            Some('t') => out.push('\t'),
+            Some('r') => out.push('\r'),
+            Some('u') => {
+                let hex: String = chars.by_ref().take(4).collect();
+                out.push(
+                    u32::from_str_radix(&hex, 16)
+                        .ok()
+                        .and_then(char::from_u32)
+                        .unwrap_or('\u{fffd}'),
+                );
+            }
+            Some(other) => out.push(other),
+            None => {}
+        }
+    }
+    out
+}
