@@ -2,3 +2,4 @@
 //! resolves names and checks the machine.
 
 pub mod tree;
+pub mod yaml;
