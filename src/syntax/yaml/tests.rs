@@ -1067,3 +1067,20 @@ states:
         }
     }
 }
+
+#[test]
+fn reads_the_hazard_corpus() {
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/hazards");
+    let mut read = 0;
+    for entry in std::fs::read_dir(&dir).unwrap() {
+        let path = entry.unwrap().path();
+        if path.extension().is_some_and(|e| e == "yaml") {
+            let text = std::fs::read_to_string(&path).unwrap();
+            if let Err(errors) = parse(&text) {
+                panic!("{}: {errors:#?}", path.display());
+            }
+            read += 1;
+        }
+    }
+    assert_eq!(read, 10);
+}
