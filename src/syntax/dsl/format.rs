@@ -260,7 +260,9 @@ fn action_lines(actions: &[Action]) -> Vec<String> {
                     .iter()
                     .map(|(field, assignment)| assignment_line(field, assignment))
                     .collect();
-                if previous_assign || assignments.is_empty() {
+                if assignments.is_empty() {
+                    lines.push("assign {}".into());
+                } else if previous_assign {
                     lines.extend(block("assign".into(), assignments));
                 } else {
                     lines.extend(assignments);

@@ -760,3 +760,276 @@ proptest! {
         }
     }
 }
+
+mod printer {
+    //! The printer on hand-built models, before any lowering: the exact text,
+    //! and that the text reads back.
+
+    use indexmap::IndexMap;
+
+    use super::*;
+    use crate::expr::Expr;
+    use crate::model::*;
+
+    fn expr(text: &str) -> Expr {
+        crate::expr::parse(text, 0).unwrap()
+    }
+
+    fn name(text: &str) -> Name {
+        Name {
+            text: text.into(),
+            span: Span::default(),
+        }
+    }
+
+    fn target(text: &str, state: u32) -> Target {
+        Target {
+            text: text.into(),
+            state: StateId(state),
+            span: Span::default(),
+        }
+    }
+
+    fn state(key: &str, kind: StateKind, parent: Option<u32>, children: &[u32]) -> State {
+        State {
+            key: key.into(),
+            id: None,
+            path: String::new(),
+            kind,
+            parent: parent.map(StateId),
+            children: children.iter().map(|&c| StateId(c)).collect(),
+            initial: Vec::new(),
+            entry: Vec::new(),
+            exit: Vec::new(),
+            on: Vec::new(),
+            always: Vec::new(),
+            after: Vec::new(),
+            description: None,
+            tags: Vec::new(),
+            allow: IndexMap::new(),
+            span: Span::default(),
+        }
+    }
+
+    fn assign(fields: &[(&str, &str)]) -> Action {
+        Action::Assign {
+            fields: fields
+                .iter()
+                .map(|(f, e)| {
+                    (
+                        f.to_string(),
+                        Assignment {
+                            expr: expr(e),
+                            span: Span::default(),
+                        },
+                    )
+                })
+                .collect(),
+            span: Span::default(),
+        }
+    }
+
+    fn transition(source: u32, trigger: Trigger, targets: Vec<Target>) -> Transition {
+        Transition {
+            source: StateId(source),
+            trigger,
+            targets,
+            guard: None,
+            actions: Vec::new(),
+            reenter: false,
+            description: None,
+            span: Span::default(),
+        }
+    }
+
+    fn machine() -> Machine {
+        let mut root = state("w3", StateKind::Parallel, None, &[1, 4]);
+        root.id = Some("top".into());
+        root.on = vec![TransitionId(0)];
+        root.tags = vec!["bench".into()];
+        let mut r1 = state("state", StateKind::Compound, Some(0), &[2, 3]);
+        r1.initial = vec![target("a", 2)];
+        r1.entry = vec![Action::Host {
+            name: name("note"),
+            span: Span::default(),
+        }];
+        r1.exit = vec![Action::Log {
+            expr: expr("\"bye\""),
+            span: Span::default(),
+        }];
+        r1.description = Some("first \"region\"".into());
+        let mut a = state("a", StateKind::Atomic, Some(1), &[]);
+        a.on = vec![TransitionId(1), TransitionId(2)];
+        a.after = vec![TransitionId(3)];
+        a.allow.insert(
+            "self-accepting-event".into(),
+            Allow {
+                reason: "on purpose".into(),
+                span: Span::default(),
+            },
+        );
+        let mut h = state("h", StateKind::History(HistoryKind::Deep), Some(1), &[]);
+        h.initial = vec![target("a", 2)];
+        let r2 = state("r2", StateKind::Final, Some(0), &[]);
+
+        let mut t0 = transition(
+            0,
+            Trigger::Event(EventDescriptor::parse("* done.state.x.*")),
+            vec![target("#top", 0)],
+        );
+        t0.description = Some("anything".into());
+        let mut t1 = transition(
+            2,
+            Trigger::Event(EventDescriptor::parse("PAY")),
+            vec![target("a", 2), target("#top", 0)],
+        );
+        t1.reenter = true;
+        t1.guard = Some(expr("context.n<2"));
+        t1.actions = vec![
+            assign(&[("n", "context.n+1"), ("log", "1")]),
+            assign(&[("n", "2")]),
+            assign(&[]),
+            Action::Raise {
+                event: name("DONE"),
+                data: [(
+                    "code".to_string(),
+                    Assignment {
+                        expr: expr("1"),
+                        span: Span::default(),
+                    },
+                )]
+                .into_iter()
+                .collect(),
+                span: Span::default(),
+            },
+            Action::Effect {
+                name: name("charge"),
+                args: IndexMap::new(),
+                span: Span::default(),
+            },
+        ];
+        let t2 = transition(2, Trigger::Event(EventDescriptor::parse("PAY")), vec![]);
+        let t3 = transition(
+            2,
+            Trigger::After(Duration::from_millis(259_200_000)),
+            vec![],
+        );
+
+        let mut context = IndexMap::new();
+        for (field, value) in [
+            ("n", serde_json::json!(-1)),
+            ("m", serde_json::json!({"a": [1.5, "x\n", null, true]})),
+        ] {
+            context.insert(
+                field.to_string(),
+                ContextField {
+                    value,
+                    span: Span::default(),
+                },
+            );
+        }
+        let mut effects = IndexMap::new();
+        effects.insert(
+            "charge".to_string(),
+            EffectDecl {
+                idempotency: Idempotency::None,
+                verify: Some(target("state.a", 2)),
+                description: None,
+                span: Span::default(),
+            },
+        );
+        let mut events = IndexMap::new();
+        events.insert(
+            "PAY".to_string(),
+            EventDecl {
+                id_field: Some(name("payId")),
+                source: None,
+                payload: Some(
+                    [(
+                        "payId".to_string(),
+                        PayloadField {
+                            ty: PayloadType::String,
+                            span: Span::default(),
+                        },
+                    )]
+                    .into_iter()
+                    .collect(),
+                ),
+                description: Some("a payment".into()),
+                span: Span::default(),
+            },
+        );
+        Machine {
+            name: "w3".into(),
+            version: Some(2),
+            description: Some("Abbreviated.".into()),
+            context,
+            sources: IndexMap::new(),
+            dedup: Some(Dedup {
+                retention: Duration::from_millis(604_800_000),
+                span: Span::default(),
+            }),
+            events,
+            effects,
+            states: vec![root, r1, a, h, r2],
+            transitions: vec![t0, t1, t2, t3],
+            span: Span::default(),
+        }
+    }
+
+    #[test]
+    fn prints_a_model_canonically() {
+        let text = format(&machine());
+        assert_eq!(
+            text,
+            r#"parallel machine w3 #top version 2
+"Abbreviated."
+
+context {
+  n = -1
+  m = {"a": [1.5, "x\n", null, true]}
+}
+
+dedup retention 7d
+
+event PAY(payId: string) id payId "a payment"
+
+effect charge idempotent none verify `state`.a
+
+on * done.state.x.* -> #top "anything"
+tags "bench"
+
+state `state` "first \"region\"" {
+  initial a
+  entry note
+  exit { log "bye" }
+
+  state a {
+    on PAY -> a #top reenter if context.n < 2 {
+      n = context.n + 1
+      `log` = 1
+      assign { n = 2 }
+      assign {}
+      raise DONE(code: 1)
+      charge
+    }
+    on PAY
+    after 3d
+    allow self-accepting-event "on purpose"
+  }
+  history h deep -> a
+}
+
+final r2
+"#
+        );
+        // The text reads back, with the two assigns kept apart.
+        let doc = parse_ok(&text);
+        let a = &doc.root.states[0].states[0];
+        assert_eq!(
+            transition_outline(&a.on[0]),
+            "<PAY> -> [a #top] reenter if <context.n < 2> | assign(n=<context.n + 1>, log=<1>) \
+             | assign(n=<2>) | assign() | raise DONE(code=<1>) | named charge"
+        );
+    }
+}
