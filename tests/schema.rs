@@ -174,3 +174,41 @@ fn effects_need_a_known_idempotency() {
     assert!(!errors(&validator, &with("  charge: { idempotency: maybe }")).is_empty());
     assert!(!errors(&validator, &with("  charge: { verify: checking }")).is_empty());
 }
+
+/// The shorthand forms the YAML front-end accepts: an empty state, one action
+/// without a list, a list mixing target names and transitions, a YAML number
+/// as an expression, several targets, empty maps.
+#[test]
+fn shorthand_forms_are_accepted() {
+    let document = yaml(
+        r#"
+machine: short
+context: { n: 0 }
+events:
+  GO:
+  STOP: { id: stopId }
+initial: a
+states:
+  a:
+    entry: bump
+    exit:
+    on:
+      GO:
+        - b
+        - { target: [b], guard: "context.n > 1", actions: { assign: { n: 0 } } }
+      STOP: { actions: [ { log: '"stop"' }, { raise: GO, data: { x: 1 } } ] }
+    always:
+    after:
+      500ms: b
+  b:
+  h: { type: history, history: deep, target: a }
+  p:
+    type: parallel
+    states:
+      r1: { initial: x, states: { x: } }
+      r2: { initial: z, states: { z: {} } }
+"#,
+    );
+    let validator = validator();
+    assert_eq!(errors(&validator, &document), Vec::<String>::new());
+}
