@@ -5,8 +5,10 @@
 //! `interp` → `runtime` → `store`; each arrow goes one way.
 
 pub mod diagnostic;
+pub mod diagram;
 pub mod expr;
 pub mod model;
+pub mod schema;
 pub mod span;
 pub mod syntax;
 

@@ -1,0 +1,797 @@
+//! Machine → diagram text: Graphviz DOT and Mermaid `stateDiagram-v2`.
+//!
+//! Both show the same things: the state tree (compound and parallel states as
+//! boxes around their children), the default entries, and one arrow per
+//! transition target, labelled `EVENT [guard]`, `always` or `after 30m`.
+//!
+//! Choices shared by both outputs:
+//! - A state is labelled with its key (or its `id` where the author gave one):
+//!   the enclosing boxes already show the path.
+//! - A targetless transition (actions only, no exit or entry) is drawn as a
+//!   loop on its source state. Omitting it would hide exactly the transitions
+//!   that accept an event again without leaving the state, which is what the
+//!   idempotency lints are about.
+//! - A transition with `reenter: true` says so in its label, `(reenter)`,
+//!   because re-entry re-runs entry and exit actions.
+
+use std::collections::HashSet;
+use std::fmt::Write;
+
+use petgraph::Graph;
+use petgraph::dot::{Config, Dot, RankDir};
+use petgraph::visit::EdgeRef;
+
+use crate::model::{HistoryKind, Machine, StateId, StateKind, Transition, TransitionId, Trigger};
+
+/// The label of a transition's arrow: its trigger, then its guard in brackets.
+fn transition_label(transition: &Transition) -> String {
+    let mut label = match &transition.trigger {
+        Trigger::Event(descriptor) => descriptor.to_string(),
+        Trigger::Always => "always".to_string(),
+        Trigger::After(delay) => format!("after {delay}"),
+    };
+    if let Some(guard) = &transition.guard {
+        let _ = write!(label, " [{guard}]");
+    }
+    if transition.reenter {
+        label.push_str(" (reenter)");
+    }
+    label
+}
+
+/// The name a state is shown under inside its parent's box.
+fn state_label(machine: &Machine, id: StateId) -> &str {
+    let state = machine.state(id);
+    match &state.id {
+        Some(explicit) => explicit,
+        None if id == StateId::ROOT => &machine.name,
+        None => &state.key,
+    }
+}
+
+fn is_container(kind: StateKind) -> bool {
+    matches!(kind, StateKind::Compound | StateKind::Parallel)
+}
+
+fn history_marker(kind: HistoryKind) -> &'static str {
+    match kind {
+        HistoryKind::Shallow => "H",
+        HistoryKind::Deep => "H*",
+    }
+}
+
+// ---------------------------------------------------------------------------
+// DOT
+// ---------------------------------------------------------------------------
+
+/// What an arrow of the DOT graph stands for.
+#[derive(Clone, Copy, Debug)]
+enum DotEdge {
+    /// From a compound state's initial marker to its default entry.
+    Initial,
+    /// From a history state to the default it uses before any history exists.
+    HistoryDefault,
+    /// One target of a transition (the source itself for a targetless one).
+    Transition(TransitionId),
+}
+
+/// Renders the machine as a Graphviz digraph.
+///
+/// The graph is a `petgraph::Graph` whose node index is the `StateId` index and
+/// whose edges are the transitions; `petgraph::dot::Dot` writes its nodes and
+/// edges. Petgraph has no notion of clusters, so the state tree is written
+/// around that output as nested `subgraph cluster_N` blocks that only name
+/// their member nodes. A compound or parallel state is drawn as its cluster;
+/// its own node is a small point inside the cluster (the initial marker of a
+/// compound state, invisible for a parallel one) that anchors arrows, which
+/// `lhead`/`ltail` clip at the cluster's border.
+pub fn dot(machine: &Machine) -> String {
+    let mut graph: Graph<StateId, DotEdge> =
+        Graph::with_capacity(machine.states.len(), machine.transitions.len());
+    let nodes: Vec<_> = machine.state_ids().map(|id| graph.add_node(id)).collect();
+
+    for id in machine.state_ids() {
+        let state = machine.state(id);
+        let edge = match state.kind {
+            StateKind::Compound => DotEdge::Initial,
+            StateKind::History(_) => DotEdge::HistoryDefault,
+            _ => continue,
+        };
+        for target in &state.initial {
+            graph.add_edge(nodes[id.index()], nodes[target.state.index()], edge);
+        }
+    }
+    for (index, transition) in machine.transitions.iter().enumerate() {
+        let edge = DotEdge::Transition(TransitionId(index as u32));
+        let source = nodes[transition.source.index()];
+        if transition.targets.is_empty() {
+            graph.add_edge(source, source, edge);
+        }
+        for target in &transition.targets {
+            graph.add_edge(source, nodes[target.state.index()], edge);
+        }
+    }
+
+    let config = [
+        Config::GraphContentOnly,
+        Config::NodeNoLabel,
+        Config::EdgeNoLabel,
+        Config::RankDir(RankDir::LR),
+    ];
+    let body = format!(
+        "{:?}",
+        Dot::with_attr_getters(
+            &graph,
+            &config,
+            &|g, edge| {
+                dot_edge_attributes(machine, g[edge.source()], g[edge.target()], *edge.weight())
+            },
+            &|_, (_, &id)| dot_node_attributes(machine, id),
+        )
+    );
+
+    let mut out = String::new();
+    let _ = writeln!(out, "digraph {} {{", dot_string(&machine.name));
+    out.push_str("    compound=true\n");
+    let _ = writeln!(
+        out,
+        "    label={} labelloc=t",
+        dot_string(state_label(machine, StateId::ROOT))
+    );
+    out.push_str("    node [shape=box style=rounded]\n");
+    dot_clusters(machine, StateId::ROOT, 1, &mut out);
+    out.push_str(&body);
+    out.push_str("}\n");
+    out
+}
+
+/// Writes the cluster blocks of `parent`'s container children, recursively.
+fn dot_clusters(machine: &Machine, parent: StateId, depth: usize, out: &mut String) {
+    let indent = "    ".repeat(depth);
+    for &child in &machine.state(parent).children {
+        let state = machine.state(child);
+        if is_container(state.kind) {
+            let style = if state.kind == StateKind::Parallel {
+                "rounded,dashed"
+            } else {
+                "rounded"
+            };
+            let _ = writeln!(out, "{indent}subgraph cluster_{} {{", child.index());
+            let _ = writeln!(
+                out,
+                "{indent}    label={} style=\"{style}\"",
+                dot_string(state_label(machine, child))
+            );
+            let _ = writeln!(out, "{indent}    {}", child.index());
+            dot_clusters(machine, child, depth + 1, out);
+            let _ = writeln!(out, "{indent}}}");
+        } else if parent != StateId::ROOT {
+            let _ = writeln!(out, "{indent}{}", child.index());
+        }
+    }
+}
+
+fn dot_node_attributes(machine: &Machine, id: StateId) -> String {
+    let label = dot_string(state_label(machine, id));
+    let tooltip = dot_string(machine.display_name(id));
+    match machine.state(id).kind {
+        StateKind::Atomic => format!("label = {label} tooltip = {tooltip} "),
+        StateKind::Final => format!("label = {label} tooltip = {tooltip} shape = doublecircle "),
+        StateKind::History(kind) => format!(
+            "label = {} tooltip = {tooltip} shape = circle ",
+            dot_string(history_marker(kind))
+        ),
+        StateKind::Compound => {
+            format!("label = \"\" tooltip = {tooltip} shape = point width = 0.15 ")
+        }
+        StateKind::Parallel => {
+            format!("label = \"\" tooltip = {tooltip} shape = point style = invis ")
+        }
+    }
+}
+
+fn dot_edge_attributes(
+    machine: &Machine,
+    source: StateId,
+    target: StateId,
+    edge: DotEdge,
+) -> String {
+    let mut attributes = String::new();
+    match edge {
+        DotEdge::Initial => {}
+        DotEdge::HistoryDefault => attributes.push_str("style = dotted "),
+        DotEdge::Transition(id) => {
+            let transition = machine.transition(id);
+            let _ = write!(
+                attributes,
+                "label = {} ",
+                dot_string(&transition_label(transition))
+            );
+            if transition.targets.is_empty() {
+                attributes.push_str("style = dashed ");
+            }
+        }
+    }
+    // Clip at a cluster's border only where the other end lies outside it;
+    // Graphviz ignores (and warns about) a clip the other end is inside of.
+    let clusters = |id: StateId| id != StateId::ROOT && is_container(machine.state(id).kind);
+    if clusters(source)
+        && !matches!(edge, DotEdge::Initial)
+        && !machine.is_descendant_or_self(target, source)
+    {
+        let _ = write!(attributes, "ltail = cluster_{} ", source.index());
+    }
+    if clusters(target) && !machine.is_descendant_or_self(source, target) {
+        let _ = write!(attributes, "lhead = cluster_{} ", target.index());
+    }
+    attributes
+}
+
+/// A DOT double-quoted string.
+fn dot_string(text: &str) -> String {
+    let mut out = String::with_capacity(text.len() + 2);
+    out.push('"');
+    for c in text.chars() {
+        match c {
+            '"' => out.push_str("\\\""),
+            '\\' => out.push_str("\\\\"),
+            '\n' => out.push_str("\\n"),
+            '\r' => {}
+            _ => out.push(c),
+        }
+    }
+    out.push('"');
+    out
+}
+
+// ---------------------------------------------------------------------------
+// Mermaid
+// ---------------------------------------------------------------------------
+
+/// Words Mermaid's state-diagram lexer reads as keywords where an id stands.
+const MERMAID_KEYWORDS: [&str; 13] = [
+    "state",
+    "note",
+    "end",
+    "as",
+    "class",
+    "classdef",
+    "style",
+    "click",
+    "href",
+    "default",
+    "direction",
+    "scale",
+    "hide",
+];
+
+/// Renders the machine as a Mermaid `stateDiagram-v2`, which GitHub renders.
+///
+/// Mermaid adds a state to the block where it is first mentioned, so every
+/// state is declared in its parent's block before any arrow mentions it, and
+/// each arrow is written in the innermost block that contains both of its ends
+/// (never inside a parallel state, whose block is split into regions by
+/// `--`). Mermaid has no history pseudo-state: a history state is a state
+/// labelled `H` or `H*` with a note naming it. A final state is a state with an
+/// arrow to its parent's `[*]`. A parallel machine root becomes a state named
+/// after the machine, because regions can only be separated inside a state.
+pub fn mermaid(machine: &Machine) -> String {
+    let mut writer = MermaidWriter {
+        machine,
+        ids: mermaid_ids(machine),
+        arrows: vec![Vec::new(); machine.states.len()],
+        out: String::from("stateDiagram-v2\n"),
+    };
+    writer.collect_arrows();
+    if machine.root().kind == StateKind::Parallel {
+        writer.declare(StateId::ROOT, 1);
+        let root = &writer.ids[StateId::ROOT.index()];
+        let _ = writeln!(writer.out, "    [*] --> {root}");
+        writer.write_arrows(StateId::ROOT, 1);
+    } else {
+        writer.block(StateId::ROOT, 1);
+    }
+    writer.out
+}
+
+struct MermaidWriter<'m> {
+    machine: &'m Machine,
+    /// The Mermaid id of each state, indexed by `StateId`.
+    ids: Vec<String>,
+    /// The arrow lines to write in each state's block, indexed by `StateId`.
+    arrows: Vec<Vec<String>>,
+    out: String,
+}
+
+/// Unique Mermaid identifiers: the dotted path with every character outside
+/// `[A-Za-z0-9_]` replaced by `_`, suffixed where that collides.
+fn mermaid_ids(machine: &Machine) -> Vec<String> {
+    let mut taken = HashSet::new();
+    let mut ids = Vec::with_capacity(machine.states.len());
+    for id in machine.state_ids() {
+        let source = if id == StateId::ROOT {
+            machine.name.as_str()
+        } else {
+            machine.state(id).path.as_str()
+        };
+        let mut base: String = source
+            .chars()
+            .map(|c| if c.is_ascii_alphanumeric() { c } else { '_' })
+            .collect();
+        if base.is_empty() || base.starts_with(|c: char| c.is_ascii_digit()) {
+            base.insert(0, 's');
+        }
+        if MERMAID_KEYWORDS.contains(&base.to_ascii_lowercase().as_str()) {
+            base.push('_');
+        }
+        let mut candidate = base.clone();
+        let mut suffix = 2;
+        while !taken.insert(candidate.to_ascii_lowercase()) {
+            candidate = format!("{base}_{suffix}");
+            suffix += 1;
+        }
+        ids.push(candidate);
+    }
+    ids
+}
+
+impl MermaidWriter<'_> {
+    /// Sorts every arrow into the block that will hold it.
+    fn collect_arrows(&mut self) {
+        let machine = self.machine;
+        for id in machine.state_ids() {
+            if let StateKind::History(_) = machine.state(id).kind {
+                for target in &machine.state(id).initial {
+                    let line = format!(
+                        "{} --> {}",
+                        self.ids[id.index()],
+                        self.ids[target.state.index()]
+                    );
+                    let scope = self.scope(id, target.state);
+                    self.arrows[scope.index()].push(line);
+                }
+            }
+        }
+        for transition in &machine.transitions {
+            let label = mermaid_label(&transition_label(transition));
+            let source = transition.source;
+            let targets: Vec<StateId> = if transition.targets.is_empty() {
+                vec![source]
+            } else {
+                transition.targets.iter().map(|t| t.state).collect()
+            };
+            for target in targets {
+                let line = format!(
+                    "{} --> {} : {label}",
+                    self.ids[source.index()],
+                    self.ids[target.index()]
+                );
+                let scope = self.scope(source, target);
+                self.arrows[scope.index()].push(line);
+            }
+        }
+    }
+
+    /// The innermost non-parallel state whose block contains both ends.
+    fn scope(&self, source: StateId, target: StateId) -> StateId {
+        let machine = self.machine;
+        let mut scope = machine
+            .ancestors(source)
+            .find(|&a| a != target && machine.is_descendant_or_self(target, a))
+            .unwrap_or(StateId::ROOT);
+        while machine.state(scope).kind == StateKind::Parallel && scope != StateId::ROOT {
+            scope = machine.state(scope).parent.unwrap_or(StateId::ROOT);
+        }
+        scope
+    }
+
+    fn line(&mut self, depth: usize, text: &str) {
+        for _ in 0..depth {
+            self.out.push_str("    ");
+        }
+        self.out.push_str(text);
+        self.out.push('\n');
+    }
+
+    /// Declares a state in its parent's block, with its own block if it has one.
+    fn declare(&mut self, id: StateId, depth: usize) {
+        let machine = self.machine;
+        let state = machine.state(id);
+        let mermaid_id = self.ids[id.index()].clone();
+        let label = match state.kind {
+            StateKind::History(kind) => history_marker(kind),
+            _ => state_label(machine, id),
+        };
+        if label != mermaid_id {
+            let line = format!("state \"{}\" as {mermaid_id}", mermaid_text(label));
+            self.line(depth, &line);
+        } else if !is_container(state.kind) {
+            // A container is declared by its block below.
+            self.line(depth, &mermaid_id);
+        }
+        if let StateKind::History(kind) = state.kind {
+            let kind = match kind {
+                HistoryKind::Shallow => "shallow",
+                HistoryKind::Deep => "deep",
+            };
+            // A note's text ends at any `:`.
+            let line = format!(
+                "note right of {mermaid_id} : {kind} history ({})",
+                mermaid_label(&state.key).replace(':', " ")
+            );
+            self.line(depth, &line);
+        }
+        if is_container(state.kind) {
+            self.line(depth, &format!("state {mermaid_id} {{"));
+            self.block(id, depth + 1);
+            self.line(depth, "}");
+        }
+    }
+
+    /// Writes the inside of a state's block.
+    fn block(&mut self, id: StateId, depth: usize) {
+        let machine = self.machine;
+        let state = machine.state(id);
+        if state.kind == StateKind::Parallel {
+            for (i, &region) in state.children.iter().enumerate() {
+                if i > 0 {
+                    self.line(depth, "--");
+                }
+                self.declare(region, depth);
+                self.write_final(region, depth);
+            }
+            return;
+        }
+        for &child in &state.children {
+            self.declare(child, depth);
+        }
+        for target in &state.initial {
+            let line = format!("[*] --> {}", self.ids[target.state.index()]);
+            self.line(depth, &line);
+        }
+        self.write_arrows(id, depth);
+        for &child in &state.children {
+            self.write_final(child, depth);
+        }
+    }
+
+    fn write_arrows(&mut self, id: StateId, depth: usize) {
+        for line in std::mem::take(&mut self.arrows[id.index()]) {
+            self.line(depth, &line);
+        }
+    }
+
+    fn write_final(&mut self, id: StateId, depth: usize) {
+        if self.machine.state(id).kind == StateKind::Final {
+            let line = format!("{} --> [*]", self.ids[id.index()]);
+            self.line(depth, &line);
+        }
+    }
+}
+
+/// Text for a Mermaid label that runs to the end of the line.
+///
+/// Mermaid ends a label at `;` and at `::`, and reads `<b` as an HTML tag; its
+/// entity codes (`#59;`) are not decoded in state-diagram labels. So `;` is
+/// written as the look-alike U+037E, `::` gets a space, and `<` before a letter
+/// gets a space. Only string literals inside guards can contain these.
+fn mermaid_label(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut chars = text.chars().peekable();
+    while let Some(c) = chars.next() {
+        match c {
+            ';' => out.push('\u{037E}'),
+            '\n' | '\r' => out.push(' '),
+            ':' if chars.peek() == Some(&':') => out.push_str(": "),
+            '<' if chars
+                .peek()
+                .is_some_and(|n| n.is_ascii_alphabetic() || matches!(n, '/' | '!' | '?')) =>
+            {
+                out.push_str("< ")
+            }
+            _ => out.push(c),
+        }
+    }
+    out
+}
+
+/// Text for a Mermaid double-quoted state description, which cannot hold `"`.
+fn mermaid_text(text: &str) -> String {
+    mermaid_label(text).replace('"', "'")
+}
+
+#[cfg(test)]
+mod tests {
+    use indexmap::IndexMap;
+
+    use super::*;
+    use crate::model::{Duration, EventDescriptor, State, Target};
+    use crate::span::Span;
+
+    /// Builds a machine by hand, in document order, as the lowering would.
+    struct Builder {
+        machine: Machine,
+    }
+
+    impl Builder {
+        fn new(name: &str, root: StateKind) -> Builder {
+            let mut builder = Builder {
+                machine: Machine {
+                    name: name.to_string(),
+                    version: None,
+                    description: None,
+                    context: IndexMap::new(),
+                    sources: IndexMap::new(),
+                    dedup: None,
+                    events: IndexMap::new(),
+                    effects: IndexMap::new(),
+                    states: Vec::new(),
+                    transitions: Vec::new(),
+                    span: Span::default(),
+                },
+            };
+            builder.push_state(None, name, root);
+            builder
+        }
+
+        fn push_state(&mut self, parent: Option<StateId>, key: &str, kind: StateKind) -> StateId {
+            let id = StateId(self.machine.states.len() as u32);
+            let path = match parent {
+                Some(p) if p != StateId::ROOT => format!("{}.{key}", self.machine.state(p).path),
+                Some(_) => key.to_string(),
+                None => String::new(),
+            };
+            self.machine.states.push(State {
+                key: key.to_string(),
+                id: None,
+                path,
+                kind,
+                parent,
+                children: Vec::new(),
+                initial: Vec::new(),
+                entry: Vec::new(),
+                exit: Vec::new(),
+                on: Vec::new(),
+                always: Vec::new(),
+                after: Vec::new(),
+                description: None,
+                tags: Vec::new(),
+                allow: IndexMap::new(),
+                span: Span::default(),
+            });
+            if let Some(p) = parent {
+                self.machine.states[p.index()].children.push(id);
+            }
+            id
+        }
+
+        fn state(&mut self, parent: StateId, key: &str, kind: StateKind) -> StateId {
+            self.push_state(Some(parent), key, kind)
+        }
+
+        fn initial(&mut self, state: StateId, target: StateId) {
+            let text = self.machine.state(target).key.clone();
+            self.machine.states[state.index()].initial.push(Target {
+                text,
+                state: target,
+                span: Span::default(),
+            });
+        }
+
+        fn transition(
+            &mut self,
+            source: StateId,
+            trigger: Trigger,
+            targets: &[StateId],
+            guard: Option<&str>,
+            reenter: bool,
+        ) {
+            let id = TransitionId(self.machine.transitions.len() as u32);
+            let targets = targets
+                .iter()
+                .map(|&t| Target {
+                    text: self.machine.state(t).path.clone(),
+                    state: t,
+                    span: Span::default(),
+                })
+                .collect();
+            let kind = trigger.clone();
+            self.machine.transitions.push(Transition {
+                source,
+                trigger,
+                targets,
+                guard: guard.map(|g| crate::expr::parse(g, 0).expect("test guard parses")),
+                actions: Vec::new(),
+                reenter,
+                description: None,
+                span: Span::default(),
+            });
+            let state = &mut self.machine.states[source.index()];
+            match kind {
+                Trigger::Event(_) => state.on.push(id),
+                Trigger::Always => state.always.push(id),
+                Trigger::After(_) => state.after.push(id),
+            }
+        }
+    }
+
+    fn on(descriptor: &str) -> Trigger {
+        Trigger::Event(EventDescriptor::parse(descriptor))
+    }
+
+    /// A small lamp: nesting, deep history, a delayed and a guarded eventless
+    /// transition, a targetless one, re-entry and a parallel state.
+    fn lamp() -> Machine {
+        let root = StateId::ROOT;
+        let mut b = Builder::new("lamp", StateKind::Compound);
+        let working = b.state(root, "working", StateKind::Compound);
+        let off = b.state(working, "off", StateKind::Atomic);
+        let on_ = b.state(working, "on", StateKind::Atomic);
+        let memory = b.state(working, "memory", StateKind::History(HistoryKind::Deep));
+        let broken = b.state(root, "broken", StateKind::Atomic);
+        let panel = b.state(root, "panel", StateKind::Parallel);
+        let screen = b.state(panel, "screen", StateKind::Compound);
+        let dark = b.state(screen, "dark", StateKind::Atomic);
+        let sound = b.state(panel, "sound", StateKind::Compound);
+        let mute = b.state(sound, "mute", StateKind::Atomic);
+        let scrapped = b.state(root, "scrapped", StateKind::Final);
+        b.initial(root, working);
+        b.initial(working, off);
+        b.initial(memory, off);
+        b.initial(screen, dark);
+        b.initial(sound, mute);
+        b.transition(working, on("FAIL"), &[broken], None, false);
+        b.transition(off, on("PRESS"), &[on_], None, false);
+        b.transition(on_, on("PRESS"), &[off], None, false);
+        b.transition(on_, on("REFRESH"), &[on_], None, true);
+        b.transition(
+            on_,
+            Trigger::After(Duration::from_millis(1_800_000)),
+            &[off],
+            None,
+            false,
+        );
+        b.transition(broken, on("REPAIRED"), &[memory], None, false);
+        b.transition(broken, on("NOTE.*"), &[], Some("context.notes < 3"), false);
+        b.transition(broken, on("SCRAP"), &[scrapped], None, false);
+        b.transition(
+            panel,
+            Trigger::Always,
+            &[broken],
+            Some(r#"in_state("broken")"#),
+            false,
+        );
+        b.machine
+    }
+
+    #[test]
+    fn dot_draws_clusters_and_labels() {
+        insta::assert_snapshot!(dot(&lamp()));
+    }
+
+    #[test]
+    fn mermaid_nests_blocks_and_places_arrows() {
+        insta::assert_snapshot!(mermaid(&lamp()));
+    }
+
+    /// What GitHub's Mermaid needs of the text: ids it can lex, every id
+    /// declared before an arrow mentions it (or Mermaid creates it in the
+    /// arrow's block), balanced blocks, and region separators only inside one.
+    pub(crate) fn assert_plausible_mermaid(text: &str) {
+        let mut lines = text.lines();
+        assert_eq!(lines.next(), Some("stateDiagram-v2"));
+        let is_id = |s: &str| {
+            !s.is_empty()
+                && s.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
+                && !s.starts_with(|c: char| c.is_ascii_digit())
+        };
+        let mut declared = HashSet::new();
+        let mut depth = 0usize;
+        for line in lines {
+            let line = line.trim();
+            if let Some(rest) = line.strip_prefix("state \"") {
+                let (label, id) = rest.split_once("\" as ").expect("state \"label\" as id");
+                assert!(!label.contains('"'), "{line}");
+                assert!(is_id(id), "{line}");
+                declared.insert(id);
+            } else if let Some(rest) = line.strip_prefix("state ") {
+                let id = rest.strip_suffix(" {").expect("state id {");
+                assert!(is_id(id), "{line}");
+                declared.insert(id);
+                depth += 1;
+            } else if line == "}" {
+                depth = depth.checked_sub(1).expect("a } closes a block");
+            } else if line == "--" {
+                assert!(depth > 0, "a region separator outside a block");
+            } else if let Some(rest) = line.strip_prefix("note right of ") {
+                let (id, note) = rest.split_once(" : ").expect("note right of id : text");
+                assert!(declared.contains(id), "note on undeclared {id}");
+                assert!(!note.contains(':') && !note.contains(';'), "{line}");
+            } else if let Some((from, rest)) = line.split_once(" --> ") {
+                let (to, label) = match rest.split_once(" : ") {
+                    Some((to, label)) => (to, Some(label)),
+                    None => (rest, None),
+                };
+                for end in [from, to] {
+                    assert!(
+                        end == "[*]" || declared.contains(end),
+                        "undeclared {end}: {line}"
+                    );
+                }
+                if let Some(label) = label {
+                    assert!(!label.contains(';') && !label.contains("::"), "{line}");
+                }
+            } else {
+                assert!(is_id(line), "unexpected line {line:?}");
+                declared.insert(line);
+            }
+        }
+        assert_eq!(depth, 0, "unclosed block");
+    }
+
+    #[test]
+    fn the_lamp_diagram_is_plausible_mermaid() {
+        assert_plausible_mermaid(&mermaid(&lamp()));
+    }
+
+    #[test]
+    fn mermaid_ids_are_unique_identifiers() {
+        let root = StateId::ROOT;
+        let mut b = Builder::new("9 lives", StateKind::Parallel);
+        let dotted = b.state(root, "a", StateKind::Compound);
+        let inner = b.state(dotted, "b", StateKind::Atomic);
+        let flat = b.state(root, "a_b", StateKind::Compound);
+        let keyword = b.state(flat, "end", StateKind::Atomic);
+        let dashed = b.state(flat, "x-y", StateKind::Final);
+        b.initial(dotted, inner);
+        b.initial(flat, keyword);
+        b.transition(
+            keyword,
+            on("GO"),
+            &[dashed],
+            Some(r#"event.s == "a;b::c <b>""#),
+            false,
+        );
+        b.transition(keyword, on("SPLIT"), &[inner], None, false);
+        let machine = b.machine;
+        let ids = mermaid_ids(&machine);
+        assert_eq!(ids, ["s9_lives", "a", "a_b", "a_b_2", "a_b_end", "a_b_x_y"]);
+        let text = mermaid(&machine);
+        assert_plausible_mermaid(&text);
+        // A parallel root is wrapped in a state named after the machine.
+        assert!(text.contains("[*] --> s9_lives\n"), "{text}");
+        assert!(text.contains("state \"9 lives\" as s9_lives\n"), "{text}");
+        assert!(
+            text.contains("a_b_end --> a_b_x_y : GO [event.s == \"a\u{37e}b: :c < b>\"]"),
+            "{text}"
+        );
+        // An arrow between regions is written outside the parallel state.
+        let arrow = text.find("a_b_end --> a_b : SPLIT").expect(&text);
+        assert!(
+            arrow > text.rfind("    }").expect("the root's block"),
+            "{text}"
+        );
+    }
+
+    #[test]
+    fn dot_clips_arrows_at_clusters_only_from_outside() {
+        let machine = lamp();
+        let text = dot(&machine);
+        // working (1) -> broken (5) leaves the working cluster.
+        assert!(
+            text.contains("1 -> 5 [ label = \"FAIL\" ltail = cluster_1 ]"),
+            "{text}"
+        );
+        // broken (5) -> memory (4) enters it, but memory is no cluster.
+        assert!(text.contains("5 -> 4 [ label = \"REPAIRED\" ]"), "{text}");
+        // The root's initial marker points into the working cluster.
+        assert!(text.contains("0 -> 1 [ lhead = cluster_1 ]"), "{text}");
+        for id in machine.state_ids() {
+            assert!(
+                text.contains(&format!("\n    {} [ ", id.index())),
+                "node {id:?}"
+            );
+        }
+        assert_eq!(text.matches('{').count(), text.matches('}').count());
+    }
+}

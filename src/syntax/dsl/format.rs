@@ -1,0 +1,456 @@
+//! Model → canonical DSL text, the inverse of the DSL parser.
+//!
+//! The layout is fixed (two-space indent, the order of the spec's examples),
+//! so formatting a model always gives the same text and formatting the text's
+//! model gives it again. Comments are not part of the model and are lost.
+
+use crate::expr::{Expr, ExprKind};
+use crate::model::{
+    Action, Assignment, EventPattern, HistoryKind, Machine, State, StateId, StateKind, Target,
+    TransitionId, Trigger,
+};
+use crate::span::Span;
+
+use super::errors::KEYWORDS;
+
+/// A block whose single line is no longer than this is written on one line,
+/// as in `state oscura { on PULSAR -> clara }`.
+const INLINE_WIDTH: usize = 100;
+
+/// The canonical DSL text of `machine`.
+pub fn format(machine: &Machine) -> String {
+    let root = machine.root();
+    let mut sections: Vec<Vec<String>> = Vec::new();
+
+    let mut header = String::new();
+    if root.kind == StateKind::Parallel {
+        header.push_str("parallel ");
+    }
+    header.push_str("machine ");
+    header.push_str(&name(&machine.name));
+    if let Some(id) = &root.id {
+        header.push_str(&format!(" #{}", segment(id)));
+    }
+    if let Some(version) = machine.version {
+        header.push_str(&format!(" version {version}"));
+    }
+    let mut head = vec![header];
+    if let Some(description) = &machine.description {
+        head.push(string(description));
+    }
+    sections.push(head);
+
+    if !machine.context.is_empty() {
+        let fields: Vec<String> = machine
+            .context
+            .iter()
+            .map(|(field, value)| format!("{} = {}", name(field), value_expr(&value.value)))
+            .collect();
+        sections.push(block("context".into(), fields));
+    }
+
+    let mut senders: Vec<String> = machine
+        .sources
+        .iter()
+        .map(|(source_name, source)| {
+            let mut line = format!("source {}", name(source_name));
+            if let Some(horizon) = source.retry_horizon {
+                line.push_str(&format!(" retry {horizon}"));
+            }
+            push_description(&mut line, &source.description);
+            line
+        })
+        .collect();
+    if let Some(dedup) = &machine.dedup {
+        senders.push(format!("dedup retention {}", dedup.retention));
+    }
+    sections.push(senders);
+
+    sections.push(
+        machine
+            .events
+            .iter()
+            .map(|(event_name, event)| {
+                let mut line = format!("event {}", dotted(event_name));
+                if let Some(payload) = &event.payload {
+                    let fields: Vec<String> = payload
+                        .iter()
+                        .map(|(field, ty)| format!("{}: {}", name(field), ty.ty.as_str()))
+                        .collect();
+                    line.push_str(&format!("({})", fields.join(", ")));
+                }
+                if let Some(id) = &event.id_field {
+                    line.push_str(&format!(" id {}", name(&id.text)));
+                }
+                if let Some(source) = &event.source {
+                    line.push_str(&format!(" from {}", name(&source.text)));
+                }
+                push_description(&mut line, &event.description);
+                line
+            })
+            .collect(),
+    );
+
+    sections.push(
+        machine
+            .effects
+            .iter()
+            .map(|(effect_name, effect)| {
+                let mut line = format!(
+                    "effect {} idempotent {}",
+                    name(effect_name),
+                    effect.idempotency.as_str()
+                );
+                if let Some(verify) = &effect.verify {
+                    line.push_str(&format!(" verify {}", target(&verify.text)));
+                }
+                push_description(&mut line, &effect.description);
+                line
+            })
+            .collect(),
+    );
+
+    sections.push(items(machine, root));
+
+    // At the top level a blank line sets apart every state of more than one
+    // line; one-line states stay together (`final enviado`, `final cancelado`).
+    let mut states: Vec<String> = Vec::new();
+    let mut previous_multiline = false;
+    for &child in &root.children {
+        let lines = state_block(machine, child);
+        let multiline = lines.len() > 1;
+        if !states.is_empty() && (multiline || previous_multiline) {
+            states.push(String::new());
+        }
+        previous_multiline = multiline;
+        states.extend(lines);
+    }
+    sections.push(states);
+
+    let mut out = String::new();
+    for section in sections.iter().filter(|s| !s.is_empty()) {
+        if !out.is_empty() {
+            out.push('\n');
+        }
+        for line in section {
+            out.push_str(line);
+            out.push('\n');
+        }
+    }
+    out
+}
+
+/// A state and its body, unindented.
+fn state_block(machine: &Machine, id: StateId) -> Vec<String> {
+    let state = machine.state(id);
+    let mut header = match state.kind {
+        StateKind::Atomic | StateKind::Compound => "state",
+        StateKind::Parallel => "parallel",
+        StateKind::Final => "final",
+        StateKind::History(_) => "history",
+    }
+    .to_string();
+    header.push(' ');
+    header.push_str(&name(&state.key));
+    if let Some(id) = &state.id {
+        header.push_str(&format!(" #{}", segment(id)));
+    }
+    if let StateKind::History(kind) = state.kind {
+        if kind == HistoryKind::Deep {
+            header.push_str(" deep");
+        }
+        if !state.initial.is_empty() {
+            header.push_str(&format!(" -> {}", targets(&state.initial)));
+        }
+    }
+    push_description(&mut header, &state.description);
+
+    let mut body = items(machine, state);
+    if !body.is_empty() && !state.children.is_empty() {
+        body.push(String::new());
+    }
+    for &child in &state.children {
+        body.extend(state_block(machine, child));
+    }
+    block(header, body)
+}
+
+/// The items of a state body, in the canonical order.
+fn items(machine: &Machine, state: &State) -> Vec<String> {
+    let mut lines = Vec::new();
+    if !state.initial.is_empty() && !matches!(state.kind, StateKind::History(_)) {
+        lines.push(format!("initial {}", targets(&state.initial)));
+    }
+    lines.extend(entry_exit("entry", &state.entry));
+    lines.extend(entry_exit("exit", &state.exit));
+    for &t in state.on.iter().chain(&state.always).chain(&state.after) {
+        lines.extend(transition(machine, t));
+    }
+    if !state.tags.is_empty() {
+        let tags: Vec<String> = state.tags.iter().map(|t| string(t)).collect();
+        lines.push(format!("tags {}", tags.join(" ")));
+    }
+    for (lint, allow) in &state.allow {
+        lines.push(format!(
+            "allow {} {}",
+            lint_name(lint),
+            string(&allow.reason)
+        ));
+    }
+    lines
+}
+
+fn entry_exit(keyword: &str, actions: &[Action]) -> Vec<String> {
+    match actions {
+        [] => Vec::new(),
+        [single] if bare_name(single).is_some() => {
+            vec![format!(
+                "{keyword} {}",
+                bare_name(single).unwrap_or_default()
+            )]
+        }
+        _ => block(keyword.to_string(), action_lines(actions)),
+    }
+}
+
+fn transition(machine: &Machine, id: TransitionId) -> Vec<String> {
+    let transition = machine.transition(id);
+    let mut head = match &transition.trigger {
+        Trigger::Event(descriptor) => {
+            let patterns: Vec<String> = descriptor
+                .patterns
+                .iter()
+                .map(|p| match p {
+                    EventPattern::Any => "*".to_string(),
+                    EventPattern::Prefix(prefix) => format!("{}.*", dotted(prefix)),
+                    EventPattern::Exact(event) => dotted(event),
+                })
+                .collect();
+            format!("on {}", patterns.join(" "))
+        }
+        Trigger::Always => "always".to_string(),
+        Trigger::After(delay) => format!("after {delay}"),
+    };
+    if !transition.targets.is_empty() {
+        head.push_str(&format!(" -> {}", targets(&transition.targets)));
+    }
+    if transition.reenter {
+        head.push_str(" reenter");
+    }
+    if let Some(guard) = &transition.guard {
+        head.push_str(&format!(" if {guard}"));
+    }
+    push_description(&mut head, &transition.description);
+    if transition.actions.is_empty() {
+        return vec![head];
+    }
+    block(head, action_lines(&transition.actions))
+}
+
+/// The lines of an action block's content. An assign right after another
+/// assign is written `assign { ... }`, because consecutive `field = value`
+/// lines would read back as one assign.
+fn action_lines(actions: &[Action]) -> Vec<String> {
+    let mut lines = Vec::new();
+    let mut previous_assign = false;
+    for action in actions {
+        match action {
+            Action::Assign { fields, .. } => {
+                let assignments: Vec<String> = fields
+                    .iter()
+                    .map(|(field, assignment)| assignment_line(field, assignment))
+                    .collect();
+                if assignments.is_empty() {
+                    lines.push("assign {}".into());
+                } else if previous_assign {
+                    lines.extend(block("assign".into(), assignments));
+                } else {
+                    lines.extend(assignments);
+                }
+            }
+            Action::Raise { event, data, .. } => {
+                lines.push(format!("raise {}{}", dotted(&event.text), arguments(data)));
+            }
+            Action::Effect {
+                name: effect, args, ..
+            } if !args.is_empty() => {
+                lines.push(format!("effect {}{}", name(&effect.text), arguments(args)));
+            }
+            Action::Effect { .. } | Action::Host { .. } => {
+                lines.push(bare_name(action).unwrap_or_default());
+            }
+            Action::Log { expr, .. } => lines.push(format!("log {expr}")),
+        }
+        previous_assign = matches!(action, Action::Assign { .. });
+    }
+    lines
+}
+
+/// The bare-name form of an action that has one: a host action, or an effect
+/// without arguments.
+fn bare_name(action: &Action) -> Option<String> {
+    match action {
+        Action::Host { name: host, .. } => Some(name(&host.text)),
+        Action::Effect {
+            name: effect, args, ..
+        } if args.is_empty() => Some(name(&effect.text)),
+        _ => None,
+    }
+}
+
+fn assignment_line(field: &str, assignment: &Assignment) -> String {
+    format!("{} = {}", name(field), assignment.expr)
+}
+
+fn arguments(args: &indexmap::IndexMap<String, Assignment>) -> String {
+    if args.is_empty() {
+        return String::new();
+    }
+    let list: Vec<String> = args
+        .iter()
+        .map(|(field, arg)| format!("{}: {}", name(field), arg.expr))
+        .collect();
+    format!("({})", list.join(", "))
+}
+
+/// `head { line }` when the body is one short line, `head` alone when there
+/// is none, and the body indented between braces otherwise.
+fn block(head: String, body: Vec<String>) -> Vec<String> {
+    match body.as_slice() {
+        [] => vec![head],
+        [line] if head.len() + line.len() + 6 <= INLINE_WIDTH => {
+            vec![format!("{head} {{ {line} }}")]
+        }
+        _ => {
+            let mut lines = Vec::with_capacity(body.len() + 2);
+            lines.push(format!("{head} {{"));
+            lines.extend(body.into_iter().map(|line| {
+                if line.is_empty() {
+                    line
+                } else {
+                    format!("  {line}")
+                }
+            }));
+            lines.push("}".into());
+            lines
+        }
+    }
+}
+
+fn push_description(line: &mut String, description: &Option<String>) {
+    if let Some(text) = description {
+        line.push(' ');
+        line.push_str(&string(text));
+    }
+}
+
+fn targets(targets: &[Target]) -> String {
+    let texts: Vec<String> = targets.iter().map(|t| target(&t.text)).collect();
+    texts.join(" ")
+}
+
+/// A target as written in the model (`a.b`, `.child`, `#id`), with the parts
+/// that need it quoted.
+fn target(text: &str) -> String {
+    if let Some(id) = text.strip_prefix('#') {
+        return format!("#{}", segment(id));
+    }
+    if let Some(path) = text.strip_prefix('.') {
+        return format!(".{}", path_segments(path, segment));
+    }
+    dotted(text)
+}
+
+/// A dotted name (`done.state.a`): its first part cannot be a keyword, the
+/// parts after a dot can.
+fn dotted(text: &str) -> String {
+    path_segments(text, name)
+}
+
+fn path_segments(text: &str, first: fn(&str) -> String) -> String {
+    let parts: Vec<&str> = text.split('.').collect();
+    if parts.iter().any(|p| p.is_empty()) {
+        return quoted(text);
+    }
+    let mut out = first(parts[0]);
+    for part in &parts[1..] {
+        out.push('.');
+        out.push_str(&segment(part));
+    }
+    out
+}
+
+fn is_word(text: &str) -> bool {
+    let mut chars = text.chars();
+    chars
+        .next()
+        .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
+        && chars.all(|c| c.is_ascii_alphanumeric() || c == '_')
+}
+
+/// A name where a keyword would be read as one: quoted when it is a keyword
+/// or not a plain word.
+fn name(text: &str) -> String {
+    if is_word(text) && !KEYWORDS.contains(&text) {
+        text.to_string()
+    } else {
+        quoted(text)
+    }
+}
+
+/// A name after `.` or `#`, where keywords are names.
+fn segment(text: &str) -> String {
+    if is_word(text) {
+        text.to_string()
+    } else {
+        quoted(text)
+    }
+}
+
+fn lint_name(text: &str) -> String {
+    if !text.is_empty()
+        && text
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-')
+    {
+        text.to_string()
+    } else {
+        quoted(text)
+    }
+}
+
+fn quoted(text: &str) -> String {
+    format!("`{text}`")
+}
+
+fn string(text: &str) -> String {
+    literal(ExprKind::String(text.to_string())).to_string()
+}
+
+fn literal(kind: ExprKind) -> Expr {
+    Expr {
+        kind,
+        span: Span::default(),
+    }
+}
+
+/// A JSON value as the CEL literal that reads back as it.
+fn value_expr(value: &serde_json::Value) -> Expr {
+    use serde_json::Value;
+    literal(match value {
+        Value::Null => ExprKind::Null,
+        Value::Bool(b) => ExprKind::Bool(*b),
+        Value::Number(n) => match n.as_i64() {
+            Some(i) => ExprKind::Int(i),
+            // Integers beyond i64 have no CEL literal here; a float is the closest.
+            None => ExprKind::Float(n.as_f64().unwrap_or(0.0)),
+        },
+        Value::String(s) => ExprKind::String(s.clone()),
+        Value::Array(items) => ExprKind::List(items.iter().map(value_expr).collect()),
+        Value::Object(map) => ExprKind::Map(
+            map.iter()
+                .map(|(k, v)| (literal(ExprKind::String(k.clone())), value_expr(v)))
+                .collect(),
+        ),
+    })
+}

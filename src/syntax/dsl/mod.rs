@@ -1,0 +1,770 @@
+//! The DSL front-end: `*.chart` text → `MachineDoc`.
+//!
+//! The grammar is `grammar/chart.pest`, compiled together with the expression
+//! grammar so that guards and values are parsed in place. This module only
+//! builds the document tree; names, durations and kinds stay as written and the
+//! lowering checks them, exactly as for YAML. `docs/dsl.md` describes the
+//! language.
+
+use pest::Parser;
+use pest::iterators::Pair;
+use pest_derive::Parser;
+
+use crate::diagnostic::{Diagnostic, LoadError};
+use crate::expr::ExprKind;
+use crate::model::Name;
+use crate::span::Span;
+use crate::syntax::tree::{
+    ActionDoc, ContextDoc, DedupDoc, EffectDoc, EventDoc, ExprText, MachineDoc, SourceDoc,
+    StateDoc, TransitionDoc,
+};
+
+mod errors;
+pub mod format;
+
+pub use format::format;
+
+#[derive(Parser)]
+#[grammar = "../grammar/expr.pest"]
+#[grammar = "../grammar/chart.pest"]
+struct ChartParser;
+
+/// Parses a `*.chart` file into the document tree.
+///
+/// A syntax error stops the parse and is reported alone, at its position;
+/// context values that are not literals are all reported together.
+pub fn parse(text: &str) -> Result<MachineDoc, Vec<Diagnostic>> {
+    let chart = match ChartParser::parse(Rule::chart, text) {
+        Ok(mut pairs) => pairs.next(),
+        Err(error) => return Err(vec![errors::syntax_error(&error, text)]),
+    };
+    let Some(chart) = chart else {
+        return Err(vec![
+            LoadError::Syntax {
+                message: "the file holds no machine".into(),
+            }
+            .at(Span::default(), []),
+        ]);
+    };
+    let mut builder = Builder::default();
+    let doc = builder.chart(chart);
+    if builder.errors.is_empty() {
+        Ok(doc)
+    } else {
+        Err(builder.errors)
+    }
+}
+
+#[derive(Default)]
+struct Builder {
+    errors: Vec<Diagnostic>,
+}
+
+impl Builder {
+    fn chart(&mut self, chart: Pair<Rule>) -> MachineDoc {
+        let mut doc = MachineDoc::default();
+        let mut root = StateDoc::default();
+        let mut seen = Seen::default();
+        for item in chart.into_inner() {
+            match item.as_rule() {
+                Rule::header => self.header(item, &mut doc, &mut root),
+                Rule::top_item => {
+                    for decl in item.into_inner() {
+                        self.top_item(decl, &mut doc, &mut root, &mut seen);
+                    }
+                }
+                _ => {}
+            }
+        }
+        group_transitions(&mut root);
+        doc.root = root;
+        doc
+    }
+
+    fn header(&mut self, header: Pair<Rule>, doc: &mut MachineDoc, root: &mut StateDoc) {
+        for part in header.into_inner() {
+            match part.as_rule() {
+                Rule::kw_parallel => root.kind = Some(name_of(&part)),
+                Rule::name => doc.name = Some(name_of(&part)),
+                Rule::state_id => root.id = Some(state_id(part)),
+                Rule::version => {
+                    for number in part.into_inner().filter(|p| p.as_rule() == Rule::integer) {
+                        match number.as_str().parse::<u64>() {
+                            Ok(version) => doc.version = Some((version, span_of(&number))),
+                            Err(_) => self.errors.push(
+                                LoadError::InvalidValue {
+                                    message: format!("version `{}` is too large", number.as_str()),
+                                }
+                                .at(span_of(&number), []),
+                            ),
+                        }
+                    }
+                }
+                Rule::description => doc.description = self.description(part),
+                _ => {}
+            }
+        }
+    }
+
+    fn top_item(
+        &mut self,
+        decl: Pair<Rule>,
+        doc: &mut MachineDoc,
+        root: &mut StateDoc,
+        seen: &mut Seen,
+    ) {
+        match decl.as_rule() {
+            Rule::context_block => {
+                for field in decl.into_inner() {
+                    if field.as_rule() == Rule::context_field
+                        && let Some(context) = self.context_field(field)
+                    {
+                        doc.context.push(context);
+                    }
+                }
+            }
+            Rule::source_decl => {
+                let mut source = SourceDoc {
+                    name: Name::default(),
+                    retry_horizon: None,
+                    description: None,
+                };
+                for part in decl.into_inner() {
+                    match part.as_rule() {
+                        Rule::name => source.name = name_of(&part),
+                        Rule::retry => source.retry_horizon = last_named(part, Rule::duration),
+                        Rule::description => source.description = self.description(part),
+                        _ => {}
+                    }
+                }
+                doc.sources.push(source);
+            }
+            Rule::dedup_decl => {
+                let span = keyword_span(&decl);
+                if let Some(first) = seen.dedup {
+                    self.duplicate("dedup", span, first);
+                }
+                seen.dedup = Some(span);
+                let retention = decl
+                    .into_inner()
+                    .find(|p| p.as_rule() == Rule::retention)
+                    .and_then(|p| last_named(p, Rule::duration));
+                doc.dedup = Some(DedupDoc { retention, span });
+            }
+            Rule::event_decl => doc.events.push(self.event_decl(decl)),
+            Rule::effect_decl => {
+                let mut effect = EffectDoc {
+                    name: Name::default(),
+                    idempotency: None,
+                    verify: None,
+                    description: None,
+                };
+                for part in decl.into_inner() {
+                    match part.as_rule() {
+                        Rule::name => effect.name = name_of(&part),
+                        Rule::idempotency => {
+                            effect.idempotency = last_named(part, Rule::idempotency_kind)
+                        }
+                        Rule::verify => effect.verify = last_named(part, Rule::target),
+                        Rule::description => effect.description = self.description(part),
+                        _ => {}
+                    }
+                }
+                doc.effects.push(effect);
+            }
+            Rule::state_item => {
+                for item in decl.into_inner() {
+                    self.state_item(item, root, &mut seen.root_initial);
+                }
+            }
+            _ => {}
+        }
+    }
+
+    fn event_decl(&mut self, decl: Pair<Rule>) -> EventDoc {
+        let mut event = EventDoc {
+            name: Name::default(),
+            id_field: None,
+            source: None,
+            payload: None,
+            description: None,
+        };
+        for part in decl.into_inner() {
+            match part.as_rule() {
+                Rule::event_name => event.name = name_of(&part),
+                Rule::payload => {
+                    let fields = part
+                        .into_inner()
+                        .filter(|p| p.as_rule() == Rule::payload_field)
+                        .filter_map(|field| {
+                            let mut field_name = None;
+                            let mut type_name = None;
+                            for p in field.into_inner() {
+                                match p.as_rule() {
+                                    Rule::name => field_name = Some(name_of(&p)),
+                                    Rule::type_name => type_name = Some(name_of(&p)),
+                                    _ => {}
+                                }
+                            }
+                            Some((field_name?, type_name?))
+                        })
+                        .collect();
+                    event.payload = Some(fields);
+                }
+                Rule::id_field => event.id_field = last_named(part, Rule::name),
+                Rule::event_source => event.source = last_named(part, Rule::name),
+                Rule::description => event.description = self.description(part),
+                _ => {}
+            }
+        }
+        event
+    }
+
+    fn context_field(&mut self, field: Pair<Rule>) -> Option<ContextDoc> {
+        let mut name = None;
+        let mut value = None;
+        for part in field.into_inner() {
+            match part.as_rule() {
+                Rule::name => name = Some(name_of(&part)),
+                Rule::expression => value = self.literal(&expression_text(&part)),
+                _ => {}
+            }
+        }
+        Some(ContextDoc {
+            name: name?,
+            value: value?,
+        })
+    }
+
+    /// A context value: an expression made of literals only, as JSON.
+    fn literal(&mut self, text: &ExprText) -> Option<serde_json::Value> {
+        match crate::expr::parse(&text.text, text.offset) {
+            Ok(expr) => match literal_value(&expr) {
+                Ok(value) => Some(value),
+                Err(span) => {
+                    self.errors.push(
+                        LoadError::InvalidValue {
+                            message: "a context value must be a literal: null, true, false, \
+                                      a number, a string, a list or a map with string keys"
+                                .into(),
+                        }
+                        .at(span, []),
+                    );
+                    None
+                }
+            },
+            Err(error) => {
+                self.errors.push(
+                    LoadError::InvalidExpression {
+                        message: error.message,
+                    }
+                    .at(error.span, []),
+                );
+                None
+            }
+        }
+    }
+
+    /// One item of a state body (or of the top level, for the root state).
+    /// `initial_seen` remembers where `initial` was first given in this state.
+    fn state_item(
+        &mut self,
+        item: Pair<Rule>,
+        state: &mut StateDoc,
+        initial_seen: &mut Option<Span>,
+    ) {
+        match item.as_rule() {
+            Rule::state_decl | Rule::history_decl => {
+                let child = self.state_decl(item);
+                state.states.push(child);
+            }
+            Rule::initial_decl => {
+                let span = keyword_span(&item);
+                if let Some(first) = *initial_seen {
+                    self.duplicate("initial", span, first);
+                }
+                *initial_seen = Some(span);
+                state.initial.extend(
+                    item.into_inner()
+                        .filter(|p| p.as_rule() == Rule::target)
+                        .map(|p| name_of(&p)),
+                );
+            }
+            Rule::entry_decl => state.entry.extend(self.action_body(item)),
+            Rule::exit_decl => state.exit.extend(self.action_body(item)),
+            Rule::on_decl => state.on.push(self.transition(item)),
+            Rule::always_decl => state.always.push(self.transition(item)),
+            Rule::after_decl => state.after.push(self.transition(item)),
+            Rule::tags_decl => {
+                for tag in item.into_inner().filter(|p| p.as_rule() == Rule::string) {
+                    if let Some(text) = self.string(&tag) {
+                        state.tags.push(text);
+                    }
+                }
+            }
+            Rule::allow_decl => {
+                let mut lint = None;
+                let mut reason = None;
+                for part in item.into_inner() {
+                    match part.as_rule() {
+                        Rule::lint_name => lint = Some(name_of(&part)),
+                        Rule::reason => reason = self.description(part),
+                        _ => {}
+                    }
+                }
+                if let (Some(lint), Some(reason)) = (lint, reason) {
+                    state.allow.push((lint, reason));
+                }
+            }
+            _ => {}
+        }
+    }
+
+    fn state_decl(&mut self, decl: Pair<Rule>) -> StateDoc {
+        let mut state = StateDoc::default();
+        let mut initial_seen = None;
+        for part in decl.into_inner() {
+            match part.as_rule() {
+                Rule::state_kind => {
+                    // `state` leaves the kind to be inferred from the children.
+                    state.kind = part
+                        .into_inner()
+                        .find(|k| k.as_rule() != Rule::kw_state)
+                        .map(|k| name_of(&k));
+                }
+                Rule::kw_history => state.kind = Some(name_of(&part)),
+                Rule::name => state.key = name_of(&part),
+                Rule::state_id => state.id = Some(state_id(part)),
+                Rule::history_kind => state.history = Some(name_of(&part)),
+                Rule::targets => state.target = targets(part),
+                Rule::description => state.description = self.description(part),
+                Rule::state_body => {
+                    for item in part
+                        .into_inner()
+                        .filter(|p| p.as_rule() == Rule::state_item)
+                    {
+                        for inner in item.into_inner() {
+                            self.state_item(inner, &mut state, &mut initial_seen);
+                        }
+                    }
+                }
+                _ => {}
+            }
+        }
+        group_transitions(&mut state);
+        state
+    }
+
+    fn transition(&mut self, decl: Pair<Rule>) -> TransitionDoc {
+        let mut transition = TransitionDoc {
+            span: trimmed_span(&decl),
+            ..TransitionDoc::default()
+        };
+        for part in decl.into_inner() {
+            match part.as_rule() {
+                Rule::descriptor => {
+                    // Patterns are joined by one space whatever separated them
+                    // (newlines, comments), so the text is the YAML key's.
+                    let patterns: Vec<String> = part
+                        .clone()
+                        .into_inner()
+                        .map(|p| pattern_text(&p))
+                        .collect();
+                    transition.event = Some(Name {
+                        text: patterns.join(" "),
+                        span: trimmed_span(&part),
+                    });
+                }
+                Rule::duration => transition.delay = Some(name_of(&part)),
+                Rule::targets => transition.targets = targets(part),
+                Rule::reenter => transition.reenter = true,
+                Rule::guard => {
+                    transition.guard = part
+                        .into_inner()
+                        .find(|p| p.as_rule() == Rule::expression)
+                        .map(|p| expression_text(&p));
+                }
+                Rule::description => transition.description = self.description(part),
+                Rule::action_block => transition.actions = self.actions(part),
+                _ => {}
+            }
+        }
+        transition
+    }
+
+    /// The actions after `entry` or `exit`: a block or a single action.
+    fn action_body(&mut self, decl: Pair<Rule>) -> Vec<ActionDoc> {
+        let mut actions = Vec::new();
+        for part in decl.into_inner() {
+            match part.as_rule() {
+                Rule::action_block => actions.extend(self.actions(part)),
+                Rule::single_action => {
+                    for action in part.into_inner() {
+                        actions.extend(self.action(action));
+                    }
+                }
+                _ => {}
+            }
+        }
+        actions
+    }
+
+    /// The actions of a `{ ... }` block; a run of `field = EXPR` lines is one
+    /// assign.
+    fn actions(&mut self, block: Pair<Rule>) -> Vec<ActionDoc> {
+        let mut actions = Vec::new();
+        let mut run: Vec<(Name, ExprText)> = Vec::new();
+        let mut run_span: Option<Span> = None;
+        for action in block.into_inner().filter(|p| p.as_rule() == Rule::action) {
+            for inner in action.into_inner() {
+                if inner.as_rule() == Rule::assign_field {
+                    let span = trimmed_span(&inner);
+                    run_span = Some(run_span.map_or(span, |s| s.to(span)));
+                    run.extend(assign_field(inner));
+                    continue;
+                }
+                if let Some(span) = run_span.take() {
+                    actions.push(ActionDoc::Assign {
+                        fields: std::mem::take(&mut run),
+                        span,
+                    });
+                }
+                actions.extend(self.action(inner));
+            }
+        }
+        if let Some(span) = run_span {
+            actions.push(ActionDoc::Assign { fields: run, span });
+        }
+        actions
+    }
+
+    fn action(&mut self, action: Pair<Rule>) -> Option<ActionDoc> {
+        let span = trimmed_span(&action);
+        match action.as_rule() {
+            Rule::assign_block => Some(ActionDoc::Assign {
+                fields: action
+                    .into_inner()
+                    .filter(|p| p.as_rule() == Rule::assign_field)
+                    .filter_map(assign_field)
+                    .collect(),
+                span,
+            }),
+            Rule::assign_field => Some(ActionDoc::Assign {
+                fields: assign_field(action).into_iter().collect(),
+                span,
+            }),
+            Rule::raise_action => {
+                let mut event = None;
+                let mut data = Vec::new();
+                for part in action.into_inner() {
+                    match part.as_rule() {
+                        Rule::event_name => event = Some(name_of(&part)),
+                        Rule::arguments => data = arguments(part),
+                        _ => {}
+                    }
+                }
+                Some(ActionDoc::Raise {
+                    event: event?,
+                    data,
+                    span,
+                })
+            }
+            Rule::effect_action => {
+                let mut name = None;
+                let mut args = Vec::new();
+                for part in action.into_inner() {
+                    match part.as_rule() {
+                        Rule::name => name = Some(name_of(&part)),
+                        Rule::arguments => args = arguments(part),
+                        _ => {}
+                    }
+                }
+                Some(ActionDoc::Effect {
+                    name: name?,
+                    args,
+                    span,
+                })
+            }
+            Rule::log_action => {
+                let expr = action
+                    .into_inner()
+                    .find(|p| p.as_rule() == Rule::expression)
+                    .map(|p| expression_text(&p))?;
+                Some(ActionDoc::Log { expr, span })
+            }
+            Rule::named_action => Some(ActionDoc::Named {
+                name: last_named(action, Rule::name)?,
+            }),
+            _ => None,
+        }
+    }
+
+    /// The text of a `description` or `reason`, which hold one string.
+    fn description(&mut self, pair: Pair<Rule>) -> Option<String> {
+        let string = pair.into_inner().find(|p| p.as_rule() == Rule::string)?;
+        self.string(&string)
+    }
+
+    /// The value of a string literal, with its escapes resolved the way the
+    /// expression language resolves them.
+    fn string(&mut self, pair: &Pair<Rule>) -> Option<String> {
+        let offset = pair.as_span().start() as u32;
+        match crate::expr::parse(pair.as_str(), offset) {
+            Ok(expr) => match expr.kind {
+                ExprKind::String(text) => Some(text),
+                _ => None,
+            },
+            Err(error) => {
+                self.errors.push(
+                    LoadError::Syntax {
+                        message: error.message,
+                    }
+                    .at(error.span, []),
+                );
+                None
+            }
+        }
+    }
+
+    fn duplicate(&mut self, key: &str, span: Span, first: Span) {
+        self.errors.push(
+            LoadError::Duplicate {
+                key: key.to_string(),
+                first,
+            }
+            .at(span, []),
+        );
+    }
+}
+
+/// Where single-valued items were first given, to report a second one.
+#[derive(Default)]
+struct Seen {
+    dedup: Option<Span>,
+    root_initial: Option<Span>,
+}
+
+/// Puts the transitions of one descriptor (or one delay) together, at the
+/// place where it first appears: a YAML map holds each key once, so this is
+/// how the same machine written in YAML orders them.
+fn group_transitions(state: &mut StateDoc) {
+    state.on = group_by(std::mem::take(&mut state.on), |t| {
+        t.event.as_ref().map(|n| n.text.clone())
+    });
+    state.after = group_by(std::mem::take(&mut state.after), |t| {
+        t.delay.as_ref().map(|n| n.text.clone())
+    });
+}
+
+fn group_by(
+    transitions: Vec<TransitionDoc>,
+    key: impl Fn(&TransitionDoc) -> Option<String>,
+) -> Vec<TransitionDoc> {
+    let mut groups: Vec<(Option<String>, Vec<TransitionDoc>)> = Vec::new();
+    for transition in transitions {
+        let k = key(&transition);
+        match groups.iter_mut().find(|(g, _)| *g == k) {
+            Some((_, group)) => group.push(transition),
+            None => groups.push((k, vec![transition])),
+        }
+    }
+    groups.into_iter().flat_map(|(_, group)| group).collect()
+}
+
+fn assign_field(field: Pair<Rule>) -> Option<(Name, ExprText)> {
+    let mut name = None;
+    let mut expr = None;
+    for part in field.into_inner() {
+        match part.as_rule() {
+            Rule::name => name = Some(name_of(&part)),
+            Rule::expression => expr = Some(expression_text(&part)),
+            _ => {}
+        }
+    }
+    Some((name?, expr?))
+}
+
+fn arguments(list: Pair<Rule>) -> Vec<(Name, ExprText)> {
+    list.into_inner()
+        .filter(|p| p.as_rule() == Rule::argument)
+        .filter_map(assign_field)
+        .collect()
+}
+
+fn targets(list: Pair<Rule>) -> Vec<Name> {
+    list.into_inner()
+        .filter(|p| p.as_rule() == Rule::target)
+        .map(|p| name_of(&p))
+        .collect()
+}
+
+fn state_id(pair: Pair<Rule>) -> Name {
+    pair.into_inner()
+        .find(|p| p.as_rule() == Rule::segment)
+        .map(|p| name_of(&p))
+        .unwrap_or_default()
+}
+
+/// The name inside the last pair of `rule` among `pair`'s children.
+fn last_named(pair: Pair<Rule>, rule: Rule) -> Option<Name> {
+    pair.into_inner()
+        .filter(|p| p.as_rule() == rule)
+        .last()
+        .map(|p| name_of(&p))
+}
+
+/// A name as written, without the backticks that quote it. Dotted names and
+/// targets keep their dots and their leading `.` or `#`.
+fn name_of(pair: &Pair<Rule>) -> Name {
+    let span = trimmed_span(pair);
+    Name {
+        text: unquoted(pair),
+        span,
+    }
+}
+
+fn unquoted(pair: &Pair<Rule>) -> String {
+    match pair.as_rule() {
+        Rule::quoted_text | Rule::word => pair.as_str().to_string(),
+        Rule::name | Rule::event_word | Rule::segment | Rule::quoted | Rule::lint_name => pair
+            .clone()
+            .into_inner()
+            .next()
+            .map(|inner| unquoted(&inner))
+            .unwrap_or_else(|| pair.as_str().to_string()),
+        Rule::state_id => format!(
+            "#{}",
+            pair.clone()
+                .into_inner()
+                .next()
+                .map(|p| unquoted(&p))
+                .unwrap_or_default()
+        ),
+        Rule::event_name | Rule::target => {
+            let parts: Vec<String> = pair.clone().into_inner().map(|p| unquoted(&p)).collect();
+            let lead = if pair.as_str().starts_with('.') {
+                "."
+            } else {
+                ""
+            };
+            format!("{lead}{}", parts.join("."))
+        }
+        _ => pair.as_str().trim().to_string(),
+    }
+}
+
+fn pattern_text(pattern: &Pair<Rule>) -> String {
+    match pattern.clone().into_inner().next() {
+        None => "*".to_string(),
+        Some(name) => {
+            let suffix = if pattern.as_str().ends_with(".*") {
+                ".*"
+            } else {
+                ""
+            };
+            format!("{}{suffix}", unquoted(&name))
+        }
+    }
+}
+
+/// The span of the keyword that starts a declaration.
+fn keyword_span(pair: &Pair<Rule>) -> Span {
+    pair.clone()
+        .into_inner()
+        .next()
+        .map(|p| span_of(&p))
+        .unwrap_or_else(|| span_of(pair))
+}
+
+fn span_of(pair: &Pair<Rule>) -> Span {
+    let span = pair.as_span();
+    Span::new(span.start(), span.end())
+}
+
+/// The pair's span without the whitespace and comments that pest leaves at
+/// the end of a rule whose last part is optional.
+fn trimmed_span(pair: &Pair<Rule>) -> Span {
+    let start = pair.as_span().start();
+    Span::new(start, start + trimmed_len(pair))
+}
+
+/// The length of `pair`'s text up to its last token. After the last inner
+/// pair only literal punctuation (`)`, `]`, `}`, `.*`, a backtick) can
+/// follow, never a string, so a comment marker there really starts a comment.
+fn trimmed_len(pair: &Pair<Rule>) -> usize {
+    let text = pair.as_str();
+    let start = pair.as_span().start();
+    let base = match pair.clone().into_inner().last() {
+        Some(last) => last.as_span().start() - start + trimmed_len(&last),
+        None => return text.len(),
+    };
+    let mut end = base;
+    let mut rest = text[base..].char_indices().peekable();
+    while let Some((i, c)) = rest.next() {
+        if c.is_whitespace() {
+            continue;
+        }
+        if c == '/' && rest.peek().is_some_and(|&(_, n)| n == '/') {
+            for (_, c) in rest.by_ref() {
+                if c == '\n' {
+                    break;
+                }
+            }
+            continue;
+        }
+        end = base + i + c.len_utf8();
+    }
+    end
+}
+
+/// The exact text of an expression and where it starts in the file.
+fn expression_text(pair: &Pair<Rule>) -> ExprText {
+    let start = pair.as_span().start();
+    ExprText {
+        text: pair.as_str()[..trimmed_len(pair)].to_string(),
+        offset: start as u32,
+    }
+}
+
+/// The JSON value of a literal expression, or the span of its first part that
+/// is not a literal.
+fn literal_value(expr: &crate::expr::Expr) -> Result<serde_json::Value, Span> {
+    use crate::expr::UnaryOp;
+    use serde_json::Value;
+    Ok(match &expr.kind {
+        ExprKind::Null => Value::Null,
+        ExprKind::Bool(b) => Value::Bool(*b),
+        ExprKind::Int(n) => Value::from(*n),
+        ExprKind::Float(f) => serde_json::Number::from_f64(*f)
+            .map(Value::Number)
+            .ok_or(expr.span)?,
+        ExprKind::String(s) => Value::String(s.clone()),
+        ExprKind::List(items) => Value::Array(
+            items
+                .iter()
+                .map(literal_value)
+                .collect::<Result<Vec<_>, _>>()?,
+        ),
+        ExprKind::Map(entries) => {
+            let mut map = serde_json::Map::new();
+            for (key, value) in entries {
+                let ExprKind::String(key) = &key.kind else {
+                    return Err(key.span);
+                };
+                map.insert(key.clone(), literal_value(value)?);
+            }
+            Value::Object(map)
+        }
+        ExprKind::Unary(UnaryOp::Neg, operand) => match &operand.kind {
+            ExprKind::Int(n) => Value::from(n.checked_neg().ok_or(expr.span)?),
+            ExprKind::Float(f) => serde_json::Number::from_f64(-f)
+                .map(Value::Number)
+                .ok_or(expr.span)?,
+            _ => return Err(expr.span),
+        },
+        _ => return Err(expr.span),
+    })
+}
+
+#[cfg(test)]
+mod tests;
