@@ -7,7 +7,9 @@
 pub mod diagnostic;
 pub mod diagram;
 pub mod expr;
+pub mod interp;
 pub mod model;
+pub mod report;
 pub mod schema;
 pub mod span;
 pub mod syntax;

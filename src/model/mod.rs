@@ -333,6 +333,20 @@ pub enum Action {
         data: IndexMap<String, Argument>,
         span: Span,
     },
+    /// An event for the machine's own external queue, now or after a delay
+    /// (SCXML `<send>`); a delayed one can be cancelled by its `id`.
+    Send {
+        event: Name,
+        data: IndexMap<String, Argument>,
+        delay: Option<Duration>,
+        id: Option<Name>,
+        span: Span,
+    },
+    /// Cancels the pending delayed sends with this id (SCXML `<cancel>`).
+    Cancel {
+        id: Name,
+        span: Span,
+    },
     /// A declared effect, dispatched through the outbox.
     Effect {
         name: Name,
@@ -356,6 +370,8 @@ impl Action {
         match self {
             Action::Assign { span, .. }
             | Action::Raise { span, .. }
+            | Action::Send { span, .. }
+            | Action::Cancel { span, .. }
             | Action::Effect { span, .. }
             | Action::Host { span, .. }
             | Action::Log { span, .. } => *span,

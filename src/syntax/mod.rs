@@ -2,5 +2,56 @@
 //! resolves names and checks the machine.
 
 pub mod dsl;
+mod lower;
 pub mod tree;
 pub mod yaml;
+
+use std::path::Path;
+
+use crate::diagnostic::{Diagnostic, LoadError};
+use crate::model::Machine;
+use crate::span::{SourceFile, Span};
+
+pub use lower::find_state;
+
+/// The two surface syntaxes of a machine file.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Syntax {
+    /// `*.yaml`, `*.yml`
+    Yaml,
+    /// `*.chart`
+    Dsl,
+}
+
+impl Syntax {
+    /// The syntax a file's extension names, if any.
+    pub fn of_path(path: &Path) -> Option<Syntax> {
+        match path.extension()?.to_str()? {
+            "yaml" | "yml" => Some(Syntax::Yaml),
+            "chart" => Some(Syntax::Dsl),
+            _ => None,
+        }
+    }
+}
+
+/// Loads a machine file, choosing the syntax by its extension.
+pub fn load(file: &SourceFile) -> Result<Machine, Vec<Diagnostic>> {
+    match Syntax::of_path(Path::new(&file.path)) {
+        Some(syntax) => parse(&file.text, syntax),
+        None => Err(vec![
+            LoadError::InvalidValue {
+                message: "unknown kind of machine file: name it *.yaml, *.yml or *.chart".into(),
+            }
+            .at(Span::default(), []),
+        ]),
+    }
+}
+
+/// Parses and checks machine text in the given syntax.
+pub fn parse(text: &str, syntax: Syntax) -> Result<Machine, Vec<Diagnostic>> {
+    let doc = match syntax {
+        Syntax::Yaml => yaml::parse(text)?,
+        Syntax::Dsl => dsl::parse(text)?,
+    };
+    lower::lower(doc)
+}

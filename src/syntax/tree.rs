@@ -109,6 +109,20 @@ pub enum ActionDoc {
         data: Vec<(Name, ExprText)>,
         span: Span,
     },
+    /// `{ send: EVENT, data: ..., delay: DURATION, id: ID }`: to the machine's
+    /// own external queue, after the delay if one is given.
+    Send {
+        event: Name,
+        data: Vec<(Name, ExprText)>,
+        delay: Option<Name>,
+        id: Option<Name>,
+        span: Span,
+    },
+    /// `{ cancel: ID }`
+    Cancel {
+        id: Name,
+        span: Span,
+    },
     /// `{ effect: NAME, with: ... }`: must name a declared effect.
     Effect {
         name: Name,

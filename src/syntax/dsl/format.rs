@@ -271,6 +271,23 @@ fn action_lines(actions: &[Action]) -> Vec<String> {
             Action::Raise { event, data, .. } => {
                 lines.push(format!("raise {}{}", dotted(&event.text), arguments(data)));
             }
+            Action::Send {
+                event,
+                data,
+                delay,
+                id,
+                ..
+            } => {
+                let mut line = format!("send {}{}", dotted(&event.text), arguments(data));
+                if let Some(delay) = delay {
+                    line.push_str(&format!(" after {delay}"));
+                }
+                if let Some(id) = id {
+                    line.push_str(&format!(" id {}", name(&id.text)));
+                }
+                lines.push(line);
+            }
+            Action::Cancel { id, .. } => lines.push(format!("cancel {}", name(&id.text))),
             Action::Effect {
                 name: effect, args, ..
             } if !args.is_empty() => {

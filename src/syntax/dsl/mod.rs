@@ -469,6 +469,32 @@ impl Builder {
                     span,
                 })
             }
+            Rule::send_action => {
+                let mut event = None;
+                let mut data = Vec::new();
+                let mut delay = None;
+                let mut id = None;
+                for part in action.into_inner() {
+                    match part.as_rule() {
+                        Rule::event_name => event = Some(name_of(&part)),
+                        Rule::arguments => data = arguments(part),
+                        Rule::send_delay => delay = last_named(part, Rule::duration),
+                        Rule::send_id => id = last_named(part, Rule::name),
+                        _ => {}
+                    }
+                }
+                Some(ActionDoc::Send {
+                    event: event?,
+                    data,
+                    delay,
+                    id,
+                    span,
+                })
+            }
+            Rule::cancel_action => Some(ActionDoc::Cancel {
+                id: last_named(action, Rule::name)?,
+                span,
+            }),
             Rule::effect_action => {
                 let mut name = None;
                 let mut args = Vec::new();

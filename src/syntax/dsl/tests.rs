@@ -158,6 +158,20 @@ fn action_outline(a: &ActionDoc) -> String {
     match a {
         ActionDoc::Assign { fields: f, .. } => format!("assign({})", fields(f)),
         ActionDoc::Raise { event, data, .. } => format!("raise {}({})", event.text, fields(data)),
+        ActionDoc::Send {
+            event,
+            data,
+            delay,
+            id,
+            ..
+        } => format!(
+            "send {}({}) after {:?} id {:?}",
+            event.text,
+            fields(data),
+            delay.as_ref().map(|d| &d.text),
+            id.as_ref().map(|i| &i.text)
+        ),
+        ActionDoc::Cancel { id, .. } => format!("cancel {}", id.text),
         ActionDoc::Effect { name, args, .. } => format!("effect {}({})", name.text, fields(args)),
         ActionDoc::Named { name } => format!("named {}", name.text),
         ActionDoc::Log { expr, .. } => format!("log <{}>", expr.text),

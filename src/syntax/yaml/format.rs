@@ -281,6 +281,25 @@ fn action(action: &Action) -> Yaml {
                 e.add("data", arguments(data));
             }
         }
+        Action::Send {
+            event,
+            data,
+            delay,
+            id,
+            ..
+        } => {
+            e.add("send", text(&event.text));
+            if !data.is_empty() {
+                e.add("data", arguments(data));
+            }
+            if let Some(delay) = delay {
+                e.add("delay", text(&delay.to_string()));
+            }
+            if let Some(id) = id {
+                e.add("id", text(&id.text));
+            }
+        }
+        Action::Cancel { id, .. } => e.add("cancel", text(&id.text)),
         Action::Log { expr, .. } => e.add("log", expression(expr)),
     }
     e.into_yaml()

@@ -55,8 +55,10 @@ const STATE_KEYS: [&str; 14] = [
     "allow",
 ];
 const TRANSITION_KEYS: [&str; 5] = ["target", "guard", "actions", "reenter", "description"];
-const ACTION_KINDS: [&str; 4] = ["assign", "raise", "effect", "log"];
-const ACTION_KEYS: [&str; 6] = ["assign", "raise", "data", "effect", "with", "log"];
+const ACTION_KINDS: [&str; 6] = ["assign", "raise", "send", "cancel", "effect", "log"];
+const ACTION_KEYS: [&str; 10] = [
+    "assign", "raise", "send", "data", "delay", "id", "cancel", "effect", "with", "log",
+];
 const SOURCE_KEYS: [&str; 2] = ["retry_horizon", "description"];
 const DEDUP_KEYS: [&str; 1] = ["retention"];
 const EVENT_KEYS: [&str; 4] = ["id", "source", "payload", "description"];
@@ -781,11 +783,13 @@ impl Reader {
         let mut kind: Option<(&Node, &Node)> = None;
         let mut data: Option<(&Node, &Node)> = None;
         let mut with: Option<(&Node, &Node)> = None;
+        let mut delay: Option<(&Node, &Node)> = None;
+        let mut id: Option<(&Node, &Node)> = None;
         let mut ok = true;
         for (k, v) in entries {
             let text = key_text(k);
             match text {
-                "assign" | "raise" | "effect" | "log" => match kind {
+                "assign" | "raise" | "send" | "cancel" | "effect" | "log" => match kind {
                     Some((first, _)) => {
                         self.invalid(
                             k.span,
@@ -801,6 +805,8 @@ impl Reader {
                 },
                 "data" => data = Some((k, v)),
                 "with" => with = Some((k, v)),
+                "delay" => delay = Some((k, v)),
+                "id" => id = Some((k, v)),
                 _ => {
                     self.unknown_key(k, text, &ACTION_KEYS);
                     ok = false;
@@ -818,9 +824,18 @@ impl Reader {
             return None;
         };
         let kind_text = key_text(kind_key);
-        if let Some((k, _)) = data.filter(|_| kind_text != "raise") {
-            self.invalid(k.span, "`data` belongs to a `raise` action".to_string());
+        if let Some((k, _)) = data.filter(|_| kind_text != "raise" && kind_text != "send") {
+            self.invalid(
+                k.span,
+                "`data` belongs to a `raise` or `send` action".to_string(),
+            );
             ok = false;
+        }
+        for (what, entry) in [("delay", delay), ("id", id)] {
+            if let Some((k, _)) = entry.filter(|_| kind_text != "send") {
+                self.invalid(k.span, format!("`{what}` belongs to a `send` action"));
+                ok = false;
+            }
         }
         if let Some((k, _)) = with.filter(|_| kind_text != "effect") {
             self.invalid(k.span, "`with` belongs to an `effect` action".to_string());
@@ -835,6 +850,23 @@ impl Reader {
             "raise" => ActionDoc::Raise {
                 event: self.name(kind_key, kind_value, "an event name")?,
                 data: data.map(|(k, v)| self.fields(k, v)).unwrap_or_default(),
+                span,
+            },
+            "send" => ActionDoc::Send {
+                event: self.name(kind_key, kind_value, "an event name")?,
+                data: data.map(|(k, v)| self.fields(k, v)).unwrap_or_default(),
+                delay: match delay {
+                    Some((k, v)) => Some(self.name(k, v, "a duration")?),
+                    None => None,
+                },
+                id: match id {
+                    Some((k, v)) => Some(self.name(k, v, "a send id")?),
+                    None => None,
+                },
+                span,
+            },
+            "cancel" => ActionDoc::Cancel {
+                id: self.name(kind_key, kind_value, "a send id")?,
                 span,
             },
             "effect" => ActionDoc::Effect {

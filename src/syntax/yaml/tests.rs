@@ -584,11 +584,11 @@ fn reports_malformed_files_at_their_place() {
         (
             "machine: m\nstates:\n  a:\n    entry:\n      - { frobnicate: x }\n",
             "E002 5:11 unknown key `frobnicate` | help: expected one of `assign`, `raise`, \
-             `data`, `effect`, `with` or `log`",
+             `send`, `data`, `delay`, `id`, `cancel`, `effect`, `with` or `log`",
         ),
         (
             "machine: m\nstates:\n  a:\n    entry:\n      - {}\n",
-            "E003 5:9 an action needs one of `assign`, `raise`, `effect` or `log`",
+            "E003 5:9 an action needs one of `assign`, `raise`, `send`, `cancel`, `effect` or `log`",
         ),
         (
             "machine: m\nstates:\n  a:\n    entry:\n      - raise: X\n        with: { a: b }\n",
@@ -597,7 +597,7 @@ fn reports_malformed_files_at_their_place() {
         (
             "machine: m\nstates:\n  a:\n    exit: [ 5 ]\n",
             "E003 4:13 an action in `exit` must be a name or a mapping with one of `assign`, \
-             `raise`, `effect` or `log`, found a number",
+             `raise`, `send`, `cancel`, `effect` or `log`, found a number",
         ),
         // Suppressions need their reason.
         (

@@ -1,0 +1,234 @@
+//! Command-line interface: argument parsing and the subcommands.
+//!
+//! Exit codes: 0 when nothing is at error level, 1 when something is, 2 when the
+//! command itself could not run (usage, unreadable path).
+
+mod run;
+
+use std::io::IsTerminal;
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand, ValueEnum};
+
+use idemchart::diagnostic::Diagnostic;
+use idemchart::syntax::{self, Syntax};
+use idemchart::{Machine, Severity, SourceFile};
+
+#[derive(Parser)]
+#[command(
+    name = "idemchart",
+    version,
+    about = "Statecharts for backends where every event may arrive twice"
+)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Load machine files and report every load error (syntax, names, expressions).
+    Check {
+        /// Files or directories (directories are searched for *.yaml, *.yml and *.chart).
+        #[arg(required = true)]
+        paths: Vec<PathBuf>,
+        /// Colour the output: auto (on a terminal), always or never.
+        #[arg(long, value_enum, default_value_t = Color::Auto)]
+        color: Color,
+    },
+    /// Print a machine in canonical form, in either syntax.
+    Fmt {
+        /// The syntax to print.
+        #[arg(long, value_enum)]
+        to: Format,
+        file: PathBuf,
+    },
+    /// Draw a machine as a Graphviz DOT or Mermaid diagram.
+    Graph {
+        #[arg(long, value_enum, default_value_t = GraphFormat::Mermaid)]
+        format: GraphFormat,
+        file: PathBuf,
+    },
+    /// Print the JSON Schema of the YAML format (for editor completion).
+    Schema,
+    /// Run a machine on JSON-lines events: `{"type": "E", "id": "...", "data": {...}}`,
+    /// or `{"advance": "200ms"}` to move the virtual clock.
+    Run {
+        machine: PathBuf,
+        /// The events file, or `-` for standard input.
+        #[arg(long)]
+        events: PathBuf,
+        #[arg(long, value_enum, default_value_t = run::RunFormat::Json)]
+        format: run::RunFormat,
+        /// Continue from this snapshot instead of starting afresh.
+        #[arg(long)]
+        snapshot_in: Option<PathBuf>,
+        /// Save the final snapshot here.
+        #[arg(long)]
+        snapshot_out: Option<PathBuf>,
+    },
+}
+
+#[derive(Clone, Copy, ValueEnum)]
+enum Color {
+    Auto,
+    Always,
+    Never,
+}
+
+#[derive(Clone, Copy, ValueEnum)]
+enum Format {
+    Yaml,
+    Dsl,
+}
+
+#[derive(Clone, Copy, ValueEnum)]
+enum GraphFormat {
+    Dot,
+    Mermaid,
+}
+
+pub fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let result = match cli.command {
+        Command::Check { paths, color } => check(&paths, color),
+        Command::Fmt { to, file } => with_machine(&file, |machine| match to {
+            Format::Yaml => syntax::yaml::format(machine),
+            Format::Dsl => syntax::dsl::format(machine),
+        }),
+        Command::Graph { format, file } => with_machine(&file, |machine| match format {
+            GraphFormat::Dot => idemchart::diagram::dot(machine),
+            GraphFormat::Mermaid => idemchart::diagram::mermaid(machine),
+        }),
+        Command::Run {
+            machine,
+            events,
+            format,
+            snapshot_in,
+            snapshot_out,
+        } => run::run(run::RunArgs {
+            machine,
+            events,
+            format,
+            snapshot_in,
+            snapshot_out,
+        }),
+        Command::Schema => {
+            println!("{}", idemchart::schema::MACHINE_SCHEMA.trim_end());
+            Ok(ExitCode::SUCCESS)
+        }
+    };
+    result.unwrap_or_else(|message| {
+        eprintln!("error: {message}");
+        ExitCode::from(2)
+    })
+}
+
+/// A failure of the command itself, not of the machines it reads.
+type CommandResult = Result<ExitCode, String>;
+
+fn check(paths: &[PathBuf], color: Color) -> CommandResult {
+    let files = machine_files(paths)?;
+    let color = match color {
+        Color::Auto => std::io::stderr().is_terminal(),
+        Color::Always => true,
+        Color::Never => false,
+    };
+    let mut errors = 0;
+    for path in &files {
+        let file = read(path)?;
+        if let Err(diagnostics) = load(&file) {
+            errors += diagnostics
+                .iter()
+                .filter(|d| d.severity == Severity::Error)
+                .count();
+            for diagnostic in &diagnostics {
+                eprintln!("{}\n", idemchart::report::render(diagnostic, &file, color));
+            }
+        }
+    }
+    let noun = if files.len() == 1 { "file" } else { "files" };
+    eprintln!(
+        "checked {} {noun}: {errors} error{}",
+        files.len(),
+        if errors == 1 { "" } else { "s" }
+    );
+    Ok(if errors > 0 {
+        ExitCode::from(1)
+    } else {
+        ExitCode::SUCCESS
+    })
+}
+
+/// Loads one machine and prints what `print` makes of it; load errors are
+/// printed instead, with exit code 1.
+fn with_machine(path: &Path, print: impl FnOnce(&Machine) -> String) -> CommandResult {
+    match load_or_report(path)? {
+        Some(machine) => {
+            print!("{}", print(&machine));
+            Ok(ExitCode::SUCCESS)
+        }
+        None => Ok(ExitCode::from(1)),
+    }
+}
+
+/// Loads one machine, or prints its load errors and gives `None`.
+fn load_or_report(path: &Path) -> Result<Option<Machine>, String> {
+    let file = read(path)?;
+    match load(&file) {
+        Ok(machine) => Ok(Some(machine)),
+        Err(diagnostics) => {
+            let color = std::io::stderr().is_terminal();
+            for diagnostic in &diagnostics {
+                eprintln!("{}\n", idemchart::report::render(diagnostic, &file, color));
+            }
+            Ok(None)
+        }
+    }
+}
+
+fn read(path: &Path) -> Result<SourceFile, String> {
+    let text = std::fs::read_to_string(path)
+        .map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+    Ok(SourceFile::new(path.display().to_string(), text))
+}
+
+fn load(file: &SourceFile) -> Result<Machine, Vec<Diagnostic>> {
+    syntax::load(file)
+}
+
+/// The machine files named by `paths`: files as given, directories searched
+/// recursively for `*.yaml`, `*.yml` and `*.chart`, in sorted order.
+fn machine_files(paths: &[PathBuf]) -> Result<Vec<PathBuf>, String> {
+    let mut files = Vec::new();
+    for path in paths {
+        let meta =
+            std::fs::metadata(path).map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+        if meta.is_dir() {
+            let mut found = Vec::new();
+            walk(path, &mut found)?;
+            found.sort();
+            files.extend(found);
+        } else {
+            files.push(path.clone());
+        }
+    }
+    Ok(files)
+}
+
+fn walk(dir: &Path, found: &mut Vec<PathBuf>) -> Result<(), String> {
+    let entries =
+        std::fs::read_dir(dir).map_err(|e| format!("cannot read {}: {e}", dir.display()))?;
+    for entry in entries {
+        let path = entry
+            .map_err(|e| format!("cannot read {}: {e}", dir.display()))?
+            .path();
+        if path.is_dir() {
+            walk(&path, found)?;
+        } else if Syntax::of_path(&path).is_some() {
+            found.push(path);
+        }
+    }
+    Ok(())
+}

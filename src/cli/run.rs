@@ -1,0 +1,224 @@
+//! `idemchart run`: drive a machine with JSON-lines events.
+
+use std::io::{BufRead, Write};
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use std::sync::Arc;
+
+use idemchart::expr::{Event, Value};
+use idemchart::interp::{Actor, Chart, Snapshot, Step};
+use idemchart::model::Duration;
+
+use super::{CommandResult, load_or_report};
+
+#[derive(Clone, Copy, clap::ValueEnum)]
+pub enum RunFormat {
+    Json,
+    Text,
+}
+
+pub struct RunArgs {
+    pub machine: PathBuf,
+    pub events: PathBuf,
+    pub format: RunFormat,
+    pub snapshot_in: Option<PathBuf>,
+    pub snapshot_out: Option<PathBuf>,
+}
+
+/// One line of the events input.
+enum Input {
+    Event(Event),
+    Advance(u64),
+}
+
+pub fn run(args: RunArgs) -> CommandResult {
+    let Some(machine) = load_or_report(&args.machine)? else {
+        return Ok(ExitCode::from(1));
+    };
+    let chart = Arc::new(Chart::new(machine));
+    let mut actor = match &args.snapshot_in {
+        Some(path) => {
+            let text = read(path)?;
+            let snapshot: Snapshot = serde_json::from_str(&text).map_err(|e| {
+                format!(
+                    "{}:{}:{}: {}",
+                    path.display(),
+                    e.line(),
+                    e.column(),
+                    strip_position(&e)
+                )
+            })?;
+            let actor = Actor::restore(Arc::clone(&chart), &snapshot)
+                .map_err(|e| format!("{}: {e}", path.display()))?;
+            print_state(&actor, None, args.format);
+            actor
+        }
+        None => {
+            let actor = Actor::new(Arc::clone(&chart));
+            print_state(&actor, Some(actor.last_step()), args.format);
+            actor
+        }
+    };
+
+    let events_name = args.events.display().to_string();
+    let reader: Box<dyn BufRead> = if args.events == Path::new("-") {
+        Box::new(std::io::stdin().lock())
+    } else {
+        let file = std::fs::File::open(&args.events)
+            .map_err(|e| format!("cannot read {events_name}: {e}"))?;
+        Box::new(std::io::BufReader::new(file))
+    };
+    for (number, line) in reader.lines().enumerate() {
+        let line = line.map_err(|e| format!("cannot read {events_name}: {e}"))?;
+        if line.trim().is_empty() {
+            continue;
+        }
+        let input = match parse_input(&line, &chart) {
+            Ok(input) => input,
+            Err((column, message)) => {
+                eprintln!("error: {events_name}:{}:{column}: {message}", number + 1);
+                return Ok(ExitCode::from(1));
+            }
+        };
+        match input {
+            Input::Event(event) => {
+                actor.send(&event);
+            }
+            Input::Advance(millis) => {
+                let to = actor.now() + millis;
+                actor.advance_to(to);
+            }
+        }
+        print_state(&actor, Some(actor.last_step()), args.format);
+    }
+    if let Some(path) = &args.snapshot_out {
+        let text = serde_json::to_string_pretty(&actor.snapshot()).map_err(|e| e.to_string())?;
+        write_atomically(path, &text)?;
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+fn read(path: &Path) -> Result<String, String> {
+    std::fs::read_to_string(path).map_err(|e| format!("cannot read {}: {e}", path.display()))
+}
+
+/// Writes through a temporary file and a rename, so a crash never leaves a
+/// half-written snapshot.
+fn write_atomically(path: &Path, text: &str) -> Result<(), String> {
+    let tmp = path.with_extension("tmp");
+    let result = std::fs::File::create(&tmp)
+        .and_then(|mut f| {
+            f.write_all(text.as_bytes())
+                .and_then(|_| f.write_all(b"\n"))
+                .and_then(|_| f.sync_all())
+        })
+        .and_then(|_| std::fs::rename(&tmp, path));
+    result.map_err(|e| format!("cannot write {}: {e}", path.display()))
+}
+
+fn strip_position(e: &serde_json::Error) -> String {
+    let text = e.to_string();
+    match text.rfind(" at line ") {
+        Some(i) => text[..i].to_string(),
+        None => text,
+    }
+}
+
+/// Reads one input line; an error comes with the 1-based column it is at.
+fn parse_input(line: &str, chart: &Chart) -> Result<Input, (usize, String)> {
+    let value: serde_json::Value =
+        serde_json::from_str(line).map_err(|e| (e.column(), strip_position(&e)))?;
+    let serde_json::Value::Object(object) = value else {
+        return Err((
+            1,
+            "expected an object: {\"type\": ...} or {\"advance\": \"200ms\"}".into(),
+        ));
+    };
+    if let Some(advance) = object.get("advance") {
+        let text = advance.as_str().unwrap_or_default();
+        return Duration::parse(text)
+            .map(|d| Input::Advance(d.millis))
+            .ok_or((
+                1,
+                format!(
+                    "invalid duration {advance}: write a whole number followed by ms, s, m, h or d"
+                ),
+            ));
+    }
+    for key in object.keys() {
+        if !["type", "id", "data"].contains(&key.as_str()) {
+            return Err((
+                1,
+                format!("unknown key `{key}`: an event has `type`, `id` and `data`"),
+            ));
+        }
+    }
+    let Some(name) = object.get("type").and_then(|t| t.as_str()) else {
+        return Err((1, "an event needs a string `type`".into()));
+    };
+    let data = object.get("data").map(Value::from).unwrap_or(Value::Null);
+    if data != Value::Null && data.as_map().is_none() {
+        return Err((1, "`data` must be an object".into()));
+    }
+    // The id is given, or read from the payload field the event declares.
+    let id = object.get("id").map(Value::from).or_else(|| {
+        let field = chart.machine().events.get(name)?.id_field.as_ref()?;
+        data.get(&field.text).cloned()
+    });
+    Ok(Input::Event(Event::new(name, id, data)))
+}
+
+fn print_state(actor: &Actor, step: Option<&Step>, format: RunFormat) {
+    let chart = actor.chart();
+    let machine = chart.machine();
+    let configuration: Vec<&str> = actor
+        .configuration()
+        .map(|s| machine.display_name(s))
+        .collect();
+    let effects: Vec<serde_json::Value> = step
+        .map(|step| {
+            step.effects
+                .iter()
+                .map(|e| {
+                    let mut effect =
+                        serde_json::json!({ "effect": &*e.name, "position": e.position });
+                    if e.args != Value::Null {
+                        effect["args"] = e.args.to_json();
+                    }
+                    if e.host {
+                        effect["host"] = true.into();
+                    }
+                    effect
+                })
+                .collect()
+        })
+        .unwrap_or_default();
+    let event = step.and_then(|s| s.event.as_deref());
+    let ignored = step.is_some_and(|s| s.ignored);
+    match format {
+        RunFormat::Json => {
+            let line = serde_json::json!({
+                "event": event,
+                "configuration": configuration,
+                "context": actor.context().to_json(),
+                "effects": effects,
+                "ignored": ignored,
+            });
+            println!("{line}");
+        }
+        RunFormat::Text => {
+            let what = event.unwrap_or("(start)");
+            let mut line = format!("{what}: {}", configuration.join(", "));
+            if ignored {
+                line.push_str("  (ignored)");
+            }
+            for effect in &effects {
+                line.push_str(&format!(
+                    "  effect {}",
+                    effect["effect"].as_str().unwrap_or_default()
+                ));
+            }
+            println!("{line}");
+        }
+    }
+}

@@ -1,0 +1,759 @@
+//! A running machine: the W3C SCXML algorithm (Recommendation, Appendix D)
+//! over a `Chart`, with XState's `reenter` flag and delayed transitions.
+
+use std::collections::VecDeque;
+use std::sync::Arc;
+
+use super::bits::StateSet;
+use super::chart::{Chart, CompiledAction};
+use super::step::{EffectCall, Step};
+use crate::expr::{self, Event, Value};
+use crate::model::{StateId, StateKind, TransitionId};
+
+/// Whether the machine still accepts events.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Status {
+    Active,
+    /// A final child of the machine was entered; every event is now ignored.
+    Done,
+}
+
+/// Something due at `due` (milliseconds on the actor's clock).
+#[derive(Clone, Debug)]
+pub(crate) struct Timer {
+    pub due: u64,
+    /// Order of scheduling, which breaks ties between equal due times.
+    pub seq: u64,
+    pub what: Due,
+}
+
+#[derive(Clone, Debug)]
+pub(crate) enum Due {
+    /// A delayed transition, cancelled when its state is exited.
+    Transition(TransitionId),
+    /// A delayed send, cancelled by its id.
+    Send { event: Event, id: Option<Arc<str>> },
+}
+
+/// One running instance of a chart.
+#[derive(Clone, Debug)]
+pub struct Actor {
+    pub(crate) chart: Arc<Chart>,
+    pub(crate) active: StateSet,
+    pub(crate) context: Vec<Value>,
+    /// Recorded history, by history state: the states to restore.
+    pub(crate) history: Vec<(StateId, Vec<StateId>)>,
+    pub(crate) timers: Vec<Timer>,
+    pub(crate) status: Status,
+    pub(crate) now: u64,
+    pub(crate) next_seq: u64,
+    internal: VecDeque<Event>,
+    /// Events the machine sent itself, processed after the current one.
+    external: VecDeque<Event>,
+    step: Step,
+    enabled: Vec<TransitionId>,
+    exit_set: StateSet,
+    enter_set: StateSet,
+    default_entry: StateSet,
+    scratch: Vec<StateId>,
+    guard_errors: Vec<String>,
+}
+
+impl Actor {
+    /// A new actor at rest before its initial configuration; `start` enters it.
+    pub(crate) fn idle(chart: Arc<Chart>, context: Vec<Value>, now: u64) -> Actor {
+        let n = chart.states.len();
+        Actor {
+            chart,
+            active: StateSet::with_capacity(n),
+            context,
+            history: Vec::new(),
+            timers: Vec::new(),
+            status: Status::Active,
+            now,
+            next_seq: 0,
+            internal: VecDeque::new(),
+            external: VecDeque::new(),
+            step: Step::default(),
+            enabled: Vec::new(),
+            exit_set: StateSet::with_capacity(n),
+            enter_set: StateSet::with_capacity(n),
+            default_entry: StateSet::with_capacity(n),
+            scratch: Vec::new(),
+            guard_errors: Vec::new(),
+        }
+    }
+
+    /// Enters the initial configuration and runs to a stable one.
+    pub(crate) fn start(&mut self) -> &Step {
+        self.step.clear(None);
+        let chart = Arc::clone(&self.chart);
+        self.enter_set.clear();
+        self.default_entry.clear();
+        self.add_descendants(&chart, StateId::ROOT);
+        self.enter(&chart);
+        self.run_to_completion(&chart);
+        self.drain_external(&chart);
+        &self.step
+    }
+
+    /// Processes one external event as a macrostep.
+    pub fn send(&mut self, event: &Event) -> &Step {
+        self.step.clear(Some(Arc::clone(&event.name)));
+        if self.status == Status::Done {
+            self.step.ignored = true;
+            return &self.step;
+        }
+        let chart = Arc::clone(&self.chart);
+        self.select(&chart, Some(event));
+        if self.enabled.is_empty() {
+            self.step.ignored = true;
+        } else {
+            self.microstep(&chart, Some(event));
+            self.run_to_completion(&chart);
+        }
+        self.drain_external(&chart);
+        &self.step
+    }
+
+    /// Processes the events the machine sent itself, each as a macrostep.
+    fn drain_external(&mut self, chart: &Chart) {
+        while self.status == Status::Active {
+            let Some(event) = self.external.pop_front() else {
+                break;
+            };
+            self.macrostep(chart, &event);
+        }
+    }
+
+    fn macrostep(&mut self, chart: &Chart, event: &Event) {
+        self.select(chart, Some(event));
+        if !self.enabled.is_empty() {
+            self.microstep(chart, Some(event));
+            self.run_to_completion(chart);
+        }
+    }
+
+    /// Moves the clock to `now` and fires every delayed transition due by
+    /// then, in order of due time.
+    pub fn advance_to(&mut self, now: u64) -> &Step {
+        self.step.clear(None);
+        let chart = Arc::clone(&self.chart);
+        while self.status == Status::Active {
+            let due = self
+                .timers
+                .iter()
+                .enumerate()
+                .filter(|(_, t)| t.due <= now)
+                .min_by_key(|(_, t)| (t.due, t.seq));
+            let Some((index, _)) = due else { break };
+            let timer = self.timers.remove(index);
+            self.now = self.now.max(timer.due);
+            match timer.what {
+                Due::Transition(t) => {
+                    if !self.active.contains(chart.transition(t).source)
+                        || !self.guard(&chart, t, None)
+                    {
+                        self.flush_errors();
+                        continue;
+                    }
+                    self.enabled.clear();
+                    self.enabled.push(t);
+                    self.microstep(&chart, None);
+                    self.run_to_completion(&chart);
+                }
+                Due::Send { event, .. } => self.macrostep(&chart, &event),
+            }
+            self.drain_external(&chart);
+        }
+        self.now = self.now.max(now);
+        &self.step
+    }
+
+    /// The time of the next pending delayed transition.
+    pub fn next_due(&self) -> Option<u64> {
+        self.timers.iter().map(|t| t.due).min()
+    }
+
+    pub fn status(&self) -> Status {
+        self.status
+    }
+
+    /// The actor's clock, in milliseconds.
+    pub fn now(&self) -> u64 {
+        self.now
+    }
+
+    pub fn chart(&self) -> &Arc<Chart> {
+        &self.chart
+    }
+
+    /// Whether the state is active.
+    pub fn is_active(&self, state: StateId) -> bool {
+        self.active.contains(state)
+    }
+
+    /// Active states in document order.
+    pub fn active_states(&self) -> impl Iterator<Item = StateId> + '_ {
+        self.active.iter()
+    }
+
+    /// Active atomic states (the leaves of the configuration) in document order.
+    pub fn configuration(&self) -> impl Iterator<Item = StateId> + '_ {
+        self.active
+            .iter()
+            .filter(|s| self.chart.state(*s).children.is_empty())
+    }
+
+    /// The context field's current value.
+    pub fn context_value(&self, field: &str) -> Option<&Value> {
+        self.chart
+            .layout
+            .slot(field)
+            .map(|slot| &self.context[slot as usize])
+    }
+
+    /// The whole context as a map.
+    pub fn context(&self) -> Value {
+        self.chart.layout.to_map(&self.context)
+    }
+
+    fn run_to_completion(&mut self, chart: &Chart) {
+        while self.status == Status::Active {
+            if chart.has_eventless {
+                self.select(chart, None);
+                if !self.enabled.is_empty() {
+                    self.microstep(chart, None);
+                    continue;
+                }
+            }
+            let Some(event) = self.internal.pop_front() else {
+                break;
+            };
+            self.select(chart, Some(&event));
+            if !self.enabled.is_empty() {
+                self.microstep(chart, Some(&event));
+            }
+        }
+        if self.status == Status::Done {
+            self.internal.clear();
+        }
+    }
+
+    /// The optimal enabled transition set: for each active atomic state in
+    /// document order, the first enabled transition of it or its nearest
+    /// ancestor; then conflicts resolved in favour of descendants.
+    fn select(&mut self, chart: &Chart, event: Option<&Event>) {
+        self.enabled.clear();
+        for state in self.active.iter() {
+            if !chart.state(state).children.is_empty() {
+                continue;
+            }
+            let mut at = Some(state);
+            'walk: while let Some(s) = at {
+                let info = chart.state(s);
+                let candidates = if event.is_some() {
+                    &info.on
+                } else {
+                    &info.always
+                };
+                for &t in candidates {
+                    let matches = match event {
+                        Some(e) => chart
+                            .transition(t)
+                            .descriptor
+                            .as_ref()
+                            .is_some_and(|d| d.matches(&e.name)),
+                        None => true,
+                    };
+                    if matches
+                        && guard_passes(
+                            chart,
+                            t,
+                            &self.context,
+                            &self.active,
+                            event,
+                            &mut self.guard_errors,
+                        )
+                    {
+                        if !self.enabled.contains(&t) {
+                            self.enabled.push(t);
+                        }
+                        break 'walk;
+                    }
+                }
+                at = info.parent;
+            }
+        }
+        if self.enabled.len() > 1 {
+            self.remove_conflicts(chart);
+        }
+    }
+
+    fn guard(&mut self, chart: &Chart, t: TransitionId, event: Option<&Event>) -> bool {
+        guard_passes(
+            chart,
+            t,
+            &self.context,
+            &self.active,
+            event,
+            &mut self.guard_errors,
+        )
+    }
+
+    fn remove_conflicts(&mut self, chart: &Chart) {
+        let enabled = std::mem::take(&mut self.enabled);
+        let mut filtered: Vec<(TransitionId, StateSet)> = Vec::with_capacity(enabled.len());
+        for &t1 in &enabled {
+            let exit1 = self.exit_set_of(chart, t1);
+            let mut preempted = false;
+            let mut remove = Vec::new();
+            for (i, (t2, exit2)) in filtered.iter().enumerate() {
+                if exit1.intersects(exit2) {
+                    if chart
+                        .is_descendant(chart.transition(t1).source, chart.transition(*t2).source)
+                    {
+                        remove.push(i);
+                    } else {
+                        preempted = true;
+                        break;
+                    }
+                }
+            }
+            if !preempted {
+                for i in remove.into_iter().rev() {
+                    filtered.remove(i);
+                }
+                filtered.push((t1, exit1));
+            }
+        }
+        self.enabled = enabled;
+        self.enabled.clear();
+        self.enabled.extend(filtered.into_iter().map(|(t, _)| t));
+    }
+
+    fn exit_set_of(&self, chart: &Chart, t: TransitionId) -> StateSet {
+        let mut set = StateSet::with_capacity(chart.states.len());
+        if let Some(domain) = self.domain(chart, t) {
+            let end = chart.state(domain).subtree_end;
+            for s in self
+                .active
+                .iter_from(domain.0 + 1)
+                .take_while(|s| s.0 < end)
+            {
+                set.insert(s);
+            }
+        }
+        set
+    }
+
+    /// The states a transition targets, with history states replaced by what
+    /// they would restore.
+    fn effective_targets(&self, chart: &Chart, t: TransitionId, out: &mut Vec<StateId>) {
+        out.clear();
+        let mut stack: Vec<StateId> = chart.transition(t).targets.iter().rev().copied().collect();
+        while let Some(s) = stack.pop() {
+            if let StateKind::History(_) = chart.state(s).kind {
+                let restored = self
+                    .history
+                    .iter()
+                    .find(|(h, _)| *h == s)
+                    .map(|(_, v)| v.as_slice());
+                let next = restored.unwrap_or(&chart.state(s).initial);
+                stack.extend(next.iter().rev());
+            } else if !out.contains(&s) {
+                out.push(s);
+            }
+        }
+    }
+
+    /// The state a transition exits and re-enters below: its source for a
+    /// transition into the source without `reenter`, else the least common
+    /// compound ancestor of source and targets. `None` for a targetless one.
+    fn domain(&self, chart: &Chart, t: TransitionId) -> Option<StateId> {
+        let info = chart.transition(t);
+        if info.targets.is_empty() {
+            return None;
+        }
+        let mut targets = Vec::new();
+        self.effective_targets(chart, t, &mut targets);
+        if targets.is_empty() {
+            return None;
+        }
+        let source = info.source;
+        if !info.reenter
+            && chart.state(source).kind == StateKind::Compound
+            && targets.iter().all(|&s| chart.is_descendant(s, source))
+        {
+            return Some(source);
+        }
+        let mut at = chart.state(source).parent;
+        while let Some(anc) = at {
+            let compound = anc == StateId::ROOT || chart.state(anc).kind == StateKind::Compound;
+            if compound && targets.iter().all(|&s| chart.is_descendant(s, anc)) {
+                return Some(anc);
+            }
+            at = chart.state(anc).parent;
+        }
+        Some(StateId::ROOT)
+    }
+
+    fn microstep(&mut self, chart: &Chart, event: Option<&Event>) {
+        let enabled = std::mem::take(&mut self.enabled);
+        self.exit(chart, &enabled);
+        for &t in &enabled {
+            self.step.transitions.push(t);
+            self.run_actions(&chart.transition(t).actions, event);
+        }
+        self.enter_set.clear();
+        self.default_entry.clear();
+        for &t in &enabled {
+            let Some(domain) = self.domain(chart, t) else {
+                continue;
+            };
+            for &target in &chart.transition(t).targets {
+                self.add_descendants(chart, target);
+            }
+            let mut targets = std::mem::take(&mut self.scratch);
+            self.effective_targets(chart, t, &mut targets);
+            for &s in &targets {
+                self.add_ancestors(chart, s, domain);
+            }
+            self.scratch = targets;
+        }
+        self.enabled = enabled;
+        self.enter(chart);
+        self.flush_errors();
+    }
+
+    /// Exits the states the enabled transitions leave, deepest last in
+    /// document order first, recording history before any exit runs.
+    fn exit(&mut self, chart: &Chart, enabled: &[TransitionId]) {
+        self.exit_set.clear();
+        for &t in enabled {
+            if let Some(domain) = self.domain(chart, t) {
+                let end = chart.state(domain).subtree_end;
+                let inside: Vec<StateId> = self
+                    .active
+                    .iter_from(domain.0 + 1)
+                    .take_while(|s| s.0 < end)
+                    .collect();
+                for s in inside {
+                    self.exit_set.insert(s);
+                }
+            }
+        }
+        if self.exit_set.is_empty() {
+            return;
+        }
+        let exiting: Vec<StateId> = self.exit_set.iter().collect();
+        for &s in &exiting {
+            for &h in &chart.state(s).history {
+                let deep = matches!(
+                    chart.state(h).kind,
+                    StateKind::History(crate::model::HistoryKind::Deep)
+                );
+                let end = chart.state(s).subtree_end;
+                let recorded: Vec<StateId> = self
+                    .active
+                    .iter_from(s.0 + 1)
+                    .take_while(|x| x.0 < end)
+                    .filter(|&x| {
+                        if deep {
+                            chart.state(x).children.is_empty()
+                        } else {
+                            chart.state(x).parent == Some(s)
+                        }
+                    })
+                    .collect();
+                match self.history.iter_mut().find(|(k, _)| *k == h) {
+                    Some((_, v)) => *v = recorded,
+                    None => self.history.push((h, recorded)),
+                }
+            }
+        }
+        for &s in exiting.iter().rev() {
+            self.run_actions(&chart.state(s).exit, None);
+            self.timers.retain(|timer| !matches!(timer.what, Due::Transition(t) if chart.transition(t).source == s));
+            self.active.remove(s);
+            self.step.exited.push(s);
+        }
+    }
+
+    fn add_descendants(&mut self, chart: &Chart, state: StateId) {
+        let info = chart.state(state);
+        if let StateKind::History(_) = info.kind {
+            let parent = info.parent.unwrap_or(StateId::ROOT);
+            let restored = self
+                .history
+                .iter()
+                .find(|(h, _)| *h == state)
+                .map(|(_, v)| v.clone());
+            let states = restored.unwrap_or_else(|| info.initial.clone());
+            for &s in &states {
+                self.add_descendants(chart, s);
+            }
+            for &s in &states {
+                self.add_ancestors(chart, s, parent);
+            }
+            return;
+        }
+        self.enter_set.insert(state);
+        match info.kind {
+            StateKind::Compound => {
+                self.default_entry.insert(state);
+                let initial = if info.initial.is_empty() {
+                    &info.children[..1]
+                } else {
+                    &info.initial[..]
+                };
+                for &s in initial {
+                    self.add_descendants(chart, s);
+                }
+                for &s in initial {
+                    self.add_ancestors(chart, s, state);
+                }
+            }
+            StateKind::Parallel => {
+                for &child in &info.children {
+                    if !self
+                        .enter_set
+                        .any_in(child.0, chart.state(child).subtree_end)
+                    {
+                        self.add_descendants(chart, child);
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+
+    /// Adds the ancestors of `state` below `ancestor`, completing any parallel
+    /// state among them with its other regions.
+    fn add_ancestors(&mut self, chart: &Chart, state: StateId, ancestor: StateId) {
+        let mut at = chart.state(state).parent;
+        while let Some(anc) = at {
+            if anc == ancestor {
+                break;
+            }
+            self.enter_set.insert(anc);
+            if chart.state(anc).kind == StateKind::Parallel {
+                for &child in &chart.state(anc).children {
+                    if !self
+                        .enter_set
+                        .any_in(child.0, chart.state(child).subtree_end)
+                    {
+                        self.add_descendants(chart, child);
+                    }
+                }
+            }
+            at = chart.state(anc).parent;
+        }
+    }
+
+    fn enter(&mut self, chart: &Chart) {
+        let entering: Vec<StateId> = self.enter_set.iter().collect();
+        for s in entering {
+            self.active.insert(s);
+            self.step.entered.push(s);
+            self.run_actions(&chart.state(s).entry, None);
+            for &t in &chart.state(s).after {
+                if let Some(delay) = chart.transition(t).delay {
+                    self.schedule(delay, Due::Transition(t));
+                }
+            }
+            if chart.state(s).kind == StateKind::Final {
+                self.complete(chart, s);
+            }
+        }
+    }
+
+    /// Raises `done.state` events for a final state, or ends the machine when
+    /// the final state is one of its top-level states.
+    fn complete(&mut self, chart: &Chart, state: StateId) {
+        let Some(parent) = chart.state(state).parent else {
+            return;
+        };
+        if parent == StateId::ROOT && chart.state(parent).kind != StateKind::Parallel {
+            self.status = Status::Done;
+            self.timers.clear();
+            return;
+        }
+        self.internal.push_back(Event::new(
+            Arc::clone(&chart.state(parent).done_event),
+            None,
+            Value::Null,
+        ));
+        if let Some(grand) = chart.state(parent).parent
+            && chart.state(grand).kind == StateKind::Parallel
+            && chart
+                .state(grand)
+                .children
+                .iter()
+                .all(|&c| self.in_final(chart, c))
+        {
+            if grand == StateId::ROOT {
+                self.status = Status::Done;
+                self.timers.clear();
+            } else {
+                self.internal.push_back(Event::new(
+                    Arc::clone(&chart.state(grand).done_event),
+                    None,
+                    Value::Null,
+                ));
+            }
+        }
+    }
+
+    fn schedule(&mut self, delay: u64, what: Due) {
+        self.timers.push(Timer {
+            due: self.now + delay,
+            seq: self.next_seq,
+            what,
+        });
+        self.next_seq += 1;
+    }
+
+    fn in_final(&self, chart: &Chart, state: StateId) -> bool {
+        let info = chart.state(state);
+        match info.kind {
+            StateKind::Compound => info
+                .children
+                .iter()
+                .any(|&c| chart.state(c).kind == StateKind::Final && self.active.contains(c)),
+            StateKind::Parallel => info.children.iter().all(|&c| self.in_final(chart, c)),
+            _ => false,
+        }
+    }
+
+    /// Runs a block of actions; the first failing action raises
+    /// `error.execution` and ends the block, as in SCXML.
+    fn run_actions(&mut self, actions: &[CompiledAction], event: Option<&Event>) {
+        for action in actions {
+            if let Err(message) = self.run_action(action, event) {
+                self.step.errors.push(message);
+                self.internal
+                    .push_back(Event::new("error.execution", None, Value::Null));
+                break;
+            }
+        }
+    }
+
+    fn run_action(&mut self, action: &CompiledAction, event: Option<&Event>) -> Result<(), String> {
+        let active = &self.active;
+        let is_active = |s: u32| active.contains(StateId(s));
+        match action {
+            CompiledAction::Assign(assign) => {
+                assign
+                    .apply(&mut self.context, event, &is_active)
+                    .map_err(|e| e.message)?;
+            }
+            CompiledAction::Raise { event: name, data } => {
+                let data = evaluate_map(data, &self.context, event, &is_active)?;
+                self.internal
+                    .push_back(Event::new(Arc::clone(name), None, data));
+            }
+            CompiledAction::Send {
+                event: name,
+                data,
+                delay,
+                id,
+            } => {
+                let data = evaluate_map(data, &self.context, event, &is_active)?;
+                let sent = Event::new(Arc::clone(name), None, data);
+                match delay {
+                    Some(delay) => self.schedule(
+                        *delay,
+                        Due::Send {
+                            event: sent,
+                            id: id.clone(),
+                        },
+                    ),
+                    None => self.external.push_back(sent),
+                }
+            }
+            CompiledAction::Cancel { id } => {
+                self.timers
+                    .retain(|t| !matches!(&t.what, Due::Send { id: Some(x), .. } if x == id));
+            }
+            CompiledAction::Effect { name, args } => {
+                let args = evaluate_map(args, &self.context, event, &is_active)?;
+                let position = self.step.effects.len() as u32;
+                self.step.effects.push(EffectCall {
+                    name: Arc::clone(name),
+                    args,
+                    position,
+                    host: false,
+                });
+            }
+            CompiledAction::Host { name } => {
+                let position = self.step.effects.len() as u32;
+                self.step.effects.push(EffectCall {
+                    name: Arc::clone(name),
+                    args: Value::Null,
+                    position,
+                    host: true,
+                });
+            }
+            CompiledAction::Log(expr) => {
+                let value =
+                    expr::eval(expr, &self.context, event, &is_active).map_err(|e| e.message)?;
+                self.step.logs.push(value);
+            }
+        }
+        Ok(())
+    }
+
+    fn flush_errors(&mut self) {
+        for message in self.guard_errors.drain(..) {
+            self.step.errors.push(message);
+            self.internal
+                .push_back(Event::new("error.execution", None, Value::Null));
+        }
+    }
+}
+
+/// Evaluates a guard; an error counts as false and is kept in `errors`, to be
+/// raised as `error.execution` as in SCXML.
+fn guard_passes(
+    chart: &Chart,
+    t: TransitionId,
+    context: &[Value],
+    active: &StateSet,
+    event: Option<&Event>,
+    errors: &mut Vec<String>,
+) -> bool {
+    let Some(guard) = &chart.transition(t).guard else {
+        return true;
+    };
+    let is_active = |s: u32| active.contains(StateId(s));
+    expr::eval_guard(guard, context, event, &is_active).unwrap_or_else(|error| {
+        errors.push(error.message);
+        false
+    })
+}
+
+fn evaluate_map(
+    entries: &[(Arc<str>, expr::Compiled)],
+    context: &[Value],
+    event: Option<&Event>,
+    active: &dyn Fn(u32) -> bool,
+) -> Result<Value, String> {
+    if entries.is_empty() {
+        return Ok(Value::Null);
+    }
+    let mut map = expr::Map::default();
+    for (key, compiled) in entries {
+        let value = expr::eval(compiled, context, event, active).map_err(|e| e.message)?;
+        map.insert(Arc::clone(key), value);
+    }
+    Ok(Value::Map(Arc::new(map)))
+}
+
+impl Actor {
+    /// The record of the latest macrostep (the start, a send or timers).
+    pub fn last_step(&self) -> &Step {
+        &self.step
+    }
+}

@@ -1,0 +1,218 @@
+//! A machine prepared for running: expressions compiled, targets and
+//! subtrees precomputed, so that a step does no lookups by name.
+
+use std::sync::Arc;
+
+use crate::expr::{self, Compiled, CompiledAssign, Layout};
+use crate::model::{Action, EventDescriptor, Machine, StateId, StateKind, TransitionId, Trigger};
+use crate::syntax::find_state;
+
+/// A machine compiled for the interpreter. Cheap to share between actors.
+#[derive(Debug)]
+pub struct Chart {
+    pub(crate) machine: Machine,
+    pub(crate) layout: Layout,
+    pub(crate) states: Vec<StateInfo>,
+    pub(crate) transitions: Vec<TransitionInfo>,
+    /// Whether any state has eventless transitions; lets a step skip looking.
+    pub(crate) has_eventless: bool,
+}
+
+#[derive(Debug)]
+pub(crate) struct StateInfo {
+    /// Descendants have ids in `id + 1 .. subtree_end`, because states are
+    /// numbered in document order, parents first.
+    pub subtree_end: u32,
+    pub parent: Option<StateId>,
+    pub kind: StateKind,
+    /// Child states that can be active (history pseudo-states excluded).
+    pub children: Vec<StateId>,
+    pub history: Vec<StateId>,
+    /// Default entry of a compound state, default of a history state.
+    pub initial: Vec<StateId>,
+    pub entry: Vec<CompiledAction>,
+    pub exit: Vec<CompiledAction>,
+    /// Event transitions, then eventless ones, in document order.
+    pub on: Vec<TransitionId>,
+    pub always: Vec<TransitionId>,
+    pub after: Vec<TransitionId>,
+    /// `done.state.ID` raised when this state completes.
+    pub done_event: Arc<str>,
+}
+
+#[derive(Debug)]
+pub(crate) struct TransitionInfo {
+    pub source: StateId,
+    pub descriptor: Option<EventDescriptor>,
+    pub delay: Option<u64>,
+    pub guard: Option<Compiled>,
+    pub actions: Vec<CompiledAction>,
+    /// Empty for a targetless transition, and for a self-target without
+    /// `reenter`, which XState runs without leaving the state.
+    pub targets: Vec<StateId>,
+    pub reenter: bool,
+}
+
+#[derive(Debug)]
+pub(crate) enum CompiledAction {
+    Assign(CompiledAssign),
+    Raise {
+        event: Arc<str>,
+        data: Vec<(Arc<str>, Compiled)>,
+    },
+    Send {
+        event: Arc<str>,
+        data: Vec<(Arc<str>, Compiled)>,
+        delay: Option<u64>,
+        id: Option<Arc<str>>,
+    },
+    Cancel {
+        id: Arc<str>,
+    },
+    Effect {
+        name: Arc<str>,
+        args: Vec<(Arc<str>, Compiled)>,
+    },
+    Host {
+        name: Arc<str>,
+    },
+    Log(Compiled),
+}
+
+impl Chart {
+    /// Prepares `machine` for running.
+    pub fn new(machine: Machine) -> Chart {
+        let layout = Layout::new(machine.context.keys());
+        let resolve = |path: &str| find_state(&machine, path).map(|s| s.0);
+        let compile = |e: &expr::Expr| expr::compile(e, &layout, &resolve);
+        let compile_actions = |actions: &[Action]| -> Vec<CompiledAction> {
+            actions
+                .iter()
+                .map(|action| match action {
+                    Action::Assign { fields, .. } => CompiledAction::Assign(CompiledAssign::new(
+                        fields.iter().map(|(f, a)| (f.as_str(), &a.expr)),
+                        &layout,
+                        &resolve,
+                    )),
+                    Action::Raise { event, data, .. } => CompiledAction::Raise {
+                        event: event.text.as_str().into(),
+                        data: data
+                            .iter()
+                            .map(|(k, a)| (k.as_str().into(), compile(&a.expr)))
+                            .collect(),
+                    },
+                    Action::Send {
+                        event,
+                        data,
+                        delay,
+                        id,
+                        ..
+                    } => CompiledAction::Send {
+                        event: event.text.as_str().into(),
+                        data: data
+                            .iter()
+                            .map(|(k, a)| (k.as_str().into(), compile(&a.expr)))
+                            .collect(),
+                        delay: delay.map(|d| d.millis),
+                        id: id.as_ref().map(|id| id.text.as_str().into()),
+                    },
+                    Action::Cancel { id, .. } => CompiledAction::Cancel {
+                        id: id.text.as_str().into(),
+                    },
+                    Action::Effect { name, args, .. } => CompiledAction::Effect {
+                        name: name.text.as_str().into(),
+                        args: args
+                            .iter()
+                            .map(|(k, a)| (k.as_str().into(), compile(&a.expr)))
+                            .collect(),
+                    },
+                    Action::Host { name, .. } => CompiledAction::Host {
+                        name: name.text.as_str().into(),
+                    },
+                    Action::Log { expr, .. } => CompiledAction::Log(compile(expr)),
+                })
+                .collect()
+        };
+
+        let mut subtree_end: Vec<u32> = (1..=machine.states.len() as u32).collect();
+        for id in (1..machine.states.len()).rev() {
+            if let Some(parent) = machine.states[id].parent {
+                subtree_end[parent.index()] = subtree_end[parent.index()].max(subtree_end[id]);
+            }
+        }
+        let states = machine
+            .state_ids()
+            .map(|id| {
+                let state = machine.state(id);
+                let (history, children) = state
+                    .children
+                    .iter()
+                    .partition(|c| matches!(machine.state(**c).kind, StateKind::History(_)));
+                StateInfo {
+                    subtree_end: subtree_end[id.index()],
+                    parent: state.parent,
+                    kind: state.kind,
+                    children,
+                    history,
+                    initial: state.initial.iter().map(|t| t.state).collect(),
+                    entry: compile_actions(&state.entry),
+                    exit: compile_actions(&state.exit),
+                    on: state.on.clone(),
+                    always: state.always.clone(),
+                    after: state.after.clone(),
+                    done_event: format!("done.state.{}", machine.display_name(id)).into(),
+                }
+            })
+            .collect();
+        let transitions = machine
+            .transitions
+            .iter()
+            .map(|t| {
+                let mut targets: Vec<StateId> = t.targets.iter().map(|t| t.state).collect();
+                if !t.reenter && targets == [t.source] {
+                    targets.clear();
+                }
+                TransitionInfo {
+                    source: t.source,
+                    descriptor: match &t.trigger {
+                        Trigger::Event(d) => Some(d.clone()),
+                        _ => None,
+                    },
+                    delay: match &t.trigger {
+                        Trigger::After(d) => Some(d.millis),
+                        _ => None,
+                    },
+                    guard: t.guard.as_ref().map(compile),
+                    actions: compile_actions(&t.actions),
+                    targets,
+                    reenter: t.reenter,
+                }
+            })
+            .collect();
+        let has_eventless = machine.states.iter().any(|s| !s.always.is_empty());
+        Chart {
+            layout,
+            states,
+            transitions,
+            has_eventless,
+            machine,
+        }
+    }
+
+    pub fn machine(&self) -> &Machine {
+        &self.machine
+    }
+
+    /// Whether `a` lies strictly inside `b`.
+    pub(crate) fn is_descendant(&self, a: StateId, b: StateId) -> bool {
+        b.0 < a.0 && a.0 < self.states[b.index()].subtree_end
+    }
+
+    pub(crate) fn state(&self, id: StateId) -> &StateInfo {
+        &self.states[id.index()]
+    }
+
+    pub(crate) fn transition(&self, id: TransitionId) -> &TransitionInfo {
+        &self.transitions[id.index()]
+    }
+}

@@ -1,0 +1,99 @@
+//! The interpreter: W3C SCXML semantics over the model.
+//!
+//! ```
+//! use std::sync::Arc;
+//! use idemchart::interp::{Actor, Chart};
+//! use idemchart::expr::Event;
+//!
+//! let machine = idemchart::syntax::parse(
+//!     "machine: door\ninitial: closed\nstates:\n  closed: { on: { OPEN: opened } }\n  opened: { on: { CLOSE: closed } }\n",
+//!     idemchart::syntax::Syntax::Yaml,
+//! ).unwrap();
+//! let chart = Arc::new(Chart::new(machine));
+//! let mut actor = Actor::new(Arc::clone(&chart));
+//! let step = actor.send(&Event::named("OPEN"));
+//! assert!(!step.ignored);
+//! assert_eq!(actor.configuration_paths(), ["opened"]);
+//! assert!(actor.send(&Event::named("OPEN")).ignored);
+//! ```
+
+mod actor;
+mod bits;
+mod chart;
+mod snapshot;
+mod step;
+
+pub use actor::{Actor, Status};
+pub use chart::Chart;
+pub use snapshot::{RestoreError, SNAPSHOT_FORMAT, Snapshot, TimerSnapshot};
+pub use step::{EffectCall, Step};
+
+use std::sync::Arc;
+
+use crate::expr::Value;
+use crate::model::StateId;
+
+impl Chart {
+    /// The state at a dotted path.
+    pub fn state_by_path(&self, path: &str) -> Option<StateId> {
+        self.machine.find_path(path)
+    }
+}
+
+impl Actor {
+    /// Starts a new actor of `chart` with the machine's initial context, its
+    /// clock at 0.
+    pub fn new(chart: Arc<Chart>) -> Actor {
+        let context = chart
+            .machine
+            .context
+            .values()
+            .map(|f| Value::from(&f.value))
+            .collect();
+        let mut actor = Actor::idle(chart, context, 0);
+        actor.start();
+        actor
+    }
+
+    /// Starts a new actor with some context fields given by the host (the
+    /// rest keep their initial values) and its clock at `now` milliseconds.
+    pub fn with_context(
+        chart: Arc<Chart>,
+        context: &Value,
+        now: u64,
+    ) -> Result<Actor, RestoreError> {
+        let mut values: Vec<Value> = chart
+            .machine
+            .context
+            .values()
+            .map(|f| Value::from(&f.value))
+            .collect();
+        if let Some(map) = context.as_map() {
+            for (key, value) in map.iter() {
+                let slot = chart.layout.slot(key).ok_or_else(|| {
+                    RestoreError::Context(format!("unknown context field `{key}`"))
+                })?;
+                values[slot as usize] = value.clone();
+            }
+        } else if *context != Value::Null {
+            return Err(RestoreError::Context("the context must be a map".into()));
+        }
+        let mut actor = Actor::idle(chart, values, now);
+        actor.start();
+        Ok(actor)
+    }
+
+    /// Active atomic states by dotted path.
+    pub fn configuration_paths(&self) -> Vec<String> {
+        self.configuration()
+            .map(|s| self.chart.machine.state(s).path.clone())
+            .collect()
+    }
+}
+
+impl crate::expr::Event {
+    /// An event with a name and nothing else.
+    pub fn named(name: &str) -> crate::expr::Event {
+        crate::expr::Event::new(name, None, Value::Null)
+    }
+}

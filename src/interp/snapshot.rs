@@ -1,0 +1,235 @@
+//! Snapshots: an actor at rest as plain serde data, and back.
+
+use std::sync::Arc;
+
+use indexmap::IndexMap;
+use serde::{Deserialize, Serialize};
+
+use super::actor::{Actor, Due, Status, Timer};
+use super::chart::Chart;
+use crate::expr::{Event, Value};
+use crate::model::StateId;
+
+/// The snapshot layout; bumped when it changes incompatibly.
+pub const SNAPSHOT_FORMAT: u32 = 1;
+
+/// An actor at rest: everything needed to continue it later, elsewhere.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Snapshot {
+    pub format: u32,
+    pub machine: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub version: Option<u64>,
+    pub status: Status,
+    /// Active atomic states by dotted path, in document order.
+    pub configuration: Vec<String>,
+    /// Recorded history: history state path → the paths it restores.
+    #[serde(default, skip_serializing_if = "IndexMap::is_empty")]
+    pub history: IndexMap<String, Vec<String>>,
+    pub context: Value,
+    /// Pending delayed transitions, which fire after a restore as they would have.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub timers: Vec<TimerSnapshot>,
+    /// The actor's clock, in milliseconds.
+    #[serde(default)]
+    pub now: u64,
+}
+
+/// A pending timer; `seq` orders timers that are due at the same time.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "lowercase")]
+pub enum TimerSnapshot {
+    /// A delayed transition of `state`: its `after`-th, in document order.
+    After {
+        state: String,
+        after: u32,
+        due: u64,
+        seq: u64,
+    },
+    /// An event the machine sent itself with a delay.
+    Send {
+        event: String,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        data: Option<Value>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        id: Option<String>,
+        due: u64,
+        seq: u64,
+    },
+}
+
+/// Why a snapshot cannot continue on a chart.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum RestoreError {
+    #[error("snapshot format {found} is not supported (this build reads format {SNAPSHOT_FORMAT})")]
+    Format { found: u32 },
+    #[error("the snapshot is of machine `{found}`, not `{expected}`")]
+    Machine { expected: String, found: String },
+    #[error(
+        "the snapshot is of version {found:?} of `{machine}`, which is now at version {expected:?}"
+    )]
+    Version {
+        machine: String,
+        expected: Option<u64>,
+        found: Option<u64>,
+    },
+    #[error("the snapshot names state `{0}`, which the machine does not have")]
+    UnknownState(String),
+    #[error("the snapshot's context does not fit the machine: {0}")]
+    Context(String),
+}
+
+impl Actor {
+    /// The actor at rest as plain data.
+    pub fn snapshot(&self) -> Snapshot {
+        let chart = &self.chart;
+        let path = |s: StateId| chart.machine.state(s).path.clone();
+        Snapshot {
+            format: SNAPSHOT_FORMAT,
+            machine: chart.machine.name.clone(),
+            version: chart.machine.version,
+            status: self.status,
+            configuration: self.configuration().map(path).collect(),
+            history: self
+                .history
+                .iter()
+                .map(|(h, states)| (path(*h), states.iter().map(|s| path(*s)).collect()))
+                .collect(),
+            context: chart.layout.to_map(&self.context),
+            timers: self
+                .timers
+                .iter()
+                .map(|t| match &t.what {
+                    Due::Transition(transition) => {
+                        let source = chart.transition(*transition).source;
+                        let after = chart
+                            .state(source)
+                            .after
+                            .iter()
+                            .position(|a| a == transition)
+                            .unwrap_or(0);
+                        TimerSnapshot::After {
+                            state: path(source),
+                            after: after as u32,
+                            due: t.due,
+                            seq: t.seq,
+                        }
+                    }
+                    Due::Send { event, id } => TimerSnapshot::Send {
+                        event: event.name.to_string(),
+                        data: (event.data != Value::Null).then(|| event.data.clone()),
+                        id: id.as_ref().map(|id| id.to_string()),
+                        due: t.due,
+                        seq: t.seq,
+                    },
+                })
+                .collect(),
+            now: self.now,
+        }
+    }
+
+    /// Continues a snapshot on `chart`, which must be the same machine at the
+    /// same version. Use `restore_migrating` to accept another version.
+    pub fn restore(chart: Arc<Chart>, snapshot: &Snapshot) -> Result<Actor, RestoreError> {
+        if snapshot.version != chart.machine.version {
+            return Err(RestoreError::Version {
+                machine: chart.machine.name.clone(),
+                expected: chart.machine.version,
+                found: snapshot.version,
+            });
+        }
+        Actor::restore_migrating(chart, snapshot)
+    }
+
+    /// Continues a snapshot of any version of the machine, as long as every
+    /// state it names still exists: the explicit, checked way to move a
+    /// process to a new version.
+    pub fn restore_migrating(
+        chart: Arc<Chart>,
+        snapshot: &Snapshot,
+    ) -> Result<Actor, RestoreError> {
+        if snapshot.format != SNAPSHOT_FORMAT {
+            return Err(RestoreError::Format {
+                found: snapshot.format,
+            });
+        }
+        if snapshot.machine != chart.machine.name {
+            return Err(RestoreError::Machine {
+                expected: chart.machine.name.clone(),
+                found: snapshot.machine.clone(),
+            });
+        }
+        let state = |path: &str| {
+            chart
+                .state_by_path(path)
+                .ok_or_else(|| RestoreError::UnknownState(path.to_string()))
+        };
+        let context = chart
+            .layout
+            .from_map(&snapshot.context)
+            .map_err(RestoreError::Context)?;
+        let mut actor = Actor::idle(Arc::clone(&chart), context, snapshot.now);
+        actor.status = snapshot.status;
+        actor.active.insert(StateId::ROOT);
+        for path in &snapshot.configuration {
+            let leaf = state(path)?;
+            actor.active.insert(leaf);
+            let mut at = chart.state(leaf).parent;
+            while let Some(s) = at {
+                actor.active.insert(s);
+                at = chart.state(s).parent;
+            }
+        }
+        for (h, paths) in &snapshot.history {
+            let states = paths.iter().map(|p| state(p)).collect::<Result<_, _>>()?;
+            actor.history.push((state(h)?, states));
+        }
+        for timer in &snapshot.timers {
+            actor.timers.push(match timer {
+                TimerSnapshot::After {
+                    state: path,
+                    after,
+                    due,
+                    seq,
+                } => {
+                    let source = state(path)?;
+                    let transition = chart
+                        .state(source)
+                        .after
+                        .get(*after as usize)
+                        .copied()
+                        .ok_or_else(|| {
+                            RestoreError::UnknownState(format!(
+                                "{path} (delayed transition {after})"
+                            ))
+                        })?;
+                    Timer {
+                        due: *due,
+                        seq: *seq,
+                        what: Due::Transition(transition),
+                    }
+                }
+                TimerSnapshot::Send {
+                    event,
+                    data,
+                    id,
+                    due,
+                    seq,
+                } => Timer {
+                    due: *due,
+                    seq: *seq,
+                    what: Due::Send {
+                        event: Event::new(
+                            event.as_str(),
+                            None,
+                            data.clone().unwrap_or(Value::Null),
+                        ),
+                        id: id.as_deref().map(Arc::from),
+                    },
+                },
+            });
+        }
+        actor.next_seq = actor.timers.iter().map(|t| t.seq + 1).max().unwrap_or(0);
+        Ok(actor)
+    }
+}

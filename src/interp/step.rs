@@ -1,0 +1,54 @@
+//! What one macrostep did.
+
+use std::sync::Arc;
+
+use crate::expr::Value;
+use crate::model::{StateId, TransitionId};
+
+/// The record of one macrostep: the external event (or start, or timers), the
+/// transitions taken, the states left and entered, and what it asked of the
+/// host. The actor reuses its buffers from step to step.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Step {
+    /// The external event; `None` for the start and for fired timers.
+    pub event: Option<Arc<str>>,
+    /// The event enabled no transition and changed nothing.
+    pub ignored: bool,
+    /// Transitions taken, in order, including eventless ones and those of
+    /// internal events that followed.
+    pub transitions: Vec<TransitionId>,
+    pub exited: Vec<StateId>,
+    pub entered: Vec<StateId>,
+    /// Effects and host actions, in the order they ran.
+    pub effects: Vec<EffectCall>,
+    /// Values of `log` actions.
+    pub logs: Vec<Value>,
+    /// Expressions that failed; each also raised `error.execution`.
+    pub errors: Vec<String>,
+}
+
+/// An effect or host action the machine asked for.
+#[derive(Clone, Debug, PartialEq)]
+pub struct EffectCall {
+    pub name: Arc<str>,
+    /// The evaluated `with` arguments as a map, `Null` when there are none.
+    pub args: Value,
+    /// Its place among the effects of the step, which with the process and
+    /// event id makes a stable idempotency key.
+    pub position: u32,
+    /// A name that is not a declared effect: a host action.
+    pub host: bool,
+}
+
+impl Step {
+    pub(crate) fn clear(&mut self, event: Option<Arc<str>>) {
+        self.event = event;
+        self.ignored = false;
+        self.transitions.clear();
+        self.exited.clear();
+        self.entered.clear();
+        self.effects.clear();
+        self.logs.clear();
+        self.errors.clear();
+    }
+}
