@@ -36,6 +36,13 @@ pub struct Diagnostic {
     pub span: Span,
     pub labels: Vec<Label>,
     pub help: Option<String>,
+    /// For idempotency findings: the shortest event sequence from the initial
+    /// configuration that shows the hazard, the repeated delivery last with a
+    /// trailing `*`. Empty for the others.
+    pub witness: Vec<String>,
+    /// Whether replaying the witness in the interpreter showed the repeat
+    /// changing something; `None` where no replay was made.
+    pub confirmed: Option<bool>,
 }
 
 /// Everything that stops a file from loading into a model.
@@ -131,6 +138,8 @@ impl LoadError {
             span,
             labels,
             help,
+            witness: Vec::new(),
+            confirmed: None,
         }
     }
 }
