@@ -1,11 +1,17 @@
 //! Expressions: the spec's CEL subset, parsed at load time.
 
 mod ast;
+mod check;
+mod eval;
 mod parse;
 mod print;
+mod value;
 
 pub use ast::{BinaryOp, Expr, ExprKind, UnaryOp};
+pub use check::{FUNCTIONS, Scope, Type, check, check_guard, in_state_paths};
+pub use eval::{Compiled, CompiledAssign, EvalError, Event, Layout, compile, eval, eval_guard};
 pub use parse::parse;
+pub use value::{Map, Value, compare, list_contains, map_get, str_eq};
 
 use crate::span::Span;
 
@@ -48,5 +54,9 @@ impl Expr {
     }
 }
 
+#[cfg(test)]
+mod check_tests;
+#[cfg(test)]
+mod eval_tests;
 #[cfg(test)]
 mod tests;
