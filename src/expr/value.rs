@@ -105,6 +105,7 @@ impl Value {
     }
 
     /// The value under `key` when this is a map that has it.
+    #[inline]
     pub fn get(&self, key: &str) -> Option<&Value> {
         self.as_map().and_then(|map| map_get(map, key))
     }
@@ -116,6 +117,7 @@ impl Value {
 }
 
 /// Looks `key` up in `map`, comparing keys directly when the map is small.
+#[inline]
 pub fn map_get<'m>(map: &'m Map, key: &str) -> Option<&'m Value> {
     if map.len() <= LINEAR_LOOKUP_MAX {
         map.iter()
