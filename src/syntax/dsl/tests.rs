@@ -308,6 +308,7 @@ parallel machine bench #top version 3 "Eight regions, abbreviated."
 
 context {
   n = -1
+  `in` = 0
   ratio = -2.5
   flags = [true, false, null]
   m = {"a": 1, "b": [1.5e3, "x\n"]}
@@ -331,7 +332,7 @@ tags "bench" "w3"
 
 state r1 #first "Region one." {
   initial a.x
-  entry { effect charge(amount: event.amount, tries: 1,) note }
+  entry { effect charge(amount: event.amount, tries: 1,) note log 1 `in` n = 1 }
   exit note
   state a {
     initial x
@@ -369,6 +370,7 @@ fn reads_every_construct() {
         outline(&doc),
         r#"machine bench version=Some(3) description=Some("Eight regions, abbreviated.")
 context n = -1
+context in = 0
 context ratio = -2.5
 context flags = [true,false,null]
 context m = {"a":1,"b":[1500.0,"x\n"]}
@@ -388,6 +390,9 @@ effect note idempotency=- verify=- None
   [-] r1 #first initial=a.x "Region one."
     entry effect charge(amount=<event.amount>, tries=<1>)
     entry named note
+    entry log <1>
+    entry named in
+    entry assign(n=<1>)
     exit named note
     [-] a initial=x
       on <PAY PING foo.*> -> [.x] reenter if <event.amount > 0 && context.n < 2> "paid" | assign(n=<context.n + 1>, ratio=<0.5>) | assign(n=<2>) | assign() | raise done.state.a(code=<1>) | send TICK(n=<context.n>) after Some("5s") id Some("tick") | send TOCK() after None id None | cancel tick | log <"paid"> | named charge
