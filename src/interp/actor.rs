@@ -10,9 +10,6 @@ use super::step::{EffectCall, Step};
 use crate::expr::{self, Event, Value};
 use crate::model::{StateId, StateKind, TransitionId};
 
-/// Microsteps one call may take before it is stopped as a livelock.
-pub const MAX_MICROSTEPS: usize = 100_000;
-
 /// Whether the machine still accepts events.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 #[serde(rename_all = "lowercase")]
@@ -87,14 +84,14 @@ impl Actor {
             default_entry: StateSet::with_capacity(n),
             scratch: Vec::new(),
             guard_errors: Vec::new(),
-            budget: MAX_MICROSTEPS,
+            budget: 0,
         }
     }
 
     /// Enters the initial configuration and runs to a stable one.
     pub(crate) fn start(&mut self) -> &Step {
         self.step.clear(None);
-        self.budget = MAX_MICROSTEPS;
+        self.budget = self.chart.microstep_limit;
         let chart = Arc::clone(&self.chart);
         self.enter_set.clear();
         self.default_entry.clear();
@@ -108,7 +105,7 @@ impl Actor {
     /// Processes one external event as a macrostep.
     pub fn send(&mut self, event: &Event) -> &Step {
         self.step.clear(Some(Arc::clone(&event.name)));
-        self.budget = MAX_MICROSTEPS;
+        self.budget = self.chart.microstep_limit;
         if self.status == Status::Done {
             self.step.ignored = true;
             return &self.step;
@@ -147,9 +144,11 @@ impl Actor {
     /// then, in order of due time.
     pub fn advance_to(&mut self, now: u64) -> &Step {
         self.step.clear(None);
-        self.budget = MAX_MICROSTEPS;
+        self.budget = self.chart.microstep_limit;
         let chart = Arc::clone(&self.chart);
-        while self.status == Status::Active {
+        // Each firing counts against the budget: timers that schedule more
+        // timers could otherwise multiply without end.
+        while self.status == Status::Active && self.spend() {
             let due = self
                 .timers
                 .iter()
@@ -237,7 +236,10 @@ impl Actor {
         }
         self.budget -= 1;
         if self.budget == 0 {
-            self.step.errors.push(format!("the machine did not settle after {MAX_MICROSTEPS} microsteps"));
+            let limit = self.chart.microstep_limit;
+            self.step.errors.push(format!(
+                "the machine did not settle after {limit} microsteps"
+            ));
             self.internal.clear();
             self.external.clear();
             return false;
