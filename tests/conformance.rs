@@ -191,10 +191,10 @@ fn run(case: &Case) -> Outcome {
     if w3c && expectation.events.is_empty() {
         run_timers(&mut actor);
     }
-    if !w3c || expectation.events.is_empty() {
-        if let Some(mismatch) = compare(&actor, &expectation.initial, "after the start") {
-            return Outcome::Mismatch(mismatch);
-        }
+    if (!w3c || expectation.events.is_empty())
+        && let Some(mismatch) = compare(&actor, &expectation.initial, "after the start")
+    {
+        return Outcome::Mismatch(mismatch);
     }
     for (i, step) in expectation.events.iter().enumerate() {
         if let Some(after) = step.after {

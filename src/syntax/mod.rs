@@ -47,12 +47,6 @@ pub fn load(file: &SourceFile) -> Result<Machine, Vec<Diagnostic>> {
     }
 }
 
-/// Checks a document tree and makes the machine it describes; the front-ends
-/// and importers that build trees of their own end here.
-pub fn lower(doc: tree::MachineDoc) -> Result<Machine, Vec<Diagnostic>> {
-    lower::lower(doc)
-}
-
 /// Parses and checks machine text in the given syntax.
 pub fn parse(text: &str, syntax: Syntax) -> Result<Machine, Vec<Diagnostic>> {
     let doc = match syntax {
