@@ -5,6 +5,8 @@
 
 mod js;
 pub mod scxml;
+#[cfg(test)]
+mod tests;
 mod xml;
 
 use crate::diagnostic::Diagnostic;
