@@ -236,7 +236,14 @@ impl Importer {
                 self.collect(child, Some(index));
             } else if child.name == "datamodel" && in_scxml(child) {
                 for data in &child.children {
-                    let Some(id) = data.attribute("id") else {
+                    if data.name != "data" || !in_scxml(data) {
+                        self.error(
+                            format!("unexpected `<{}>` inside `<datamodel>`", data.name),
+                            data.span,
+                        );
+                        continue;
+                    }
+                    let Some(id) = self.required(data, "id") else {
                         continue;
                     };
                     if let Some(first) = self.data.get(&id.value) {
@@ -357,7 +364,7 @@ impl Importer {
         let found = element.attribute(name);
         if found.is_none() {
             self.error(
-                format!("`<{}>` needs a `{name}` attribute", element.name),
+                format!("`<{}>` needs the attribute `{name}`", element.name),
                 element.span,
             );
         }
@@ -434,18 +441,18 @@ impl Importer {
                 &["id", "expr"],
                 &[("src", "the machine format loads no data from elsewhere")],
             );
-            if element.name != "data" || !in_scxml(element) {
-                self.error(
-                    format!("unexpected `<{}>` inside `<datamodel>`", element.name),
-                    element.span,
-                );
-                continue;
-            }
             if let Some(child) = element.children.first() {
                 self.unsupported(child, "data given as XML has no counterpart in the context");
             }
             let value = match (element.attribute("expr"), &element.text_span) {
-                (Some(expr), _) => match js::to_json(&expr.value) {
+                (Some(expr), Some(_)) => {
+                    self.error(
+                        "a `<data>` has an `expr` or content, not both".into(),
+                        expr.span,
+                    );
+                    continue;
+                }
+                (Some(expr), None) => match js::to_json(&expr.value) {
                     Ok(value) => value,
                     Err(e) => {
                         self.expr_error(expr, &e);
@@ -471,11 +478,6 @@ impl Importer {
                 },
                 value,
             });
-        }
-        for element in data.values() {
-            if element.attribute("id").is_none() {
-                self.required(element, "id");
-            }
         }
         self.data = data;
         context

@@ -260,7 +260,7 @@ fn reports_what_cannot_be_converted_at_its_element() {
         ("`<if>` cannot be imported", "<if cond=\"true\">"),
         ("the attribute `eventexpr` of `<send>`", "'e'"),
         (
-            "`<send>` needs a `event` attribute",
+            "`<send>` needs the attribute `event`",
             "<send eventexpr=\"'e'\"/>",
         ),
         ("the send target `#_parent`", "#_parent"),
@@ -284,6 +284,40 @@ fn reports_what_cannot_be_converted_at_its_element() {
         );
     }
     assert_eq!(found.len(), expect.len(), "{found:#?}");
+}
+
+#[test]
+fn checks_the_data_model() {
+    let text = scxml(
+        "",
+        r#"<datamodel>
+  <data expr="1"/>
+  <data id="a" expr="1">2</data>
+  <data id="b" expr="other"/>
+  <data id="c" src="c.json"/>
+  <other id="d"/>
+</datamodel>
+<state id="s"><onentry><assign location="e" expr="1"/></onentry></state>"#,
+    );
+    let errors = errors_of(&text);
+    let expect = [
+        ("`<data>` needs the attribute `id`", r#"<data expr="1"/>"#),
+        ("`expr` or content, not both", "1"),
+        ("an initial value must be a literal", "o"),
+        ("the attribute `src` of `<data>`", "c.json"),
+        (
+            "unexpected `<other>` inside `<datamodel>`",
+            r#"<other id="d"/>"#,
+        ),
+        ("unknown context field `e`", "e"),
+    ];
+    for (message, at) in expect {
+        assert!(
+            errors.iter().any(|(m, a)| m.contains(message) && a == at),
+            "no error `{message}` at `{at}` in {errors:#?}"
+        );
+    }
+    assert_eq!(errors.len(), expect.len(), "{errors:#?}");
 }
 
 #[test]
