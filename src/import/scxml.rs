@@ -1074,8 +1074,11 @@ impl Importer {
                 }
             }
         }
-        let event = self.required(element, "event")?;
-        let event = name_of(event);
+        if element.attribute("eventexpr").is_some() {
+            // Already reported: the event name is computed at run time.
+            return None;
+        }
+        let event = name_of(self.required(element, "event")?);
         let fails = |error: &str| {
             Some(Sent::Fails(ActionDoc::Raise {
                 event: Name {

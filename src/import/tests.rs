@@ -259,10 +259,6 @@ fn reports_what_cannot_be_converted_at_its_element() {
         ("`<script>` cannot be imported", "<script>"),
         ("`<if>` cannot be imported", "<if cond=\"true\">"),
         ("the attribute `eventexpr` of `<send>`", "'e'"),
-        (
-            "`<send>` needs the attribute `event`",
-            "<send eventexpr=\"'e'\"/>",
-        ),
         ("the send target `#_parent`", "#_parent"),
         (
             "`<invoke>` cannot be imported",
