@@ -62,13 +62,6 @@ const REQUIRED_W3C: [u32; 30] = [
     413, 416, 417, 419, 421, 436, 451, 495, 496, 521, 576,
 ];
 
-/// Required W3C tests that the machine format cannot express; each is listed
-/// with its reason in the report, and still runs.
-const INEXPRESSIBLE: [(&str, &str); 1] = [(
-    "w3c-ecma/test411.txml",
-    "needs `<if>`: the machine format has no conditional actions",
-)];
-
 const SUITE: &str = "tests/data/scion";
 const REPORT: &str = "tests/conformance-report.md";
 
@@ -292,11 +285,7 @@ fn report(results: &[(&Case, Outcome)]) -> String {
     for (case, outcome) in &required {
         if let Some(reason) = reason(outcome) {
             any = true;
-            let known = INEXPRESSIBLE
-                .iter()
-                .find(|(n, _)| *n == case.name)
-                .map_or(String::new(), |(_, why)| format!(" (known: {why})"));
-            let _ = writeln!(out, "- `{}`: {reason}{known}", case.name);
+            let _ = writeln!(out, "- `{}`: {reason}", case.name);
         }
     }
     if !any {
@@ -345,7 +334,7 @@ fn scxml_suite() {
     let text = report(&results);
     let failed: Vec<String> = results
         .iter()
-        .filter(|(c, _)| c.required() && !INEXPRESSIBLE.iter().any(|(n, _)| *n == c.name))
+        .filter(|(c, _)| c.required())
         .filter_map(|(c, o)| reason(o).map(|r| format!("{}: {r}", c.name)))
         .collect();
 

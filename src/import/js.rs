@@ -39,6 +39,37 @@ pub(super) fn to_cel(text: &str, names: &dyn Names) -> Result<String, JsError> {
     Ok(out)
 }
 
+/// The value of a condition made of `true`, `false`, `In('id')`, `!`, `&&`
+/// and `||`, where `known` tells which states are active; `None` where it
+/// depends on anything else.
+pub(super) fn fold(text: &str, known: &dyn Fn(&str) -> Option<bool>) -> Option<bool> {
+    fold_expr(&parse(text).ok()?, known)
+}
+
+fn fold_expr(expr: &Js, known: &dyn Fn(&str) -> Option<bool>) -> Option<bool> {
+    match &expr.kind {
+        JsKind::Bool(b) => Some(*b),
+        JsKind::Call(callee, args) => match (&callee.kind, args.as_slice()) {
+            (JsKind::Ident(f), [argument]) if f == "In" => match &argument.kind {
+                JsKind::Str(id) => known(id),
+                _ => None,
+            },
+            _ => None,
+        },
+        JsKind::Unary("!", operand) => fold_expr(operand, known).map(|b| !b),
+        JsKind::Binary(op @ ("&&" | "||"), left, right) => {
+            let stop = *op == "||";
+            match (fold_expr(left, known), fold_expr(right, known)) {
+                (Some(l), _) if l == stop => Some(stop),
+                (_, Some(r)) if r == stop => Some(stop),
+                (Some(_), Some(_)) => Some(!stop),
+                _ => None,
+            }
+        }
+        _ => None,
+    }
+}
+
 /// The JSON value of a literal expression (an initial value of the data model).
 pub(super) fn to_json(text: &str) -> Result<serde_json::Value, JsError> {
     json(&parse(text)?)
@@ -793,6 +824,21 @@ mod tests {
             assert!(error.message.contains(wanted), "{text}: {}", error.message);
             assert!(error.at <= text.len());
         }
+    }
+
+    #[test]
+    fn folds_conditions_on_known_states() {
+        let known = |id: &str| match id {
+            "on" => Some(true),
+            "off" => Some(false),
+            _ => None,
+        };
+        assert_eq!(fold("In('on')", &known), Some(true));
+        assert_eq!(fold("!In('on') || In('off')", &known), Some(false));
+        assert_eq!(fold("In('off') && In('unknown')", &known), Some(false));
+        assert_eq!(fold("In('on') || In('unknown')", &known), Some(true));
+        assert_eq!(fold("In('on') && In('unknown')", &known), None);
+        assert_eq!(fold("true && Var1", &known), None);
     }
 
     #[test]

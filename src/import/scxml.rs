@@ -39,8 +39,15 @@
 //!   never run, so it is not imported); a target `#_scxml_ID` of another
 //!   session raises `error.communication`.
 //!
+//! - An `<if>` whose conditions are known where its block runs is replaced by
+//!   the branch taken: in a state's entry and exit actions, `In()` of the
+//!   state or an ancestor is true and `In()` of a descendant is false (SCXML
+//!   enters ancestors first and exits descendants first); literal `true` and
+//!   `false` are known everywhere. The branches not taken never run and are
+//!   not imported.
+//!
 //! Everything else is an error at the element or attribute that cannot be
-//! converted: `<script>`, `<invoke>`, `<foreach>`, `<if>`, `<donedata>`,
+//! converted: `<script>`, `<invoke>`, `<foreach>`, any other `<if>`, `<donedata>`,
 //! `<content>`, attributes computed at run time (`eventexpr`, `delayexpr`,
 //! ...), expressions outside the translated subset, late binding, unknown
 //! elements and attributes. Nothing is dropped silently.
@@ -129,6 +136,14 @@ enum Relative {
     Transition,
     Initial,
     HistoryDefault,
+}
+
+/// Where a block of executable content runs.
+#[derive(Clone, Copy)]
+enum Place {
+    Entry(usize),
+    Exit(usize),
+    Transition,
 }
 
 /// What one `<send>` turns into.
@@ -572,12 +587,12 @@ impl Importer {
                 }
                 ("onentry", Kind::State | Kind::Parallel | Kind::Final) => {
                     self.check_attributes(child, &[], &[]);
-                    let actions = self.block(child);
+                    let actions = self.block(child, Place::Entry(node));
                     doc.entry.extend(actions);
                 }
                 ("onexit", Kind::State | Kind::Parallel | Kind::Final) => {
                     self.check_attributes(child, &[], &[]);
-                    let actions = self.block(child);
+                    let actions = self.block(child, Place::Exit(node));
                     doc.exit.extend(actions);
                 }
                 ("transition", Kind::State | Kind::Parallel) => {
@@ -693,7 +708,8 @@ impl Importer {
             if let Some(target) = self.required(transition, "target") {
                 doc.initial = self.targets(target, node, Relative::Initial);
             }
-            let actions = self.block(transition);
+            // These actions run right after the state's entry actions.
+            let actions = self.block(transition, Place::Entry(node));
             if !actions.is_empty() {
                 self.initial_actions.push((node, transition.span));
                 doc.entry.extend(actions);
@@ -826,7 +842,7 @@ impl Importer {
             );
         }
         let guard = element.attribute("cond").and_then(|c| self.expression(c));
-        let actions = self.block(element);
+        let actions = self.block(element, Place::Transition);
         Some(TransitionDoc {
             event,
             targets,
@@ -838,11 +854,25 @@ impl Importer {
         })
     }
 
-    /// The executable content of a block.
-    fn block(&mut self, element: &Element) -> Vec<ActionDoc> {
+    /// The executable content of a block that runs at `place`.
+    fn block(&mut self, element: &Element, place: Place) -> Vec<ActionDoc> {
         self.no_text(element);
         let mut actions = Vec::new();
-        for child in &element.children {
+        self.content(&element.children, &element.name, place, &mut actions);
+        actions
+    }
+
+    /// Translates executable content into `actions`; `true` where it ends
+    /// with an action that fails, after which SCXML runs nothing more of the
+    /// block.
+    fn content(
+        &mut self,
+        elements: &[Element],
+        parent: &str,
+        place: Place,
+        actions: &mut Vec<ActionDoc>,
+    ) -> bool {
+        for child in elements {
             if !in_scxml(child) {
                 self.foreign(child);
                 continue;
@@ -863,7 +893,7 @@ impl Importer {
                     Some(Sent::Action(action)) => actions.push(action),
                     Some(Sent::Fails(action)) => {
                         actions.push(action);
-                        break;
+                        return true;
                     }
                     None => {}
                 },
@@ -894,13 +924,18 @@ impl Importer {
                         actions.push(action);
                     }
                 }
-                "if" | "elseif" | "else" => {
-                    self.unsupported(child, "the machine format has no conditional actions")
+                "if" => {
+                    if self.conditional(child, place, actions) {
+                        return true;
+                    }
                 }
+                "elseif" | "else" => self.error(
+                    format!("`<{}>` belongs inside `<if>`", child.name),
+                    child.span,
+                ),
                 "foreach" => self.unsupported(child, "the machine format has no loops"),
                 "script" => self.unsupported(child, "the machine format runs no scripts"),
                 name => {
-                    let parent = &element.name;
                     self.error(
                         format!("unknown executable content `<{name}>` inside `<{parent}>`"),
                         child.span,
@@ -908,7 +943,87 @@ impl Importer {
                 }
             }
         }
-        actions
+        false
+    }
+
+    /// An `<if>` whose conditions are known where its block runs: the branch
+    /// taken is imported in its place. The machine format has no conditional
+    /// actions, so any other `<if>` is an error.
+    fn conditional(
+        &mut self,
+        element: &Element,
+        place: Place,
+        actions: &mut Vec<ActionDoc>,
+    ) -> bool {
+        self.check_attributes(element, &["cond"], &[]);
+        self.no_text(element);
+        // Branches: the condition (`None` for `<else>`) and its content.
+        let mut branches: Vec<(Option<&Attribute>, &Element, Vec<Element>)> = Vec::new();
+        let Some(cond) = self.required(element, "cond") else {
+            return false;
+        };
+        branches.push((Some(cond), element, Vec::new()));
+        for child in &element.children {
+            let separator = in_scxml(child) && matches!(child.name.as_str(), "elseif" | "else");
+            if !separator {
+                if let Some(branch) = branches.last_mut() {
+                    branch.2.push(child.clone());
+                }
+                continue;
+            }
+            self.no_children(child);
+            if branches.last().is_some_and(|(c, _, _)| c.is_none()) {
+                self.error(format!("`<{}>` after `<else>`", child.name), child.span);
+            }
+            if child.name == "else" {
+                self.check_attributes(child, &[], &[]);
+                branches.push((None, child, Vec::new()));
+            } else {
+                self.check_attributes(child, &["cond"], &[]);
+                let Some(cond) = self.required(child, "cond") else {
+                    return false;
+                };
+                branches.push((Some(cond), child, Vec::new()));
+            }
+        }
+        for (cond, at, content) in branches {
+            let known = match cond {
+                None => Some(true),
+                Some(cond) => js::fold(&cond.value, &|id| self.known_in(id, place)),
+            };
+            match known {
+                Some(true) => return self.content(&content, &element.name, place, actions),
+                Some(false) => continue,
+                None => {
+                    self.error(
+                        format!(
+                            "`<{}>` cannot be imported: the machine format has no conditional actions, and the condition is not known where the block runs",
+                            at.name
+                        ),
+                        at.span,
+                    );
+                    return false;
+                }
+            }
+        }
+        false
+    }
+
+    /// Whether the state with this id is active where a block at `place`
+    /// runs, where that is known: a state's entry and exit actions run while
+    /// it and its ancestors are active and none of its descendants is.
+    fn known_in(&self, id: &str, place: Place) -> Option<bool> {
+        let (Place::Entry(state) | Place::Exit(state)) = place else {
+            return None;
+        };
+        let other = *self.by_id.get(id)?;
+        if other == state || self.is_proper_descendant(state, other) {
+            Some(true)
+        } else if self.is_proper_descendant(other, state) {
+            Some(false)
+        } else {
+            None
+        }
     }
 
     fn no_children(&mut self, element: &Element) {

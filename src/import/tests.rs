@@ -239,7 +239,7 @@ fn reports_what_cannot_be_converted_at_its_element() {
         r##"<state id="a">
   <onentry>
     <script>x = 1</script>
-    <if cond="true"><raise event="e"/></if>
+    <if cond="x"><raise event="e"/></if>
     <send eventexpr="'e'"/>
     <send event="p" target="#_parent"/>
     <log expr="_event.origin"/>
@@ -257,7 +257,7 @@ fn reports_what_cannot_be_converted_at_its_element() {
         .collect();
     let expect = [
         ("`<script>` cannot be imported", "<script>"),
-        ("`<if>` cannot be imported", "<if cond=\"true\">"),
+        ("`<if>` cannot be imported", "<if cond=\"x\">"),
         ("the attribute `eventexpr` of `<send>`", "'e'"),
         ("the send target `#_parent`", "#_parent"),
         (
@@ -280,6 +280,42 @@ fn reports_what_cannot_be_converted_at_its_element() {
         );
     }
     assert_eq!(found.len(), expect.len(), "{found:#?}");
+}
+
+#[test]
+fn resolves_ifs_whose_conditions_are_known_where_they_run() {
+    let text = scxml(
+        r#"initial="s""#,
+        r#"<state id="s">
+  <onentry>
+    <if cond="In('s1')"><raise event="child"/>
+    <elseif cond="In('s') &amp;&amp; !In('s2')"/><raise event="itself"/><send event="x" type="nowhere"/>
+    <else/><raise event="otherwise"/>
+    </if>
+    <raise event="never"/>
+  </onentry>
+  <onexit><if cond="In('s1')"><raise event="no"/><else/><raise event="gone"/></if></onexit>
+  <state id="s1"/><state id="s2"/>
+  <transition event="e"><if cond="In('s1')"><raise event="maybe"/></if></transition>
+</state>"#,
+    );
+    let errors = errors_of(&text);
+    assert_eq!(errors.len(), 1, "{errors:#?}");
+    assert!(
+        errors[0]
+            .0
+            .contains("the condition is not known where the block runs")
+    );
+    assert_eq!(errors[0].1, r#"<if cond="In('s1')">"#);
+    let span = load_scxml(&text).unwrap_err()[0].span;
+    assert!(span.start as usize > text.find("<transition").unwrap());
+
+    let without = text.replace(r#"<if cond="In('s1')"><raise event="maybe"/></if>"#, "");
+    let yaml = yaml_of(&without);
+    assert!(
+        yaml.contains("entry:\n      - raise: itself\n      - raise: error.execution\n    exit:\n      - raise: gone\n"),
+        "{yaml}"
+    );
 }
 
 #[test]
