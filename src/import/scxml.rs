@@ -15,9 +15,10 @@
 //!   their `done.state.ID` events carry the SCXML name.
 //! - `<transition>`: `event` → the descriptor, each SCXML descriptor `foo`
 //!   (which matches `foo.bar` too) written as `foo.*`, and `*` as `*`; no
-//!   event → `always`; `cond` → guard; `target` → targets; SCXML's external
-//!   transitions into the source's own subtree → `reenter: true`, its
-//!   `type="internal"` ones → `reenter: false`.
+//!   event → `always`; `cond` → guard; `target` → targets. A transition that
+//!   SCXML runs by leaving and re-entering its source (an external one into
+//!   the source's subtree, or any to the source itself) gets `reenter: true`;
+//!   a `type="internal"` one into a compound source's descendants does not.
 //! - The transitions of one descriptor are kept together, as the machine
 //!   format does; where that would let a transition overtake an earlier one
 //!   that takes the same events, the import fails at it.
@@ -38,7 +39,6 @@
 //!   and end the block as an execution error does (the rest of the block is
 //!   never run, so it is not imported); a target `#_scxml_ID` of another
 //!   session raises `error.communication`.
-//!
 //! - An `<if>` whose conditions are known where its block runs is replaced by
 //!   the branch taken: in a state's entry and exit actions, `In()` of the
 //!   state or an ancestor is true and `In()` of a descendant is false (SCXML
@@ -50,7 +50,9 @@
 //! converted: `<script>`, `<invoke>`, `<foreach>`, any other `<if>`, `<donedata>`,
 //! `<content>`, attributes computed at run time (`eventexpr`, `delayexpr`,
 //! ...), expressions outside the translated subset, late binding, unknown
-//! elements and attributes. Nothing is dropped silently.
+//! elements and attributes. Nothing is dropped silently. An error inside a
+//! translated expression is placed at its place in the attribute, and the
+//! lowering's errors about a translated expression at the attribute's start.
 
 use std::collections::HashMap;
 
