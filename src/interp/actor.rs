@@ -96,7 +96,7 @@ impl Actor {
         self.enter_set.clear();
         self.default_entry.clear();
         self.add_descendants(&chart, StateId::ROOT);
-        self.enter(&chart);
+        self.enter(&chart, None);
         self.run_to_completion(&chart);
         self.drain_external(&chart);
         &self.step
@@ -429,7 +429,7 @@ impl Actor {
 
     fn microstep(&mut self, chart: &Chart, event: Option<&Event>) {
         let enabled = std::mem::take(&mut self.enabled);
-        self.exit(chart, &enabled);
+        self.exit(chart, &enabled, event);
         for &t in &enabled {
             self.step.transitions.push(t);
             self.run_actions(&chart.transition(t).actions, event);
@@ -451,13 +451,14 @@ impl Actor {
             self.scratch = targets;
         }
         self.enabled = enabled;
-        self.enter(chart);
+        self.enter(chart, event);
         self.flush_errors();
     }
 
     /// Exits the states the enabled transitions leave, deepest last in
-    /// document order first, recording history before any exit runs.
-    fn exit(&mut self, chart: &Chart, enabled: &[TransitionId]) {
+    /// document order first, recording history before any exit runs. Exit
+    /// actions see the event being processed, as in SCXML.
+    fn exit(&mut self, chart: &Chart, enabled: &[TransitionId], event: Option<&Event>) {
         self.exit_set.clear();
         for &t in enabled {
             if let Some(domain) = self.domain(chart, t) {
@@ -502,7 +503,7 @@ impl Actor {
             }
         }
         for &s in exiting.iter().rev() {
-            self.run_actions(&chart.state(s).exit, None);
+            self.run_actions(&chart.state(s).exit, event);
             self.timers.retain(|timer| !matches!(timer.what, Due::Transition(t) if chart.transition(t).source == s));
             self.active.remove(s);
             self.step.exited.push(s);
@@ -580,12 +581,14 @@ impl Actor {
         }
     }
 
-    fn enter(&mut self, chart: &Chart) {
+    /// Enters the states of the enter set in document order; entry actions
+    /// see the event being processed, as in SCXML.
+    fn enter(&mut self, chart: &Chart, event: Option<&Event>) {
         let entering: Vec<StateId> = self.enter_set.iter().collect();
         for s in entering {
             self.active.insert(s);
             self.step.entered.push(s);
-            self.run_actions(&chart.state(s).entry, None);
+            self.run_actions(&chart.state(s).entry, event);
             for &t in &chart.state(s).after {
                 if let Some(delay) = chart.transition(t).delay {
                     self.schedule(delay, Due::Transition(t));

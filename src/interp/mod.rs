@@ -23,6 +23,9 @@ mod chart;
 mod snapshot;
 mod step;
 
+#[cfg(test)]
+mod scxml_tests;
+
 pub use actor::{Actor, Status};
 pub use chart::{Chart, DEFAULT_MICROSTEP_LIMIT};
 pub use snapshot::{RestoreError, SNAPSHOT_FORMAT, Snapshot, TimerSnapshot};
