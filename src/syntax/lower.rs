@@ -349,7 +349,7 @@ impl Lowering {
             if let Some(t) = transitions {
                 self.error(
                     LoadError::InvalidValue {
-                        message: format!("{what} has no transitions"),
+                        message: format!("{what} cannot have transitions"),
                     },
                     t.span,
                 );
@@ -357,7 +357,7 @@ impl Lowering {
             if let Some(child) = doc.states.first() {
                 self.error(
                     LoadError::InvalidValue {
-                        message: format!("{what} has no child states"),
+                        message: format!("{what} cannot have child states"),
                     },
                     child.key.span,
                 );
@@ -368,7 +368,7 @@ impl Lowering {
         {
             self.error(
                 LoadError::InvalidHistory {
-                    message: "a history state has no actions".into(),
+                    message: "a history state cannot have actions".into(),
                 },
                 action_span(action),
             );
@@ -502,7 +502,7 @@ impl Lowering {
             Some(0) if has_children => {
                 self.error(
                     LoadError::InvalidValue {
-                        message: "an atomic state has no child states".into(),
+                        message: "an atomic state cannot have child states".into(),
                     },
                     word.span,
                 );
@@ -762,6 +762,26 @@ impl Lowering {
                     machine.transitions[id.index()].targets = targets;
                 }
                 Pending::Initial(id, names) => {
+                    // A name that is not a child but is a sibling is a state the
+                    // author put at the wrong level: say that, not "unknown".
+                    let (outside, names): (Vec<Name>, Vec<Name>) =
+                        names.into_iter().partition(|name| {
+                            resolve_target(machine, id, &name.text, Relative::Children).is_none()
+                                && resolve_target(machine, id, &name.text, Relative::Siblings)
+                                    .is_some()
+                        });
+                    for name in outside {
+                        self.error(
+                            LoadError::InvalidInitial {
+                                message: format!(
+                                    "the initial state `{}` is not inside `{}`",
+                                    name.text,
+                                    machine.state(id).key
+                                ),
+                            },
+                            name.span,
+                        );
+                    }
                     let targets = self.targets(machine, id, &names, Relative::Children);
                     for target in &targets {
                         if target.state == id || !machine.is_descendant_or_self(target.state, id) {
