@@ -326,7 +326,11 @@ impl Lowering {
                 doc.initial[0].span,
             );
         }
-        if kind == StateKind::Compound && doc.initial.is_empty() && has_children {
+        // A state declared atomic but given children is reported as such, and
+        // not also as a compound state without `initial`.
+        let declared_atomic = doc.kind.as_ref().is_some_and(|k| k.text == "atomic");
+        if kind == StateKind::Compound && doc.initial.is_empty() && has_children && !declared_atomic
+        {
             let first = doc
                 .states
                 .iter()

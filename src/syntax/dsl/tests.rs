@@ -737,6 +737,10 @@ fn errors_carry_help_where_it_helps() {
         help("machine m\nstate a { \"text\" }").as_deref(),
         Some("a description goes at the end of the line it describes, before any `{`")
     );
+    assert_eq!(
+        help("machine m\nstate a { entry { log \"closing }\n}").as_deref(),
+        Some("this string is not closed: end it with `\"` on the same line")
+    );
 }
 
 #[test]
