@@ -93,14 +93,17 @@ impl Lowering {
     ) -> Option<T> {
         let found = words.iter().find(|(w, _)| *w == name.text).map(|(_, v)| *v);
         if found.is_none() {
-            self.error_suggesting(
-                LoadError::UnknownReference {
-                    kind,
-                    name: name.text.clone(),
-                },
-                name.span,
-                words.iter().map(|(w, _)| *w),
-            );
+            let mut diagnostic = LoadError::UnknownReference {
+                kind,
+                name: name.text.clone(),
+            }
+            .at(name.span, words.iter().map(|(w, _)| *w));
+            // The words are few and fixed: with no near one to suggest, list them.
+            if diagnostic.help.is_none() {
+                let list: Vec<String> = words.iter().map(|(w, _)| format!("`{w}`")).collect();
+                diagnostic.help = Some(format!("write one of {}", list.join(", ")));
+            }
+            self.errors.push(diagnostic);
         }
         found
     }
