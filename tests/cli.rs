@@ -227,3 +227,17 @@ fn import_converts_an_scxml_document() {
     }
     insta::assert_snapshot!(run.stdout);
 }
+
+/// A command that needs a machine reports its load errors as `check` does.
+#[test]
+fn fmt_of_a_malformed_file_reports_its_errors() {
+    let run = idemchart(&[
+        "fmt",
+        "--to",
+        "dsl",
+        "tests/malformed/yaml_unknown_target.yaml",
+    ]);
+    assert_eq!(run.code, Some(1));
+    assert_eq!(run.stdout, "");
+    insta::assert_snapshot!(run.code_and_stderr());
+}
