@@ -12,9 +12,9 @@ use std::process::ExitCode;
 
 use clap::{Parser, Subcommand, ValueEnum};
 
-use idemchart::diagnostic::Diagnostic;
+use idemchart::diagnostic::{Diagnostic, LoadError};
 use idemchart::syntax::{self, Syntax};
-use idemchart::{Machine, Severity, SourceFile};
+use idemchart::{Machine, Severity, SourceFile, Span};
 
 #[derive(Parser)]
 #[command(
@@ -146,7 +146,14 @@ fn check(paths: &[PathBuf], color: Color) -> CommandResult {
     };
     let mut errors = 0;
     for path in &files {
-        let file = read(path)?;
+        let file = match read_text(path)? {
+            Ok(file) => file,
+            Err((file, diagnostic)) => {
+                errors += 1;
+                eprintln!("{}\n", idemchart::report::render(&diagnostic, &file, color));
+                continue;
+            }
+        };
         if let Err(diagnostics) = load(&file) {
             errors += diagnostics
                 .iter()
@@ -201,6 +208,30 @@ fn read(path: &Path) -> Result<SourceFile, String> {
     let text = std::fs::read_to_string(path)
         .map_err(|e| format!("cannot read {}: {e}", path.display()))?;
     Ok(SourceFile::new(path.display().to_string(), text))
+}
+
+/// Reads a file for `check`. Bytes that are not UTF-8 are an error in the
+/// file, at the first such byte, and not a failure of the command; the text
+/// given with that error shows each bad byte as U+FFFD.
+fn read_text(path: &Path) -> Result<Result<SourceFile, (SourceFile, Diagnostic)>, String> {
+    let bytes = std::fs::read(path).map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+    let name = path.display().to_string();
+    match String::from_utf8(bytes) {
+        Ok(text) => Ok(Ok(SourceFile::new(name, text))),
+        Err(error) => {
+            let at = error.utf8_error().valid_up_to();
+            let text = String::from_utf8_lossy(error.as_bytes()).into_owned();
+            let mut diagnostic = LoadError::Syntax {
+                message: "the file is not UTF-8 text".into(),
+            }
+            .at(
+                Span::new(at, at + char::REPLACEMENT_CHARACTER.len_utf8()),
+                [],
+            );
+            diagnostic.help = Some("save the file with the UTF-8 encoding".into());
+            Ok(Err((SourceFile::new(name, text), diagnostic)))
+        }
+    }
 }
 
 fn load(file: &SourceFile) -> Result<Machine, Vec<Diagnostic>> {

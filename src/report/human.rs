@@ -44,7 +44,8 @@ pub fn render(diagnostic: &Diagnostic, file: &SourceFile, color: bool) -> String
 }
 
 /// A range the renderer can show: inside the text, on character boundaries,
-/// and one character wide at least so the caret is visible.
+/// and one character wide at least so the caret is visible (unless it sits
+/// at a line break, which is shown as a caret after the line's end).
 fn visible(range: std::ops::Range<usize>, file: &SourceFile) -> std::ops::Range<usize> {
     let text = &file.text;
     let mut start = range.start.min(text.len());
@@ -52,7 +53,8 @@ fn visible(range: std::ops::Range<usize>, file: &SourceFile) -> std::ops::Range<
         start -= 1;
     }
     let mut end = range.end.clamp(start, text.len());
-    if end == start && start < text.len() {
+    // A line break is not widened into: the caret would span two lines.
+    if end == start && start < text.len() && !text[start..].starts_with(['\n', '\r']) {
         end = start + text[start..].chars().next().map_or(0, char::len_utf8);
     }
     while !text.is_char_boundary(end) {
