@@ -7,7 +7,9 @@
 pub mod diagnostic;
 pub mod diagram;
 pub mod expr;
+pub mod graph;
 pub mod interp;
+pub mod lint;
 pub mod model;
 pub mod report;
 pub mod schema;

@@ -1,0 +1,389 @@
+//! Confirmation: replaying a witness in the interpreter, on its virtual
+//! clock, with and without the repeated delivery.
+//!
+//! Every delivery gets a fresh id and a synthesized payload (the id field
+//! set to that id, other fields from their declared types, or from what the
+//! guards and actions read). Where a delivery was meant to take a
+//! transition, a few payload variants are tried until one does, so that
+//! guards such as `event.ok` or `event.amount > 0` can pass. The repeat
+//! reuses the earlier delivery's id and payload. The finding is confirmed
+//! when the repeat changes the configuration or the context or emits an
+//! effect; for a retry (I008), when the last step emits the effect again.
+//!
+//! Replays are bounded: at most `MAX_REPLAYS` per machine and
+//! `MAX_STEPS` steps per witness; past that, and for machines that may loop
+//! on their own (eventless cycles, events raising each other, zero delays),
+//! no replay is made and `confirmed` stays `None`.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use super::Cx;
+use super::analysis;
+use super::witness::{Witness, WitnessEnd, WitnessStep};
+use crate::expr::{Event, Value};
+use crate::graph::EventId;
+use crate::interp::{Actor, Chart};
+use crate::model::{Action, PayloadType, Trigger};
+
+const MAX_REPLAYS: usize = 2_000;
+const MAX_STEPS: usize = 200;
+/// Payload variants tried per delivery.
+const VARIANTS: usize = 3;
+
+pub(super) struct Replayer<'a, 'm> {
+    cx: &'a Cx<'m>,
+    chart: Arc<Chart>,
+    budget: usize,
+    /// Whether the machine may run forever without input, which a replay
+    /// could not survive.
+    may_loop: bool,
+    fields: HashMap<EventId, Vec<(String, Option<PayloadType>)>>,
+}
+
+impl<'a, 'm> Replayer<'a, 'm> {
+    pub fn new(cx: &'a Cx<'m>, chart: Arc<Chart>) -> Self {
+        Replayer {
+            cx,
+            chart,
+            budget: MAX_REPLAYS,
+            may_loop: may_loop(cx),
+            fields: HashMap::new(),
+        }
+    }
+
+    /// Replays the witness; `None` when no replay was made.
+    pub fn confirm(&mut self, witness: &Witness) -> Option<bool> {
+        if self.may_loop || self.budget == 0 || witness.steps.len() > MAX_STEPS {
+            return None;
+        }
+        self.budget -= 1;
+        let retry = matches!(witness.end, WitnessEnd::Retry { .. });
+        let prefix = if retry {
+            witness.steps.len().checked_sub(1)?
+        } else {
+            witness.steps.len()
+        };
+        let mut actor = Actor::new(Arc::clone(&self.chart));
+        let repeated = match witness.end {
+            WitnessEnd::Repeat(i) if i < prefix => Some(i),
+            _ => None,
+        };
+        let mut sent: Vec<Option<Event>> = Vec::with_capacity(witness.steps.len());
+        let mut before_repeated = None;
+        for (i, step) in witness.steps[..prefix].iter().enumerate() {
+            if Some(i) == repeated {
+                before_repeated = Some(actor.clone());
+            }
+            sent.push(self.play(&mut actor, i, step, 0));
+        }
+        let verdict = self.verdict(actor, &sent, witness);
+        if verdict != Some(false) {
+            return verdict;
+        }
+        // The repeat carries the payload of the delivery it repeats, so
+        // another payload there may pass the guard of the handler that
+        // accepts the repeat.
+        let (Some(r), Some(start)) = (repeated, before_repeated) else {
+            return verdict;
+        };
+        for variant in 1..VARIANTS {
+            let mut actor = start.clone();
+            let mut sent = sent[..r].to_vec();
+            sent.push(self.play(&mut actor, r, &witness.steps[r], variant));
+            for (i, step) in witness.steps[r + 1..prefix].iter().enumerate() {
+                sent.push(self.play(&mut actor, r + 1 + i, step, 0));
+            }
+            if self.verdict(actor, &sent, witness) == Some(true) {
+                return Some(true);
+            }
+        }
+        verdict
+    }
+
+    /// Whether the end of the witness changes something, from `actor`
+    /// after the steps before it.
+    fn verdict(
+        &mut self,
+        mut actor: Actor,
+        sent: &[Option<Event>],
+        witness: &Witness,
+    ) -> Option<bool> {
+        match &witness.end {
+            WitnessEnd::Repeat(i) => {
+                let event = sent.get(*i)?.clone()?;
+                let before = actor.clone();
+                let step = actor.send(&event);
+                if step.ignored {
+                    return Some(false);
+                }
+                let effects = !step.effects.is_empty();
+                let moved = !before.active_states().eq(actor.active_states());
+                Some(effects || moved || before.context() != actor.context())
+            }
+            WitnessEnd::Retry { effect } => {
+                let step = witness.steps.last()?;
+                self.play(&mut actor, witness.steps.len() - 1, step, 0);
+                Some(
+                    actor
+                        .last_step()
+                        .effects
+                        .iter()
+                        .any(|e| &*e.name == effect.as_str()),
+                )
+            }
+        }
+    }
+
+    /// Plays one step; returns the event delivered, if any.
+    /// Payload variants are tried from `first` on.
+    fn play(
+        &mut self,
+        actor: &mut Actor,
+        i: usize,
+        step: &WitnessStep,
+        first: usize,
+    ) -> Option<Event> {
+        match step {
+            WitnessStep::After { delay, .. } => {
+                let now = actor.now();
+                actor.advance_to(now.saturating_add(delay.millis));
+                None
+            }
+            WitnessStep::Event { event, transition } => {
+                let variants: Vec<Event> = (0..VARIANTS)
+                    .map(|v| self.event(*event, i, (first + v) % VARIANTS))
+                    .collect();
+                if let Some(t) = transition {
+                    for candidate in &variants {
+                        let mut trial = actor.clone();
+                        if trial.send(candidate).transitions.contains(t) {
+                            *actor = trial;
+                            return Some(candidate.clone());
+                        }
+                    }
+                }
+                let chosen = variants.into_iter().next()?;
+                actor.send(&chosen);
+                Some(chosen)
+            }
+        }
+    }
+
+    /// Delivery `i` of the event, payload variant `variant`.
+    fn event(&mut self, event: EventId, i: usize, variant: usize) -> Event {
+        let name = self.cx.graph.events.name(event).to_string();
+        let decl = self.cx.decl(event);
+        let id_field = decl
+            .and_then(|d| d.id_field.as_ref())
+            .map(|n| n.text.clone());
+        let id_type = decl
+            .and_then(|d| d.payload.as_ref())
+            .zip(id_field.as_ref())
+            .and_then(|(p, f)| p.get(f))
+            .map(|f| f.ty);
+        let id = match id_type {
+            Some(PayloadType::Number | PayloadType::Integer) => Value::Int(i as i64 + 1),
+            _ => Value::from(format!("{name}-{}", i + 1)),
+        };
+        let fields = self.fields(event).to_vec();
+        let mut data: Vec<(String, Value)> = Vec::new();
+        for (field, ty) in fields {
+            if Some(&field) == id_field.as_ref() {
+                continue;
+            }
+            let fresh = Value::from(format!("{field}-{}", i + 1));
+            let value = match (ty, variant) {
+                (Some(PayloadType::String | PayloadType::Any), _) => fresh,
+                (Some(PayloadType::Number | PayloadType::Integer), 0) => Value::Int(1),
+                (Some(PayloadType::Number | PayloadType::Integer), 1) => Value::Int(0),
+                (Some(PayloadType::Number | PayloadType::Integer), _) => Value::Int(1_000_000),
+                (Some(PayloadType::Boolean), v) => Value::Bool(v != 1),
+                (Some(PayloadType::List), _) => Value::list(Vec::new()),
+                (Some(PayloadType::Map), _) => Value::map(Vec::<(String, Value)>::new()),
+                (None, 0) => fresh,
+                (None, 1) => Value::Int(1),
+                (None, _) => Value::Bool(true),
+            };
+            data.push((field, value));
+        }
+        if let Some(f) = &id_field {
+            data.push((f.clone(), id.clone()));
+        }
+        let data = if data.is_empty() {
+            Value::Null
+        } else {
+            Value::map(data)
+        };
+        Event::new(name, Some(id), data)
+    }
+
+    /// The payload fields of an event: as declared, else those that the
+    /// guards and actions of its handlers read.
+    fn fields(&mut self, event: EventId) -> &[(String, Option<PayloadType>)] {
+        let cx = self.cx;
+        self.fields.entry(event).or_insert_with(|| {
+            if let Some(payload) = cx.decl(event).and_then(|d| d.payload.as_ref()) {
+                return payload
+                    .iter()
+                    .map(|(f, p)| (f.clone(), Some(p.ty)))
+                    .collect();
+            }
+            let mut read: Vec<String> = Vec::new();
+            for (index, t) in cx.machine.transitions.iter().enumerate() {
+                let tid = crate::model::TransitionId(index as u32);
+                if !cx.graph.trigger_events(tid).contains(&event) {
+                    continue;
+                }
+                let mut visit = |e: &crate::expr::Expr| {
+                    e.walk(&mut |x| {
+                        if let Some(f) = analysis::event_field(x)
+                            && f != "id"
+                            && f != "type"
+                            && !read.iter().any(|r| r == f)
+                        {
+                            read.push(f.to_string());
+                        }
+                    })
+                };
+                if let Some(g) = &t.guard {
+                    visit(g);
+                }
+                for action in &t.actions {
+                    for_each_expr(action, &mut visit);
+                }
+            }
+            read.into_iter().map(|f| (f, None)).collect()
+        })
+    }
+}
+
+fn for_each_expr(action: &Action, f: &mut impl FnMut(&crate::expr::Expr)) {
+    match action {
+        Action::Assign { fields, .. } => fields.values().for_each(|a| f(&a.expr)),
+        Action::Raise { data, .. } | Action::Send { data, .. } => {
+            data.values().for_each(|a| f(&a.expr))
+        }
+        Action::Effect { args, .. } => args.values().for_each(|a| f(&a.expr)),
+        Action::Log { expr, .. } => f(expr),
+        Action::Cancel { .. } | Action::Host { .. } => {}
+    }
+}
+
+/// Whether the machine may run without end on its own: an eventless
+/// transition on a cycle of eventless moves or without a target, events
+/// that its handlers raise or send back to each other, or a zero delay.
+fn may_loop(cx: &Cx) -> bool {
+    let m = cx.machine;
+    let eventless = cx.graph.eventless_components();
+    for (index, t) in m.transitions.iter().enumerate() {
+        let tid = crate::model::TransitionId(index as u32);
+        match &t.trigger {
+            Trigger::Always => {
+                if cx.graph.targets(tid).is_empty() {
+                    return true;
+                }
+                let from = cx.graph.at(t.source);
+                if cx
+                    .transition_targets(tid)
+                    .iter()
+                    .any(|n| eventless[n.index()] == eventless[from.index()])
+                {
+                    return true;
+                }
+            }
+            Trigger::After(d) if d.millis == 0 => return true,
+            _ => {}
+        }
+    }
+    // The events each handler may cause at once: those its actions raise or
+    // send without delay, and when it enters states, any that entry or exit
+    // actions raise, and completion events.
+    let n = cx.graph.events.len();
+    let emitted = |actions: &[Action], out: &mut Vec<usize>| {
+        for a in actions {
+            let now = match a {
+                Action::Raise { event, .. } => Some(event),
+                Action::Send { event, delay, .. } if delay.is_none_or(|d| d.millis == 0) => {
+                    Some(event)
+                }
+                _ => None,
+            };
+            if let Some(event) = now {
+                out.extend(cx.graph.events.get(&event.text).map(|e| e.index()));
+            }
+        }
+    };
+    let mut on_entry = Vec::new();
+    for s in &m.states {
+        emitted(&s.entry, &mut on_entry);
+        emitted(&s.exit, &mut on_entry);
+    }
+    for (i, name) in cx.graph.events.names.iter().enumerate() {
+        if name.starts_with("done.") {
+            on_entry.push(i);
+        }
+    }
+    on_entry.sort_unstable();
+    on_entry.dedup();
+    // Pseudo-event `n` stands for eventless transitions, which any entry may enable.
+    let mut next: Vec<Vec<usize>> = vec![Vec::new(); n + 1];
+    for (index, t) in m.transitions.iter().enumerate() {
+        let tid = crate::model::TransitionId(index as u32);
+        let mut out = Vec::new();
+        emitted(&t.actions, &mut out);
+        if !cx.graph.targets(tid).is_empty() {
+            out.extend(&on_entry);
+            out.push(n);
+        }
+        let sources: Vec<usize> = match t.trigger {
+            Trigger::Always => vec![n],
+            Trigger::After(_) => Vec::new(),
+            Trigger::Event(_) => cx
+                .graph
+                .trigger_events(tid)
+                .iter()
+                .map(|e| e.index())
+                .collect(),
+        };
+        for s in sources {
+            next[s].extend(out.iter().copied().filter(|&x| x != n || s != n));
+        }
+    }
+    let has_always = m.transitions.iter().any(|t| t.trigger == Trigger::Always);
+    if !has_always {
+        for list in &mut next {
+            list.retain(|&x| x != n);
+        }
+    }
+    has_cycle(&next)
+}
+
+/// Whether the directed graph given by successor lists has a cycle.
+fn has_cycle(next: &[Vec<usize>]) -> bool {
+    // Iterative three-colour depth-first search.
+    let mut colour = vec![0u8; next.len()];
+    for root in 0..next.len() {
+        if colour[root] != 0 {
+            continue;
+        }
+        let mut stack = vec![(root, 0usize)];
+        colour[root] = 1;
+        while let Some((node, i)) = stack.pop() {
+            if let Some(&succ) = next[node].get(i) {
+                stack.push((node, i + 1));
+                match colour[succ] {
+                    0 => {
+                        colour[succ] = 1;
+                        stack.push((succ, 0));
+                    }
+                    1 => return true,
+                    _ => {}
+                }
+            } else {
+                colour[node] = 2;
+            }
+        }
+    }
+    false
+}
