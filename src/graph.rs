@@ -559,12 +559,10 @@ impl<'m> MachineGraph<'m> {
         leaves: &mut Vec<StateId>,
         entered: &mut Vec<StateId>,
     ) {
+        // Entry edges lead down the hierarchy only, so this walk ends; a
+        // state reached twice is removed by the callers' dedup.
         let mut stack = vec![from];
-        let mut seen = std::collections::HashSet::new();
         while let Some(node) = stack.pop() {
-            if !seen.insert(node) {
-                continue;
-            }
             match self.steps[node] {
                 Node::At(s) => {
                     leaves.push(s);
@@ -667,12 +665,13 @@ impl<'m> MachineGraph<'m> {
 
     /// A 0-1 breadth-first search over the transition graph from `sources`
     /// (distance 0), along the edges `follow` accepts. Stops early once a
-    /// node `stop` accepts is settled.
+    /// node `stop` accepts is settled, or once `limit` nodes are settled.
     pub fn search(
         &self,
         sources: &[NodeIndex],
         follow: impl Fn(EdgeIndex, Edge) -> bool,
         stop: impl Fn(NodeIndex) -> bool,
+        limit: usize,
     ) -> Search {
         let n = self.steps.node_count();
         let mut search = Search {
@@ -688,11 +687,16 @@ impl<'m> MachineGraph<'m> {
             }
         }
         let mut done = vec![false; n];
+        let mut settled = 0;
         while let Some(node) = queue.pop_front() {
             if done[node.index()] {
                 continue;
             }
             done[node.index()] = true;
+            settled += 1;
+            if settled > limit {
+                break;
+            }
             if stop(node) {
                 search.found = Some(node);
                 break;
@@ -718,6 +722,103 @@ impl<'m> MachineGraph<'m> {
             }
         }
         search
+    }
+}
+
+/// Buffers for bounded searches, reused from one to the next so that a
+/// search costs what it visits, not the size of the graph.
+#[derive(Default)]
+pub struct Scratch {
+    dist: Vec<u32>,
+    pred: Vec<Option<EdgeIndex>>,
+    done: Vec<bool>,
+    touched: Vec<usize>,
+}
+
+impl Scratch {
+    fn reset(&mut self, n: usize) {
+        if self.dist.len() != n {
+            self.dist = vec![u32::MAX; n];
+            self.pred = vec![None; n];
+            self.done = vec![false; n];
+        } else {
+            for &i in &self.touched {
+                self.dist[i] = u32::MAX;
+                self.pred[i] = None;
+                self.done[i] = false;
+            }
+        }
+        self.touched.clear();
+    }
+}
+
+impl MachineGraph<'_> {
+    /// `search`, stopping at the first node `stop` accepts and returning it
+    /// with the edges that lead to it from a source; over reused buffers.
+    pub fn find(
+        &self,
+        scratch: &mut Scratch,
+        sources: &[NodeIndex],
+        follow: impl Fn(EdgeIndex, Edge) -> bool,
+        stop: impl Fn(NodeIndex) -> bool,
+        limit: usize,
+    ) -> Option<(NodeIndex, Vec<EdgeIndex>)> {
+        scratch.reset(self.steps.node_count());
+        let mut queue = VecDeque::new();
+        for &s in sources {
+            if scratch.dist[s.index()] != 0 {
+                scratch.dist[s.index()] = 0;
+                scratch.touched.push(s.index());
+                queue.push_back(s);
+            }
+        }
+        let mut settled = 0;
+        let mut found = None;
+        while let Some(node) = queue.pop_front() {
+            if scratch.done[node.index()] {
+                continue;
+            }
+            scratch.done[node.index()] = true;
+            settled += 1;
+            if settled > limit {
+                break;
+            }
+            if stop(node) {
+                found = Some(node);
+                break;
+            }
+            let d = scratch.dist[node.index()];
+            for e in self.steps.edges(node) {
+                let weight = *e.weight();
+                if !follow(e.id(), weight) {
+                    continue;
+                }
+                let free = self.cost(weight) == Cost::Free;
+                let next = d + u32::from(!free);
+                let target = e.target();
+                if next < scratch.dist[target.index()] {
+                    if scratch.dist[target.index()] == u32::MAX {
+                        scratch.touched.push(target.index());
+                    }
+                    scratch.dist[target.index()] = next;
+                    scratch.pred[target.index()] = Some(e.id());
+                    if free {
+                        queue.push_front(target);
+                    } else {
+                        queue.push_back(target);
+                    }
+                }
+            }
+        }
+        let found = found?;
+        let mut path = Vec::new();
+        let mut at = found;
+        while let Some(e) = scratch.pred[at.index()] {
+            path.push(e);
+            at = self.steps.edge_endpoints(e)?.0;
+        }
+        path.reverse();
+        Some((found, path))
     }
 }
 
@@ -806,4 +907,224 @@ fn event_table(machine: &Machine) -> EventTable {
         }
     }
     table
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::syntax::{Syntax, parse};
+
+    fn machine(text: &str) -> Machine {
+        parse(text, Syntax::Dsl).expect("loads")
+    }
+
+    fn state(m: &Machine, path: &str) -> StateId {
+        m.find_path(path).expect(path)
+    }
+
+    const NESTED: &str = r#"
+machine nested
+event E id e
+event F id f
+initial p
+state p {
+  initial a
+  on E -> q
+  on F { log "p" }
+  state a {
+    on E -> b
+    on E -> c
+  }
+  state b
+  state c {
+    on F -> a reenter
+  }
+}
+parallel q {
+  state left {
+    initial l1
+    state l1 { on E -> l2 }
+    state l2
+  }
+  state right {
+    initial r1
+    state r1
+  }
+  always -> p if in_state("q.left.l2")
+}
+"#;
+
+    #[test]
+    fn handlers_come_own_first_in_document_order_then_ancestors() {
+        let m = machine(NESTED);
+        let g = MachineGraph::new(&m);
+        let e = g.events.get("E").expect("E");
+        let a = state(&m, "p.a");
+        let chain: Vec<StateId> = g
+            .handlers(a, e)
+            .map(|t| m.transition(t).targets[0].state)
+            .collect();
+        assert_eq!(
+            chain,
+            [state(&m, "p.b"), state(&m, "p.c"), state(&m, "q")],
+            "a's two handlers, then p's"
+        );
+        let b = state(&m, "p.b");
+        assert_eq!(g.handlers(b, e).count(), 1, "only p's");
+        let first = g.handlers(a, e).next().expect("a handler");
+        assert_eq!(g.handlers_after(first, e).count(), 2);
+    }
+
+    #[test]
+    fn default_entry_enters_every_region_and_reaches_the_leaves() {
+        let m = machine(NESTED);
+        let g = MachineGraph::new(&m);
+        assert_eq!(
+            g.default_leaves(state(&m, "q")),
+            [state(&m, "q.left.l1"), state(&m, "q.right.r1")]
+        );
+        assert_eq!(g.default_leaves(StateId::ROOT), [state(&m, "p.a")]);
+        assert!(g.is_leaf(state(&m, "p.b")) && !g.is_leaf(state(&m, "q")));
+        assert!(g.in_parallel(state(&m, "q.right.r1")) && !g.in_parallel(state(&m, "p.a")));
+    }
+
+    #[test]
+    fn domains_follow_scxml_and_reenter() {
+        let m = machine(
+            r#"
+machine d
+event E id e
+initial p
+state p {
+  initial a
+  on E -> p.b
+  state a {
+    on E -> a
+    on E -> a reenter
+    on E -> b
+  }
+  state b
+}
+"#,
+        );
+        let g = MachineGraph::new(&m);
+        let a = state(&m, "p.a");
+        let p = state(&m, "p");
+        let on_a = &m.state(a).on;
+        assert_eq!(
+            g.domain(on_a[0]),
+            None,
+            "a self-target without reenter exits nothing"
+        );
+        assert!(g.targets(on_a[0]).is_empty());
+        assert_eq!(g.domain(on_a[1]), Some(p), "with reenter it leaves a");
+        assert_eq!(g.domain(on_a[2]), Some(p));
+        assert_eq!(
+            g.domain(m.state(p).on[0]),
+            Some(p),
+            "into its own child: p stays"
+        );
+    }
+
+    #[test]
+    fn the_transition_graph_has_up_default_and_transition_edges() {
+        let m = machine(NESTED);
+        let g = MachineGraph::new(&m);
+        let a = state(&m, "p.a");
+        let has = |from: NodeIndex, to: NodeIndex, kind: Edge| {
+            g.steps
+                .edges(from)
+                .any(|e| e.target() == to && *e.weight() == kind)
+        };
+        assert!(has(g.at(a), g.at(state(&m, "p")), Edge::Up));
+        assert!(has(
+            g.enter(state(&m, "q")),
+            g.enter(state(&m, "q.right")),
+            Edge::Default
+        ));
+        let to_b = m.state(a).on[0];
+        assert!(has(
+            g.at(a),
+            g.enter(state(&m, "p.b")),
+            Edge::Transition(to_b)
+        ));
+        let e = g.events.get("E").expect("E");
+        assert_eq!(g.cost(Edge::Transition(to_b)), Cost::Event(e));
+        assert_eq!(g.cost(Edge::Up), Cost::Free);
+        assert_eq!(g.hierarchy.edge_count(), m.states.len() - 1);
+    }
+
+    #[test]
+    fn events_raised_by_the_machine_are_its_own() {
+        let m = machine(
+            "machine r\nevent A id a\ninitial s\nstate s {\n  entry { raise B }\n  on A -> t\n  on B -> t\n  on C -> t\n}\nstate t { on done.state.x -> s }\n",
+        );
+        let g = MachineGraph::new(&m);
+        let external = |name: &str| g.events.is_external(g.events.get(name).expect(name));
+        assert!(external("A"), "declared");
+        assert!(!external("B"), "raised");
+        assert!(external("C"), "handled, undeclared, not raised");
+        assert!(
+            !external("done.state.x"),
+            "completion events come from the interpreter"
+        );
+    }
+
+    /// A machine of `n` top-level states, each taking NEXT to the next and
+    /// the last back to the first, built directly (loading 50,000 siblings
+    /// is slow in a debug build).
+    fn ring(n: u32) -> Machine {
+        use crate::model::{EventDescriptor, State, Target, Transition};
+        let mut m = machine("machine ring\nevent NEXT id n\ninitial s0\nstate s0\n");
+        let template = m.states[1].clone();
+        m.states.truncate(1);
+        m.states[0].children.clear();
+        m.transitions.clear();
+        for i in 0..n {
+            let id = StateId(i + 1);
+            m.states.push(State {
+                key: format!("s{i}"),
+                path: format!("s{i}"),
+                on: vec![TransitionId(i)],
+                ..template.clone()
+            });
+            m.states[0].children.push(id);
+            let next = StateId((i + 1) % n + 1);
+            m.transitions.push(Transition {
+                source: id,
+                trigger: Trigger::Event(EventDescriptor::parse("NEXT")),
+                targets: vec![Target {
+                    text: format!("s{}", next.0 - 1),
+                    state: next,
+                    span: Default::default(),
+                }],
+                guard: None,
+                actions: Vec::new(),
+                reenter: false,
+                description: None,
+                span: Default::default(),
+            });
+        }
+        m
+    }
+
+    /// `kosaraju_scc` is iterative: a cycle of 50,000 states fits in a thread
+    /// with a small stack, where a recursive Tarjan would overflow.
+    #[test]
+    fn components_of_a_long_cycle_need_no_deep_stack() {
+        let n = 50_000;
+        let m = ring(n);
+        let one_component = std::thread::Builder::new()
+            .stack_size(256 * 1024)
+            .spawn(move || {
+                let g = MachineGraph::new(&m);
+                let components = g.components();
+                let first = components[g.at(StateId(1)).index()];
+                (1..=n).all(|i| components[g.at(StateId(i)).index()] == first)
+            })
+            .expect("spawns")
+            .join()
+            .expect("no overflow");
+        assert!(one_component, "the ring is one cycle");
+    }
 }

@@ -10,8 +10,9 @@
 //! when the repeat changes the configuration or the context or emits an
 //! effect; for a retry (I008), when the last step emits the effect again.
 //!
-//! Replays are bounded: at most `MAX_REPLAYS` per machine and
-//! `MAX_STEPS` steps per witness; past that, and for machines that may loop
+//! Replays are bounded: at most `MAX_REPLAYS` per lint and machine (the
+//! findings nearest the top of the file first) and `MAX_STEPS` steps per
+//! witness; past that, and for machines that may loop
 //! on their own (eventless cycles, events raising each other, zero delays),
 //! no replay is made and `confirmed` stays `None`.
 
@@ -27,6 +28,8 @@ use crate::interp::{Actor, Chart};
 use crate::model::{Action, PayloadType, Trigger};
 
 const MAX_REPLAYS: usize = 2_000;
+/// One budget per lint code, I001 to I008.
+const LINTS: usize = 8;
 const MAX_STEPS: usize = 200;
 /// Payload variants tried per delivery.
 const VARIANTS: usize = 3;
@@ -34,7 +37,7 @@ const VARIANTS: usize = 3;
 pub(super) struct Replayer<'a, 'm> {
     cx: &'a Cx<'m>,
     chart: Arc<Chart>,
-    budget: usize,
+    budget: [usize; LINTS],
     /// Whether the machine may run forever without input, which a replay
     /// could not survive.
     may_loop: bool,
@@ -46,18 +49,20 @@ impl<'a, 'm> Replayer<'a, 'm> {
         Replayer {
             cx,
             chart,
-            budget: MAX_REPLAYS,
+            budget: [MAX_REPLAYS; LINTS],
             may_loop: may_loop(cx),
             fields: HashMap::new(),
         }
     }
 
-    /// Replays the witness; `None` when no replay was made.
-    pub fn confirm(&mut self, witness: &Witness) -> Option<bool> {
-        if self.may_loop || self.budget == 0 || witness.steps.len() > MAX_STEPS {
+    /// Replays the witness of a finding of `lint`; `None` when no replay was made.
+    pub fn confirm(&mut self, lint: super::Lint, witness: &Witness) -> Option<bool> {
+        let slot = lint.code()[1..].parse::<usize>().ok()?.checked_sub(1)?;
+        let budget = self.budget.get_mut(slot)?;
+        if self.may_loop || *budget == 0 || witness.steps.len() > MAX_STEPS {
             return None;
         }
-        self.budget -= 1;
+        *budget -= 1;
         let retry = matches!(witness.end, WitnessEnd::Retry { .. });
         let prefix = if retry {
             witness.steps.len().checked_sub(1)?

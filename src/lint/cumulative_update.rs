@@ -62,7 +62,7 @@ fn check(cx: &mut Cx) {
         if external.is_empty() {
             continue;
         }
-        let marks = analysis::marks(&t.actions);
+        let marks = cx.facts[index].marks.clone();
         let protected = external.iter().all(|&e| {
             analysis::protected_by(t.guard.as_ref(), &marks, cx.decl(e)).is_some()
         });

@@ -11,7 +11,9 @@ declare_lint! {
     /// Flags an event `E` taken by a transition `S –E→ T` that lies on a
     /// cycle: other events lead from `T` back to `S`, where `E` is taken
     /// again. One finding per event and cycle (strongly connected part of
-    /// the transition graph), at its first transition in document order.
+    /// the transition graph), at its first transition in document order;
+    /// the witness stops at the first state of the cycle where the late
+    /// repeat is accepted, which is `S` or a state on the way back to it.
     /// Transitions whose repeat is stopped by an identity guard are not
     /// flagged, nor a pure re-entry of the source (see
     /// `reentry-reruns-actions`), nor one whose repeat is accepted at once
@@ -126,6 +128,19 @@ fn check(cx: &mut Cx) {
             .first()
             .map(|x| m.display_name(x.state).to_string())
             .unwrap_or_default();
+        let back_home = cx.graph.contains(t.source, acceptor.leaf);
+        let message = if back_home {
+            format!(
+                "`{name}` is accepted again after a cycle: from `{target}` other events lead back to `{}`, so a late repeat is applied again",
+                m.display_name(acceptor.leaf)
+            )
+        } else {
+            format!(
+                "`{name}` is accepted again on a cycle: from `{target}` other events lead to `{}`, which accepts a late repeat, and on back to `{}`",
+                m.display_name(acceptor.leaf),
+                m.display_name(t.source)
+            )
+        };
         let witness = cx.taking(primary, Some(event)).and_then(|(mut steps, taken)| {
             let taken = taken?;
             steps.extend(back);
@@ -138,10 +153,7 @@ fn check(cx: &mut Cx) {
             lint: Lint::CycleReenablesEvent,
             span: t.span,
             state: t.source,
-            message: format!(
-                "`{name}` is taken again after a cycle: other events lead from `{target}` back to `{}`, so a late repeat is applied again",
-                m.display_name(acceptor.leaf)
-            ),
+            message,
             labels,
             help: Some(format!(
                 "guard `{name}` with `!(event.ID in context.SEEN)` and add `event.ID` to `SEEN` in the same assign, so a repeat is recognised however late"

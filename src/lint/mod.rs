@@ -16,6 +16,7 @@
 //! suppresses nothing is reported as `unused-suppression` (S009), one that
 //! names no lint as `unknown-lint` (S010).
 
+use std::cell::RefCell;
 use std::collections::HashMap;
 use std::sync::{Arc, LazyLock};
 
@@ -205,6 +206,9 @@ pub(crate) struct Finding {
     pub witness: Option<Witness>,
 }
 
+/// A memo per transition, keyed by a few values (most transitions have one).
+type PerTransition<K, V> = Vec<Vec<(K, V)>>;
+
 /// What the checks share: the machine, its graph views, and what was
 /// computed once for all of them.
 pub(crate) struct Cx<'m> {
@@ -214,7 +218,18 @@ pub(crate) struct Cx<'m> {
     pub reach: Search,
     /// Component of every node of the transition graph.
     pub components: Vec<u32>,
+    /// What the lints read from each transition.
+    pub facts: Vec<repeat::Facts>,
     pub findings: Vec<Finding>,
+    /// Each event's declaration, by event.
+    decls: Vec<Option<&'m crate::model::EventDecl>>,
+    /// Memos per transition: the repeat's acceptor per event, the leaf
+    /// that selects it per event.
+    immediate: RefCell<PerTransition<EventId, Option<repeat::Acceptor>>>,
+    selecting: RefCell<PerTransition<Option<EventId>, Option<StateId>>>,
+    scratch: RefCell<crate::graph::Scratch>,
+    /// Two-layer searches left (`repeat::LAYERED_SEARCHES`).
+    layered_searches: std::cell::Cell<usize>,
 }
 
 impl<'m> Cx<'m> {
@@ -224,14 +239,35 @@ impl<'m> Cx<'m> {
         // History may restore only what was active before, so the search
         // from the start does not use restore edges: what they reach was
         // reached without them.
-        let reach = graph.search(&[root], |_, e| e != crate::graph::Edge::History, |_| false);
+        let reach = graph.search(
+            &[root],
+            |_, e| e != crate::graph::Edge::History,
+            |_| false,
+            usize::MAX,
+        );
         let components = graph.components();
+        let facts = (0..machine.transitions.len() as u32)
+            .map(|t| repeat::Facts::of(&graph, TransitionId(t)))
+            .collect();
+        let decls = graph
+            .events
+            .names
+            .iter()
+            .map(|name| machine.events.get(name))
+            .collect();
+        let transitions = machine.transitions.len();
         Cx {
             machine,
             graph,
             reach,
             components,
+            facts,
             findings: Vec::new(),
+            decls,
+            immediate: RefCell::new(vec![Vec::new(); transitions]),
+            selecting: RefCell::new(vec![Vec::new(); transitions]),
+            scratch: RefCell::default(),
+            layered_searches: std::cell::Cell::new(repeat::LAYERED_SEARCHES),
         }
     }
 
@@ -252,7 +288,7 @@ impl<'m> Cx<'m> {
 
     /// The declaration of an event, if it is declared.
     pub fn decl(&self, event: EventId) -> Option<&'m crate::model::EventDecl> {
-        self.machine.events.get(self.graph.events.name(event))
+        self.decls[event.index()]
     }
 }
 
@@ -276,13 +312,16 @@ pub fn lint(machine: &Machine) -> Vec<Diagnostic> {
     let (more, _) = suppress(machine, about_allows);
     kept.extend(more);
 
+    // Replays go in the order of the file, so that a budget spent on a
+    // large machine covers its first findings.
+    kept.sort_by_key(|f| (f.span.start, f.span.end, f.lint));
     let chart = Arc::new(crate::interp::Chart::new(machine.clone()));
     let mut replayer = confirm::Replayer::new(&cx, chart);
     let mut diagnostics: Vec<Diagnostic> = kept
         .into_iter()
         .map(|f| {
             let (witness, confirmed) = match &f.witness {
-                Some(w) => (w.render(&cx.graph), replayer.confirm(w)),
+                Some(w) => (w.render(&cx.graph), replayer.confirm(f.lint, w)),
                 None => (Vec::new(), None),
             };
             Diagnostic {

@@ -17,11 +17,58 @@ use super::witness::{Witness, WitnessEnd, WitnessStep};
 use crate::graph::{Edge, EventId, Node};
 use crate::model::{EventDecl, StateId, TransitionId};
 
+/// The most nodes one search for a way back settles: a bound on the work per
+/// finding, far above what a way back in a real machine needs.
+const CYCLE_SEARCH_LIMIT: usize = 50_000;
+
+/// How many two-layer searches from the start one machine gets.
+pub const LAYERED_SEARCHES: usize = 200;
+
 /// What the first delivery left for the guards of a repeat.
-pub struct FirstDelivery<'m> {
-    marks: Vec<IdentityPair>,
-    writes: Vec<(String, Literal)>,
-    decl: Option<&'m EventDecl>,
+pub struct FirstDelivery<'a> {
+    marks: &'a [IdentityPair],
+    writes: &'a [(String, Literal)],
+    decl: Option<&'a EventDecl>,
+}
+
+/// What the lints read from one transition, computed once.
+#[derive(Debug, Default)]
+pub struct Facts {
+    /// Identity tests among the guard's conjuncts.
+    pub identity: Vec<IdentityPair>,
+    /// Sets of seen ids its assigns extend.
+    pub marks: Vec<IdentityPair>,
+    /// Fields its assigns set to literals.
+    pub writes: Vec<(String, Literal)>,
+    /// Whether its actions do anything besides logging.
+    pub acts: bool,
+    /// The one leaf it leads to, when it leads to exactly one.
+    pub lands: Option<StateId>,
+}
+
+impl Facts {
+    pub fn of(cx_graph: &crate::graph::MachineGraph, t: TransitionId) -> Facts {
+        let transition = cx_graph.machine.transition(t);
+        let lands = if cx_graph.targets(t).is_empty() {
+            None
+        } else {
+            match cx_graph.leaves_after(t, false).as_slice() {
+                [leaf] => Some(*leaf),
+                _ => None,
+            }
+        };
+        Facts {
+            identity: transition
+                .guard
+                .as_ref()
+                .map(analysis::identity_tests)
+                .unwrap_or_default(),
+            marks: analysis::marks(&transition.actions),
+            writes: analysis::constant_writes(&transition.actions),
+            acts: analysis::changes_anything(&transition.actions),
+            lands,
+        }
+    }
 }
 
 /// The handler that accepts a repeat, in the configuration holding `leaf`.
@@ -32,33 +79,33 @@ pub struct Acceptor {
 }
 
 impl<'m> Cx<'m> {
-    pub fn first_delivery(&self, t: TransitionId, event: EventId) -> FirstDelivery<'m> {
-        let actions = &self.machine.transition(t).actions;
+    pub fn first_delivery(&self, t: TransitionId, event: EventId) -> FirstDelivery<'_> {
+        let facts = &self.facts[t.index()];
         FirstDelivery {
-            marks: analysis::marks(actions),
-            writes: analysis::constant_writes(actions),
+            marks: &facts.marks,
+            writes: &facts.writes,
             decl: self.decl(event),
         }
     }
 
     /// Whether the first delivery made `h`'s guard false for the repeat.
     pub fn blocked(&self, h: TransitionId, first: &FirstDelivery) -> bool {
-        let guard = self.machine.transition(h).guard.as_ref();
-        analysis::protected_by(guard, &first.marks, first.decl).is_some()
-            || analysis::falsified(guard, &first.writes)
+        let identity = &self.facts[h.index()].identity;
+        identity.iter().any(|pair| {
+            analysis::is_identity_field(&pair.0, first.decl) && first.marks.contains(pair)
+        }) || (!first.writes.is_empty()
+            && analysis::falsified(self.machine.transition(h).guard.as_ref(), first.writes))
     }
 
     /// Whether taking `h` with `leaf` active changes the configuration, the
     /// context or emits something. A pure re-entry of the same leaf is not
     /// counted here: `reentry-reruns-actions` judges what it re-runs.
     pub fn changes(&self, h: TransitionId, leaf: StateId) -> bool {
-        if analysis::changes_anything(&self.machine.transition(h).actions) {
+        let facts = &self.facts[h.index()];
+        if facts.acts {
             return true;
         }
-        if self.graph.targets(h).is_empty() {
-            return false;
-        }
-        self.graph.leaves_after(h, false) != [leaf]
+        !self.graph.targets(h).is_empty() && facts.lands != Some(leaf)
     }
 
     /// The first handler of the chain that accepts the repeat and changes
@@ -85,6 +132,19 @@ impl<'m> Cx<'m> {
     /// The handler that accepts a repeat of `event` right after `t` took
     /// it, in the configuration `t` leads to.
     pub fn immediate_acceptor(&self, t: TransitionId, event: EventId) -> Option<Acceptor> {
+        let known = self.immediate.borrow()[t.index()]
+            .iter()
+            .find(|(e, _)| *e == event)
+            .map(|(_, a)| *a);
+        if let Some(known) = known {
+            return known;
+        }
+        let found = self.find_immediate_acceptor(t, event);
+        self.immediate.borrow_mut()[t.index()].push((event, found));
+        found
+    }
+
+    fn find_immediate_acceptor(&self, t: TransitionId, event: EventId) -> Option<Acceptor> {
         let first = self.first_delivery(t, event);
         if self.graph.targets(t).is_empty() {
             // The configuration stays; the repeat meets `t` first again
@@ -136,9 +196,10 @@ impl<'m> Cx<'m> {
             .collect()
     }
 
-    /// The shortest way back from where `t` leads to a configuration under
-    /// `t`'s source where a late repeat of `event` is accepted again, inside
-    /// `t`'s component of the transition graph.
+    /// The shortest continuation, inside `t`'s component of the transition
+    /// graph (so that it can always come back to `t`'s source), from where
+    /// `t` leads to a configuration where a late repeat of `event` is
+    /// accepted again and changes something.
     pub fn cycle_back(
         &self,
         t: TransitionId,
@@ -159,14 +220,15 @@ impl<'m> Cx<'m> {
             let Node::At(leaf) = self.graph.node(node) else {
                 return None;
             };
-            if !self.graph.is_leaf(leaf) || !self.graph.contains(source, leaf) {
+            if !self.graph.is_leaf(leaf) {
                 return None;
             }
             self.accepting(self.graph.handlers(leaf, event), leaf, &first)
                 .map(|handler| Acceptor { leaf, handler })
         };
         let steps = &self.graph.steps;
-        let search = self.graph.search(
+        let (found, path) = self.graph.find(
+            &mut self.scratch.borrow_mut(),
             &starts,
             |e, _| {
                 steps
@@ -174,10 +236,10 @@ impl<'m> Cx<'m> {
                     .is_some_and(|(_, to)| self.components[to.index()] == component)
             },
             |n| accepts_at(n).is_some(),
-        );
-        let found = search.found?;
+            CYCLE_SEARCH_LIMIT,
+        )?;
         let acceptor = accepts_at(found)?;
-        Some((self.steps_of(&search.path(steps, found)), acceptor))
+        Some((self.steps_of(&path), acceptor))
     }
 
     /// The witness for a repeat of `event` after `t`: the shortest way to
@@ -244,28 +306,36 @@ impl<'m> Cx<'m> {
     /// The shortest run from the start that delivers an event (one that
     /// `delivers` names for a transition) and afterwards reaches a node
     /// `stop` accepts: its steps, and the index of that first delivery.
+    /// Each such search may cover the whole graph, so a machine gets at
+    /// most `LAYERED_SEARCHES` of them; past that, `None`, and the callers
+    /// build a witness another way.
     pub fn after_delivery(
         &self,
         delivers: impl Fn(TransitionId) -> Option<EventId>,
         stop: impl Fn(NodeIndex) -> bool,
     ) -> Option<(Vec<WitnessStep>, usize)> {
         use std::collections::VecDeque;
+        let left = self.layered_searches.get();
+        if left == 0 {
+            return None;
+        }
+        self.layered_searches.set(left - 1);
         let n = self.graph.steps.node_count();
         // Two layers: before and after the first delivery.
         let index = |node: NodeIndex, layer: usize| layer * n + node.index();
         let mut dist = vec![u32::MAX; 2 * n];
-        let mut pred: Vec<Option<(usize, petgraph::graph::EdgeIndex)>> = vec![None; 2 * n];
-        let mut done = vec![false; 2 * n];
+        let mut pred: Vec<Option<(u32, petgraph::graph::EdgeIndex)>> = vec![None; 2 * n];
         let start = self.graph.enter(StateId::ROOT);
         dist[index(start, 0)] = 0;
-        let mut queue = VecDeque::from([(start, 0usize)]);
+        let mut queue = VecDeque::from([(start, 0usize, 0u32)]);
         let mut found = None;
-        while let Some((node, layer)) = queue.pop_front() {
+        while let Some((node, layer, d)) = queue.pop_front() {
             let i = index(node, layer);
-            if done[i] {
+            // A node is settled by its first, shortest, pop; later ones are stale.
+            if d != dist[i] || d == u32::MAX - 1 {
                 continue;
             }
-            done[i] = true;
+            dist[i] = u32::MAX - 1;
             if layer == 1 && stop(node) {
                 found = Some(i);
                 break;
@@ -277,7 +347,7 @@ impl<'m> Cx<'m> {
                 }
                 let delivered = match weight {
                     Edge::Transition(x) => {
-                        delivers(x).filter(|&d| self.graph.events.is_external(d))
+                        delivers(x).filter(|&v| self.graph.events.is_external(v))
                     }
                     _ => None,
                 };
@@ -286,14 +356,14 @@ impl<'m> Cx<'m> {
                 let next_layer = if delivered.is_some() { 1 } else { layer };
                 let to = petgraph::visit::EdgeRef::target(&e);
                 let j = index(to, next_layer);
-                let d = dist[i] + u32::from(!free);
-                if d < dist[j] {
-                    dist[j] = d;
-                    pred[j] = Some((i, petgraph::visit::EdgeRef::id(&e)));
+                let next = d + u32::from(!free);
+                if dist[j] != u32::MAX - 1 && next < dist[j] {
+                    dist[j] = next;
+                    pred[j] = Some((i as u32, petgraph::visit::EdgeRef::id(&e)));
                     if free {
-                        queue.push_front((to, next_layer));
+                        queue.push_front((to, next_layer, next));
                     } else {
-                        queue.push_back((to, next_layer));
+                        queue.push_back((to, next_layer, next));
                     }
                 }
             }
@@ -302,6 +372,7 @@ impl<'m> Cx<'m> {
         let mut steps = Vec::new();
         let mut first = None;
         while let Some((from, e)) = pred[at] {
+            let from = from as usize;
             let crosses = from < n && at >= n;
             match (self.graph.steps[e], crosses) {
                 (Edge::Transition(x), true) => {
@@ -333,16 +404,17 @@ impl Cx<'_> {
     ) -> Option<Witness> {
         let source = self.machine.transition(t).source;
         let mut steps = self.prefix(self.graph.at(leaf))?;
-        let search = self.graph.search(
+        let (_, path) = self.graph.find(
+            &mut self.scratch.borrow_mut(),
             &[self.graph.at(leaf)],
             |_, e| e != Edge::History,
             |n| {
                 matches!(self.graph.node(n), Node::At(l)
                     if self.graph.is_leaf(l) && self.graph.contains(source, l) && self.selects(l, t, event))
             },
-        );
-        let found = search.found?;
-        steps.extend(self.steps_of(&search.path(&self.graph.steps, found)));
+            CYCLE_SEARCH_LIMIT,
+        )?;
+        steps.extend(self.steps_of(&path));
         steps.push(self.step_taking(t, Some(event))?);
         Some(Witness {
             end: WitnessEnd::Repeat(steps.len() - 1),

@@ -7,6 +7,9 @@ use super::Cx;
 use crate::graph::{Cost, Edge, EventId, MachineGraph};
 use crate::model::{Duration, StateId, TransitionId, Trigger};
 
+/// The longest prefix a witness is built from.
+pub const MAX_WITNESS_STEPS: u32 = 500;
+
 /// One step of a witness.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum WitnessStep {
@@ -88,9 +91,11 @@ impl Cx<'_> {
     }
 
     /// The shortest steps from the start to `node`.
+    /// `None` past `MAX_WITNESS_STEPS`: such a sequence helps no one, and
+    /// building one per finding would cost the square of the machine's size.
     pub fn prefix(&self, node: NodeIndex) -> Option<Vec<WitnessStep>> {
-        self.reach
-            .reached(node)
+        let dist = *self.reach.dist.get(node.index())?;
+        (dist <= MAX_WITNESS_STEPS)
             .then(|| self.steps_of(&self.reach.path(&self.graph.steps, node)))
     }
 
@@ -133,6 +138,19 @@ impl Cx<'_> {
     /// for `event` (any reachable leaf under its source for `always` and
     /// `after`).
     pub fn selecting_leaf(&self, t: TransitionId, event: Option<EventId>) -> Option<StateId> {
+        let known = self.selecting.borrow()[t.index()]
+            .iter()
+            .find(|(e, _)| *e == event)
+            .map(|(_, l)| *l);
+        if let Some(known) = known {
+            return known;
+        }
+        let found = self.find_selecting_leaf(t, event);
+        self.selecting.borrow_mut()[t.index()].push((event, found));
+        found
+    }
+
+    fn find_selecting_leaf(&self, t: TransitionId, event: Option<EventId>) -> Option<StateId> {
         let source = self.machine.transition(t).source;
         if !self.reach.reached(self.graph.at(source)) {
             return None;
