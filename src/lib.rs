@@ -8,6 +8,7 @@ pub mod diagnostic;
 pub mod diagram;
 pub mod expr;
 pub mod graph;
+pub mod import;
 pub mod interp;
 pub mod lint;
 pub mod model;
