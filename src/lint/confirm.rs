@@ -12,9 +12,9 @@
 //!
 //! Replays are bounded: at most `MAX_REPLAYS` per lint and machine (the
 //! findings nearest the top of the file first) and `MAX_STEPS` steps per
-//! witness; past that, and for machines that may loop
-//! on their own (eventless cycles, events raising each other, zero delays),
-//! no replay is made and `confirmed` stays `None`.
+//! witness, past which no replay is made and `confirmed` stays `None`; and
+//! each step at `REPLAY_MICROSTEPS` microsteps, so that a machine that
+//! loops on its own (S006) stops instead of hanging the linter.
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -25,12 +25,14 @@ use super::witness::{Witness, WitnessEnd, WitnessStep};
 use crate::expr::{Event, Value};
 use crate::graph::EventId;
 use crate::interp::{Actor, Chart};
-use crate::model::{Action, PayloadType, Trigger};
+use crate::model::{Action, PayloadType};
 
 const MAX_REPLAYS: usize = 2_000;
 /// One budget per lint code, I001 to I008.
 const LINTS: usize = 8;
 const MAX_STEPS: usize = 200;
+/// The interpreter's microstep budget per step of a replay.
+pub(super) const REPLAY_MICROSTEPS: usize = 1_000;
 /// Payload variants tried per delivery.
 const VARIANTS: usize = 3;
 
@@ -38,9 +40,6 @@ pub(super) struct Replayer<'a, 'm> {
     cx: &'a Cx<'m>,
     chart: Arc<Chart>,
     budget: [usize; LINTS],
-    /// Whether the machine may run forever without input, which a replay
-    /// could not survive.
-    may_loop: bool,
     fields: HashMap<EventId, Vec<(String, Option<PayloadType>)>>,
 }
 
@@ -50,7 +49,6 @@ impl<'a, 'm> Replayer<'a, 'm> {
             cx,
             chart,
             budget: [MAX_REPLAYS; LINTS],
-            may_loop: may_loop(cx),
             fields: HashMap::new(),
         }
     }
@@ -59,7 +57,7 @@ impl<'a, 'm> Replayer<'a, 'm> {
     pub fn confirm(&mut self, lint: super::Lint, witness: &Witness) -> Option<bool> {
         let slot = lint.code()[1..].parse::<usize>().ok()?.checked_sub(1)?;
         let budget = self.budget.get_mut(slot)?;
-        if self.may_loop || *budget == 0 || witness.steps.len() > MAX_STEPS {
+        if *budget == 0 || witness.steps.len() > MAX_STEPS {
             return None;
         }
         *budget -= 1;
@@ -273,122 +271,4 @@ fn for_each_expr(action: &Action, f: &mut impl FnMut(&crate::expr::Expr)) {
         Action::Log { expr, .. } => f(expr),
         Action::Cancel { .. } | Action::Host { .. } => {}
     }
-}
-
-/// Whether the machine may run without end on its own: an eventless
-/// transition on a cycle of eventless moves or without a target, events
-/// that its handlers raise or send back to each other, or a zero delay.
-fn may_loop(cx: &Cx) -> bool {
-    let m = cx.machine;
-    let eventless = cx.graph.eventless_components();
-    for (index, t) in m.transitions.iter().enumerate() {
-        let tid = crate::model::TransitionId(index as u32);
-        match &t.trigger {
-            Trigger::Always => {
-                if cx.graph.targets(tid).is_empty() {
-                    return true;
-                }
-                let from = cx.graph.at(t.source);
-                if cx
-                    .transition_targets(tid)
-                    .iter()
-                    .any(|n| eventless[n.index()] == eventless[from.index()])
-                {
-                    return true;
-                }
-            }
-            Trigger::After(d) if d.millis == 0 => return true,
-            _ => {}
-        }
-    }
-    // The events each handler may cause at once: those its actions raise or
-    // send without delay, and when it enters states, any that entry or exit
-    // actions raise, and completion events.
-    let n = cx.graph.events.len();
-    let emitted = |actions: &[Action], out: &mut Vec<usize>| {
-        for a in actions {
-            let now = match a {
-                Action::Raise { event, .. } => Some(event),
-                Action::Send { event, delay, .. } if delay.is_none_or(|d| d.millis == 0) => {
-                    Some(event)
-                }
-                _ => None,
-            };
-            if let Some(event) = now {
-                out.extend(cx.graph.events.get(&event.text).map(|e| e.index()));
-            }
-        }
-    };
-    let mut on_entry = Vec::new();
-    for s in &m.states {
-        emitted(&s.entry, &mut on_entry);
-        emitted(&s.exit, &mut on_entry);
-    }
-    for (i, name) in cx.graph.events.names.iter().enumerate() {
-        if name.starts_with("done.") {
-            on_entry.push(i);
-        }
-    }
-    on_entry.sort_unstable();
-    on_entry.dedup();
-    // Pseudo-event `n` stands for eventless transitions, which any entry may enable.
-    let mut next: Vec<Vec<usize>> = vec![Vec::new(); n + 1];
-    for (index, t) in m.transitions.iter().enumerate() {
-        let tid = crate::model::TransitionId(index as u32);
-        let mut out = Vec::new();
-        emitted(&t.actions, &mut out);
-        if !cx.graph.targets(tid).is_empty() {
-            out.extend(&on_entry);
-            out.push(n);
-        }
-        let sources: Vec<usize> = match t.trigger {
-            Trigger::Always => vec![n],
-            Trigger::After(_) => Vec::new(),
-            Trigger::Event(_) => cx
-                .graph
-                .trigger_events(tid)
-                .iter()
-                .map(|e| e.index())
-                .collect(),
-        };
-        for s in sources {
-            next[s].extend(out.iter().copied().filter(|&x| x != n || s != n));
-        }
-    }
-    let has_always = m.transitions.iter().any(|t| t.trigger == Trigger::Always);
-    if !has_always {
-        for list in &mut next {
-            list.retain(|&x| x != n);
-        }
-    }
-    has_cycle(&next)
-}
-
-/// Whether the directed graph given by successor lists has a cycle.
-fn has_cycle(next: &[Vec<usize>]) -> bool {
-    // Iterative three-colour depth-first search.
-    let mut colour = vec![0u8; next.len()];
-    for root in 0..next.len() {
-        if colour[root] != 0 {
-            continue;
-        }
-        let mut stack = vec![(root, 0usize)];
-        colour[root] = 1;
-        while let Some((node, i)) = stack.pop() {
-            if let Some(&succ) = next[node].get(i) {
-                stack.push((node, i + 1));
-                match colour[succ] {
-                    0 => {
-                        colour[succ] = 1;
-                        stack.push((succ, 0));
-                    }
-                    1 => return true,
-                    _ => {}
-                }
-            } else {
-                colour[node] = 2;
-            }
-        }
-    }
-    false
 }

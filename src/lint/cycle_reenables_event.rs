@@ -116,7 +116,7 @@ fn check(cx: &mut Cx) {
             });
         }
         for &other in &transitions {
-            if other != primary {
+            if other != primary && other != acceptor.handler {
                 labels.push(Label {
                     span: m.transition(other).span,
                     message: format!("`{name}` is taken on the same cycle here too"),

@@ -127,7 +127,7 @@ fn transition_witness(cx: &Cx, t: TransitionId) -> Option<Witness> {
 /// The shortest run that enters the state after some delivery, then a
 /// repeat of the last delivery (that of the transition that entered it, when
 /// that was a delivered event).
-fn entry_witness(cx: &Cx, s: StateId) -> Option<Witness> {
+pub(super) fn entry_witness(cx: &Cx, s: StateId) -> Option<Witness> {
     let target = cx.graph.enter(s);
     let found = cx.after_delivery(
         |t| match cx.graph.cost(Edge::Transition(t)) {
@@ -159,7 +159,7 @@ fn entry_witness(cx: &Cx, s: StateId) -> Option<Witness> {
 
 /// The shortest run that leaves the state by a delivered event, then a
 /// repeat of that delivery.
-fn exit_witness(cx: &Cx, s: StateId) -> Option<Witness> {
+pub(super) fn exit_witness(cx: &Cx, s: StateId) -> Option<Witness> {
     let m = cx.machine;
     std::iter::once(s)
         .chain(m.ancestors(s))

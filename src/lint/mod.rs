@@ -315,7 +315,9 @@ pub fn lint(machine: &Machine) -> Vec<Diagnostic> {
     // Replays go in the order of the file, so that a budget spent on a
     // large machine covers its first findings.
     kept.sort_by_key(|f| (f.span.start, f.span.end, f.lint));
-    let chart = Arc::new(crate::interp::Chart::new(machine.clone()));
+    let chart = Arc::new(
+        crate::interp::Chart::new(machine.clone()).with_microstep_limit(confirm::REPLAY_MICROSTEPS),
+    );
     let mut replayer = confirm::Replayer::new(&cx, chart);
     let mut diagnostics: Vec<Diagnostic> = kept
         .into_iter()
