@@ -19,8 +19,13 @@
 //!
 //! A path from `Enter(root)` is a run of the machine seen from one region at
 //! a time: regions are independent, guards may be true, history may restore
-//! anything that was active. The graph has O(states + transitions) nodes and
-//! edges, so nothing here enumerates configurations of parallel states.
+//! anything that was active, events the machine raises are raised. The graph
+//! has O(states + transitions) nodes and edges, so nothing here enumerates
+//! configurations of parallel states. What that costs in precision: a path
+//! does not follow a transition of a sibling region that leaves the parallel
+//! state, and a transition on an ancestor stays available in a child whose
+//! own unguarded handler for the event shadows it; the replay of a witness
+//! tells such a path apart.
 
 use std::cell::OnceCell;
 use std::collections::{HashMap, VecDeque};
@@ -899,9 +904,13 @@ fn event_table(machine: &Machine) -> EventTable {
             }
         }
     }
+    let mut is_raised = vec![false; table.len()];
+    for id in raised {
+        is_raised[id.index()] = true;
+    }
     for id in handled {
         let name = table.name(id);
-        let own = raised.contains(&id) || name.starts_with("done.") || name.starts_with("error.");
+        let own = is_raised[id.index()] || name.starts_with("done.") || name.starts_with("error.");
         if !own {
             table.external[id.index()] = true;
         }

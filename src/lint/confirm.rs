@@ -27,7 +27,7 @@ use crate::graph::EventId;
 use crate::interp::{Actor, Chart};
 use crate::model::{Action, PayloadType};
 
-const MAX_REPLAYS: usize = 2_000;
+const MAX_REPLAYS: usize = 500;
 /// One budget per lint code, I001 to I008.
 const LINTS: usize = 8;
 const MAX_STEPS: usize = 200;
@@ -40,6 +40,8 @@ pub(super) struct Replayer<'a, 'm> {
     cx: &'a Cx<'m>,
     chart: Arc<Chart>,
     budget: [usize; LINTS],
+    /// The actor in its initial configuration, cloned for each replay.
+    started: Option<Actor>,
     fields: HashMap<EventId, Vec<(String, Option<PayloadType>)>>,
 }
 
@@ -49,6 +51,7 @@ impl<'a, 'm> Replayer<'a, 'm> {
             cx,
             chart,
             budget: [MAX_REPLAYS; LINTS],
+            started: None,
             fields: HashMap::new(),
         }
     }
@@ -67,7 +70,10 @@ impl<'a, 'm> Replayer<'a, 'm> {
         } else {
             witness.steps.len()
         };
-        let mut actor = Actor::new(Arc::clone(&self.chart));
+        let mut actor = self
+            .started
+            .get_or_insert_with(|| Actor::new(Arc::clone(&self.chart)))
+            .clone();
         let repeated = match witness.end {
             WitnessEnd::Repeat(i) if i < prefix => Some(i),
             _ => None,
@@ -154,19 +160,25 @@ impl<'a, 'm> Replayer<'a, 'm> {
                 None
             }
             WitnessStep::Event { event, transition } => {
-                let variants: Vec<Event> = (0..VARIANTS)
-                    .map(|v| self.event(*event, i, (first + v) % VARIANTS))
-                    .collect();
-                if let Some(t) = transition {
-                    for candidate in &variants {
-                        let mut trial = actor.clone();
-                        if trial.send(candidate).transitions.contains(t) {
-                            *actor = trial;
-                            return Some(candidate.clone());
-                        }
+                let chosen = self.event(*event, i, first);
+                let Some(t) = transition else {
+                    actor.send(&chosen);
+                    return Some(chosen);
+                };
+                let mut trial = actor.clone();
+                if trial.send(&chosen).transitions.contains(t) {
+                    *actor = trial;
+                    return Some(chosen);
+                }
+                // Other payloads, for the guards on the way.
+                for v in 1..VARIANTS {
+                    let candidate = self.event(*event, i, (first + v) % VARIANTS);
+                    let mut trial = actor.clone();
+                    if trial.send(&candidate).transitions.contains(t) {
+                        *actor = trial;
+                        return Some(candidate);
                     }
                 }
-                let chosen = variants.into_iter().next()?;
                 actor.send(&chosen);
                 Some(chosen)
             }
