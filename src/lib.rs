@@ -7,8 +7,10 @@
 pub mod diagnostic;
 pub mod diagram;
 pub mod expr;
+pub mod graph;
 pub mod import;
 pub mod interp;
+pub mod lint;
 pub mod model;
 pub mod report;
 pub mod schema;
