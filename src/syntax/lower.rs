@@ -28,6 +28,8 @@ pub fn lower(doc: MachineDoc) -> Result<Machine, Vec<Diagnostic>> {
 #[derive(Default)]
 struct Lowering {
     errors: Vec<Diagnostic>,
+    /// State ids seen so far, to find a second definition without a scan.
+    ids: std::collections::HashMap<String, StateId>,
     /// Targets to resolve once every state exists: (transition or state, index, raw names).
     pending: Vec<Pending>,
 }
@@ -469,10 +471,8 @@ impl Lowering {
                 id_name.span,
             );
         }
-        let first = machine
-            .state_ids()
-            .find(|&s| s != id && machine.state(s).id.as_deref() == Some(id_name.text.as_str()));
-        if let Some(first) = first {
+        let first = *self.ids.entry(id_name.text.clone()).or_insert(id);
+        if first != id {
             self.error(
                 LoadError::Duplicate {
                     key: id_name.text.clone(),
@@ -760,11 +760,12 @@ impl Lowering {
 
     /// Resolves every target now that all states exist.
     fn resolve(&mut self, machine: &mut Machine) {
+        let index = StateIndex::new(machine);
         for pending in std::mem::take(&mut self.pending) {
             match pending {
                 Pending::Transition(id, names) => {
                     let source = machine.transition(id).source;
-                    let targets = self.targets(machine, source, &names, Relative::Siblings);
+                    let targets = self.targets(machine, &index, source, &names, Relative::Siblings);
                     self.check_compatible(machine, &targets);
                     machine.transitions[id.index()].targets = targets;
                 }
@@ -773,9 +774,16 @@ impl Lowering {
                     // author put at the wrong level: say that, not "unknown".
                     let (outside, names): (Vec<Name>, Vec<Name>) =
                         names.into_iter().partition(|name| {
-                            resolve_target(machine, id, &name.text, Relative::Children).is_none()
-                                && resolve_target(machine, id, &name.text, Relative::Siblings)
-                                    .is_some()
+                            resolve_target(machine, &index, id, &name.text, Relative::Children)
+                                .is_none()
+                                && resolve_target(
+                                    machine,
+                                    &index,
+                                    id,
+                                    &name.text,
+                                    Relative::Siblings,
+                                )
+                                .is_some()
                         });
                     for name in outside {
                         self.error(
@@ -789,7 +797,7 @@ impl Lowering {
                             name.span,
                         );
                     }
-                    let targets = self.targets(machine, id, &names, Relative::Children);
+                    let targets = self.targets(machine, &index, id, &names, Relative::Children);
                     for target in &targets {
                         if target.state == id || !machine.is_descendant_or_self(target.state, id) {
                             self.error(
@@ -808,7 +816,7 @@ impl Lowering {
                     machine.states[id.index()].initial = targets;
                 }
                 Pending::HistoryDefault(id, names) => {
-                    let targets = self.targets(machine, id, &names, Relative::Siblings);
+                    let targets = self.targets(machine, &index, id, &names, Relative::Siblings);
                     let parent = machine.state(id).parent.unwrap_or(StateId::ROOT);
                     for target in &targets {
                         if target.state == parent
@@ -830,6 +838,7 @@ impl Lowering {
                 Pending::Verify(effect, name) => {
                     let targets = self.targets(
                         machine,
+                        &index,
                         StateId::ROOT,
                         std::slice::from_ref(&name),
                         Relative::Children,
@@ -845,13 +854,14 @@ impl Lowering {
     fn targets(
         &mut self,
         machine: &Machine,
+        index: &StateIndex,
         from: StateId,
         names: &[Name],
         relative: Relative,
     ) -> Vec<Target> {
         let mut targets = Vec::new();
         for name in names {
-            match resolve_target(machine, from, &name.text, relative) {
+            match resolve_target(machine, index, from, &name.text, relative) {
                 Some(state) => targets.push(Target {
                     text: name.text.clone(),
                     state,
@@ -994,14 +1004,13 @@ enum Relative {
 /// the root, which has no siblings).
 fn resolve_target(
     machine: &Machine,
+    index: &StateIndex,
     from: StateId,
     text: &str,
     relative: Relative,
 ) -> Option<StateId> {
     if let Some(id) = text.strip_prefix('#') {
-        return machine
-            .state_ids()
-            .find(|&s| machine.state(s).id.as_deref() == Some(id));
+        return index.ids.get(id).copied();
     }
     let (start, path) = match text.strip_prefix('.') {
         Some(rest) => (from, rest),
@@ -1011,13 +1020,34 @@ fn resolve_target(
         },
     };
     path.split('.').try_fold(start, |at, key| {
-        machine
-            .state(at)
-            .children
-            .iter()
-            .copied()
-            .find(|&c| machine.state(c).key == key)
+        index.children[at.index()].get(key).copied()
     })
+}
+
+/// State lookups by id and by key under a parent, built once, so that
+/// resolving targets stays linear in the size of the machine.
+struct StateIndex {
+    ids: std::collections::HashMap<String, StateId>,
+    children: Vec<std::collections::HashMap<String, StateId>>,
+}
+
+impl StateIndex {
+    fn new(machine: &Machine) -> StateIndex {
+        let mut ids = std::collections::HashMap::new();
+        let mut children = vec![std::collections::HashMap::new(); machine.states.len()];
+        for id in machine.state_ids() {
+            let state = machine.state(id);
+            if let Some(name) = &state.id {
+                ids.entry(name.clone()).or_insert(id);
+            }
+            if let Some(parent) = state.parent {
+                children[parent.index()]
+                    .entry(state.key.clone())
+                    .or_insert(id);
+            }
+        }
+        StateIndex { ids, children }
+    }
 }
 
 /// Names a target could have meant, for "did you mean".
@@ -1044,7 +1074,13 @@ fn target_candidates(machine: &Machine, from: StateId, relative: Relative) -> Ve
 /// The state an `in_state` argument names: `#id` or a dotted path from the top.
 pub fn find_state(machine: &Machine, text: &str) -> Option<StateId> {
     match text.strip_prefix('#') {
-        Some(_) => resolve_target(machine, StateId::ROOT, text, Relative::Children),
+        Some(_) => resolve_target(
+            machine,
+            &StateIndex::new(machine),
+            StateId::ROOT,
+            text,
+            Relative::Children,
+        ),
         None => machine.find_path(text),
     }
 }
