@@ -45,6 +45,9 @@ pub struct LintInfo {
     pub default_severity: Severity,
     /// Markdown: What it does / Why is this bad / Example / Use instead.
     pub doc: &'static str,
+    /// Whether loading reports it: such a file does not load, so its level
+    /// cannot be configured.
+    pub reported_by_loading: bool,
 }
 
 /// The lint named by `text`, a code or a name, in any letter case.
@@ -54,15 +57,16 @@ pub fn find_lint<'a>(registry: &'a [LintInfo], text: &str) -> Option<&'a LintInf
         .find(|lint| lint.code.eq_ignore_ascii_case(text) || lint.name.eq_ignore_ascii_case(text))
 }
 
-/// The message for a lint name that names nothing, with a "did you mean".
-pub fn unknown_lint_message(registry: &[LintInfo], text: &str) -> String {
+/// The message for a lint name that names nothing, with a "did you mean"
+/// among the registry and `also`.
+pub fn unknown_lint_message(registry: &[LintInfo], text: &str, also: &[&str]) -> String {
     let candidates = registry
         .iter()
         .flat_map(|lint| [lint.name, lint.code])
-        .chain([WARNINGS]);
+        .chain(also.iter().copied());
     match did_you_mean(text, candidates) {
         Some(close) => format!("unknown lint `{text}`; did you mean `{close}`?"),
-        None => format!("unknown lint `{text}`; `idemchart explain` takes a code or a name"),
+        None => format!("unknown lint `{text}`"),
     }
 }
 
@@ -87,7 +91,8 @@ impl Level {
         }
     }
 
-    fn of(severity: Severity) -> Level {
+    /// The level a severity stands for.
+    pub fn of(severity: Severity) -> Level {
         match severity {
             Severity::Warning => Level::Warn,
             Severity::Error => Level::Deny,
@@ -111,9 +116,15 @@ impl Target {
         if text.eq_ignore_ascii_case(WARNINGS) {
             return Ok(Target::Warnings);
         }
-        find_lint(registry, text)
-            .map(|lint| Target::Lint(lint.code))
-            .ok_or_else(|| unknown_lint_message(registry, text))
+        let lint = find_lint(registry, text)
+            .ok_or_else(|| unknown_lint_message(registry, text, &[WARNINGS]))?;
+        if lint.reported_by_loading {
+            return Err(format!(
+                "`{text}` ({} {}) is reported when a file does not load, and a file that does not load cannot be linted: its level cannot be changed",
+                lint.code, lint.name
+            ));
+        }
+        Ok(Target::Lint(lint.code))
     }
 }
 
@@ -173,11 +184,18 @@ impl Config {
         }
     }
 
-    /// The nearest `idemchart.toml` in `dir` or one of its ancestors.
+    /// The nearest `idemchart.toml` in `dir` or one of its ancestors, as a
+    /// path relative to `dir` (`idemchart.toml`, `../idemchart.toml`), so
+    /// that messages about it stay short.
     pub fn discover(dir: &Path) -> Option<PathBuf> {
-        dir.ancestors()
-            .map(|dir| dir.join(FILE_NAME))
-            .find(|candidate| candidate.is_file())
+        let mut up = PathBuf::new();
+        for ancestor in dir.ancestors() {
+            if ancestor.join(FILE_NAME).is_file() {
+                return Some(up.join(FILE_NAME));
+            }
+            up.push("..");
+        }
+        None
     }
 
     /// Reads and checks a configuration file; override paths are relative to
@@ -382,18 +400,28 @@ mod tests {
             name: "self-accepting-event",
             default_severity: Severity::Warning,
             doc: "",
+            reported_by_loading: false,
         },
         LintInfo {
             code: "I003",
             name: "cycle-reenables-event",
             default_severity: Severity::Warning,
             doc: "",
+            reported_by_loading: false,
         },
         LintInfo {
             code: "I007",
             name: "retention-below-retry",
             default_severity: Severity::Error,
             doc: "",
+            reported_by_loading: false,
+        },
+        LintInfo {
+            code: "S001",
+            name: "unknown-target",
+            default_severity: Severity::Error,
+            doc: "",
+            reported_by_loading: true,
         },
     ];
 
@@ -579,6 +607,11 @@ mod tests {
         assert_eq!(
             error,
             "idemchart.toml:4:1: unknown lint `warnigns`; did you mean `warnings`?"
+        );
+        assert!(
+            Target::parse(REGISTRY, "unknown-target")
+                .unwrap_err()
+                .contains("its level cannot be changed")
         );
         assert_eq!(
             Target::parse(REGISTRY, "I01"),

@@ -155,12 +155,14 @@ pub(crate) mod tests {
             name: "self-accepting-event",
             default_severity: Severity::Warning,
             doc: "### What it does\nFlags a transition on an event that leads to a configuration where the same event is taken again. A second delivery then runs the actions again.\n\n### Why is this bad\nQueues deliver at least once.\n",
+            reported_by_loading: false,
         },
         LintInfo {
             code: "I007",
             name: "retention-below-retry",
             default_severity: Severity::Error,
             doc: "Flags a dedup retention shorter than the retry horizon.",
+            reported_by_loading: false,
         },
     ];
 
