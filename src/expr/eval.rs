@@ -122,6 +122,7 @@ impl Event {
     }
 
     /// The payload field `name`.
+    #[inline]
     pub fn field(&self, name: &str) -> Option<&Value> {
         self.data.get(name)
     }
@@ -382,14 +383,14 @@ struct Env<'a> {
 }
 
 impl<'a> Env<'a> {
-    #[inline]
+    #[inline(always)]
     fn slot(&self, slot: u32, span: Span) -> Result<&'a Value, Fail> {
         self.context
             .get(slot as usize)
             .ok_or_else(|| EvalError::new(format!("the context has no slot {slot}"), span))
     }
 
-    #[inline]
+    #[inline(always)]
     fn payload(&self, name: &str, span: Span) -> Result<&'a Value, Fail> {
         match self.event.and_then(|event| event.field(name)) {
             Some(value) => Ok(value),
@@ -931,7 +932,7 @@ impl CompiledAssign {
 }
 
 /// What `target` will write, read from the context as it is.
-#[inline]
+#[inline(always)]
 fn pending(target: &AssignTarget, env: &Env) -> Result<Pending, Fail> {
     let Some(slot) = target.slot else {
         return Err(EvalError::new(
@@ -989,7 +990,7 @@ fn pending(target: &AssignTarget, env: &Env) -> Result<Pending, Fail> {
 /// Writes one pending change. `pending` checked the slot and, for the list
 /// changes, that it holds a list; each target has its own slot, so that is
 /// still so here.
-#[inline]
+#[inline(always)]
 fn commit(context: &mut [Value], target: &AssignTarget, change: Pending) {
     let Some(slot) = target.slot.and_then(|s| context.get_mut(s as usize)) else {
         return;

@@ -661,7 +661,7 @@ fn reference_binary(op: BinaryOp, a: Value, b: Value) -> Result<Value, ()> {
         BinaryOp::Gt => order(Ordering::is_gt),
         BinaryOp::Ge => order(Ordering::is_ge),
         BinaryOp::In => match &b {
-            Value::List(items) => Ok(Value::Bool(items.iter().any(|x| *x == a))),
+            Value::List(items) => Ok(Value::Bool(items.contains(&a))),
             Value::Map(map) => Ok(Value::Bool(a.as_str().is_some_and(|k| map.contains_key(k)))),
             _ => Err(()),
         },

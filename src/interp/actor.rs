@@ -10,6 +10,9 @@ use super::step::{EffectCall, Step};
 use crate::expr::{self, Event, Value};
 use crate::model::{StateId, StateKind, TransitionId};
 
+/// Microsteps one macrostep may take before it is stopped as a livelock.
+pub const MAX_MICROSTEPS: usize = 100_000;
+
 /// Whether the machine still accepts events.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 #[serde(rename_all = "lowercase")]
@@ -220,7 +223,16 @@ impl Actor {
     }
 
     fn run_to_completion(&mut self, chart: &Chart) {
+        let mut microsteps = 0usize;
         while self.status == Status::Active {
+            // A machine whose eventless transitions or raised events never
+            // settle would hang the host; stop it with an error instead.
+            microsteps += 1;
+            if microsteps > MAX_MICROSTEPS {
+                self.step.errors.push(format!("the machine did not settle after {MAX_MICROSTEPS} microsteps"));
+                self.internal.clear();
+                break;
+            }
             if chart.has_eventless {
                 self.select(chart, None);
                 if !self.enabled.is_empty() {

@@ -12,7 +12,7 @@ use crate::diagnostic::{Diagnostic, LoadError};
 use crate::model::Machine;
 use crate::span::{SourceFile, Span};
 
-pub use lower::find_state;
+pub use lower::{find_state, lower};
 
 /// The two surface syntaxes of a machine file.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

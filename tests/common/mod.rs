@@ -1,0 +1,234 @@
+//! Random machines for property tests: a seed becomes a valid machine with
+//! nesting, parallel regions, history, guards, every kind of action, delayed
+//! and eventless transitions.
+
+#![allow(dead_code)]
+
+use idemchart::Machine;
+use idemchart::model::Name;
+use idemchart::span::Span;
+use idemchart::syntax::tree::{
+    ActionDoc, ContextDoc, DedupDoc, EffectDoc, EventDoc, ExprText, MachineDoc, SourceDoc, StateDoc, TransitionDoc,
+};
+
+/// A small deterministic generator (xorshift), so a failing seed reproduces.
+pub struct Rng(u64);
+
+impl Rng {
+    pub fn new(seed: u64) -> Rng {
+        Rng(seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1)
+    }
+
+    pub fn next(&mut self) -> u64 {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        self.0
+    }
+
+    pub fn below(&mut self, n: usize) -> usize {
+        (self.next() % n.max(1) as u64) as usize
+    }
+
+    pub fn chance(&mut self, percent: u64) -> bool {
+        self.next() % 100 < percent
+    }
+
+    pub fn pick<'a, T>(&mut self, items: &'a [T]) -> &'a T {
+        &items[self.below(items.len())]
+    }
+}
+
+fn name(text: impl Into<String>) -> Name {
+    Name { text: text.into(), span: Span::default() }
+}
+
+fn expr(text: impl Into<String>) -> ExprText {
+    ExprText { text: text.into(), offset: 0 }
+}
+
+pub const EVENTS: [&str; 4] = ["A", "B", "C", "D"];
+
+/// The paths of the states built, for choosing targets.
+struct Built {
+    /// (id, is a history state, parent id)
+    states: Vec<(String, bool, Option<String>)>,
+}
+
+/// A random valid machine document.
+pub fn machine_doc(seed: u64) -> MachineDoc {
+    let mut rng = Rng::new(seed);
+    let mut built = Built { states: Vec::new() };
+    let mut root = StateDoc::default();
+    let top = 1 + rng.below(4);
+    let mut counter = 0;
+    for _ in 0..top {
+        root.states.push(state(&mut rng, &mut built, &mut counter, 0, None, false));
+    }
+    root.initial = vec![name(root.states[0].key.text.clone())];
+    // Transitions come after the tree, so every state can be a target.
+    add_transitions(&mut rng, &built, &mut root);
+    MachineDoc {
+        name: Some(name(format!("m{seed}"))),
+        version: rng.chance(50).then_some((1 + rng.below(5) as u64, Span::default())),
+        description: rng.chance(30).then(|| "A random machine.".to_string()),
+        context: vec![
+            ContextDoc { name: name("n"), value: serde_json::json!(0) },
+            ContextDoc { name: name("seen"), value: serde_json::json!([]) },
+            ContextDoc { name: name("label"), value: serde_json::json!("x") },
+        ],
+        sources: vec![SourceDoc { name: name("queue"), retry_horizon: Some(name("1h")), description: None }],
+        dedup: Some(DedupDoc { retention: Some(name("2h")), span: Span::default() }),
+        events: EVENTS
+            .iter()
+            .enumerate()
+            .map(|(i, e)| EventDoc {
+                name: name(*e),
+                id_field: Some(name("k")),
+                source: (i % 2 == 0).then(|| name("queue")),
+                payload: (i == 0).then(|| vec![(name("k"), name("string")), (name("v"), name("integer"))]),
+                description: None,
+            })
+            .collect(),
+        effects: vec![
+            EffectDoc { name: name("notify"), idempotency: Some(name("key")), verify: None, description: None },
+            EffectDoc { name: name("charge"), idempotency: Some(name("none")), verify: None, description: None },
+        ],
+        root,
+    }
+}
+
+fn state(rng: &mut Rng, built: &mut Built, counter: &mut usize, depth: usize, parent: Option<&str>, in_parallel: bool) -> StateDoc {
+    *counter += 1;
+    let key = format!("s{counter}");
+    let mut doc = StateDoc { key: name(key.clone()), ..StateDoc::default() };
+    built.states.push((key.clone(), false, parent.map(String::from)));
+    doc.id = Some(name(key.clone()));
+    let roll = rng.below(10);
+    if depth < 3 && roll < 3 {
+        let parallel = roll == 0 && !in_parallel;
+        if parallel {
+            doc.kind = Some(name("parallel"));
+        }
+        let n = 1 + rng.below(3);
+        for _ in 0..n {
+            // A parallel state's regions are compound, so each gets a child.
+            let mut child = state(rng, built, counter, depth + 1, Some(&key), parallel);
+            if parallel && child.states.is_empty() && child.kind.is_none() {
+                let leaf = state(rng, built, counter, depth + 2, Some(&child.key.text.clone()), false);
+                child.initial = vec![name(leaf.key.text.clone())];
+                child.states.push(leaf);
+            }
+            doc.states.push(child);
+        }
+        if !parallel {
+            doc.initial = vec![name(doc.states[0].key.text.clone())];
+            if rng.chance(30) {
+                *counter += 1;
+                let h = format!("s{counter}");
+                built.states.push((h.clone(), true, Some(key.clone())));
+                doc.states.push(StateDoc {
+                    key: name(h.clone()),
+                    id: Some(name(h)),
+                    kind: Some(name("history")),
+                    history: Some(name(if rng.chance(50) { "deep" } else { "shallow" })),
+                    ..StateDoc::default()
+                });
+            }
+        }
+    } else if roll == 9 && !in_parallel && parent.is_some() {
+        doc.kind = Some(name("final"));
+    }
+    if rng.chance(40) {
+        doc.entry = actions(rng, 2);
+    }
+    if rng.chance(20) {
+        doc.exit = actions(rng, 1);
+    }
+    if rng.chance(10) {
+        doc.tags = vec!["tagged".into()];
+    }
+    doc
+}
+
+fn actions(rng: &mut Rng, most: usize) -> Vec<ActionDoc> {
+    (0..rng.below(most + 1)).map(|_| action(rng)).collect()
+}
+
+fn action(rng: &mut Rng) -> ActionDoc {
+    let span = Span::default();
+    match rng.below(8) {
+        0 => ActionDoc::Assign { fields: vec![(name("n"), expr("context.n + 1"))], span },
+        1 => ActionDoc::Assign {
+            fields: vec![(name("seen"), expr("context.seen + [context.n]")), (name("label"), expr("\"y\""))],
+            span,
+        },
+        2 => ActionDoc::Raise { event: name(*rng.pick(&EVENTS)), data: Vec::new(), span },
+        3 => ActionDoc::Effect { name: name("notify"), args: vec![(name("n"), expr("context.n"))], span },
+        4 => ActionDoc::Named { name: name("charge") },
+        5 => ActionDoc::Log { expr: expr("context.label"), span },
+        6 => ActionDoc::Send {
+            event: name(*rng.pick(&EVENTS)),
+            data: Vec::new(),
+            delay: rng.chance(50).then(|| name("1s")),
+            id: rng.chance(50).then(|| name("t1")),
+            span,
+        },
+        _ => ActionDoc::Cancel { id: name("t1"), span },
+    }
+}
+
+fn add_transitions(rng: &mut Rng, built: &Built, root: &mut StateDoc) {
+    let targets: Vec<String> = built.states.iter().map(|(id, _, _)| format!("#{id}")).collect();
+    visit(root, &mut |state| {
+        if state.kind.as_ref().is_some_and(|k| k.text == "history" || k.text == "final") {
+            return;
+        }
+        for _ in 0..rng.below(3) {
+            let mut t = TransitionDoc {
+                event: Some(name(match rng.below(6) {
+                    0 => "*".to_string(),
+                    1 => "A B".to_string(),
+                    _ => rng.pick(&EVENTS).to_string(),
+                })),
+                ..TransitionDoc::default()
+            };
+            if rng.chance(80) {
+                t.targets = vec![name(rng.pick(&targets).clone())];
+                t.reenter = rng.chance(20);
+            }
+            if rng.chance(30) {
+                t.guard = Some(expr(*rng.pick(&["context.n < 5", "!(context.n in context.seen)", "size(context.seen) < 3"])));
+            }
+            t.actions = actions(rng, 2);
+            state.on.push(t);
+        }
+        if rng.chance(10) {
+            // Eventless transitions always carry a guard that their own action makes false.
+            state.always.push(TransitionDoc {
+                guard: Some(expr("context.n < 2")),
+                actions: vec![ActionDoc::Assign { fields: vec![(name("n"), expr("context.n + 1"))], span: Span::default() }],
+                ..TransitionDoc::default()
+            });
+        }
+        if rng.chance(15) {
+            state.after.push(TransitionDoc {
+                delay: Some(name(*rng.pick(&["500ms", "2s", "1m"]))),
+                targets: vec![name(rng.pick(&targets).clone())],
+                ..TransitionDoc::default()
+            });
+        }
+    });
+}
+
+fn visit(state: &mut StateDoc, f: &mut impl FnMut(&mut StateDoc)) {
+    f(state);
+    for child in &mut state.states {
+        visit(child, f);
+    }
+}
+
+/// A random valid machine.
+pub fn machine(seed: u64) -> Machine {
+    idemchart::syntax::lower(machine_doc(seed)).unwrap_or_else(|errors| panic!("seed {seed}: {errors:#?}"))
+}
