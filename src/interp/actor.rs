@@ -10,7 +10,7 @@ use super::step::{EffectCall, Step};
 use crate::expr::{self, Event, Value};
 use crate::model::{StateId, StateKind, TransitionId};
 
-/// Microsteps one macrostep may take before it is stopped as a livelock.
+/// Microsteps one call may take before it is stopped as a livelock.
 pub const MAX_MICROSTEPS: usize = 100_000;
 
 /// Whether the machine still accepts events.
@@ -61,6 +61,8 @@ pub struct Actor {
     default_entry: StateSet,
     scratch: Vec<StateId>,
     guard_errors: Vec<String>,
+    /// Microsteps left in the current call (`start`, `send`, `advance_to`).
+    budget: usize,
 }
 
 impl Actor {
@@ -85,12 +87,14 @@ impl Actor {
             default_entry: StateSet::with_capacity(n),
             scratch: Vec::new(),
             guard_errors: Vec::new(),
+            budget: MAX_MICROSTEPS,
         }
     }
 
     /// Enters the initial configuration and runs to a stable one.
     pub(crate) fn start(&mut self) -> &Step {
         self.step.clear(None);
+        self.budget = MAX_MICROSTEPS;
         let chart = Arc::clone(&self.chart);
         self.enter_set.clear();
         self.default_entry.clear();
@@ -104,6 +108,7 @@ impl Actor {
     /// Processes one external event as a macrostep.
     pub fn send(&mut self, event: &Event) -> &Step {
         self.step.clear(Some(Arc::clone(&event.name)));
+        self.budget = MAX_MICROSTEPS;
         if self.status == Status::Done {
             self.step.ignored = true;
             return &self.step;
@@ -122,7 +127,7 @@ impl Actor {
 
     /// Processes the events the machine sent itself, each as a macrostep.
     fn drain_external(&mut self, chart: &Chart) {
-        while self.status == Status::Active {
+        while self.status == Status::Active && self.spend() {
             let Some(event) = self.external.pop_front() else {
                 break;
             };
@@ -142,6 +147,7 @@ impl Actor {
     /// then, in order of due time.
     pub fn advance_to(&mut self, now: u64) -> &Step {
         self.step.clear(None);
+        self.budget = MAX_MICROSTEPS;
         let chart = Arc::clone(&self.chart);
         while self.status == Status::Active {
             let due = self
@@ -222,17 +228,25 @@ impl Actor {
         self.chart.layout.to_map(&self.context)
     }
 
+    /// Counts one microstep against the budget of the current call. A machine
+    /// whose eventless transitions or own events never settle would hang the
+    /// host; it is stopped with an error instead.
+    fn spend(&mut self) -> bool {
+        if self.budget == 0 {
+            return false;
+        }
+        self.budget -= 1;
+        if self.budget == 0 {
+            self.step.errors.push(format!("the machine did not settle after {MAX_MICROSTEPS} microsteps"));
+            self.internal.clear();
+            self.external.clear();
+            return false;
+        }
+        true
+    }
+
     fn run_to_completion(&mut self, chart: &Chart) {
-        let mut microsteps = 0usize;
-        while self.status == Status::Active {
-            // A machine whose eventless transitions or raised events never
-            // settle would hang the host; stop it with an error instead.
-            microsteps += 1;
-            if microsteps > MAX_MICROSTEPS {
-                self.step.errors.push(format!("the machine did not settle after {MAX_MICROSTEPS} microsteps"));
-                self.internal.clear();
-                break;
-            }
+        while self.status == Status::Active && self.spend() {
             if chart.has_eventless {
                 self.select(chart, None);
                 if !self.enabled.is_empty() {
