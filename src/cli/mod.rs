@@ -3,6 +3,7 @@
 //! Exit codes: 0 when nothing is at error level, 1 when something is, 2 when the
 //! command itself could not run (usage, unreadable path).
 
+mod import;
 mod run;
 
 use std::io::IsTerminal;
@@ -11,9 +12,9 @@ use std::process::ExitCode;
 
 use clap::{Parser, Subcommand, ValueEnum};
 
-use idemchart::diagnostic::Diagnostic;
+use idemchart::diagnostic::{Diagnostic, LoadError};
 use idemchart::syntax::{self, Syntax};
-use idemchart::{Machine, Severity, SourceFile};
+use idemchart::{Machine, Severity, SourceFile, Span};
 
 #[derive(Parser)]
 #[command(
@@ -52,6 +53,13 @@ enum Command {
     },
     /// Print the JSON Schema of the YAML format (for editor completion).
     Schema,
+    /// Convert an SCXML document to a machine file, printed in either syntax.
+    Import {
+        file: PathBuf,
+        /// The syntax to print.
+        #[arg(long, value_enum, default_value_t = Format::Yaml)]
+        to: Format,
+    },
     /// Run a machine on JSON-lines events: `{"type": "E", "id": "...", "data": {...}}`,
     /// or `{"advance": "200ms"}` to move the virtual clock.
     Run {
@@ -114,6 +122,7 @@ pub fn main() -> ExitCode {
             snapshot_in,
             snapshot_out,
         }),
+        Command::Import { file, to } => import::import(&file, to),
         Command::Schema => {
             println!("{}", idemchart::schema::MACHINE_SCHEMA.trim_end());
             Ok(ExitCode::SUCCESS)
@@ -137,7 +146,14 @@ fn check(paths: &[PathBuf], color: Color) -> CommandResult {
     };
     let mut errors = 0;
     for path in &files {
-        let file = read(path)?;
+        let file = match read_text(path)? {
+            Ok(file) => file,
+            Err((file, diagnostic)) => {
+                errors += 1;
+                eprintln!("{}\n", idemchart::report::render(&diagnostic, &file, color));
+                continue;
+            }
+        };
         if let Err(diagnostics) = load(&file) {
             errors += diagnostics
                 .iter()
@@ -192,6 +208,30 @@ fn read(path: &Path) -> Result<SourceFile, String> {
     let text = std::fs::read_to_string(path)
         .map_err(|e| format!("cannot read {}: {e}", path.display()))?;
     Ok(SourceFile::new(path.display().to_string(), text))
+}
+
+/// Reads a file for `check`. Bytes that are not UTF-8 are an error in the
+/// file, at the first such byte, and not a failure of the command; the text
+/// given with that error shows each bad byte as U+FFFD.
+fn read_text(path: &Path) -> Result<Result<SourceFile, (SourceFile, Diagnostic)>, String> {
+    let bytes = std::fs::read(path).map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+    let name = path.display().to_string();
+    match String::from_utf8(bytes) {
+        Ok(text) => Ok(Ok(SourceFile::new(name, text))),
+        Err(error) => {
+            let at = error.utf8_error().valid_up_to();
+            let text = String::from_utf8_lossy(error.as_bytes()).into_owned();
+            let mut diagnostic = LoadError::Syntax {
+                message: "the file is not UTF-8 text".into(),
+            }
+            .at(
+                Span::new(at, at + char::REPLACEMENT_CHARACTER.len_utf8()),
+                [],
+            );
+            diagnostic.help = Some("save the file with the UTF-8 encoding".into());
+            Ok(Err((SourceFile::new(name, text), diagnostic)))
+        }
+    }
 }
 
 fn load(file: &SourceFile) -> Result<Machine, Vec<Diagnostic>> {

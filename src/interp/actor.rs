@@ -10,9 +10,6 @@ use super::step::{EffectCall, Step};
 use crate::expr::{self, Event, Value};
 use crate::model::{StateId, StateKind, TransitionId};
 
-/// Microsteps one call may take before it is stopped as a livelock.
-pub const MAX_MICROSTEPS: usize = 100_000;
-
 /// Whether the machine still accepts events.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 #[serde(rename_all = "lowercase")]
@@ -87,19 +84,19 @@ impl Actor {
             default_entry: StateSet::with_capacity(n),
             scratch: Vec::new(),
             guard_errors: Vec::new(),
-            budget: MAX_MICROSTEPS,
+            budget: 0,
         }
     }
 
     /// Enters the initial configuration and runs to a stable one.
     pub(crate) fn start(&mut self) -> &Step {
         self.step.clear(None);
-        self.budget = MAX_MICROSTEPS;
+        self.budget = self.chart.microstep_limit;
         let chart = Arc::clone(&self.chart);
         self.enter_set.clear();
         self.default_entry.clear();
         self.add_descendants(&chart, StateId::ROOT);
-        self.enter(&chart);
+        self.enter(&chart, None);
         self.run_to_completion(&chart);
         self.drain_external(&chart);
         &self.step
@@ -108,7 +105,7 @@ impl Actor {
     /// Processes one external event as a macrostep.
     pub fn send(&mut self, event: &Event) -> &Step {
         self.step.clear(Some(Arc::clone(&event.name)));
-        self.budget = MAX_MICROSTEPS;
+        self.budget = self.chart.microstep_limit;
         if self.status == Status::Done {
             self.step.ignored = true;
             return &self.step;
@@ -147,9 +144,11 @@ impl Actor {
     /// then, in order of due time.
     pub fn advance_to(&mut self, now: u64) -> &Step {
         self.step.clear(None);
-        self.budget = MAX_MICROSTEPS;
+        self.budget = self.chart.microstep_limit;
         let chart = Arc::clone(&self.chart);
-        while self.status == Status::Active {
+        // Each firing counts against the budget: timers that schedule more
+        // timers could otherwise multiply without end.
+        while self.status == Status::Active && self.spend() {
             let due = self
                 .timers
                 .iter()
@@ -237,7 +236,10 @@ impl Actor {
         }
         self.budget -= 1;
         if self.budget == 0 {
-            self.step.errors.push(format!("the machine did not settle after {MAX_MICROSTEPS} microsteps"));
+            let limit = self.chart.microstep_limit;
+            self.step.errors.push(format!(
+                "the machine did not settle after {limit} microsteps"
+            ));
             self.internal.clear();
             self.external.clear();
             return false;
@@ -427,7 +429,7 @@ impl Actor {
 
     fn microstep(&mut self, chart: &Chart, event: Option<&Event>) {
         let enabled = std::mem::take(&mut self.enabled);
-        self.exit(chart, &enabled);
+        self.exit(chart, &enabled, event);
         for &t in &enabled {
             self.step.transitions.push(t);
             self.run_actions(&chart.transition(t).actions, event);
@@ -449,13 +451,14 @@ impl Actor {
             self.scratch = targets;
         }
         self.enabled = enabled;
-        self.enter(chart);
+        self.enter(chart, event);
         self.flush_errors();
     }
 
     /// Exits the states the enabled transitions leave, deepest last in
-    /// document order first, recording history before any exit runs.
-    fn exit(&mut self, chart: &Chart, enabled: &[TransitionId]) {
+    /// document order first, recording history before any exit runs. Exit
+    /// actions see the event being processed, as in SCXML.
+    fn exit(&mut self, chart: &Chart, enabled: &[TransitionId], event: Option<&Event>) {
         self.exit_set.clear();
         for &t in enabled {
             if let Some(domain) = self.domain(chart, t) {
@@ -500,7 +503,7 @@ impl Actor {
             }
         }
         for &s in exiting.iter().rev() {
-            self.run_actions(&chart.state(s).exit, None);
+            self.run_actions(&chart.state(s).exit, event);
             self.timers.retain(|timer| !matches!(timer.what, Due::Transition(t) if chart.transition(t).source == s));
             self.active.remove(s);
             self.step.exited.push(s);
@@ -578,12 +581,14 @@ impl Actor {
         }
     }
 
-    fn enter(&mut self, chart: &Chart) {
+    /// Enters the states of the enter set in document order; entry actions
+    /// see the event being processed, as in SCXML.
+    fn enter(&mut self, chart: &Chart, event: Option<&Event>) {
         let entering: Vec<StateId> = self.enter_set.iter().collect();
         for s in entering {
             self.active.insert(s);
             self.step.entered.push(s);
-            self.run_actions(&chart.state(s).entry, None);
+            self.run_actions(&chart.state(s).entry, event);
             for &t in &chart.state(s).after {
                 if let Some(delay) = chart.transition(t).delay {
                     self.schedule(delay, Due::Transition(t));

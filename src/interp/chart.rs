@@ -7,6 +7,9 @@ use crate::expr::{self, Compiled, CompiledAssign, Layout};
 use crate::model::{Action, EventDescriptor, Machine, StateId, StateKind, TransitionId, Trigger};
 use crate::syntax::find_state;
 
+/// The default of `Chart::with_microstep_limit`.
+pub const DEFAULT_MICROSTEP_LIMIT: usize = 100_000;
+
 /// A machine compiled for the interpreter. Cheap to share between actors.
 #[derive(Debug)]
 pub struct Chart {
@@ -16,6 +19,8 @@ pub struct Chart {
     pub(crate) transitions: Vec<TransitionInfo>,
     /// Whether any state has eventless transitions; lets a step skip looking.
     pub(crate) has_eventless: bool,
+    /// Microsteps one call may take before it is stopped as a livelock.
+    pub(crate) microstep_limit: usize,
 }
 
 #[derive(Debug)]
@@ -196,11 +201,21 @@ impl Chart {
             transitions,
             has_eventless,
             machine,
+            microstep_limit: DEFAULT_MICROSTEP_LIMIT,
         }
     }
 
     pub fn machine(&self) -> &Machine {
         &self.machine
+    }
+
+    /// Sets how many microsteps one `start`, `send` or `advance_to` may take
+    /// before the actor stops it with an error (default 100,000): a machine
+    /// whose own events or eventless transitions never settle would otherwise
+    /// hang its host.
+    pub fn with_microstep_limit(mut self, limit: usize) -> Chart {
+        self.microstep_limit = limit.max(1);
+        self
     }
 
     /// Whether `a` lies strictly inside `b`.

@@ -111,7 +111,8 @@ impl Region {
 }
 
 /// A range that can be shown: inside the text, on character boundaries, and
-/// one character wide at least so that it marks something.
+/// one character wide at least so that it marks something (unless it sits at
+/// a line break, which is shown as a caret after the line's end).
 pub(crate) fn visible(range: std::ops::Range<usize>, file: &SourceFile) -> std::ops::Range<usize> {
     let text = &file.text;
     let mut start = range.start.min(text.len());
@@ -119,7 +120,8 @@ pub(crate) fn visible(range: std::ops::Range<usize>, file: &SourceFile) -> std::
         start -= 1;
     }
     let mut end = range.end.clamp(start, text.len());
-    if end == start && start < text.len() {
+    // A line break is not widened into: the caret would span two lines.
+    if end == start && start < text.len() && !text[start..].starts_with(['\n', '\r']) {
         end = start + text[start..].chars().next().map_or(0, char::len_utf8);
     }
     while !text.is_char_boundary(end) {

@@ -93,14 +93,17 @@ impl Lowering {
     ) -> Option<T> {
         let found = words.iter().find(|(w, _)| *w == name.text).map(|(_, v)| *v);
         if found.is_none() {
-            self.error_suggesting(
-                LoadError::UnknownReference {
-                    kind,
-                    name: name.text.clone(),
-                },
-                name.span,
-                words.iter().map(|(w, _)| *w),
-            );
+            let mut diagnostic = LoadError::UnknownReference {
+                kind,
+                name: name.text.clone(),
+            }
+            .at(name.span, words.iter().map(|(w, _)| *w));
+            // The words are few and fixed: with no near one to suggest, list them.
+            if diagnostic.help.is_none() {
+                let list: Vec<String> = words.iter().map(|(w, _)| format!("`{w}`")).collect();
+                diagnostic.help = Some(format!("write one of {}", list.join(", ")));
+            }
+            self.errors.push(diagnostic);
         }
         found
     }
@@ -326,7 +329,11 @@ impl Lowering {
                 doc.initial[0].span,
             );
         }
-        if kind == StateKind::Compound && doc.initial.is_empty() && has_children {
+        // A state declared atomic but given children is reported as such, and
+        // not also as a compound state without `initial`.
+        let declared_atomic = doc.kind.as_ref().is_some_and(|k| k.text == "atomic");
+        if kind == StateKind::Compound && doc.initial.is_empty() && has_children && !declared_atomic
+        {
             let first = doc
                 .states
                 .iter()
@@ -349,7 +356,7 @@ impl Lowering {
             if let Some(t) = transitions {
                 self.error(
                     LoadError::InvalidValue {
-                        message: format!("{what} has no transitions"),
+                        message: format!("{what} cannot have transitions"),
                     },
                     t.span,
                 );
@@ -357,7 +364,7 @@ impl Lowering {
             if let Some(child) = doc.states.first() {
                 self.error(
                     LoadError::InvalidValue {
-                        message: format!("{what} has no child states"),
+                        message: format!("{what} cannot have child states"),
                     },
                     child.key.span,
                 );
@@ -368,7 +375,7 @@ impl Lowering {
         {
             self.error(
                 LoadError::InvalidHistory {
-                    message: "a history state has no actions".into(),
+                    message: "a history state cannot have actions".into(),
                 },
                 action_span(action),
             );
@@ -502,7 +509,7 @@ impl Lowering {
             Some(0) if has_children => {
                 self.error(
                     LoadError::InvalidValue {
-                        message: "an atomic state has no child states".into(),
+                        message: "an atomic state cannot have child states".into(),
                     },
                     word.span,
                 );
@@ -762,6 +769,26 @@ impl Lowering {
                     machine.transitions[id.index()].targets = targets;
                 }
                 Pending::Initial(id, names) => {
+                    // A name that is not a child but is a sibling is a state the
+                    // author put at the wrong level: say that, not "unknown".
+                    let (outside, names): (Vec<Name>, Vec<Name>) =
+                        names.into_iter().partition(|name| {
+                            resolve_target(machine, id, &name.text, Relative::Children).is_none()
+                                && resolve_target(machine, id, &name.text, Relative::Siblings)
+                                    .is_some()
+                        });
+                    for name in outside {
+                        self.error(
+                            LoadError::InvalidInitial {
+                                message: format!(
+                                    "the initial state `{}` is not inside `{}`",
+                                    name.text,
+                                    machine.state(id).key
+                                ),
+                            },
+                            name.span,
+                        );
+                    }
                     let targets = self.targets(machine, id, &names, Relative::Children);
                     for target in &targets {
                         if target.state == id || !machine.is_descendant_or_self(target.state, id) {
