@@ -1,6 +1,6 @@
 //! Rustc-style diagnostics with a source snippet.
 
-use annotate_snippets::{AnnotationKind, Level, Renderer, Snippet};
+use annotate_snippets::{AnnotationKind, Group, Level, Renderer, Snippet};
 
 use super::{FileReport, Summary, visible, witness_line};
 use crate::diagnostic::{Diagnostic, Severity};
@@ -9,7 +9,8 @@ use crate::span::SourceFile;
 /// Renders one diagnostic of `file`; `color` adds ANSI colours for a terminal.
 ///
 /// The labels (the transition, the handler that takes the repeat) mark their
-/// places in the snippet; the witness and the help follow as `= ` lines.
+/// places in the snippet; the witness follows as a `= witness:` note, then
+/// the help.
 pub fn render(diagnostic: &Diagnostic, file: &SourceFile, color: bool) -> String {
     let level = match diagnostic.severity {
         Severity::Error => Level::ERROR,
@@ -35,15 +36,18 @@ pub fn render(diagnostic: &Diagnostic, file: &SourceFile, color: bool) -> String
     if let Some(witness) = witness_line(diagnostic) {
         group = group.element(Level::NOTE.with_name("witness").message(witness));
     }
+    let mut report = vec![group];
     if let Some(help) = &diagnostic.help {
-        group = group.element(Level::HELP.message(help.as_str()));
+        report.push(Group::with_title(
+            Level::HELP.secondary_title(help.as_str()),
+        ));
     }
     let renderer = if color {
         Renderer::styled()
     } else {
         Renderer::plain()
     };
-    renderer.render(&[group])
+    renderer.render(&report)
 }
 
 /// Every diagnostic of a run, a blank line after each, then the summary line.
