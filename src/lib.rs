@@ -4,6 +4,7 @@
 //! The pipeline is `syntax` (YAML or DSL text) → `model` → `graph`/`lint` and
 //! `interp` → `runtime` → `store`; each arrow goes one way.
 
+pub mod config;
 pub mod diagnostic;
 pub mod diagram;
 pub mod expr;

@@ -4,13 +4,14 @@
 //! command itself could not run (usage, unreadable path).
 
 mod import;
+mod lint;
 mod run;
 
 use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
-use clap::{Parser, Subcommand, ValueEnum};
+use clap::{CommandFactory, FromArgMatches, Parser, Subcommand, ValueEnum};
 
 use idemchart::diagnostic::{Diagnostic, LoadError};
 use idemchart::syntax::{self, Syntax};
@@ -60,6 +61,14 @@ enum Command {
         #[arg(long, value_enum, default_value_t = Format::Yaml)]
         to: Format,
     },
+    /// Report idempotency hazards and structural problems, with a witness
+    /// event sequence for each hazard.
+    Lint(lint::LintArgs),
+    /// Print the documentation of a lint, named by code or name.
+    Explain {
+        /// A lint code (`I001`) or name (`self-accepting-event`).
+        lint: String,
+    },
     /// Run a machine on JSON-lines events: `{"type": "E", "id": "...", "data": {...}}`,
     /// or `{"advance": "200ms"}` to move the virtual clock.
     Run {
@@ -98,8 +107,12 @@ enum GraphFormat {
 }
 
 pub fn main() -> ExitCode {
-    let cli = Cli::parse();
+    // The matches are kept because `lint` needs the order of its level flags.
+    let matches = Cli::command().get_matches();
+    let cli = Cli::from_arg_matches(&matches).unwrap_or_else(|e| e.exit());
     let result = match cli.command {
+        Command::Lint(args) => lint::lint(&args, matches.subcommand_matches("lint")),
+        Command::Explain { lint } => lint::explain(&lint),
         Command::Check { paths, color } => check(&paths, color),
         Command::Fmt { to, file } => with_machine(&file, |machine| match to {
             Format::Yaml => syntax::yaml::format(machine),
