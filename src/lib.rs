@@ -11,8 +11,10 @@ pub mod import;
 pub mod interp;
 pub mod model;
 pub mod report;
+pub mod runtime;
 pub mod schema;
 pub mod span;
+pub mod store;
 pub mod syntax;
 
 pub use diagnostic::{Diagnostic, Severity};
