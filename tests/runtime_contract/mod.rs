@@ -502,6 +502,97 @@ pub fn concurrent_senders_apply_each_event_once<B: Backend>(
     assert_eq!(store.outbox(None).unwrap().len(), events);
 }
 
+pub fn unknown_outcome_becomes_an_event<B: Backend>(backend: &B) {
+    let chart = chart(include_str!(
+        "../data/runtime/charge-with-verification.yaml"
+    ));
+    let mut store = backend.connect(&backend.fresh());
+    apply_at(&mut store, &chart, "o1", &named("PEDIDO", "p1"), T0).unwrap();
+    let charge = store.outbox(None).unwrap().remove(0);
+    assert_eq!(charge.effect, "cobrar");
+    let policy = DispatchPolicy {
+        unknown_events: [("cobrar".to_string(), "TIMEOUT".to_string())].into(),
+        ..DispatchPolicy::default()
+    };
+    let report = dispatch(&mut store, &chart, T0, &policy, |_| {
+        Dispatch::UnknownOutcome
+    })
+    .unwrap();
+    assert_eq!(report.unknown, 1);
+    let state = runtime::inspect(&mut store, "o1").unwrap().unwrap();
+    assert_eq!(state["configuration"], serde_json::json!(["verificando"]));
+    let rows = store.outbox(None).unwrap();
+    assert_eq!(rows.len(), 2);
+    assert_eq!(rows[0].status, OutboxStatus::Unknown);
+    assert_eq!(rows[1].effect, "consultarCobro");
+    assert_eq!(rows[1].status, OutboxStatus::Pending);
+    // The unknown row is not handed out again; the machine decides now.
+    let again = dispatch(&mut store, &chart, T0 + 1, &policy, |item| {
+        assert_eq!(item.effect, "consultarCobro");
+        Dispatch::Done
+    })
+    .unwrap();
+    assert_eq!(again.done, 1);
+    // Reporting the same unknown outcome twice (a crash before the row was
+    // marked) is a duplicate event, answered as the first.
+    let event = Event::new(
+        "TIMEOUT",
+        Some(Value::from(&serde_json::json!(format!(
+            "unknown:{}",
+            charge.key
+        )))),
+        Value::from(&serde_json::json!({
+            "key": charge.key, "effect": "cobrar", "args": null
+        })),
+    );
+    assert_eq!(
+        apply_at(&mut store, &chart, "o1", &event, T0 + 2)
+            .unwrap()
+            .kind(),
+        "duplicate"
+    );
+    // Without a mapping the event is `<effect>.unknown`, here ignored and recorded.
+    let ledger = ledger();
+    apply_at(&mut store, &ledger, "l1", &add("a", 1), T0).unwrap();
+    dispatch(
+        &mut store,
+        &ledger,
+        T0 + 3,
+        &DispatchPolicy::default(),
+        |item| {
+            if item.process == "l1" {
+                Dispatch::UnknownOutcome
+            } else {
+                Dispatch::Done
+            }
+        },
+    )
+    .unwrap();
+    assert_eq!(store.applied_count("l1").unwrap(), 2);
+    let row = store
+        .outbox(None)
+        .unwrap()
+        .into_iter()
+        .find(|r| r.process == "l1")
+        .unwrap();
+    let key = row.key;
+    let unknown = Event::new(
+        "notify.unknown",
+        Some(Value::from(&serde_json::json!(format!("unknown:{key}")))),
+        Value::from(
+            &serde_json::json!({ "key": key, "effect": "notify", "args": { "amount": 1 } }),
+        ),
+    );
+    let answer = apply_at(&mut store, &ledger, "l1", &unknown, T0 + 4).unwrap();
+    assert_eq!(answer.kind(), "duplicate");
+    assert!(
+        answer
+            .response()
+            .unwrap()
+            .contains(r#""outcome":"ignored""#)
+    );
+}
+
 /// Declares one `#[test]` per contract function for `$backend`.
 #[macro_export]
 macro_rules! contract_tests {
@@ -545,6 +636,10 @@ macro_rules! contract_tests {
         #[test]
         fn a_process_keeps_its_machine_version() {
             runtime_contract::a_process_keeps_its_machine_version(&$backend);
+        }
+        #[test]
+        fn unknown_outcome_becomes_an_event() {
+            runtime_contract::unknown_outcome_becomes_an_event(&$backend);
         }
         #[test]
         fn eight_threads_deliver_the_same_events_once_each() {
