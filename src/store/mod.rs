@@ -5,8 +5,12 @@
 //! read–decide–write sequence inside [`Store::transaction`], so the mark, the
 //! snapshot and the outbox rows are committed together or not at all.
 
+#[cfg(feature = "postgres")]
+pub mod postgres;
 pub mod sqlite;
 
+#[cfg(feature = "postgres")]
+pub use postgres::PostgresStore;
 pub use sqlite::{SqliteOptions, SqliteStore, Synchronous};
 
 /// A process row: the snapshot of one running machine.
