@@ -244,6 +244,24 @@ pub fn retries_back_off_exponentially<B: Backend>(backend: &B) {
     }
 }
 
+pub fn a_claimed_row_is_leased<B: Backend>(backend: &B) {
+    let chart = ledger();
+    let handle = backend.fresh();
+    let mut store = backend.connect(&handle);
+    apply_at(&mut store, &chart, "p1", &add("a", 1), T0).unwrap();
+    // A dispatcher claims the row and dies before reporting anything.
+    let claimed = store.claim_due(T0, 30_000, 10).unwrap();
+    assert_eq!(claimed.len(), 1);
+    // Another dispatcher does not get it while the lease runs...
+    let mut other = backend.connect(&handle);
+    assert!(other.claim_due(T0 + 29_999, 30_000, 10).unwrap().is_empty());
+    // ...and gets it, with the same key, once the lease is over.
+    let again = other.claim_due(T0 + 30_000, 30_000, 10).unwrap();
+    assert_eq!(again.len(), 1);
+    assert_eq!(again[0].key, claimed[0].key);
+    assert_eq!(again[0].status, OutboxStatus::Pending);
+}
+
 pub fn purge_uses_the_injected_clock<B: Backend>(backend: &B) {
     let chart = ledger();
     let hour = 3_600_000;
@@ -624,6 +642,10 @@ macro_rules! contract_tests {
         #[test]
         fn retries_back_off_exponentially() {
             runtime_contract::retries_back_off_exponentially(&$backend);
+        }
+        #[test]
+        fn a_claimed_row_is_leased() {
+            runtime_contract::a_claimed_row_is_leased(&$backend);
         }
         #[test]
         fn purge_uses_the_injected_clock() {
