@@ -14,8 +14,10 @@ pub mod interp;
 pub mod lint;
 pub mod model;
 pub mod report;
+pub mod runtime;
 pub mod schema;
 pub mod span;
+pub mod store;
 pub mod syntax;
 
 pub use diagnostic::{Diagnostic, Severity};

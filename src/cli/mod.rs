@@ -3,6 +3,7 @@
 //! Exit codes: 0 when nothing is at error level, 1 when something is, 2 when the
 //! command itself could not run (usage, unreadable path).
 
+mod apply;
 mod import;
 mod lint;
 mod run;
@@ -85,6 +86,8 @@ enum Command {
         #[arg(long)]
         snapshot_out: Option<PathBuf>,
     },
+    #[command(flatten)]
+    Durable(apply::DurableCommand),
 }
 
 #[derive(Clone, Copy, ValueEnum)]
@@ -136,6 +139,7 @@ pub fn main() -> ExitCode {
             snapshot_out,
         }),
         Command::Import { file, to } => import::import(&file, to),
+        Command::Durable(command) => apply::run(command),
         Command::Schema => {
             println!("{}", idemchart::schema::MACHINE_SCHEMA.trim_end());
             Ok(ExitCode::SUCCESS)
