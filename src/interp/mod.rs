@@ -20,6 +20,7 @@
 mod actor;
 mod bits;
 mod chart;
+mod clock;
 mod snapshot;
 mod step;
 
@@ -28,6 +29,7 @@ mod scxml_tests;
 
 pub use actor::{Actor, Status};
 pub use chart::{Chart, DEFAULT_MICROSTEP_LIMIT};
+pub use clock::{Clock, SystemClock, VirtualClock};
 pub use snapshot::{RestoreError, SNAPSHOT_FORMAT, Snapshot, TimerSnapshot};
 pub use step::{EffectCall, Step};
 
