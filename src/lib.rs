@@ -7,6 +7,7 @@
 pub mod diagnostic;
 pub mod diagram;
 pub mod expr;
+pub mod import;
 pub mod interp;
 pub mod model;
 pub mod report;

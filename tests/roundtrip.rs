@@ -12,7 +12,8 @@ fn check(seed: u64) {
         (Syntax::Yaml, syntax::yaml::format(&machine)),
         (Syntax::Dsl, syntax::dsl::format(&machine)),
     ] {
-        let back = syntax::parse(&text, syntax).unwrap_or_else(|e| panic!("seed {seed}, {syntax:?}:\n{text}\n{e:#?}"));
+        let back = syntax::parse(&text, syntax)
+            .unwrap_or_else(|e| panic!("seed {seed}, {syntax:?}:\n{text}\n{e:#?}"));
         assert_eq!(back, machine, "seed {seed}, {syntax:?}:\n{text}");
     }
 }
@@ -33,7 +34,11 @@ fn the_spec_pairs_are_equal_models() {
         let from_yaml = syntax::parse(&yaml, Syntax::Yaml).unwrap();
         let from_dsl = syntax::parse(&dsl, Syntax::Dsl).unwrap();
         assert_eq!(from_yaml, from_dsl, "{name}");
-        assert_eq!(syntax::yaml::format(&from_yaml), syntax::yaml::format(&from_dsl), "{name}");
+        assert_eq!(
+            syntax::yaml::format(&from_yaml),
+            syntax::yaml::format(&from_dsl),
+            "{name}"
+        );
     }
 }
 
@@ -41,7 +46,12 @@ fn the_spec_pairs_are_equal_models() {
 fn random_models_are_varied() {
     use idemchart::model::StateKind;
     let machines: Vec<_> = (0..200).map(common::machine).collect();
-    let kinds = |k: fn(&StateKind) -> bool| machines.iter().filter(|m| m.states.iter().any(|s| k(&s.kind))).count();
+    let kinds = |k: fn(&StateKind) -> bool| {
+        machines
+            .iter()
+            .filter(|m| m.states.iter().any(|s| k(&s.kind)))
+            .count()
+    };
     assert!(kinds(|k| *k == StateKind::Parallel) > 10);
     assert!(kinds(|k| matches!(k, StateKind::History(_))) > 10);
     assert!(kinds(|k| *k == StateKind::Final) > 10);

@@ -1,15 +1,23 @@
 //! The JSON Schema of the YAML format accepts every machine the project ships
 //! and rejects malformed ones.
 
+mod common;
+
 use std::path::{Path, PathBuf};
 
 use idemchart::schema::MACHINE_SCHEMA;
+use idemchart::syntax;
+use proptest::prelude::*;
 use serde_json::Value;
 
-fn validator() -> jsonschema::Validator {
-    let schema: Value = serde_json::from_str(MACHINE_SCHEMA).expect("the schema is JSON");
-    jsonschema::meta::validate(&schema).expect("the schema is a valid draft 2020-12 schema");
-    jsonschema::validator_for(&schema).expect("the schema compiles")
+/// The compiled schema, built once per test binary.
+fn validator() -> &'static jsonschema::Validator {
+    static VALIDATOR: std::sync::OnceLock<jsonschema::Validator> = std::sync::OnceLock::new();
+    VALIDATOR.get_or_init(|| {
+        let schema: Value = serde_json::from_str(MACHINE_SCHEMA).expect("the schema is JSON");
+        jsonschema::meta::validate(&schema).expect("the schema is a valid draft 2020-12 schema");
+        jsonschema::validator_for(&schema).expect("the schema compiles")
+    })
 }
 
 fn yaml(text: &str) -> Value {
@@ -46,7 +54,7 @@ fn every_shipped_machine_matches_the_schema() {
             let text = std::fs::read_to_string(&path).expect("readable machine file");
             let document = serde_saphyr::from_str::<Value>(&text)
                 .unwrap_or_else(|e| panic!("{}: {e}", path.display()));
-            let found = errors(&validator, &document);
+            let found = errors(validator, &document);
             assert!(
                 found.is_empty(),
                 "{}:\n{}",
@@ -75,7 +83,7 @@ states:
 #[test]
 fn the_base_of_the_malformed_cases_is_valid() {
     let validator = validator();
-    assert_eq!(errors(&validator, &yaml(VALID)), Vec::<String>::new());
+    assert_eq!(errors(validator, &yaml(VALID)), Vec::<String>::new());
 }
 
 /// Each case changes the valid document in one place; the schema must reject
@@ -150,7 +158,7 @@ fn malformed_documents_are_rejected() {
     for (what, from, to, place) in cases {
         assert!(VALID.contains(from), "{what}: the base has no {from:?}");
         let document = yaml(&VALID.replacen(from, to, 1));
-        let found = errors(&validator, &document);
+        let found = errors(validator, &document);
         assert!(!found.is_empty(), "{what}: accepted");
         assert!(
             found.iter().any(|e| e.starts_with(&format!("{place}: "))),
@@ -160,19 +168,21 @@ fn malformed_documents_are_rejected() {
 }
 
 #[test]
-fn effects_need_a_known_idempotency() {
+fn effects_take_a_known_idempotency() {
     let validator = validator();
     let with = |effects: &str| yaml(&format!("{VALID}effects:\n{effects}\n"));
-    assert!(errors(&validator, &with("  charge: { idempotency: key }")).is_empty());
+    assert!(errors(validator, &with("  charge: { idempotency: key }")).is_empty());
     assert!(
         errors(
-            &validator,
+            validator,
             &with("  charge: { idempotency: none, verify: checking }")
         )
         .is_empty()
     );
-    assert!(!errors(&validator, &with("  charge: { idempotency: maybe }")).is_empty());
-    assert!(!errors(&validator, &with("  charge: { verify: checking }")).is_empty());
+    assert!(!errors(validator, &with("  charge: { idempotency: maybe }")).is_empty());
+    // Without `idempotency` the loader takes `none`.
+    assert!(errors(validator, &with("  charge: { verify: checking }")).is_empty());
+    assert!(!errors(validator, &with("  charge: { idempotent: key }")).is_empty());
 }
 
 /// The shorthand forms the YAML front-end accepts: an empty state, one action
@@ -196,11 +206,13 @@ states:
       GO:
         - b
         - { target: [b], guard: "context.n > 1", actions: { assign: { n: 0 } } }
-      STOP: { actions: [ { log: '"stop"' }, { raise: GO, data: { x: 1 } } ] }
+      STOP: { actions: [ { log: '"stop"' }, { raise: GO, data: { x: 1 } }, { cancel: t1 } ] }
     always:
     after:
       500ms: b
   b:
+    entry:
+      - { send: GO, data: { x: "1" }, delay: 5s, id: t1 }
   h: { type: history, history: deep, target: a }
   p:
     type: parallel
@@ -210,5 +222,17 @@ states:
 "#,
     );
     let validator = validator();
-    assert_eq!(errors(&validator, &document), Vec::<String>::new());
+    assert_eq!(errors(validator, &document), Vec::<String>::new());
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(200))]
+    /// Whatever the YAML printer writes for a valid machine, the schema accepts.
+    #[test]
+    fn printed_random_machines_match_the_schema(seed in any::<u64>()) {
+        let text = syntax::yaml::format(&common::machine(seed));
+        let document = serde_saphyr::from_str::<Value>(&text).expect("the printer writes YAML");
+        let found = errors(validator(), &document);
+        prop_assert!(found.is_empty(), "seed {}:\n{}\n{}", seed, text, found.join("\n"));
+    }
 }

@@ -3,6 +3,7 @@
 //! Exit codes: 0 when nothing is at error level, 1 when something is, 2 when the
 //! command itself could not run (usage, unreadable path).
 
+mod import;
 mod run;
 
 use std::io::IsTerminal;
@@ -52,6 +53,13 @@ enum Command {
     },
     /// Print the JSON Schema of the YAML format (for editor completion).
     Schema,
+    /// Convert an SCXML document to a machine file, printed in either syntax.
+    Import {
+        file: PathBuf,
+        /// The syntax to print.
+        #[arg(long, value_enum, default_value_t = Format::Yaml)]
+        to: Format,
+    },
     /// Run a machine on JSON-lines events: `{"type": "E", "id": "...", "data": {...}}`,
     /// or `{"advance": "200ms"}` to move the virtual clock.
     Run {
@@ -114,6 +122,7 @@ pub fn main() -> ExitCode {
             snapshot_in,
             snapshot_out,
         }),
+        Command::Import { file, to } => import::import(&file, to),
         Command::Schema => {
             println!("{}", idemchart::schema::MACHINE_SCHEMA.trim_end());
             Ok(ExitCode::SUCCESS)

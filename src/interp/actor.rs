@@ -10,9 +10,6 @@ use super::step::{EffectCall, Step};
 use crate::expr::{self, Event, Value};
 use crate::model::{StateId, StateKind, TransitionId};
 
-/// Microsteps one macrostep may take before it is stopped as a livelock.
-pub const MAX_MICROSTEPS: usize = 100_000;
-
 /// Whether the machine still accepts events.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 #[serde(rename_all = "lowercase")]
@@ -79,6 +76,8 @@ pub(crate) struct Core {
     exiting: Vec<StateId>,
     entering: Vec<StateId>,
     guard_errors: Vec<String>,
+    /// Microsteps left in the current call (`start`, `send`, `advance_to`).
+    budget: usize,
 }
 
 /// The ids `start..end` of a transition's domain's proper descendants: its
@@ -112,6 +111,7 @@ impl Actor {
             exiting: Vec::new(),
             entering: Vec::new(),
             guard_errors: Vec::new(),
+            budget: 0,
         };
         Actor { chart, core }
     }
@@ -139,10 +139,11 @@ impl Actor {
 impl Core {
     fn start(&mut self, chart: &Chart) {
         self.step.clear(None);
+        self.budget = chart.microstep_limit;
         self.enter_set.clear();
         self.default_entry.clear();
         self.add_descendants(chart, StateId::ROOT);
-        self.enter(chart);
+        self.enter(chart, None);
         self.run_to_completion(chart);
         self.drain_external(chart);
     }
@@ -155,6 +156,7 @@ impl Core {
             _ => Arc::clone(&event.name),
         };
         self.step.clear(Some(name));
+        self.budget = chart.microstep_limit;
         if self.status == Status::Done {
             self.step.ignored = true;
             return;
@@ -164,21 +166,14 @@ impl Core {
             self.step.ignored = true;
         } else {
             self.microstep(chart, Some(event));
-            // Most events leave nothing more to run: no eventless
-            // transitions, no raised events; that is checked here, which
-            // saves the calls.
-            if chart.has_eventless || !self.internal.is_empty() || self.status != Status::Active {
-                self.run_to_completion(chart);
-            }
+            self.run_to_completion(chart);
         }
-        if !self.external.is_empty() {
-            self.drain_external(chart);
-        }
+        self.drain_external(chart);
     }
 
     /// Processes the events the machine sent itself, each as a macrostep.
     fn drain_external(&mut self, chart: &Chart) {
-        while self.status == Status::Active {
+        while self.status == Status::Active && self.spend(chart) {
             let Some(event) = self.external.pop_front() else {
                 break;
             };
@@ -196,7 +191,10 @@ impl Core {
 
     fn advance_to(&mut self, chart: &Chart, now: u64) {
         self.step.clear(None);
-        while self.status == Status::Active {
+        self.budget = chart.microstep_limit;
+        // Each firing counts against the budget: timers that schedule more
+        // timers could otherwise multiply without end.
+        while self.status == Status::Active && self.spend(chart) {
             let due = self
                 .timers
                 .iter()
@@ -279,17 +277,28 @@ impl Actor {
 }
 
 impl Core {
+    /// Counts one microstep against the budget of the current call. A machine
+    /// whose eventless transitions or own events never settle would hang the
+    /// host; it is stopped with an error instead.
+    fn spend(&mut self, chart: &Chart) -> bool {
+        if self.budget == 0 {
+            return false;
+        }
+        self.budget -= 1;
+        if self.budget == 0 {
+            let limit = chart.microstep_limit;
+            self.step.errors.push(format!(
+                "the machine did not settle after {limit} microsteps"
+            ));
+            self.internal.clear();
+            self.external.clear();
+            return false;
+        }
+        true
+    }
+
     fn run_to_completion(&mut self, chart: &Chart) {
-        let mut microsteps = 0usize;
-        while self.status == Status::Active {
-            // A machine whose eventless transitions or raised events never
-            // settle would hang the host; stop it with an error instead.
-            microsteps += 1;
-            if microsteps > MAX_MICROSTEPS {
-                self.step.errors.push(format!("the machine did not settle after {MAX_MICROSTEPS} microsteps"));
-                self.internal.clear();
-                break;
-            }
+        while self.status == Status::Active && self.spend(chart) {
             if chart.has_eventless {
                 self.select(chart, None);
                 if !self.enabled.is_empty() {
@@ -485,7 +494,7 @@ impl Core {
             }
             return;
         }
-        self.exit(chart, &enabled);
+        self.exit(chart, &enabled, event);
         for &t in &enabled {
             self.step.transitions.push(t);
             self.run_actions(&chart.transition(t).actions, event);
@@ -507,15 +516,16 @@ impl Core {
             self.scratch = targets;
         }
         self.enabled = enabled;
-        self.enter(chart);
+        self.enter(chart, event);
         if !self.guard_errors.is_empty() {
             self.flush_errors();
         }
     }
 
     /// Exits the states the enabled transitions leave, deepest last in
-    /// document order first, recording history before any exit runs.
-    fn exit(&mut self, chart: &Chart, enabled: &[TransitionId]) {
+    /// document order first, recording history before any exit runs. Exit
+    /// actions see the event being processed, as in SCXML.
+    fn exit(&mut self, chart: &Chart, enabled: &[TransitionId], event: Option<&Event>) {
         self.exit_set.clear();
         for &t in enabled {
             if let Some(domain) = self.domain(chart, t) {
@@ -557,7 +567,7 @@ impl Core {
             }
         }
         for &s in exiting.iter().rev() {
-            self.run_actions(&chart.state(s).exit, None);
+            self.run_actions(&chart.state(s).exit, event);
             if !self.timers.is_empty() {
                 self.timers.retain(|timer| !matches!(timer.what, Due::Transition(t) if chart.transition(t).source == s));
             }
@@ -638,14 +648,16 @@ impl Core {
         }
     }
 
-    fn enter(&mut self, chart: &Chart) {
+    /// Enters the states of the enter set in document order; entry actions
+    /// see the event being processed, as in SCXML.
+    fn enter(&mut self, chart: &Chart, event: Option<&Event>) {
         let mut entering = std::mem::take(&mut self.entering);
         entering.clear();
         entering.extend_from_slice(self.enter_set.sorted());
         for &s in &entering {
             self.active.insert(s);
             self.step.entered.push(s);
-            self.run_actions(&chart.state(s).entry, None);
+            self.run_actions(&chart.state(s).entry, event);
             for &t in &chart.state(s).after {
                 if let Some(delay) = chart.transition(t).delay {
                     self.schedule(delay, Due::Transition(t));

@@ -9,6 +9,9 @@ use crate::model::{
 };
 use crate::syntax::find_state;
 
+/// The default of `Chart::with_microstep_limit`.
+pub const DEFAULT_MICROSTEP_LIMIT: usize = 100_000;
+
 /// A machine compiled for the interpreter. Cheap to share between actors.
 #[derive(Debug)]
 pub struct Chart {
@@ -18,6 +21,8 @@ pub struct Chart {
     pub(crate) transitions: Vec<TransitionInfo>,
     /// Whether any state has eventless transitions; lets a step skip looking.
     pub(crate) has_eventless: bool,
+    /// Microsteps one call may take before it is stopped as a livelock.
+    pub(crate) microstep_limit: usize,
 }
 
 #[derive(Debug)]
@@ -218,6 +223,7 @@ impl Chart {
             transitions,
             has_eventless,
             machine,
+            microstep_limit: DEFAULT_MICROSTEP_LIMIT,
         };
         let domains: Vec<Option<StateId>> = chart
             .transitions
@@ -235,6 +241,15 @@ impl Chart {
 
     pub fn machine(&self) -> &Machine {
         &self.machine
+    }
+
+    /// Sets how many microsteps one `start`, `send` or `advance_to` may take
+    /// before the actor stops it with an error (default 100,000): a machine
+    /// whose own events or eventless transitions never settle would otherwise
+    /// hang its host.
+    pub fn with_microstep_limit(mut self, limit: usize) -> Chart {
+        self.microstep_limit = limit.max(1);
+        self
     }
 
     /// Whether `a` lies strictly inside `b`.

@@ -23,8 +23,11 @@ mod chart;
 mod snapshot;
 mod step;
 
+#[cfg(test)]
+mod scxml_tests;
+
 pub use actor::{Actor, Status};
-pub use chart::Chart;
+pub use chart::{Chart, DEFAULT_MICROSTEP_LIMIT};
 pub use snapshot::{RestoreError, SNAPSHOT_FORMAT, Snapshot, TimerSnapshot};
 pub use step::{EffectCall, Step};
 
@@ -34,9 +37,13 @@ use crate::expr::Value;
 use crate::model::StateId;
 
 impl Chart {
-    /// The state at a dotted path.
+    /// The state at a dotted path; the empty path is the machine itself.
     pub fn state_by_path(&self, path: &str) -> Option<StateId> {
-        self.machine.find_path(path)
+        if path.is_empty() {
+            Some(StateId::ROOT)
+        } else {
+            self.machine.find_path(path)
+        }
     }
 }
 

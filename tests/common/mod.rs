@@ -8,7 +8,8 @@ use idemchart::Machine;
 use idemchart::model::Name;
 use idemchart::span::Span;
 use idemchart::syntax::tree::{
-    ActionDoc, ContextDoc, DedupDoc, EffectDoc, EventDoc, ExprText, MachineDoc, SourceDoc, StateDoc, TransitionDoc,
+    ActionDoc, ContextDoc, DedupDoc, EffectDoc, EventDoc, ExprText, MachineDoc, SourceDoc,
+    StateDoc, TransitionDoc,
 };
 
 /// A small deterministic generator (xorshift), so a failing seed reproduces.
@@ -40,11 +41,17 @@ impl Rng {
 }
 
 fn name(text: impl Into<String>) -> Name {
-    Name { text: text.into(), span: Span::default() }
+    Name {
+        text: text.into(),
+        span: Span::default(),
+    }
 }
 
 fn expr(text: impl Into<String>) -> ExprText {
-    ExprText { text: text.into(), offset: 0 }
+    ExprText {
+        text: text.into(),
+        offset: 0,
+    }
 }
 
 pub const EVENTS: [&str; 4] = ["A", "B", "C", "D"];
@@ -63,22 +70,41 @@ pub fn machine_doc(seed: u64) -> MachineDoc {
     let top = 1 + rng.below(4);
     let mut counter = 0;
     for _ in 0..top {
-        root.states.push(state(&mut rng, &mut built, &mut counter, 0, None, false));
+        root.states
+            .push(state(&mut rng, &mut built, &mut counter, 0, None, false));
     }
     root.initial = vec![name(root.states[0].key.text.clone())];
     // Transitions come after the tree, so every state can be a target.
     add_transitions(&mut rng, &built, &mut root);
     MachineDoc {
         name: Some(name(format!("m{seed}"))),
-        version: rng.chance(50).then_some((1 + rng.below(5) as u64, Span::default())),
+        version: rng
+            .chance(50)
+            .then_some((1 + rng.below(5) as u64, Span::default())),
         description: rng.chance(30).then(|| "A random machine.".to_string()),
         context: vec![
-            ContextDoc { name: name("n"), value: serde_json::json!(0) },
-            ContextDoc { name: name("seen"), value: serde_json::json!([]) },
-            ContextDoc { name: name("label"), value: serde_json::json!("x") },
+            ContextDoc {
+                name: name("n"),
+                value: serde_json::json!(0),
+            },
+            ContextDoc {
+                name: name("seen"),
+                value: serde_json::json!([]),
+            },
+            ContextDoc {
+                name: name("label"),
+                value: serde_json::json!("x"),
+            },
         ],
-        sources: vec![SourceDoc { name: name("queue"), retry_horizon: Some(name("1h")), description: None }],
-        dedup: Some(DedupDoc { retention: Some(name("2h")), span: Span::default() }),
+        sources: vec![SourceDoc {
+            name: name("queue"),
+            retry_horizon: Some(name("1h")),
+            description: None,
+        }],
+        dedup: Some(DedupDoc {
+            retention: Some(name("2h")),
+            span: Span::default(),
+        }),
         events: EVENTS
             .iter()
             .enumerate()
@@ -86,23 +112,46 @@ pub fn machine_doc(seed: u64) -> MachineDoc {
                 name: name(*e),
                 id_field: Some(name("k")),
                 source: (i % 2 == 0).then(|| name("queue")),
-                payload: (i == 0).then(|| vec![(name("k"), name("string")), (name("v"), name("integer"))]),
+                payload: (i == 0)
+                    .then(|| vec![(name("k"), name("string")), (name("v"), name("integer"))]),
                 description: None,
             })
             .collect(),
         effects: vec![
-            EffectDoc { name: name("notify"), idempotency: Some(name("key")), verify: None, description: None },
-            EffectDoc { name: name("charge"), idempotency: Some(name("none")), verify: None, description: None },
+            EffectDoc {
+                name: name("notify"),
+                idempotency: Some(name("key")),
+                verify: None,
+                description: None,
+            },
+            EffectDoc {
+                name: name("charge"),
+                idempotency: Some(name("none")),
+                verify: None,
+                description: None,
+            },
         ],
         root,
     }
 }
 
-fn state(rng: &mut Rng, built: &mut Built, counter: &mut usize, depth: usize, parent: Option<&str>, in_parallel: bool) -> StateDoc {
+fn state(
+    rng: &mut Rng,
+    built: &mut Built,
+    counter: &mut usize,
+    depth: usize,
+    parent: Option<&str>,
+    in_parallel: bool,
+) -> StateDoc {
     *counter += 1;
     let key = format!("s{counter}");
-    let mut doc = StateDoc { key: name(key.clone()), ..StateDoc::default() };
-    built.states.push((key.clone(), false, parent.map(String::from)));
+    let mut doc = StateDoc {
+        key: name(key.clone()),
+        ..StateDoc::default()
+    };
+    built
+        .states
+        .push((key.clone(), false, parent.map(String::from)));
     doc.id = Some(name(key.clone()));
     let roll = rng.below(10);
     if depth < 3 && roll < 3 {
@@ -115,7 +164,14 @@ fn state(rng: &mut Rng, built: &mut Built, counter: &mut usize, depth: usize, pa
             // A parallel state's regions are compound, so each gets a child.
             let mut child = state(rng, built, counter, depth + 1, Some(&key), parallel);
             if parallel && child.states.is_empty() && child.kind.is_none() {
-                let leaf = state(rng, built, counter, depth + 2, Some(&child.key.text.clone()), false);
+                let leaf = state(
+                    rng,
+                    built,
+                    counter,
+                    depth + 2,
+                    Some(&child.key.text.clone()),
+                    false,
+                );
                 child.initial = vec![name(leaf.key.text.clone())];
                 child.states.push(leaf);
             }
@@ -158,15 +214,34 @@ fn actions(rng: &mut Rng, most: usize) -> Vec<ActionDoc> {
 fn action(rng: &mut Rng) -> ActionDoc {
     let span = Span::default();
     match rng.below(8) {
-        0 => ActionDoc::Assign { fields: vec![(name("n"), expr("context.n + 1"))], span },
-        1 => ActionDoc::Assign {
-            fields: vec![(name("seen"), expr("context.seen + [context.n]")), (name("label"), expr("\"y\""))],
+        0 => ActionDoc::Assign {
+            fields: vec![(name("n"), expr("context.n + 1"))],
             span,
         },
-        2 => ActionDoc::Raise { event: name(*rng.pick(&EVENTS)), data: Vec::new(), span },
-        3 => ActionDoc::Effect { name: name("notify"), args: vec![(name("n"), expr("context.n"))], span },
-        4 => ActionDoc::Named { name: name("charge") },
-        5 => ActionDoc::Log { expr: expr("context.label"), span },
+        1 => ActionDoc::Assign {
+            fields: vec![
+                (name("seen"), expr("context.seen + [context.n]")),
+                (name("label"), expr("\"y\"")),
+            ],
+            span,
+        },
+        2 => ActionDoc::Raise {
+            event: name(*rng.pick(&EVENTS)),
+            data: Vec::new(),
+            span,
+        },
+        3 => ActionDoc::Effect {
+            name: name("notify"),
+            args: vec![(name("n"), expr("context.n"))],
+            span,
+        },
+        4 => ActionDoc::Named {
+            name: name("charge"),
+        },
+        5 => ActionDoc::Log {
+            expr: expr("context.label"),
+            span,
+        },
         6 => ActionDoc::Send {
             event: name(*rng.pick(&EVENTS)),
             data: Vec::new(),
@@ -174,14 +249,25 @@ fn action(rng: &mut Rng) -> ActionDoc {
             id: rng.chance(50).then(|| name("t1")),
             span,
         },
-        _ => ActionDoc::Cancel { id: name("t1"), span },
+        _ => ActionDoc::Cancel {
+            id: name("t1"),
+            span,
+        },
     }
 }
 
 fn add_transitions(rng: &mut Rng, built: &Built, root: &mut StateDoc) {
-    let targets: Vec<String> = built.states.iter().map(|(id, _, _)| format!("#{id}")).collect();
+    let targets: Vec<String> = built
+        .states
+        .iter()
+        .map(|(id, _, _)| format!("#{id}"))
+        .collect();
     visit(root, &mut |state| {
-        if state.kind.as_ref().is_some_and(|k| k.text == "history" || k.text == "final") {
+        if state
+            .kind
+            .as_ref()
+            .is_some_and(|k| k.text == "history" || k.text == "final")
+        {
             return;
         }
         for _ in 0..rng.below(3) {
@@ -198,7 +284,11 @@ fn add_transitions(rng: &mut Rng, built: &Built, root: &mut StateDoc) {
                 t.reenter = rng.chance(20);
             }
             if rng.chance(30) {
-                t.guard = Some(expr(*rng.pick(&["context.n < 5", "!(context.n in context.seen)", "size(context.seen) < 3"])));
+                t.guard = Some(expr(*rng.pick(&[
+                    "context.n < 5",
+                    "!(context.n in context.seen)",
+                    "size(context.seen) < 3",
+                ])));
             }
             t.actions = actions(rng, 2);
             state.on.push(t);
@@ -207,7 +297,10 @@ fn add_transitions(rng: &mut Rng, built: &Built, root: &mut StateDoc) {
             // Eventless transitions always carry a guard that their own action makes false.
             state.always.push(TransitionDoc {
                 guard: Some(expr("context.n < 2")),
-                actions: vec![ActionDoc::Assign { fields: vec![(name("n"), expr("context.n + 1"))], span: Span::default() }],
+                actions: vec![ActionDoc::Assign {
+                    fields: vec![(name("n"), expr("context.n + 1"))],
+                    span: Span::default(),
+                }],
                 ..TransitionDoc::default()
             });
         }
@@ -230,5 +323,6 @@ fn visit(state: &mut StateDoc, f: &mut impl FnMut(&mut StateDoc)) {
 
 /// A random valid machine.
 pub fn machine(seed: u64) -> Machine {
-    idemchart::syntax::lower(machine_doc(seed)).unwrap_or_else(|errors| panic!("seed {seed}: {errors:#?}"))
+    idemchart::syntax::lower(machine_doc(seed))
+        .unwrap_or_else(|errors| panic!("seed {seed}: {errors:#?}"))
 }

@@ -18,7 +18,7 @@ const ITEM_KEYWORDS: [&str; 17] = [
 ];
 
 /// Every reserved word of the DSL (the `keyword` rule of chart.pest).
-pub(super) const KEYWORDS: [&str; 30] = [
+pub(super) const KEYWORDS: [&str; 32] = [
     "machine",
     "version",
     "context",
@@ -46,6 +46,8 @@ pub(super) const KEYWORDS: [&str; 30] = [
     "if",
     "assign",
     "raise",
+    "send",
+    "cancel",
     "log",
     "allow",
     "tags",
@@ -337,6 +339,10 @@ fn describe(rule: Rule) -> Option<String> {
         Rule::assign_block => "`assign`",
         Rule::assign_field => "`name = value`",
         Rule::raise_action => "`raise`",
+        Rule::send_action => "`send`",
+        Rule::cancel_action => "`cancel`",
+        Rule::send_delay => "`after`",
+        Rule::send_id => "`id`",
         Rule::effect_action => "`effect`",
         Rule::log_action => "`log`",
         Rule::named_action => "an action name",

@@ -406,9 +406,10 @@ fn is_word(text: &str) -> bool {
 }
 
 /// A name where a keyword would be read as one: quoted when it is a keyword
-/// or not a plain word.
+/// or not a plain word. `in` is quoted too: after an expression it would read
+/// as the operator (`log x` then an action named `in`).
 fn name(text: &str) -> String {
-    if is_word(text) && !KEYWORDS.contains(&text) {
+    if is_word(text) && !KEYWORDS.contains(&text) && text != "in" {
         text.to_string()
     } else {
         quoted(text)

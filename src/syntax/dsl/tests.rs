@@ -308,6 +308,7 @@ parallel machine bench #top version 3 "Eight regions, abbreviated."
 
 context {
   n = -1
+  `in` = 0
   ratio = -2.5
   flags = [true, false, null]
   m = {"a": 1, "b": [1.5e3, "x\n"]}
@@ -320,26 +321,30 @@ dedup retention 7d
 event PAY(payId: string, amount: number) id payId from gateway "A payment."
 event PING()
 event done.state.`weird name`
-effect charge idempotent none verify check "Charges the card."
+effect charge idempotent none verify r1.check "Charges the card."
 effect note
 
 entry log "root entry"
 exit { raise STOPPED }
-on * -> r1 "catch-all"
+on * -> r1.a r2.c "catch-all"
 allow unreachable-state "a benchmark"
 tags "bench" "w3"
 
 state r1 #first "Region one." {
-  initial a b
-  entry { effect charge(amount: event.amount, tries: 1,) note }
+  initial a.x
+  entry { effect charge(amount: event.amount, tries: 1,) note log 1 `in` n = 1 }
   exit note
   state a {
-    on PAY PING foo.* -> .x #first reenter if event.amount > 0 && context.n < 2 "paid" {
+    initial x
+    on PAY PING foo.* -> .x reenter if event.amount > 0 && context.n < 2 "paid" {
       n = context.n + 1
       ratio = 0.5 // a comment between two fields
       assign { n = 2 }
       assign {}
       raise done.state.a(code: 1)
+      send TICK(n: context.n) after 5s id tick
+      send TOCK
+      cancel tick
       log "paid"
       charge
     }
@@ -349,9 +354,10 @@ state r1 #first "Region one." {
     state x
   }
   final b { entry note }
+  state check
 }
 parallel r2 {
-  history h shallow -> r2.c "remembers"
+  history h shallow -> c "remembers"
   history deep_h #dh deep
   state c
 }
@@ -364,6 +370,7 @@ fn reads_every_construct() {
         outline(&doc),
         r#"machine bench version=Some(3) description=Some("Eight regions, abbreviated.")
 context n = -1
+context in = 0
 context ratio = -2.5
 context flags = [true,false,null]
 context m = {"a":1,"b":[1500.0,"x\n"]}
@@ -373,27 +380,31 @@ dedup retention=7d
 event PAY payload=Some("payId:string,amount:number") id=payId from=gateway Some("A payment.")
 event PING payload=Some("") id=- from=- None
 event done.state.weird name payload=None id=- from=- None
-effect charge idempotency=none verify=check Some("Charges the card.")
+effect charge idempotency=none verify=r1.check Some("Charges the card.")
 effect note idempotency=- verify=- None
 [parallel]  #top tags=["bench", "w3"]
   entry log <"root entry">
   exit raise STOPPED()
-  on <*> -> [r1] "catch-all"
+  on <*> -> [r1.a r2.c] "catch-all"
   allow unreachable-state "a benchmark"
-  [-] r1 #first initial=a b "Region one."
+  [-] r1 #first initial=a.x "Region one."
     entry effect charge(amount=<event.amount>, tries=<1>)
     entry named note
+    entry log <1>
+    entry named in
+    entry assign(n=<1>)
     exit named note
-    [-] a
-      on <PAY PING foo.*> -> [.x #first] reenter if <event.amount > 0 && context.n < 2> "paid" | assign(n=<context.n + 1>, ratio=<0.5>) | assign(n=<2>) | assign() | raise done.state.a(code=<1>) | log <"paid"> | named charge
+    [-] a initial=x
+      on <PAY PING foo.*> -> [.x] reenter if <event.amount > 0 && context.n < 2> "paid" | assign(n=<context.n + 1>, ratio=<0.5>) | assign(n=<2>) | assign() | raise done.state.a(code=<1>) | send TICK(n=<context.n>) after Some("5s") id Some("tick") | send TOCK() after None id None | cancel tick | log <"paid"> | named charge
       on <state> -> [b]
       always  -> [] if <context.n > 1> | log <1>
       after <500ms> -> [b]
       [-] x
     [final] b
       entry named note
+    [-] check
   [parallel] r2
-    [history] h history=shallow target=r2.c "remembers"
+    [history] h history=shallow target=c "remembers"
     [history] deep_h #dh history=deep
     [-] c
 "#
@@ -1044,6 +1055,221 @@ final r2
             transition_outline(&a.on[0]),
             "<PAY> -> [a #top] reenter if <context.n < 2> | assign(n=<context.n + 1>, log=<1>) \
              | assign(n=<2>) | assign() | raise DONE(code=<1>) | named charge"
+        );
+    }
+}
+
+/// The printer quotes exactly the words the grammar reserves.
+#[test]
+fn the_keyword_list_matches_the_grammar() {
+    let grammar = include_str!("../../../grammar/chart.pest");
+    let start = grammar.find("keyword = @{").unwrap();
+    let end = start + grammar[start..].find('}').unwrap();
+    let mut in_grammar: Vec<&str> = grammar[start..end]
+        .split('"')
+        .skip(1)
+        .step_by(2)
+        .filter(|word| *word != "_")
+        .collect();
+    let mut listed = errors::KEYWORDS.to_vec();
+    in_grammar.sort_unstable();
+    listed.sort_unstable();
+    assert_eq!(in_grammar, listed);
+    for keyword in errors::KEYWORDS {
+        let text = format!("machine m\nstate `{keyword}`\nstate {keyword}");
+        assert!(parse(&text).is_err(), "{keyword} is not reserved");
+        parse_ok(&format!("machine m\nstate `{keyword}`"));
+    }
+}
+
+mod lowered {
+    //! Through the lowering: the examples load, and printing a model reads
+    //! back as the same model.
+
+    use super::*;
+    use crate::model::{Duration, HistoryKind, Machine, StateKind, Trigger};
+    use crate::syntax::{self, Syntax};
+
+    #[track_caller]
+    fn load(text: &str) -> Machine {
+        syntax::parse(text, Syntax::Dsl).unwrap_or_else(|e| panic!("{text}\n{e:#?}"))
+    }
+
+    fn paths(machine: &Machine) -> Vec<(String, StateKind)> {
+        machine
+            .states
+            .iter()
+            .map(|s| (s.path.clone(), s.kind))
+            .collect()
+    }
+
+    #[test]
+    fn the_examples_load() {
+        let pedido = load(PEDIDO);
+        assert_eq!((pedido.name.as_str(), pedido.version), ("pedido", Some(1)));
+        assert_eq!(
+            paths(&pedido),
+            [
+                (String::new(), StateKind::Compound),
+                ("pendiente".into(), StateKind::Atomic),
+                ("pagado".into(), StateKind::Atomic),
+                ("enviado".into(), StateKind::Final),
+                ("cancelado".into(), StateKind::Final),
+            ]
+        );
+        assert_eq!(pedido.transitions.len(), 5);
+        assert_eq!(
+            pedido.dedup.as_ref().unwrap().retention,
+            Duration::parse("7d").unwrap()
+        );
+        assert_eq!(pedido.context["cobrosVistos"].value, serde_json::json!([]));
+
+        let lampara = load(LAMPARA);
+        assert_eq!(
+            paths(&lampara),
+            [
+                (String::new(), StateKind::Compound),
+                ("funcionando".into(), StateKind::Compound),
+                ("funcionando.apagada".into(), StateKind::Atomic),
+                ("funcionando.encendida".into(), StateKind::Atomic),
+                (
+                    "funcionando.recuerdo".into(),
+                    StateKind::History(HistoryKind::Deep)
+                ),
+                ("averiada".into(), StateKind::Atomic),
+                ("panel".into(), StateKind::Parallel),
+                ("panel.pantalla".into(), StateKind::Compound),
+                ("panel.pantalla.oscura".into(), StateKind::Atomic),
+                ("panel.pantalla.clara".into(), StateKind::Atomic),
+                ("panel.sonido".into(), StateKind::Compound),
+                ("panel.sonido.mudo".into(), StateKind::Atomic),
+            ]
+        );
+        let delayed: Vec<&Trigger> = lampara
+            .transitions
+            .iter()
+            .map(|t| &t.trigger)
+            .filter(|t| matches!(t, Trigger::After(_)))
+            .collect();
+        assert_eq!(delayed, [&Trigger::After(Duration::parse("30m").unwrap())]);
+        let reentering = lampara.transitions.iter().filter(|t| t.reenter).count();
+        assert_eq!(reentering, 1);
+    }
+
+    #[test]
+    fn printing_reads_back_as_the_same_model_and_is_stable() {
+        for text in [PEDIDO, LAMPARA, EVERYTHING] {
+            let machine = load(text);
+            let printed = format(&machine);
+            let again = load(&printed);
+            assert_eq!(again, machine, "{printed}");
+            assert_eq!(format(&again), printed);
+        }
+    }
+
+    #[test]
+    fn the_hazard_corpus_converts_from_yaml() {
+        let mut count = 0;
+        for entry in std::fs::read_dir("tests/data/hazards").unwrap() {
+            let path = entry.unwrap().path();
+            if path.extension().is_none_or(|e| e != "yaml") {
+                continue;
+            }
+            let yaml = std::fs::read_to_string(&path).unwrap();
+            let machine = syntax::parse(&yaml, Syntax::Yaml).unwrap();
+            let printed = format(&machine);
+            assert_eq!(load(&printed), machine, "{}:\n{printed}", path.display());
+            count += 1;
+        }
+        assert!(count >= 10, "{count}");
+    }
+
+    /// The DSL may repeat a descriptor; YAML cannot. Both mean the same.
+    #[test]
+    fn repeated_descriptors_equal_one_yaml_key() {
+        let dsl = load(
+            "machine m
+             context { n = 0 }
+             initial a
+             state a {
+               on X -> b if context.n > 0
+               on Y -> c
+               on X -> c
+               after 1s -> b
+               on Z -> b
+               after 2s -> c
+               after 1s -> c
+             }
+             state b
+             state c",
+        );
+        let yaml = syntax::parse(
+            "machine: m
+context: { n: 0 }
+initial: a
+states:
+  a:
+    on:
+      X:
+        - { target: b, guard: context.n > 0 }
+        - c
+      Y: c
+      Z: b
+    after:
+      1s: [b, c]
+      2s: c
+  b: {}
+  c: {}
+",
+            Syntax::Yaml,
+        )
+        .unwrap();
+        assert_eq!(dsl, yaml);
+    }
+
+    #[test]
+    fn the_canonical_form_of_pedido() {
+        assert_eq!(
+            format(&load(PEDIDO)),
+            r#"machine pedido version 1
+"Order payment lifecycle."
+
+context {
+  total = 100
+  cobrado = 0
+  cobrosVistos = []
+}
+
+source pasarela retry 3d
+dedup retention 7d
+
+event PAGO_CONFIRMADO id pagoId from pasarela
+event COBRO_PARCIAL(cobroId: string, importe: number) id cobroId from pasarela
+event ENVIADO id envioId
+event CANCELAR id solicitudId
+
+effect encolarEnvio idempotent key
+
+initial pendiente
+
+state pendiente {
+  on PAGO_CONFIRMADO -> pagado
+  on COBRO_PARCIAL if !(event.cobroId in context.cobrosVistos) {
+    cobrosVistos = context.cobrosVistos + [event.cobroId]
+    cobrado = context.cobrado + event.importe
+  }
+  on CANCELAR -> cancelado
+  always -> pagado if context.cobrado >= context.total
+}
+
+state pagado {
+  entry encolarEnvio
+  on ENVIADO -> enviado
+}
+
+final enviado
+final cancelado
+"#
         );
     }
 }

@@ -70,7 +70,7 @@ const EFFECT_KEYS: [&str; 3] = ["idempotency", "verify", "description"];
 /// stops the reading, since nothing after it can be trusted.
 pub fn parse(text: &str) -> Result<MachineDoc, Vec<Diagnostic>> {
     let file = SourceFile::new("", text);
-    let root = node::read(&file).map_err(|d| vec![d])?;
+    let root = node::read(&file)?;
     let mut reader = Reader::default();
     let doc = reader.machine(root);
     if reader.errors.is_empty() {

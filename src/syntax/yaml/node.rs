@@ -200,11 +200,12 @@ impl<'de> Visitor<'de> for RawVisitor {
     }
 }
 
-/// Parses one YAML document into a tree of nodes, or the syntax error.
-pub(super) fn read(file: &SourceFile) -> Result<Node, Diagnostic> {
+/// Parses one YAML document into a tree of nodes, or the syntax error, as
+/// the one-element list that `parse` returns.
+pub(super) fn read(file: &SourceFile) -> Result<Node, Vec<Diagnostic>> {
     match serde_saphyr::from_str_with_options::<Spanned<Raw>>(&file.text, options()) {
         Ok(raw) => Ok(convert(raw, file)),
-        Err(error) => Err(syntax_error(&error, file)),
+        Err(error) => Err(vec![syntax_error(&error, file)]),
     }
 }
 

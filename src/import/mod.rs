@@ -1,0 +1,21 @@
+//! Machines written in other formats, converted to the machine format.
+//!
+//! `scxml` reads W3C SCXML documents: everything SCXML can say that the
+//! machine format can say too, and an error at the element for the rest.
+
+mod js;
+pub mod scxml;
+#[cfg(test)]
+mod tests;
+mod xml;
+
+use crate::diagnostic::Diagnostic;
+use crate::model::Machine;
+
+pub use scxml::import;
+
+/// Imports an SCXML document and checks the machine it makes, as a machine
+/// file is checked.
+pub fn load_scxml(text: &str) -> Result<Machine, Vec<Diagnostic>> {
+    crate::syntax::lower(import(text)?)
+}
