@@ -63,7 +63,7 @@ pub(crate) struct Core {
     external: VecDeque<Event>,
     step: Step,
     enabled: Vec<TransitionId>,
-    exit_set: MarkedSet,
+    pub(crate) exit_set: MarkedSet,
     enter_set: MarkedSet,
     default_entry: MarkedSet,
     scratch: Vec<StateId>,
@@ -78,6 +78,10 @@ pub(crate) struct Core {
     guard_errors: Vec<String>,
     /// Microsteps left in the current call (`start`, `send`, `advance_to`).
     budget: usize,
+    /// Takes the general path wherever there is a fast one, so that tests
+    /// can compare the two.
+    #[cfg(test)]
+    pub(crate) general: bool,
 }
 
 /// The ids `start..end` of a transition's domain's proper descendants: its
@@ -112,6 +116,8 @@ impl Actor {
             entering: Vec::new(),
             guard_errors: Vec::new(),
             budget: 0,
+            #[cfg(test)]
+            general: false,
         };
         Actor { chart, core }
     }
@@ -172,6 +178,7 @@ impl Core {
     }
 
     /// Processes the events the machine sent itself, each as a macrostep.
+    #[inline]
     fn drain_external(&mut self, chart: &Chart) {
         while self.status == Status::Active && self.spend(chart) {
             let Some(event) = self.external.pop_front() else {
@@ -277,26 +284,45 @@ impl Actor {
 }
 
 impl Core {
-    /// Counts one microstep against the budget of the current call. A machine
-    /// whose eventless transitions or own events never settle would hang the
-    /// host; it is stopped with an error instead.
-    fn spend(&mut self, chart: &Chart) -> bool {
-        if self.budget == 0 {
-            return false;
-        }
-        self.budget -= 1;
-        if self.budget == 0 {
-            let limit = chart.microstep_limit;
-            self.step.errors.push(format!(
-                "the machine did not settle after {limit} microsteps"
-            ));
-            self.internal.clear();
-            self.external.clear();
-            return false;
-        }
+    /// Whether to take the fast paths: always, except in tests that compare
+    /// them with the general ones.
+    #[inline(always)]
+    fn fast(&self) -> bool {
+        #[cfg(test)]
+        return !self.general;
+        #[cfg(not(test))]
         true
     }
 
+    /// Counts one microstep against the budget of the current call. A machine
+    /// whose eventless transitions or own events never settle would hang the
+    /// host; it is stopped with an error instead.
+    #[inline]
+    fn spend(&mut self, chart: &Chart) -> bool {
+        if self.budget > 1 {
+            self.budget -= 1;
+            return true;
+        }
+        self.exhausted(chart)
+    }
+
+    /// The budget's last microstep: the call stops with an error, once.
+    #[cold]
+    fn exhausted(&mut self, chart: &Chart) -> bool {
+        if self.budget == 0 {
+            return false;
+        }
+        self.budget = 0;
+        let limit = chart.microstep_limit;
+        self.step.errors.push(format!(
+            "the machine did not settle after {limit} microsteps"
+        ));
+        self.internal.clear();
+        self.external.clear();
+        false
+    }
+
+    #[inline]
     fn run_to_completion(&mut self, chart: &Chart) {
         while self.status == Status::Active && self.spend(chart) {
             if chart.has_eventless {
@@ -338,7 +364,12 @@ impl Core {
                 };
                 for &t in candidates {
                     let matches = match event {
-                        Some(e) => chart.accepts(t, &e.name),
+                        Some(e) if self.fast() => chart.accepts(t, &e.name),
+                        Some(e) => chart
+                            .transition(t)
+                            .descriptor
+                            .as_ref()
+                            .is_some_and(|d| d.matches(&e.name)),
                         None => true,
                     };
                     if matches
@@ -393,7 +424,7 @@ impl Core {
             let mut conflicts = false;
             let mut preempted = false;
             for &(t2, exit2) in &filtered {
-                if self.exits_intersect(exit1, exit2) {
+                if self.conflict(chart, (t1, exit1), (t2, exit2)) {
                     conflicts = true;
                     if !chart.is_descendant(source1, chart.transition(t2).source) {
                         preempted = true;
@@ -403,7 +434,7 @@ impl Core {
             }
             if !preempted {
                 if conflicts {
-                    filtered.retain(|&(_, exit2)| !self.exits_intersect(exit1, exit2));
+                    filtered.retain(|&(t2, exit2)| !self.conflict(chart, (t1, exit1), (t2, exit2)));
                 }
                 filtered.push((t1, exit1));
             }
@@ -417,6 +448,41 @@ impl Core {
     fn exit_range(&mut self, chart: &Chart, t: TransitionId) -> ExitRange {
         let domain = self.domain(chart, t)?;
         Some((domain.0 + 1, chart.state(domain).subtree_end))
+    }
+
+    /// Whether the exit sets of two transitions share a state.
+    #[inline]
+    fn conflict(
+        &self,
+        chart: &Chart,
+        (t1, exit1): (TransitionId, ExitRange),
+        (t2, exit2): (TransitionId, ExitRange),
+    ) -> bool {
+        if self.fast() {
+            return self.exits_intersect(exit1, exit2);
+        }
+        let (set1, set2) = (self.exit_set_of(chart, t1), self.exit_set_of(chart, t2));
+        set1.iter().any(|s| set2.contains(s))
+    }
+
+    /// A transition's exit set as SCXML defines it: the active states below
+    /// its domain, worked out from its targets each time. The general path.
+    fn exit_set_of(&self, chart: &Chart, t: TransitionId) -> StateSet {
+        let info = chart.transition(t);
+        let mut targets = Vec::new();
+        self.effective_targets(chart, t, &mut targets);
+        let mut set = StateSet::with_capacity(chart.states.len());
+        if let Some(domain) = chart.domain_of(info.source, info.reenter, &targets) {
+            let end = chart.state(domain).subtree_end;
+            for s in self
+                .active
+                .iter_from(domain.0 + 1)
+                .take_while(|s| s.0 < end)
+            {
+                set.insert(s);
+            }
+        }
+        set
     }
 
     /// Whether two exit sets share an active state. Ranges of subtrees are
@@ -437,7 +503,7 @@ impl Core {
     fn effective_targets(&self, chart: &Chart, t: TransitionId, out: &mut Vec<StateId>) {
         out.clear();
         let info = chart.transition(t);
-        if !info.history_targets {
+        if !info.history_targets && self.fast() {
             for &s in &info.targets {
                 if !out.contains(&s) {
                     out.push(s);
@@ -466,7 +532,7 @@ impl Core {
     #[inline]
     fn domain(&mut self, chart: &Chart, t: TransitionId) -> Option<StateId> {
         let info = chart.transition(t);
-        if !info.history_targets {
+        if !info.history_targets && self.fast() {
             return info.domain;
         }
         let mut targets = std::mem::take(&mut self.domain_targets);
@@ -478,9 +544,10 @@ impl Core {
 
     fn microstep(&mut self, chart: &Chart, event: Option<&Event>) {
         let enabled = std::mem::take(&mut self.enabled);
-        if enabled
-            .iter()
-            .all(|&t| chart.transition(t).targets.is_empty())
+        if self.fast()
+            && enabled
+                .iter()
+                .all(|&t| chart.transition(t).targets.is_empty())
         {
             // Targetless transitions exit and enter nothing: only their
             // actions run, which spares the exit and entry sets.
