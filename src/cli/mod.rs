@@ -3,18 +3,20 @@
 //! Exit codes: 0 when nothing is at error level, 1 when something is, 2 when the
 //! command itself could not run (usage, unreadable path).
 
+mod apply;
 mod import;
+mod lint;
 mod run;
 
 use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
-use clap::{Parser, Subcommand, ValueEnum};
+use clap::{CommandFactory, FromArgMatches, Parser, Subcommand, ValueEnum};
 
-use idemchart::diagnostic::Diagnostic;
+use idemchart::diagnostic::{Diagnostic, LoadError};
 use idemchart::syntax::{self, Syntax};
-use idemchart::{Machine, Severity, SourceFile};
+use idemchart::{Machine, Severity, SourceFile, Span};
 
 #[derive(Parser)]
 #[command(
@@ -60,6 +62,14 @@ enum Command {
         #[arg(long, value_enum, default_value_t = Format::Yaml)]
         to: Format,
     },
+    /// Report idempotency hazards and structural problems, with a witness
+    /// event sequence for each hazard.
+    Lint(lint::LintArgs),
+    /// Print the documentation of a lint, named by code or name.
+    Explain {
+        /// A lint code (`I001`) or name (`self-accepting-event`).
+        lint: String,
+    },
     /// Run a machine on JSON-lines events: `{"type": "E", "id": "...", "data": {...}}`,
     /// or `{"advance": "200ms"}` to move the virtual clock.
     Run {
@@ -76,6 +86,8 @@ enum Command {
         #[arg(long)]
         snapshot_out: Option<PathBuf>,
     },
+    #[command(flatten)]
+    Durable(apply::DurableCommand),
 }
 
 #[derive(Clone, Copy, ValueEnum)]
@@ -98,8 +110,12 @@ enum GraphFormat {
 }
 
 pub fn main() -> ExitCode {
-    let cli = Cli::parse();
+    // The matches are kept because `lint` needs the order of its level flags.
+    let matches = Cli::command().get_matches();
+    let cli = Cli::from_arg_matches(&matches).unwrap_or_else(|e| e.exit());
     let result = match cli.command {
+        Command::Lint(args) => lint::lint(&args, matches.subcommand_matches("lint")),
+        Command::Explain { lint } => lint::explain(&lint),
         Command::Check { paths, color } => check(&paths, color),
         Command::Fmt { to, file } => with_machine(&file, |machine| match to {
             Format::Yaml => syntax::yaml::format(machine),
@@ -123,6 +139,7 @@ pub fn main() -> ExitCode {
             snapshot_out,
         }),
         Command::Import { file, to } => import::import(&file, to),
+        Command::Durable(command) => apply::run(command),
         Command::Schema => {
             println!("{}", idemchart::schema::MACHINE_SCHEMA.trim_end());
             Ok(ExitCode::SUCCESS)
@@ -146,7 +163,14 @@ fn check(paths: &[PathBuf], color: Color) -> CommandResult {
     };
     let mut errors = 0;
     for path in &files {
-        let file = read(path)?;
+        let file = match read_text(path)? {
+            Ok(file) => file,
+            Err((file, diagnostic)) => {
+                errors += 1;
+                eprintln!("{}\n", idemchart::report::render(&diagnostic, &file, color));
+                continue;
+            }
+        };
         if let Err(diagnostics) = load(&file) {
             errors += diagnostics
                 .iter()
@@ -201,6 +225,30 @@ fn read(path: &Path) -> Result<SourceFile, String> {
     let text = std::fs::read_to_string(path)
         .map_err(|e| format!("cannot read {}: {e}", path.display()))?;
     Ok(SourceFile::new(path.display().to_string(), text))
+}
+
+/// Reads a file for `check`. Bytes that are not UTF-8 are an error in the
+/// file, at the first such byte, and not a failure of the command; the text
+/// given with that error shows each bad byte as U+FFFD.
+fn read_text(path: &Path) -> Result<Result<SourceFile, (SourceFile, Diagnostic)>, String> {
+    let bytes = std::fs::read(path).map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+    let name = path.display().to_string();
+    match String::from_utf8(bytes) {
+        Ok(text) => Ok(Ok(SourceFile::new(name, text))),
+        Err(error) => {
+            let at = error.utf8_error().valid_up_to();
+            let text = String::from_utf8_lossy(error.as_bytes()).into_owned();
+            let mut diagnostic = LoadError::Syntax {
+                message: "the file is not UTF-8 text".into(),
+            }
+            .at(
+                Span::new(at, at + char::REPLACEMENT_CHARACTER.len_utf8()),
+                [],
+            );
+            diagnostic.help = Some("save the file with the UTF-8 encoding".into());
+            Ok(Err((SourceFile::new(name, text), diagnostic)))
+        }
+    }
 }
 
 fn load(file: &SourceFile) -> Result<Machine, Vec<Diagnostic>> {

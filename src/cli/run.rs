@@ -50,12 +50,12 @@ pub fn run(args: RunArgs) -> CommandResult {
             })?;
             let actor = Actor::restore(Arc::clone(&chart), &snapshot)
                 .map_err(|e| format!("{}: {e}", path.display()))?;
-            print_state(&actor, None, args.format);
+            print_state(&actor, None, "(restored)", args.format);
             actor
         }
         None => {
             let actor = Actor::new(Arc::clone(&chart));
-            print_state(&actor, Some(actor.last_step()), args.format);
+            print_state(&actor, Some(actor.last_step()), "(start)", args.format);
             actor
         }
     };
@@ -80,16 +80,18 @@ pub fn run(args: RunArgs) -> CommandResult {
                 return Ok(ExitCode::from(1));
             }
         };
-        match input {
+        let label = match input {
             Input::Event(event) => {
                 actor.send(&event);
+                String::new()
             }
             Input::Advance(millis) => {
                 let to = actor.now() + millis;
                 actor.advance_to(to);
+                format!("(advance {})", Duration::from_millis(millis))
             }
-        }
-        print_state(&actor, Some(actor.last_step()), args.format);
+        };
+        print_state(&actor, Some(actor.last_step()), &label, args.format);
     }
     if let Some(path) = &args.snapshot_out {
         let text = serde_json::to_string_pretty(&actor.snapshot()).map_err(|e| e.to_string())?;
@@ -168,7 +170,9 @@ fn parse_input(line: &str, chart: &Chart) -> Result<Input, (usize, String)> {
     Ok(Input::Event(Event::new(name, id, data)))
 }
 
-fn print_state(actor: &Actor, step: Option<&Step>, format: RunFormat) {
+/// Prints the actor after a step; `label` names a step that had no event in
+/// the text format.
+fn print_state(actor: &Actor, step: Option<&Step>, label: &str, format: RunFormat) {
     let chart = actor.chart();
     let machine = chart.machine();
     let configuration: Vec<&str> = actor
@@ -207,7 +211,7 @@ fn print_state(actor: &Actor, step: Option<&Step>, format: RunFormat) {
             println!("{line}");
         }
         RunFormat::Text => {
-            let what = event.unwrap_or("(start)");
+            let what = event.unwrap_or(label);
             let mut line = format!("{what}: {}", configuration.join(", "));
             if ignored {
                 line.push_str("  (ignored)");

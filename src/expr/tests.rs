@@ -111,7 +111,12 @@ fn arb_expr() -> impl Strategy<Value = Expr> {
         let b = |e| Box::new(e);
         prop_oneof![
             prop::collection::vec(inner.clone(), 0..3).prop_map(ExprKind::List),
-            (inner.clone(), "[a-z]{1,3}").prop_map(move |(e, f)| ExprKind::Member(b(e), f)),
+            // `in` is a keyword, so it is no field name (as in CEL).
+            (
+                inner.clone(),
+                "[a-z]{1,3}".prop_filter("keyword", |f| f != "in")
+            )
+                .prop_map(move |(e, f)| ExprKind::Member(b(e), f)),
             (inner.clone(), inner.clone()).prop_map(move |(a, i)| ExprKind::Index(b(a), b(i))),
             (
                 prop_oneof![Just(UnaryOp::Not), Just(UnaryOp::Neg)],

@@ -2,10 +2,15 @@
 
 use annotate_snippets::{AnnotationKind, Group, Level, Renderer, Snippet};
 
+use super::{FileReport, Summary, visible, witness_line};
 use crate::diagnostic::{Diagnostic, Severity};
 use crate::span::SourceFile;
 
 /// Renders one diagnostic of `file`; `color` adds ANSI colours for a terminal.
+///
+/// The labels (the transition, the handler that takes the repeat) mark their
+/// places in the snippet; the witness follows as a `= witness:` note, then
+/// the help.
 pub fn render(diagnostic: &Diagnostic, file: &SourceFile, color: bool) -> String {
     let level = match diagnostic.severity {
         Severity::Error => Level::ERROR,
@@ -24,12 +29,14 @@ pub fn render(diagnostic: &Diagnostic, file: &SourceFile, color: bool) -> String
                 .label(&label.message),
         );
     }
-    let mut report = vec![
-        level
-            .primary_title(title)
-            .id(diagnostic.code)
-            .element(snippet),
-    ];
+    let mut group = level
+        .primary_title(title)
+        .id(diagnostic.code)
+        .element(snippet);
+    if let Some(witness) = witness_line(diagnostic) {
+        group = group.element(Level::NOTE.with_name("witness").message(witness));
+    }
+    let mut report = vec![group];
     if let Some(help) = &diagnostic.help {
         report.push(Group::with_title(
             Level::HELP.secondary_title(help.as_str()),
@@ -43,20 +50,34 @@ pub fn render(diagnostic: &Diagnostic, file: &SourceFile, color: bool) -> String
     renderer.render(&report)
 }
 
-/// A range the renderer can show: inside the text, on character boundaries,
-/// and one character wide at least so the caret is visible.
-fn visible(range: std::ops::Range<usize>, file: &SourceFile) -> std::ops::Range<usize> {
-    let text = &file.text;
-    let mut start = range.start.min(text.len());
-    while !text.is_char_boundary(start) {
-        start -= 1;
+/// Every diagnostic of a run, a blank line after each, then the summary line.
+pub fn human(reports: &[FileReport], color: bool) -> String {
+    let mut out = String::new();
+    for report in reports {
+        for diagnostic in &report.diagnostics {
+            out.push_str(&render(diagnostic, &report.file, color));
+            out.push_str("\n\n");
+        }
     }
-    let mut end = range.end.clamp(start, text.len());
-    if end == start && start < text.len() {
-        end = start + text[start..].chars().next().map_or(0, char::len_utf8);
+    out.push_str(&Summary::of(reports).line());
+    out.push('\n');
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::report::tests::reports;
+
+    #[test]
+    fn human_output_shows_labels_witness_and_help() {
+        insta::assert_snapshot!(human(&reports(), false));
     }
-    while !text.is_char_boundary(end) {
-        end += 1;
+
+    #[test]
+    fn colour_only_when_asked() {
+        let reports = reports();
+        assert!(!human(&reports, false).contains('\u{1b}'));
+        assert!(human(&reports, true).contains('\u{1b}'));
     }
-    start..end
 }

@@ -1,5 +1,277 @@
-//! Diagnostics out: for people (`human`) and for machines.
+//! Diagnostics out: for people (`human`) and for machines (`json`, `sarif`,
+//! `github`).
+//!
+//! Every format reads the same [`FileReport`]s, so they agree on positions and
+//! counts. The JSON and SARIF documents and the GitHub lines are stable; the
+//! human text is not.
 
+mod github;
 mod human;
+mod json;
+mod sarif;
 
-pub use human::render;
+pub use github::{escape_data, escape_property, github};
+pub use human::{human, render};
+pub use json::json;
+pub use sarif::sarif;
+
+use serde::Serialize;
+
+use crate::diagnostic::{Diagnostic, Severity};
+use crate::span::{SourceFile, Span};
+
+/// One file and what was found in it, at the severities in force.
+#[derive(Clone, Debug)]
+pub struct FileReport {
+    pub file: SourceFile,
+    pub diagnostics: Vec<Diagnostic>,
+}
+
+impl FileReport {
+    /// The report of `file`, its diagnostics in the order they appear in it.
+    pub fn new(file: SourceFile, mut diagnostics: Vec<Diagnostic>) -> FileReport {
+        diagnostics.sort_by_key(|d| (d.span.start, d.span.end, d.code));
+        FileReport { file, diagnostics }
+    }
+}
+
+/// The counts printed at the end of a run.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+pub struct Summary {
+    pub files: usize,
+    pub errors: usize,
+    pub warnings: usize,
+}
+
+impl Summary {
+    pub fn of(reports: &[FileReport]) -> Summary {
+        let all = || reports.iter().flat_map(|r| &r.diagnostics);
+        Summary {
+            files: reports.len(),
+            errors: all().filter(|d| d.severity == Severity::Error).count(),
+            warnings: all().filter(|d| d.severity == Severity::Warning).count(),
+        }
+    }
+
+    /// `linted 3 files: 1 error, 2 warnings`.
+    pub fn line(&self) -> String {
+        let plural = |n: usize, noun: &str| {
+            if n == 1 {
+                format!("{n} {noun}")
+            } else {
+                format!("{n} {noun}s")
+            }
+        };
+        format!(
+            "linted {}: {}, {}",
+            plural(self.files, "file"),
+            plural(self.errors, "error"),
+            plural(self.warnings, "warning")
+        )
+    }
+}
+
+/// The witness as one line: `ENVIAR → RECIBIR → ENVIAR*`, and what the
+/// replay said of it.
+pub fn witness_line(diagnostic: &Diagnostic) -> Option<String> {
+    if diagnostic.witness.is_empty() {
+        return None;
+    }
+    let mut line = diagnostic.witness.join(" → ");
+    match diagnostic.confirmed {
+        Some(true) => line.push_str(" (confirmed by replay)"),
+        Some(false) => line.push_str(" (not reproduced by replay)"),
+        None => {}
+    }
+    Some(line)
+}
+
+/// Where a diagnostic sits: 1-based lines and columns in characters, the end
+/// column being that of the character after the last one.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Region {
+    pub start_line: usize,
+    pub start_column: usize,
+    pub end_line: usize,
+    pub end_column: usize,
+}
+
+impl Region {
+    pub fn of(span: Span, file: &SourceFile) -> Region {
+        let range = visible(span.range(), file);
+        let (start_line, start_column) = file.line_col(range.start as u32);
+        let (end_line, end_column) = file.line_col(range.end as u32);
+        Region {
+            start_line,
+            start_column,
+            end_line,
+            end_column,
+        }
+    }
+}
+
+/// A range that can be shown: inside the text, on character boundaries, and
+/// one character wide at least so that it marks something (unless it sits at
+/// a line break, which is shown as a caret after the line's end).
+pub(crate) fn visible(range: std::ops::Range<usize>, file: &SourceFile) -> std::ops::Range<usize> {
+    let text = &file.text;
+    let mut start = range.start.min(text.len());
+    while !text.is_char_boundary(start) {
+        start -= 1;
+    }
+    let mut end = range.end.clamp(start, text.len());
+    // A line break is not widened into: the caret would span two lines.
+    if end == start && start < text.len() && !text[start..].starts_with(['\n', '\r']) {
+        end = start + text[start..].chars().next().map_or(0, char::len_utf8);
+    }
+    while !text.is_char_boundary(end) {
+        end += 1;
+    }
+    start..end
+}
+
+/// A path as the machine formats print it: `/` between components on every
+/// system, so that the same checkout gives the same document.
+pub(crate) fn portable_path(path: &str) -> String {
+    if std::path::MAIN_SEPARATOR == '\\' {
+        path.replace('\\', "/")
+    } else {
+        path.to_string()
+    }
+}
+
+#[cfg(test)]
+pub(crate) mod tests {
+    use super::*;
+    use crate::config::LintInfo;
+    use crate::diagnostic::Label;
+
+    /// A machine file with a finding on its transition and the handler that
+    /// accepts the repeat.
+    pub const PEDIDO: &str = "machine: pedido\ninitial: pendiente\nstates:\n  pendiente:\n    on:\n      PAGO: { target: pagado, actions: [encolarEnvio] }\n  pagado:\n    on:\n      PAGO: { actions: [encolarEnvio] }\n";
+
+    /// Lint descriptions for the tests; the real registry lives in `lint`.
+    pub const REGISTRY: &[LintInfo] = &[
+        LintInfo {
+            code: "I001",
+            name: "self-accepting-event",
+            default_severity: Severity::Warning,
+            doc: "### What it does\nFlags a transition on an event that leads to a configuration where the same event is taken again. A second delivery then runs the actions again.\n\n### Why is this bad\nQueues deliver at least once.\n",
+            reported_by_loading: false,
+        },
+        LintInfo {
+            code: "I007",
+            name: "retention-below-retry",
+            default_severity: Severity::Error,
+            doc: "Flags a dedup retention shorter than the retry horizon.",
+            reported_by_loading: false,
+        },
+    ];
+
+    fn span_of(text: &str, needle: &str, nth: usize) -> Span {
+        let start = text
+            .match_indices(needle)
+            .nth(nth)
+            .expect("the needle is in the text")
+            .0;
+        Span::new(start, start + needle.len())
+    }
+
+    /// A report with a confirmed finding, a plain warning and an error.
+    pub fn reports() -> Vec<FileReport> {
+        let file = SourceFile::new("machines/pedido.yaml", PEDIDO);
+        let finding = Diagnostic {
+            code: "I001",
+            name: "self-accepting-event",
+            severity: Severity::Warning,
+            message: "`PAGO` is accepted again in `pagado`".to_string(),
+            span: span_of(PEDIDO, "PAGO", 0),
+            labels: vec![Label {
+                span: span_of(PEDIDO, "PAGO", 1),
+                message: "the repeat is taken here".to_string(),
+            }],
+            help: Some("guard the handler with `not seen.contains(event.id)`".to_string()),
+            witness: vec!["PAGO".to_string(), "PAGO*".to_string()],
+            confirmed: Some(true),
+        };
+        let error = Diagnostic {
+            code: "I007",
+            name: "retention-below-retry",
+            severity: Severity::Error,
+            message: "retention 1h, retries for 3d".to_string(),
+            span: span_of(PEDIDO, "pendiente", 1),
+            labels: Vec::new(),
+            help: None,
+            witness: Vec::new(),
+            confirmed: None,
+        };
+        let broken = SourceFile::new("machines/roto.yaml", "machine: roto\nstates: [\n");
+        let load_error = crate::diagnostic::LoadError::Syntax {
+            message: "unclosed sequence".to_string(),
+        }
+        .at(Span::new(22, 22), []);
+        vec![
+            FileReport::new(file, vec![error, finding]),
+            FileReport::new(broken, vec![load_error]),
+        ]
+    }
+
+    #[test]
+    fn summary_counts_and_pluralises() {
+        let summary = Summary::of(&reports());
+        assert_eq!(
+            summary,
+            Summary {
+                files: 2,
+                errors: 2,
+                warnings: 1
+            }
+        );
+        assert_eq!(summary.line(), "linted 2 files: 2 errors, 1 warning");
+        let one = Summary {
+            files: 1,
+            errors: 0,
+            warnings: 0,
+        };
+        assert_eq!(one.line(), "linted 1 file: 0 errors, 0 warnings");
+    }
+
+    #[test]
+    fn diagnostics_are_sorted_by_position() {
+        let reports = reports();
+        let codes: Vec<_> = reports[0].diagnostics.iter().map(|d| d.code).collect();
+        assert_eq!(codes, ["I007", "I001"]);
+    }
+
+    #[test]
+    fn regions_are_one_based_and_end_after_the_last_character() {
+        let file = SourceFile::new("a", "ab\ncñd\n");
+        let region = Region::of(Span::new(4, 6), &file);
+        assert_eq!(
+            region,
+            Region {
+                start_line: 2,
+                start_column: 2,
+                end_line: 2,
+                end_column: 3
+            }
+        );
+        let empty = Region::of(Span::new(0, 0), &file);
+        assert_eq!((empty.start_column, empty.end_column), (1, 2));
+        let at_end = Region::of(Span::new(8, 8), &file);
+        assert_eq!((at_end.start_line, at_end.end_line), (3, 3));
+    }
+
+    #[test]
+    fn witness_line_says_what_the_replay_showed() {
+        let mut diagnostic = reports()[0].diagnostics[1].clone();
+        assert_eq!(
+            witness_line(&diagnostic).as_deref(),
+            Some("PAGO → PAGO* (confirmed by replay)")
+        );
+        diagnostic.confirmed = None;
+        assert_eq!(witness_line(&diagnostic).as_deref(), Some("PAGO → PAGO*"));
+        diagnostic.witness.clear();
+        assert_eq!(witness_line(&diagnostic), None);
+    }
+}

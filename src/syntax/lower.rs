@@ -28,6 +28,8 @@ pub fn lower(doc: MachineDoc) -> Result<Machine, Vec<Diagnostic>> {
 #[derive(Default)]
 struct Lowering {
     errors: Vec<Diagnostic>,
+    /// State ids seen so far, to find a second definition without a scan.
+    ids: std::collections::HashMap<String, StateId>,
     /// Targets to resolve once every state exists: (transition or state, index, raw names).
     pending: Vec<Pending>,
 }
@@ -93,14 +95,17 @@ impl Lowering {
     ) -> Option<T> {
         let found = words.iter().find(|(w, _)| *w == name.text).map(|(_, v)| *v);
         if found.is_none() {
-            self.error_suggesting(
-                LoadError::UnknownReference {
-                    kind,
-                    name: name.text.clone(),
-                },
-                name.span,
-                words.iter().map(|(w, _)| *w),
-            );
+            let mut diagnostic = LoadError::UnknownReference {
+                kind,
+                name: name.text.clone(),
+            }
+            .at(name.span, words.iter().map(|(w, _)| *w));
+            // The words are few and fixed: with no near one to suggest, list them.
+            if diagnostic.help.is_none() {
+                let list: Vec<String> = words.iter().map(|(w, _)| format!("`{w}`")).collect();
+                diagnostic.help = Some(format!("write one of {}", list.join(", ")));
+            }
+            self.errors.push(diagnostic);
         }
         found
     }
@@ -326,7 +331,11 @@ impl Lowering {
                 doc.initial[0].span,
             );
         }
-        if kind == StateKind::Compound && doc.initial.is_empty() && has_children {
+        // A state declared atomic but given children is reported as such, and
+        // not also as a compound state without `initial`.
+        let declared_atomic = doc.kind.as_ref().is_some_and(|k| k.text == "atomic");
+        if kind == StateKind::Compound && doc.initial.is_empty() && has_children && !declared_atomic
+        {
             let first = doc
                 .states
                 .iter()
@@ -349,7 +358,7 @@ impl Lowering {
             if let Some(t) = transitions {
                 self.error(
                     LoadError::InvalidValue {
-                        message: format!("{what} has no transitions"),
+                        message: format!("{what} cannot have transitions"),
                     },
                     t.span,
                 );
@@ -357,7 +366,7 @@ impl Lowering {
             if let Some(child) = doc.states.first() {
                 self.error(
                     LoadError::InvalidValue {
-                        message: format!("{what} has no child states"),
+                        message: format!("{what} cannot have child states"),
                     },
                     child.key.span,
                 );
@@ -368,7 +377,7 @@ impl Lowering {
         {
             self.error(
                 LoadError::InvalidHistory {
-                    message: "a history state has no actions".into(),
+                    message: "a history state cannot have actions".into(),
                 },
                 action_span(action),
             );
@@ -462,10 +471,8 @@ impl Lowering {
                 id_name.span,
             );
         }
-        let first = machine
-            .state_ids()
-            .find(|&s| s != id && machine.state(s).id.as_deref() == Some(id_name.text.as_str()));
-        if let Some(first) = first {
+        let first = *self.ids.entry(id_name.text.clone()).or_insert(id);
+        if first != id {
             self.error(
                 LoadError::Duplicate {
                     key: id_name.text.clone(),
@@ -502,7 +509,7 @@ impl Lowering {
             Some(0) if has_children => {
                 self.error(
                     LoadError::InvalidValue {
-                        message: "an atomic state has no child states".into(),
+                        message: "an atomic state cannot have child states".into(),
                     },
                     word.span,
                 );
@@ -753,16 +760,44 @@ impl Lowering {
 
     /// Resolves every target now that all states exist.
     fn resolve(&mut self, machine: &mut Machine) {
+        let index = StateIndex::new(machine);
         for pending in std::mem::take(&mut self.pending) {
             match pending {
                 Pending::Transition(id, names) => {
                     let source = machine.transition(id).source;
-                    let targets = self.targets(machine, source, &names, Relative::Siblings);
+                    let targets = self.targets(machine, &index, source, &names, Relative::Siblings);
                     self.check_compatible(machine, &targets);
                     machine.transitions[id.index()].targets = targets;
                 }
                 Pending::Initial(id, names) => {
-                    let targets = self.targets(machine, id, &names, Relative::Children);
+                    // A name that is not a child but is a sibling is a state the
+                    // author put at the wrong level: say that, not "unknown".
+                    let (outside, names): (Vec<Name>, Vec<Name>) =
+                        names.into_iter().partition(|name| {
+                            resolve_target(machine, &index, id, &name.text, Relative::Children)
+                                .is_none()
+                                && resolve_target(
+                                    machine,
+                                    &index,
+                                    id,
+                                    &name.text,
+                                    Relative::Siblings,
+                                )
+                                .is_some()
+                        });
+                    for name in outside {
+                        self.error(
+                            LoadError::InvalidInitial {
+                                message: format!(
+                                    "the initial state `{}` is not inside `{}`",
+                                    name.text,
+                                    machine.state(id).key
+                                ),
+                            },
+                            name.span,
+                        );
+                    }
+                    let targets = self.targets(machine, &index, id, &names, Relative::Children);
                     for target in &targets {
                         if target.state == id || !machine.is_descendant_or_self(target.state, id) {
                             self.error(
@@ -781,7 +816,7 @@ impl Lowering {
                     machine.states[id.index()].initial = targets;
                 }
                 Pending::HistoryDefault(id, names) => {
-                    let targets = self.targets(machine, id, &names, Relative::Siblings);
+                    let targets = self.targets(machine, &index, id, &names, Relative::Siblings);
                     let parent = machine.state(id).parent.unwrap_or(StateId::ROOT);
                     for target in &targets {
                         if target.state == parent
@@ -803,6 +838,7 @@ impl Lowering {
                 Pending::Verify(effect, name) => {
                     let targets = self.targets(
                         machine,
+                        &index,
                         StateId::ROOT,
                         std::slice::from_ref(&name),
                         Relative::Children,
@@ -818,13 +854,14 @@ impl Lowering {
     fn targets(
         &mut self,
         machine: &Machine,
+        index: &StateIndex,
         from: StateId,
         names: &[Name],
         relative: Relative,
     ) -> Vec<Target> {
         let mut targets = Vec::new();
         for name in names {
-            match resolve_target(machine, from, &name.text, relative) {
+            match resolve_target(machine, index, from, &name.text, relative) {
                 Some(state) => targets.push(Target {
                     text: name.text.clone(),
                     state,
@@ -967,14 +1004,13 @@ enum Relative {
 /// the root, which has no siblings).
 fn resolve_target(
     machine: &Machine,
+    index: &StateIndex,
     from: StateId,
     text: &str,
     relative: Relative,
 ) -> Option<StateId> {
     if let Some(id) = text.strip_prefix('#') {
-        return machine
-            .state_ids()
-            .find(|&s| machine.state(s).id.as_deref() == Some(id));
+        return index.ids.get(id).copied();
     }
     let (start, path) = match text.strip_prefix('.') {
         Some(rest) => (from, rest),
@@ -984,13 +1020,34 @@ fn resolve_target(
         },
     };
     path.split('.').try_fold(start, |at, key| {
-        machine
-            .state(at)
-            .children
-            .iter()
-            .copied()
-            .find(|&c| machine.state(c).key == key)
+        index.children[at.index()].get(key).copied()
     })
+}
+
+/// State lookups by id and by key under a parent, built once, so that
+/// resolving targets stays linear in the size of the machine.
+struct StateIndex {
+    ids: std::collections::HashMap<String, StateId>,
+    children: Vec<std::collections::HashMap<String, StateId>>,
+}
+
+impl StateIndex {
+    fn new(machine: &Machine) -> StateIndex {
+        let mut ids = std::collections::HashMap::new();
+        let mut children = vec![std::collections::HashMap::new(); machine.states.len()];
+        for id in machine.state_ids() {
+            let state = machine.state(id);
+            if let Some(name) = &state.id {
+                ids.entry(name.clone()).or_insert(id);
+            }
+            if let Some(parent) = state.parent {
+                children[parent.index()]
+                    .entry(state.key.clone())
+                    .or_insert(id);
+            }
+        }
+        StateIndex { ids, children }
+    }
 }
 
 /// Names a target could have meant, for "did you mean".
@@ -1017,7 +1074,13 @@ fn target_candidates(machine: &Machine, from: StateId, relative: Relative) -> Ve
 /// The state an `in_state` argument names: `#id` or a dotted path from the top.
 pub fn find_state(machine: &Machine, text: &str) -> Option<StateId> {
     match text.strip_prefix('#') {
-        Some(_) => resolve_target(machine, StateId::ROOT, text, Relative::Children),
+        Some(_) => resolve_target(
+            machine,
+            &StateIndex::new(machine),
+            StateId::ROOT,
+            text,
+            Relative::Children,
+        ),
         None => machine.find_path(text),
     }
 }

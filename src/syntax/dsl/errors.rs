@@ -214,7 +214,15 @@ fn explain(positives: &[Rule], text: &str, at: usize) -> (String, Option<String>
             help,
         );
     }
-    let help = if found.is_end() && expects(Rule::close) {
+    // A string runs to the end of its line at most, so one without its closing
+    // quote there is what the author has to fix, whatever was expected.
+    let unclosed_string =
+        found.text.starts_with('"') && (found.text.len() == 1 || !found.text.ends_with('"'));
+    let help = if unclosed_string {
+        Some("this string is not closed: end it with `\"` on the same line".to_string())
+    } else if before.split_whitespace().rev().nth(1) == Some("allow") {
+        Some("`allow` needs a reason: say in a string why the lint does not apply here".to_string())
+    } else if found.is_end() && expects(Rule::close) {
         Some("a block opened with `{` is not closed".to_string())
     } else if found.text == "(" && expects(Rule::equals) {
         Some(

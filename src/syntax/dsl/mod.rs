@@ -683,8 +683,11 @@ fn pattern_text(pattern: &Pair<Rule>) -> String {
     match pattern.clone().into_inner().next() {
         None => "*".to_string(),
         Some(name) => {
+            // `a*` is kept as written, so the lowering rejects it as YAML's `"a*"` is.
             let suffix = if pattern.as_str().ends_with(".*") {
                 ".*"
+            } else if pattern.as_str().ends_with('*') {
+                "*"
             } else {
                 ""
             };

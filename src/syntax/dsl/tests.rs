@@ -737,6 +737,14 @@ fn errors_carry_help_where_it_helps() {
         help("machine m\nstate a { \"text\" }").as_deref(),
         Some("a description goes at the end of the line it describes, before any `{`")
     );
+    assert_eq!(
+        help("machine m\nstate a {\n  allow self-accepting-event\n}").as_deref(),
+        Some("`allow` needs a reason: say in a string why the lint does not apply here")
+    );
+    assert_eq!(
+        help("machine m\nstate a { entry { log \"closing }\n}").as_deref(),
+        Some("this string is not closed: end it with `\"` on the same line")
+    );
 }
 
 #[test]
@@ -1271,5 +1279,19 @@ final enviado
 final cancelado
 "#
         );
+    }
+
+    #[test]
+    fn an_unknown_word_lists_the_words() {
+        let errors = syntax::parse("machine m\neffect e idempotent nada", Syntax::Dsl)
+            .expect_err("`nada` is no idempotency");
+        assert_eq!(errors[0].message, "unknown idempotency `nada`");
+        assert_eq!(
+            errors[0].help.as_deref(),
+            Some("write one of `key`, `natural`, `none`")
+        );
+        let errors = syntax::parse("machine m\neffect e idempotent keyed", Syntax::Dsl)
+            .expect_err("`keyed` is no idempotency");
+        assert_eq!(errors[0].help.as_deref(), Some("did you mean `key`?"));
     }
 }

@@ -239,18 +239,20 @@ fn syntax_error(error: &serde_saphyr::Error, file: &SourceFile) -> Diagnostic {
     let message = serde_saphyr::UserMessageFormatter
         .format_message(error)
         .into_owned();
-    let span = error
+    let mut span = error
         .location()
         .map(|location| location_span(&location, file))
         .unwrap_or_default();
-    let help = if message.contains("did not find expected") || message.contains("indentation") {
+    // The tab message also says "indentation", so it is recognised first.
+    let help = if message.contains("tab") {
+        span = first_tab_before(span, file);
+        Some("indent with spaces; YAML does not allow tabs for indentation".to_string())
+    } else if message.contains("did not find expected") || message.contains("indentation") {
         Some(
             "check the indentation: the keys of one mapping and the items of one list \
              start in the same column"
                 .to_string(),
         )
-    } else if message.contains("tab") {
-        Some("indent with spaces; YAML does not allow tabs for indentation".to_string())
     } else {
         None
     };
@@ -260,6 +262,19 @@ fn syntax_error(error: &serde_saphyr::Error, file: &SourceFile) -> Diagnostic {
     .at(span, []);
     diagnostic.help = help;
     diagnostic
+}
+
+/// The parser reports a tab error just after the tab; the first tab on the
+/// line before that point is what the author has to change.
+fn first_tab_before(span: Span, file: &SourceFile) -> Span {
+    let Some(before) = file.text.get(..span.start as usize) else {
+        return span;
+    };
+    let line_start = before.rfind('\n').map_or(0, |i| i + 1);
+    match before[line_start..].find('\t') {
+        Some(i) => Span::new(line_start + i, line_start + i + 1),
+        None => span,
+    }
 }
 
 /// The byte range of a serde-saphyr location: its byte span where the parser

@@ -619,6 +619,12 @@ fn reports_malformed_files_at_their_place() {
              | help: check the indentation: the keys of one mapping and the items of one list \
              start in the same column",
         ),
+        // A tab is reported at the tab itself, with advice about tabs.
+        (
+            "machine: m\nstates:\n  a:\n\ton: {}\n",
+            "E001 4:1 invalid YAML: tabs disallowed within this context (block indentation) \
+             | help: indent with spaces; YAML does not allow tabs for indentation",
+        ),
         (
             "machine: m\nstates: [a, b\n",
             "E001 2:9 invalid YAML: unclosed bracket '['",

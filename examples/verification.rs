@@ -1,0 +1,152 @@
+//! End to end: a payment provider without idempotency keys that sometimes
+//! charges and then times out. The outbox reports the timeout to the machine
+//! as `TIMEOUT` (an unknown outcome), the machine enters `verificando` and
+//! asks the provider, and charges again only on a "no". No order is charged
+//! twice.
+//!
+//! Run with `cargo run --example verification`.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use idemchart::expr::{Event, Value};
+use idemchart::interp::Chart;
+use idemchart::runtime::{self, Dispatch, DispatchPolicy, apply_at, dispatch};
+use idemchart::store::{SqliteStore, Store};
+
+const MACHINE: &str = include_str!("../tests/data/runtime/charge-with-verification.yaml");
+
+/// A provider without idempotency keys: every `charge` call it applies
+/// is a new charge. It can be asked whether an order was charged.
+struct FakeProvider {
+    charges: HashMap<String, u32>,
+    seed: u64,
+}
+
+enum ChargeResult {
+    Charged,
+    /// The call timed out: the caller cannot tell whether it charged.
+    TimedOut,
+}
+
+impl FakeProvider {
+    fn random(&mut self, below: u64) -> u64 {
+        self.seed ^= self.seed << 13;
+        self.seed ^= self.seed >> 7;
+        self.seed ^= self.seed << 17;
+        self.seed % below
+    }
+
+    fn charge(&mut self, order: &str) -> ChargeResult {
+        match self.random(10) {
+            // Charged and answered.
+            0..=3 => {
+                *self.charges.entry(order.to_string()).or_default() += 1;
+                ChargeResult::Charged
+            }
+            // Charged, but the answer was lost.
+            4..=6 => {
+                *self.charges.entry(order.to_string()).or_default() += 1;
+                ChargeResult::TimedOut
+            }
+            // Timed out before charging.
+            _ => ChargeResult::TimedOut,
+        }
+    }
+
+    fn was_charged(&self, order: &str) -> bool {
+        self.charges.get(order).copied().unwrap_or(0) > 0
+    }
+}
+
+fn event(name: &str, id: String) -> Event {
+    Event::new(name, Some(Value::from(&serde_json::json!(id))), Value::Null)
+}
+
+fn main() -> Result<(), Box<dyn std::error::Error>> {
+    let machine = idemchart::syntax::parse(MACHINE, idemchart::syntax::Syntax::Yaml)
+        .map_err(|d| format!("machine does not load: {d:?}"))?;
+    let chart = Arc::new(Chart::new(machine));
+    let mut store = SqliteStore::in_memory()?;
+    let mut provider = FakeProvider {
+        charges: HashMap::new(),
+        seed: 0x2545_f491_4f6c_dd1d,
+    };
+    let policy = DispatchPolicy {
+        unknown_events: [("cobrar".to_string(), "TIMEOUT".to_string())].into(),
+        ..DispatchPolicy::default()
+    };
+    let orders: Vec<String> = (0..200).map(|i| format!("order-{i}")).collect();
+    let mut now = 1_700_000_000_000u64;
+    for order in &orders {
+        apply_at(
+            &mut store,
+            &chart,
+            order,
+            &event("PEDIDO", format!("pedido-{order}")),
+            now,
+        )?;
+    }
+    let (mut calls, mut timeouts, mut lookups) = (0, 0, 0);
+    for _round in 0..100 {
+        // The answers of the provider, applied as events once the batch ends.
+        let mut answers: Vec<(String, Event)> = Vec::new();
+        let report = dispatch(&mut store, &chart, now, &policy, |item| {
+            let order = item.process.clone();
+            match item.effect.as_str() {
+                "cobrar" => {
+                    calls += 1;
+                    match provider.charge(&order) {
+                        ChargeResult::Charged => {
+                            answers.push((order, event("COBRO_OK", format!("ok-{}", item.key))));
+                            Dispatch::Done
+                        }
+                        ChargeResult::TimedOut => {
+                            timeouts += 1;
+                            Dispatch::UnknownOutcome
+                        }
+                    }
+                }
+                "consultarCobro" => {
+                    lookups += 1;
+                    let name = if provider.was_charged(&order) {
+                        "EXISTE"
+                    } else {
+                        "NO_EXISTE"
+                    };
+                    answers.push((order, event(name, format!("consulta-{}", item.key))));
+                    Dispatch::Done
+                }
+                other => Dispatch::Retry(format!("no handler for effect `{other}`")),
+            }
+        })?;
+        for (order, answer) in &answers {
+            apply_at(&mut store, &chart, order, answer, now)?;
+        }
+        now += 1_000;
+        if report.done + report.unknown + report.retried == 0 && answers.is_empty() {
+            break;
+        }
+    }
+    let mut finished = 0;
+    for order in &orders {
+        let state = runtime::inspect(&mut store, order)?.ok_or("process vanished")?;
+        let charged = provider.charges.get(order).copied().unwrap_or(0);
+        assert_eq!(charged, 1, "{order} was charged {charged} times");
+        assert_eq!(
+            state["configuration"],
+            serde_json::json!(["cobrado"]),
+            "{order}"
+        );
+        finished += 1;
+    }
+    let pending = store
+        .outbox(Some(idemchart::store::OutboxStatus::Pending))?
+        .len();
+    assert_eq!(pending, 0);
+    println!(
+        "{finished} orders charged exactly once: {calls} charge calls, \
+         {timeouts} timeouts, {lookups} verifications, no double charge"
+    );
+    Ok(())
+}

@@ -1,0 +1,175 @@
+//! `idemchart lint` and `idemchart explain`.
+//!
+//! Levels come from the nearest `idemchart.toml` (the current directory or
+//! one of its ancestors) or from `--config FILE`, then from the `--deny`,
+//! `--warn` and `--allow` flags in the order they were given; see
+//! `idemchart::config` for the rules.
+
+use std::io::IsTerminal;
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use clap::{ArgMatches, Args, ValueEnum};
+
+use idemchart::config::{
+    Config, Level, LintInfo, Setting, Target, find_lint, unknown_lint_message,
+};
+use idemchart::lint::Lint;
+use idemchart::report::{self, FileReport, Summary};
+
+use super::{Color, CommandResult, load, machine_files, read_text};
+
+#[derive(Args)]
+pub struct LintArgs {
+    /// Files or directories (directories are searched for *.yaml, *.yml and *.chart).
+    #[arg(required = true)]
+    paths: Vec<PathBuf>,
+    /// How to print the findings: for people (on standard error), or as JSON,
+    /// SARIF 2.1.0 or GitHub Actions commands (on standard output).
+    #[arg(long, value_enum, default_value_t = LintFormat::Human)]
+    format: LintFormat,
+    /// Report this lint (code or name) as an error; `--deny warnings` turns
+    /// every warning into an error. Repeatable; later flags win.
+    #[arg(long, value_name = "LINT")]
+    deny: Vec<String>,
+    /// Report this lint (code or name) as a warning. Repeatable.
+    #[arg(long, value_name = "LINT")]
+    warn: Vec<String>,
+    /// Do not report this lint (code or name). Repeatable.
+    #[arg(long, value_name = "LINT")]
+    allow: Vec<String>,
+    /// Read lint levels from this file instead of the nearest idemchart.toml.
+    #[arg(long, value_name = "FILE")]
+    config: Option<PathBuf>,
+    /// Colour the human output: auto (on a terminal), always or never.
+    #[arg(long, value_enum, default_value_t = Color::Auto)]
+    color: Color,
+}
+
+#[derive(Clone, Copy, ValueEnum)]
+enum LintFormat {
+    Human,
+    Json,
+    Sarif,
+    Github,
+}
+
+/// What the configuration and the reports need to know of every lint.
+fn registry() -> Vec<LintInfo> {
+    Lint::ALL
+        .iter()
+        .map(|&lint| LintInfo {
+            code: lint.code(),
+            name: lint.name(),
+            default_severity: lint.default_severity(),
+            doc: lint.doc(),
+            reported_by_loading: lint.reported_by_loading(),
+        })
+        .collect()
+}
+
+/// Lints the machine files named by `args`; `matches` are the parsed lint
+/// arguments, which know in what order the level flags came.
+pub fn lint(args: &LintArgs, matches: Option<&ArgMatches>) -> CommandResult {
+    let registry = registry();
+    let flags = level_flags(args, matches, &registry)?;
+    let config = match &args.config {
+        Some(path) => Config::load(path, &registry)?,
+        None => {
+            let here = std::env::current_dir()
+                .map_err(|e| format!("cannot read the current directory: {e}"))?;
+            match Config::discover(&here) {
+                Some(path) => Config::load(&path, &registry)?,
+                None => Config::defaults(here),
+            }
+        }
+    }
+    .with_flags(flags);
+
+    let mut reports = Vec::new();
+    for path in machine_files(&args.paths)? {
+        // A file that does not load has only its load errors, which no level
+        // changes: nothing else in it could be linted.
+        let (file, diagnostics) = match read_text(&path)? {
+            Ok(file) => {
+                let diagnostics = match load(&file) {
+                    Ok(machine) => config.apply(&path, idemchart::lint::lint(&machine)),
+                    Err(load_errors) => load_errors,
+                };
+                (file, diagnostics)
+            }
+            Err((file, not_utf8)) => (file, vec![not_utf8]),
+        };
+        reports.push(FileReport::new(file, diagnostics));
+    }
+
+    match args.format {
+        LintFormat::Human => {
+            let color = match args.color {
+                Color::Auto => std::io::stderr().is_terminal(),
+                Color::Always => true,
+                Color::Never => false,
+            };
+            eprint!("{}", report::human(&reports, color));
+        }
+        LintFormat::Json => print!("{}", report::json(&reports)),
+        LintFormat::Sarif => print!("{}", report::sarif(&reports, &registry)),
+        LintFormat::Github => print!("{}", report::github(&reports)),
+    }
+    Ok(if Summary::of(&reports).errors > 0 {
+        ExitCode::from(1)
+    } else {
+        ExitCode::SUCCESS
+    })
+}
+
+/// The `--deny`, `--warn` and `--allow` flags in command-line order, so that
+/// a later flag wins over an earlier one whichever its kind.
+fn level_flags(
+    args: &LintArgs,
+    matches: Option<&ArgMatches>,
+    registry: &[LintInfo],
+) -> Result<Vec<Setting>, String> {
+    let kinds = [
+        ("deny", &args.deny, Level::Deny),
+        ("warn", &args.warn, Level::Warn),
+        ("allow", &args.allow, Level::Allow),
+    ];
+    let mut given: Vec<(usize, &str, Level)> = Vec::new();
+    for (rank, (id, values, level)) in kinds.into_iter().enumerate() {
+        // Without the parsed matches the order across kinds is unknown; deny,
+        // warn, allow is then the fallback.
+        let indices: Vec<usize> = match matches.and_then(|m| m.indices_of(id)) {
+            Some(indices) => indices.collect(),
+            None => (0..values.len()).map(|i| rank * 10_000 + i).collect(),
+        };
+        given.extend(
+            indices
+                .into_iter()
+                .zip(values)
+                .map(|(index, value)| (index, value.as_str(), level)),
+        );
+    }
+    given.sort_by_key(|(index, ..)| *index);
+    given
+        .into_iter()
+        .map(|(_, text, level)| {
+            Target::parse(registry, text).map(|target| Setting { target, level })
+        })
+        .collect()
+}
+
+/// Prints the documentation of one lint, named by code or name.
+pub fn explain(name: &str) -> CommandResult {
+    let registry = registry();
+    let lint =
+        find_lint(&registry, name).ok_or_else(|| unknown_lint_message(&registry, name, &[]))?;
+    println!(
+        "{} {} ({} by default)\n\n{}",
+        lint.code,
+        lint.name,
+        Level::of(lint.default_severity).as_str(),
+        lint.doc.trim_end()
+    );
+    Ok(ExitCode::SUCCESS)
+}

@@ -1,0 +1,1139 @@
+//! Graph views of a machine for the analysis: the state hierarchy, the events
+//! and who handles them, and the transition graph that the lints search.
+//!
+//! The transition graph (`steps`) has two nodes per state: `At(s)`, "s is
+//! active", and `Enter(s)`, "s is being entered". Its edges are
+//!
+//! - `Up`: `At(s) → At(parent)`, because an active state's ancestors are
+//!   active; this is how a transition on an ancestor applies in every
+//!   descendant (the handler chain decides whether it is behind the
+//!   descendant's own);
+//! - `Default`: default entry, `Enter(compound) → Enter(initial)`,
+//!   `Enter(parallel) → Enter(region)` for every region, `Enter(leaf) → At(leaf)`,
+//!   `Enter(history) → Enter(its default)`;
+//! - `History`: what a history state may restore (`Enter(h) → Enter(child)`
+//!   for shallow history, `Enter(h) → At(leaf)` for deep history);
+//! - `Transition(t)`: `At(source) → Enter(target)` for every target, and
+//!   `At(source) → Enter(region)` for the regions of a parallel state that the
+//!   transition enters without targeting them.
+//!
+//! A path from `Enter(root)` is a run of the machine seen from one region at
+//! a time: regions are independent, guards may be true, history may restore
+//! anything that was active, events the machine raises are raised. The graph
+//! has O(states + transitions) nodes and edges, so nothing here enumerates
+//! configurations of parallel states. What that costs in precision: a path
+//! does not follow a transition of a sibling region that leaves the parallel
+//! state, and a transition on an ancestor stays available in a child whose
+//! own unguarded handler for the event shadows it; the replay of a witness
+//! tells such a path apart.
+
+use std::cell::OnceCell;
+use std::collections::{HashMap, VecDeque};
+
+use petgraph::graph::{DiGraph, EdgeIndex, NodeIndex};
+use petgraph::visit::EdgeRef;
+
+use crate::model::{
+    Action, EventPattern, HistoryKind, Machine, StateId, StateKind, TransitionId, Trigger,
+};
+
+/// A dense index into `EventTable::names`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct EventId(pub u32);
+
+impl EventId {
+    pub fn index(self) -> usize {
+        self.0 as usize
+    }
+}
+
+/// Every event name the machine mentions, and where it comes from.
+#[derive(Clone, Debug, Default)]
+pub struct EventTable {
+    pub names: Vec<String>,
+    /// Whether the event comes from outside, so that a sender may deliver it
+    /// twice: declared under `events:`, or handled and not raised by the
+    /// machine itself. Raised and sent events, `done.state.*` and `error.*`
+    /// are the machine's own.
+    pub external: Vec<bool>,
+    index: HashMap<String, EventId>,
+}
+
+impl EventTable {
+    pub fn get(&self, name: &str) -> Option<EventId> {
+        self.index.get(name).copied()
+    }
+
+    pub fn name(&self, id: EventId) -> &str {
+        &self.names[id.index()]
+    }
+
+    pub fn is_external(&self, id: EventId) -> bool {
+        self.external[id.index()]
+    }
+
+    pub fn len(&self) -> usize {
+        self.names.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.names.is_empty()
+    }
+
+    fn add(&mut self, name: &str) -> EventId {
+        if let Some(id) = self.index.get(name) {
+            return *id;
+        }
+        let id = EventId(self.names.len() as u32);
+        self.names.push(name.to_string());
+        self.external.push(false);
+        self.index.insert(name.to_string(), id);
+        id
+    }
+}
+
+/// A node of the transition graph.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Node {
+    /// The state is active.
+    At(StateId),
+    /// The state is being entered.
+    Enter(StateId),
+}
+
+/// An edge of the transition graph.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Edge {
+    Up,
+    Default,
+    History,
+    Transition(TransitionId),
+}
+
+/// What a path step costs a witness: a delivered event or a timer is one
+/// step, everything the machine does by itself is free.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Cost {
+    Free,
+    Event(EventId),
+    After,
+}
+
+/// The graph views of one machine.
+pub struct MachineGraph<'m> {
+    pub machine: &'m Machine,
+    pub events: EventTable,
+    /// The state hierarchy, parent → child; node `i` is `StateId(i)`.
+    pub hierarchy: DiGraph<StateId, ()>,
+    /// The transition graph; `At(s)` is node `2s`, `Enter(s)` node `2s + 1`.
+    pub steps: DiGraph<Node, Edge>,
+    /// Concrete events each transition's trigger matches (empty for `always`
+    /// and `after`), in table order.
+    trigger_events: Vec<Box<[EventId]>>,
+    /// The event a witness writes for the transition.
+    representative: Vec<Option<EventId>>,
+    /// Descendants of `s` are the states `s + 1 .. subtree_end[s]`.
+    subtree_end: Vec<u32>,
+    /// Own event handlers of each state, sorted by event, document order
+    /// within one event.
+    own: Vec<Box<[(EventId, TransitionId)]>>,
+    /// The targets the interpreter uses: a self-target without `reenter` has
+    /// none, because it runs without leaving the state.
+    targets: Vec<Box<[StateId]>>,
+    domains: Vec<Option<StateId>>,
+    default_leaves: Vec<OnceCell<Box<[StateId]>>>,
+}
+
+impl<'m> MachineGraph<'m> {
+    pub fn new(machine: &'m Machine) -> MachineGraph<'m> {
+        let n = machine.states.len();
+        let mut subtree_end: Vec<u32> = (1..=n as u32).collect();
+        for id in (1..n).rev() {
+            if let Some(parent) = machine.states[id].parent {
+                subtree_end[parent.index()] = subtree_end[parent.index()].max(subtree_end[id]);
+            }
+        }
+
+        let events = event_table(machine);
+        let mut trigger_events = Vec::with_capacity(machine.transitions.len());
+        let mut representative = Vec::with_capacity(machine.transitions.len());
+        for t in &machine.transitions {
+            match &t.trigger {
+                Trigger::Event(descriptor) => {
+                    let mut matched: Vec<EventId> = Vec::new();
+                    for pattern in &descriptor.patterns {
+                        match pattern {
+                            EventPattern::Exact(name) => matched.extend(events.get(name)),
+                            _ => matched.extend(
+                                (0..events.len() as u32)
+                                    .map(EventId)
+                                    .filter(|e| pattern.matches(events.name(*e))),
+                            ),
+                        }
+                    }
+                    matched.sort_unstable();
+                    matched.dedup();
+                    let first_external = matched.iter().copied().find(|e| events.is_external(*e));
+                    representative.push(first_external.or(matched.first().copied()));
+                    trigger_events.push(matched.into_boxed_slice());
+                }
+                _ => {
+                    representative.push(None);
+                    trigger_events.push(Box::default());
+                }
+            }
+        }
+
+        let mut own: Vec<Vec<(EventId, TransitionId)>> = vec![Vec::new(); n];
+        for state in machine.state_ids() {
+            let list = &mut own[state.index()];
+            for &t in &machine.state(state).on {
+                list.extend(trigger_events[t.index()].iter().map(|&e| (e, t)));
+            }
+            // Stable: document order stays within one event.
+            list.sort_by_key(|(e, _)| *e);
+        }
+
+        let targets: Vec<Box<[StateId]>> = machine
+            .transitions
+            .iter()
+            .map(|t| {
+                let targets: Vec<StateId> = t.targets.iter().map(|x| x.state).collect();
+                if !t.reenter && targets == [t.source] {
+                    Box::default()
+                } else {
+                    targets.into_boxed_slice()
+                }
+            })
+            .collect();
+
+        let mut graph = MachineGraph {
+            machine,
+            events,
+            hierarchy: DiGraph::with_capacity(n, n),
+            steps: DiGraph::with_capacity(2 * n, 2 * n + machine.transitions.len()),
+            trigger_events,
+            representative,
+            subtree_end,
+            own: own.into_iter().map(Vec::into_boxed_slice).collect(),
+            targets,
+            domains: Vec::new(),
+            default_leaves: (0..n).map(|_| OnceCell::new()).collect(),
+        };
+        graph.domains = (0..machine.transitions.len() as u32)
+            .map(|t| graph.compute_domain(TransitionId(t)))
+            .collect();
+        graph.build_hierarchy();
+        graph.build_steps();
+        graph
+    }
+
+    fn build_hierarchy(&mut self) {
+        for id in self.machine.state_ids() {
+            self.hierarchy.add_node(id);
+        }
+        for id in self.machine.state_ids() {
+            if let Some(parent) = self.machine.state(id).parent {
+                self.hierarchy.add_edge(
+                    NodeIndex::new(parent.index()),
+                    NodeIndex::new(id.index()),
+                    (),
+                );
+            }
+        }
+    }
+
+    fn build_steps(&mut self) {
+        let m = self.machine;
+        for id in m.state_ids() {
+            self.steps.add_node(Node::At(id));
+            self.steps.add_node(Node::Enter(id));
+        }
+        for id in m.state_ids() {
+            let state = m.state(id);
+            if let StateKind::History(kind) = state.kind {
+                let parent = state.parent.unwrap_or(StateId::ROOT);
+                let defaults = self.history_default(id);
+                for x in defaults {
+                    self.add_entry_path(self.enter(id), x, parent, Edge::Default);
+                }
+                match kind {
+                    HistoryKind::Shallow => {
+                        for &c in &m.state(parent).children {
+                            if !self.is_history(c) {
+                                self.steps
+                                    .add_edge(self.enter(id), self.enter(c), Edge::History);
+                            }
+                        }
+                    }
+                    HistoryKind::Deep => {
+                        for l in self.subtree(parent) {
+                            if l != parent && self.is_leaf(l) {
+                                self.steps
+                                    .add_edge(self.enter(id), self.at(l), Edge::History);
+                            }
+                        }
+                    }
+                }
+                continue;
+            }
+            if let Some(parent) = state.parent {
+                self.steps.add_edge(self.at(id), self.at(parent), Edge::Up);
+            }
+            if self.is_leaf(id) {
+                self.steps
+                    .add_edge(self.enter(id), self.at(id), Edge::Default);
+            } else if state.kind == StateKind::Parallel {
+                for &c in &state.children {
+                    if !self.is_history(c) {
+                        self.steps
+                            .add_edge(self.enter(id), self.enter(c), Edge::Default);
+                    }
+                }
+            } else {
+                for x in self.initial(id) {
+                    self.add_entry_path(self.enter(id), x, id, Edge::Default);
+                }
+            }
+        }
+        for (index, t) in m.transitions.iter().enumerate() {
+            let tid = TransitionId(index as u32);
+            let Some(domain) = self.domains[index] else {
+                continue;
+            };
+            let from = self.at(t.source);
+            let targets = self.targets[index].clone();
+            for &x in targets.iter() {
+                self.steps
+                    .add_edge(from, self.enter(x), Edge::Transition(tid));
+            }
+            // Parallel states between a target and the domain are entered
+            // anew, so their other regions start at their defaults.
+            let mut seen_parallel = Vec::new();
+            for &x in targets.iter() {
+                for a in m.ancestors(x) {
+                    if a == domain || !self.is_strict_descendant(a, domain) {
+                        break;
+                    }
+                    if m.state(a).kind == StateKind::Parallel && !seen_parallel.contains(&a) {
+                        seen_parallel.push(a);
+                        for &r in &m.state(a).children {
+                            let holds_target = targets.iter().any(|&y| self.contains(r, y));
+                            if !holds_target && !self.is_history(r) {
+                                self.steps
+                                    .add_edge(from, self.enter(r), Edge::Transition(tid));
+                            }
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    /// Edges for entering `x` from `from` below `top`: to `x`, and to the
+    /// other regions of the parallel states between them.
+    fn add_entry_path(&mut self, from: NodeIndex, x: StateId, top: StateId, kind: Edge) {
+        self.steps.add_edge(from, self.enter(x), kind);
+        let m = self.machine;
+        for a in m.ancestors(x) {
+            if a == top || !self.is_strict_descendant(a, top) {
+                break;
+            }
+            if m.state(a).kind == StateKind::Parallel {
+                for &r in &m.state(a).children {
+                    if !self.contains(r, x) && !self.is_history(r) {
+                        self.steps.add_edge(from, self.enter(r), kind);
+                    }
+                }
+            }
+        }
+    }
+
+    /// The default entry of a compound state: its `initial`, else its first
+    /// child, as the interpreter does.
+    pub fn initial(&self, id: StateId) -> Vec<StateId> {
+        let state = self.machine.state(id);
+        if state.initial.is_empty() {
+            state
+                .children
+                .iter()
+                .copied()
+                .find(|&c| !self.is_history(c))
+                .into_iter()
+                .collect()
+        } else {
+            state.initial.iter().map(|t| t.state).collect()
+        }
+    }
+
+    /// What a history state enters when nothing was recorded yet: its own
+    /// default, else its parent's default entry.
+    pub fn history_default(&self, id: StateId) -> Vec<StateId> {
+        let state = self.machine.state(id);
+        if state.initial.is_empty() {
+            let parent = state.parent.unwrap_or(StateId::ROOT);
+            self.initial(parent)
+        } else {
+            state.initial.iter().map(|t| t.state).collect()
+        }
+    }
+
+    pub fn at(&self, id: StateId) -> NodeIndex {
+        NodeIndex::new(2 * id.index())
+    }
+
+    pub fn enter(&self, id: StateId) -> NodeIndex {
+        NodeIndex::new(2 * id.index() + 1)
+    }
+
+    pub fn node(&self, index: NodeIndex) -> Node {
+        self.steps[index]
+    }
+
+    /// States in the subtree of `id`, itself first, in document order.
+    pub fn subtree(&self, id: StateId) -> impl Iterator<Item = StateId> + use<> {
+        (id.0..self.subtree_end[id.index()]).map(StateId)
+    }
+
+    /// Whether `a` is `b` or inside it.
+    pub fn contains(&self, b: StateId, a: StateId) -> bool {
+        b.0 <= a.0 && a.0 < self.subtree_end[b.index()]
+    }
+
+    /// Whether `a` lies strictly inside `b`.
+    pub fn is_strict_descendant(&self, a: StateId, b: StateId) -> bool {
+        b.0 < a.0 && a.0 < self.subtree_end[b.index()]
+    }
+
+    pub fn is_history(&self, id: StateId) -> bool {
+        matches!(self.machine.state(id).kind, StateKind::History(_))
+    }
+
+    /// A state with no child that can be active: the states a configuration
+    /// is made of.
+    pub fn is_leaf(&self, id: StateId) -> bool {
+        !self.is_history(id)
+            && self
+                .machine
+                .state(id)
+                .children
+                .iter()
+                .all(|&c| self.is_history(c))
+    }
+
+    /// Whether some ancestor of `id` is a parallel state.
+    pub fn in_parallel(&self, id: StateId) -> bool {
+        self.machine
+            .ancestors(id)
+            .any(|a| self.machine.state(a).kind == StateKind::Parallel)
+    }
+
+    /// The concrete events a transition's trigger matches.
+    pub fn trigger_events(&self, t: TransitionId) -> &[EventId] {
+        &self.trigger_events[t.index()]
+    }
+
+    /// The targets the transition enters; empty for a targetless one and for
+    /// a self-target without `reenter`.
+    pub fn targets(&self, t: TransitionId) -> &[StateId] {
+        &self.targets[t.index()]
+    }
+
+    /// The state below which the transition exits and enters (the SCXML
+    /// transition domain, with XState's `reenter`); `None` when it exits
+    /// nothing.
+    pub fn domain(&self, t: TransitionId) -> Option<StateId> {
+        self.domains[t.index()]
+    }
+
+    fn compute_domain(&self, t: TransitionId) -> Option<StateId> {
+        let m = self.machine;
+        let transition = m.transition(t);
+        let raw = &self.targets[t.index()];
+        if raw.is_empty() {
+            return None;
+        }
+        let mut targets = Vec::new();
+        for &x in raw.iter() {
+            if self.is_history(x) {
+                targets.extend(self.history_default(x));
+                if targets.is_empty() {
+                    targets.push(m.state(x).parent.unwrap_or(StateId::ROOT));
+                }
+            } else {
+                targets.push(x);
+            }
+        }
+        let source = transition.source;
+        if !transition.reenter
+            && m.state(source).kind == StateKind::Compound
+            && targets
+                .iter()
+                .all(|&x| self.is_strict_descendant(x, source))
+        {
+            return Some(source);
+        }
+        for anc in m.ancestors(source) {
+            let compound = anc == StateId::ROOT || m.state(anc).kind == StateKind::Compound;
+            if compound && targets.iter().all(|&x| self.is_strict_descendant(x, anc)) {
+                return Some(anc);
+            }
+        }
+        Some(StateId::ROOT)
+    }
+
+    /// The handlers of `event` for a configuration containing `leaf`, in the
+    /// order the interpreter tries them: the leaf's own in document order,
+    /// then each ancestor's.
+    pub fn handlers(
+        &self,
+        leaf: StateId,
+        event: EventId,
+    ) -> impl Iterator<Item = TransitionId> + '_ {
+        std::iter::once(leaf)
+            .chain(self.machine.ancestors(leaf))
+            .flat_map(move |s| self.own_handlers(s, event))
+    }
+
+    /// The state's own transitions on `event`, in document order.
+    pub fn own_handlers(
+        &self,
+        state: StateId,
+        event: EventId,
+    ) -> impl Iterator<Item = TransitionId> + '_ {
+        let list = &self.own[state.index()];
+        let start = list.partition_point(|(e, _)| *e < event);
+        list[start..]
+            .iter()
+            .take_while(move |(e, _)| *e == event)
+            .map(|(_, t)| *t)
+    }
+
+    /// The handlers tried after `t` for `event` when `t`'s guard fails: the
+    /// rest of its state's own, then the ancestors'.
+    pub fn handlers_after(
+        &self,
+        t: TransitionId,
+        event: EventId,
+    ) -> impl Iterator<Item = TransitionId> + '_ {
+        let source = self.machine.transition(t).source;
+        self.own_handlers(source, event)
+            .skip_while(move |&h| h != t)
+            .skip(1)
+            .chain(
+                self.machine
+                    .ancestors(source)
+                    .flat_map(move |s| self.own_handlers(s, event)),
+            )
+    }
+
+    /// The leaves active after default entry of `id` (for a history state,
+    /// when it has recorded nothing).
+    pub fn default_leaves(&self, id: StateId) -> &[StateId] {
+        self.default_leaves[id.index()].get_or_init(|| {
+            let mut leaves = Vec::new();
+            self.collect_entry(self.enter(id), false, &mut leaves, &mut Vec::new());
+            leaves.sort_unstable();
+            leaves.dedup();
+            leaves.into_boxed_slice()
+        })
+    }
+
+    /// The leaves a history state may restore, besides its default.
+    pub fn restorable_leaves(&self, id: StateId) -> Vec<StateId> {
+        let mut leaves = Vec::new();
+        self.collect_entry(self.enter(id), true, &mut leaves, &mut Vec::new());
+        leaves.sort_unstable();
+        leaves.dedup();
+        leaves
+    }
+
+    /// The states entered by default entry of `id`, itself included.
+    pub fn default_entered(&self, id: StateId) -> Vec<StateId> {
+        let mut entered = Vec::new();
+        self.collect_entry(self.enter(id), false, &mut Vec::new(), &mut entered);
+        entered.sort_unstable();
+        entered.dedup();
+        entered
+    }
+
+    fn collect_entry(
+        &self,
+        from: NodeIndex,
+        history: bool,
+        leaves: &mut Vec<StateId>,
+        entered: &mut Vec<StateId>,
+    ) {
+        // Entry edges lead down the hierarchy only, so this walk ends; a
+        // state reached twice is removed by the callers' dedup.
+        let mut stack = vec![from];
+        while let Some(node) = stack.pop() {
+            match self.steps[node] {
+                Node::At(s) => {
+                    leaves.push(s);
+                    continue;
+                }
+                Node::Enter(s) => {
+                    if !self.is_history(s) {
+                        entered.push(s);
+                    }
+                }
+            }
+            for e in self.steps.edges(node) {
+                let follow = match e.weight() {
+                    Edge::Default => true,
+                    Edge::History => history,
+                    _ => false,
+                };
+                if follow {
+                    stack.push(e.target());
+                }
+            }
+        }
+    }
+
+    /// The leaves active after the transition, as far as it decides them:
+    /// the default entry of its targets (and of the regions it enters),
+    /// with what history may restore when `history` is set. Empty for a
+    /// transition that exits nothing.
+    pub fn leaves_after(&self, t: TransitionId, history: bool) -> Vec<StateId> {
+        let mut leaves = Vec::new();
+        for e in self.steps.edges(self.at(self.machine.transition(t).source)) {
+            if *e.weight() != Edge::Transition(t) {
+                continue;
+            }
+            let Node::Enter(x) = self.steps[e.target()] else {
+                continue;
+            };
+            if self.is_history(x) {
+                if history {
+                    leaves.extend(self.restorable_leaves(x));
+                } else {
+                    let mut own = Vec::new();
+                    for d in self.history_default(x) {
+                        own.extend_from_slice(self.default_leaves(d));
+                    }
+                    leaves.extend(own);
+                }
+            } else {
+                leaves.extend_from_slice(self.default_leaves(x));
+            }
+        }
+        leaves.sort_unstable();
+        leaves.dedup();
+        leaves
+    }
+
+    /// What taking an edge costs a witness.
+    pub fn cost(&self, edge: Edge) -> Cost {
+        let Edge::Transition(t) = edge else {
+            return Cost::Free;
+        };
+        match &self.machine.transition(t).trigger {
+            Trigger::Always => Cost::Free,
+            Trigger::After(_) => Cost::After,
+            Trigger::Event(_) => match self.representative[t.index()] {
+                Some(e) if self.events.is_external(e) => Cost::Event(e),
+                _ => Cost::Free,
+            },
+        }
+    }
+
+    /// The event a witness writes for a transition.
+    pub fn representative(&self, t: TransitionId) -> Option<EventId> {
+        self.representative[t.index()]
+    }
+
+    /// Strongly connected components of the transition graph, as one
+    /// component number per node. Kosaraju's algorithm, which petgraph runs
+    /// without recursion (its `tarjan_scc` overflows the stack on long chains).
+    pub fn components(&self) -> Vec<u32> {
+        components(&self.steps)
+    }
+
+    /// Components of the transition graph restricted to the machine's own
+    /// moves: structure edges and `always` transitions.
+    pub fn eventless_components(&self) -> Vec<u32> {
+        let filtered = petgraph::visit::EdgeFiltered::from_fn(&self.steps, |e| match e.weight() {
+            Edge::Transition(t) => self.machine.transition(*t).trigger == Trigger::Always,
+            Edge::History => false,
+            _ => true,
+        });
+        let mut component = vec![u32::MAX; self.steps.node_count()];
+        for (i, scc) in petgraph::algo::kosaraju_scc(&filtered).iter().enumerate() {
+            for n in scc {
+                component[n.index()] = i as u32;
+            }
+        }
+        component
+    }
+
+    /// A 0-1 breadth-first search over the transition graph from `sources`
+    /// (distance 0), along the edges `follow` accepts. Stops early once a
+    /// node `stop` accepts is settled, or once `limit` nodes are settled.
+    pub fn search(
+        &self,
+        sources: &[NodeIndex],
+        follow: impl Fn(EdgeIndex, Edge) -> bool,
+        stop: impl Fn(NodeIndex) -> bool,
+        limit: usize,
+    ) -> Search {
+        let n = self.steps.node_count();
+        let mut search = Search {
+            dist: vec![u32::MAX; n],
+            pred: vec![None; n],
+            found: None,
+        };
+        let mut queue = VecDeque::new();
+        for &s in sources {
+            if search.dist[s.index()] != 0 {
+                search.dist[s.index()] = 0;
+                queue.push_back(s);
+            }
+        }
+        let mut done = vec![false; n];
+        let mut settled = 0;
+        while let Some(node) = queue.pop_front() {
+            if done[node.index()] {
+                continue;
+            }
+            done[node.index()] = true;
+            settled += 1;
+            if settled > limit {
+                break;
+            }
+            if stop(node) {
+                search.found = Some(node);
+                break;
+            }
+            let d = search.dist[node.index()];
+            for e in self.steps.edges(node) {
+                let weight = *e.weight();
+                if !follow(e.id(), weight) {
+                    continue;
+                }
+                let free = self.cost(weight) == Cost::Free;
+                let next = d + u32::from(!free);
+                let target = e.target();
+                if next < search.dist[target.index()] {
+                    search.dist[target.index()] = next;
+                    search.pred[target.index()] = Some(e.id());
+                    if free {
+                        queue.push_front(target);
+                    } else {
+                        queue.push_back(target);
+                    }
+                }
+            }
+        }
+        search
+    }
+}
+
+/// Buffers for bounded searches, reused from one to the next so that a
+/// search costs what it visits, not the size of the graph.
+#[derive(Default)]
+pub struct Scratch {
+    dist: Vec<u32>,
+    pred: Vec<Option<EdgeIndex>>,
+    done: Vec<bool>,
+    touched: Vec<usize>,
+}
+
+impl Scratch {
+    fn reset(&mut self, n: usize) {
+        if self.dist.len() != n {
+            self.dist = vec![u32::MAX; n];
+            self.pred = vec![None; n];
+            self.done = vec![false; n];
+        } else {
+            for &i in &self.touched {
+                self.dist[i] = u32::MAX;
+                self.pred[i] = None;
+                self.done[i] = false;
+            }
+        }
+        self.touched.clear();
+    }
+}
+
+impl MachineGraph<'_> {
+    /// `search`, stopping at the first node `stop` accepts and returning it
+    /// with the edges that lead to it from a source; over reused buffers.
+    pub fn find(
+        &self,
+        scratch: &mut Scratch,
+        sources: &[NodeIndex],
+        follow: impl Fn(EdgeIndex, Edge) -> bool,
+        stop: impl Fn(NodeIndex) -> bool,
+        limit: usize,
+    ) -> Option<(NodeIndex, Vec<EdgeIndex>)> {
+        scratch.reset(self.steps.node_count());
+        let mut queue = VecDeque::new();
+        for &s in sources {
+            if scratch.dist[s.index()] != 0 {
+                scratch.dist[s.index()] = 0;
+                scratch.touched.push(s.index());
+                queue.push_back(s);
+            }
+        }
+        let mut settled = 0;
+        let mut found = None;
+        while let Some(node) = queue.pop_front() {
+            if scratch.done[node.index()] {
+                continue;
+            }
+            scratch.done[node.index()] = true;
+            settled += 1;
+            if settled > limit {
+                break;
+            }
+            if stop(node) {
+                found = Some(node);
+                break;
+            }
+            let d = scratch.dist[node.index()];
+            for e in self.steps.edges(node) {
+                let weight = *e.weight();
+                if !follow(e.id(), weight) {
+                    continue;
+                }
+                let free = self.cost(weight) == Cost::Free;
+                let next = d + u32::from(!free);
+                let target = e.target();
+                if next < scratch.dist[target.index()] {
+                    if scratch.dist[target.index()] == u32::MAX {
+                        scratch.touched.push(target.index());
+                    }
+                    scratch.dist[target.index()] = next;
+                    scratch.pred[target.index()] = Some(e.id());
+                    if free {
+                        queue.push_front(target);
+                    } else {
+                        queue.push_back(target);
+                    }
+                }
+            }
+        }
+        let found = found?;
+        let mut path = Vec::new();
+        let mut at = found;
+        while let Some(e) = scratch.pred[at.index()] {
+            path.push(e);
+            at = self.steps.edge_endpoints(e)?.0;
+        }
+        path.reverse();
+        Some((found, path))
+    }
+}
+
+/// The result of `MachineGraph::search`.
+#[derive(Clone, Debug)]
+pub struct Search {
+    /// Steps (events and timers) to each node; `u32::MAX` when unreached.
+    pub dist: Vec<u32>,
+    /// The edge each reached node was reached by.
+    pub pred: Vec<Option<EdgeIndex>>,
+    /// The node the search stopped at, if it stopped early.
+    pub found: Option<NodeIndex>,
+}
+
+impl Search {
+    pub fn reached(&self, node: NodeIndex) -> bool {
+        self.dist[node.index()] != u32::MAX
+    }
+
+    /// The edges from a source to `node`, in order.
+    pub fn path(&self, graph: &DiGraph<Node, Edge>, node: NodeIndex) -> Vec<EdgeIndex> {
+        let mut path = Vec::new();
+        let mut at = node;
+        while let Some(e) = self.pred[at.index()] {
+            path.push(e);
+            match graph.edge_endpoints(e) {
+                Some((from, _)) => at = from,
+                None => break,
+            }
+            if path.len() > graph.edge_count() {
+                break;
+            }
+        }
+        path.reverse();
+        path
+    }
+}
+
+/// One component number per node, by Kosaraju's algorithm.
+pub fn components(graph: &DiGraph<Node, Edge>) -> Vec<u32> {
+    let mut component = vec![u32::MAX; graph.node_count()];
+    for (i, scc) in petgraph::algo::kosaraju_scc(graph).iter().enumerate() {
+        for n in scc {
+            component[n.index()] = i as u32;
+        }
+    }
+    component
+}
+
+fn event_table(machine: &Machine) -> EventTable {
+    let mut table = EventTable::default();
+    for name in machine.events.keys() {
+        let id = table.add(name);
+        table.external[id.index()] = true;
+    }
+    let mut raised = Vec::new();
+    let mut collect = |actions: &[Action], table: &mut EventTable| {
+        for action in actions {
+            if let Action::Raise { event, .. } | Action::Send { event, .. } = action {
+                raised.push(table.add(&event.text));
+            }
+        }
+    };
+    for state in &machine.states {
+        collect(&state.entry, &mut table);
+        collect(&state.exit, &mut table);
+    }
+    for t in &machine.transitions {
+        collect(&t.actions, &mut table);
+    }
+    let mut handled = Vec::new();
+    for t in &machine.transitions {
+        if let Trigger::Event(descriptor) = &t.trigger {
+            for pattern in &descriptor.patterns {
+                if let EventPattern::Exact(name) = pattern {
+                    handled.push(table.add(name));
+                }
+            }
+        }
+    }
+    let mut is_raised = vec![false; table.len()];
+    for id in raised {
+        is_raised[id.index()] = true;
+    }
+    for id in handled {
+        let name = table.name(id);
+        let own = is_raised[id.index()] || name.starts_with("done.") || name.starts_with("error.");
+        if !own {
+            table.external[id.index()] = true;
+        }
+    }
+    table
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::syntax::{Syntax, parse};
+
+    fn machine(text: &str) -> Machine {
+        parse(text, Syntax::Dsl).expect("loads")
+    }
+
+    fn state(m: &Machine, path: &str) -> StateId {
+        m.find_path(path).expect(path)
+    }
+
+    const NESTED: &str = r#"
+machine nested
+event E id e
+event F id f
+initial p
+state p {
+  initial a
+  on E -> q
+  on F { log "p" }
+  state a {
+    on E -> b
+    on E -> c
+  }
+  state b
+  state c {
+    on F -> a reenter
+  }
+}
+parallel q {
+  state left {
+    initial l1
+    state l1 { on E -> l2 }
+    state l2
+  }
+  state right {
+    initial r1
+    state r1
+  }
+  always -> p if in_state("q.left.l2")
+}
+"#;
+
+    #[test]
+    fn handlers_come_own_first_in_document_order_then_ancestors() {
+        let m = machine(NESTED);
+        let g = MachineGraph::new(&m);
+        let e = g.events.get("E").expect("E");
+        let a = state(&m, "p.a");
+        let chain: Vec<StateId> = g
+            .handlers(a, e)
+            .map(|t| m.transition(t).targets[0].state)
+            .collect();
+        assert_eq!(
+            chain,
+            [state(&m, "p.b"), state(&m, "p.c"), state(&m, "q")],
+            "a's two handlers, then p's"
+        );
+        let b = state(&m, "p.b");
+        assert_eq!(g.handlers(b, e).count(), 1, "only p's");
+        let first = g.handlers(a, e).next().expect("a handler");
+        assert_eq!(g.handlers_after(first, e).count(), 2);
+    }
+
+    #[test]
+    fn default_entry_enters_every_region_and_reaches_the_leaves() {
+        let m = machine(NESTED);
+        let g = MachineGraph::new(&m);
+        assert_eq!(
+            g.default_leaves(state(&m, "q")),
+            [state(&m, "q.left.l1"), state(&m, "q.right.r1")]
+        );
+        assert_eq!(g.default_leaves(StateId::ROOT), [state(&m, "p.a")]);
+        assert!(g.is_leaf(state(&m, "p.b")) && !g.is_leaf(state(&m, "q")));
+        assert!(g.in_parallel(state(&m, "q.right.r1")) && !g.in_parallel(state(&m, "p.a")));
+    }
+
+    #[test]
+    fn domains_follow_scxml_and_reenter() {
+        let m = machine(
+            r#"
+machine d
+event E id e
+initial p
+state p {
+  initial a
+  on E -> p.b
+  state a {
+    on E -> a
+    on E -> a reenter
+    on E -> b
+  }
+  state b
+}
+"#,
+        );
+        let g = MachineGraph::new(&m);
+        let a = state(&m, "p.a");
+        let p = state(&m, "p");
+        let on_a = &m.state(a).on;
+        assert_eq!(
+            g.domain(on_a[0]),
+            None,
+            "a self-target without reenter exits nothing"
+        );
+        assert!(g.targets(on_a[0]).is_empty());
+        assert_eq!(g.domain(on_a[1]), Some(p), "with reenter it leaves a");
+        assert_eq!(g.domain(on_a[2]), Some(p));
+        assert_eq!(
+            g.domain(m.state(p).on[0]),
+            Some(p),
+            "into its own child: p stays"
+        );
+    }
+
+    #[test]
+    fn the_transition_graph_has_up_default_and_transition_edges() {
+        let m = machine(NESTED);
+        let g = MachineGraph::new(&m);
+        let a = state(&m, "p.a");
+        let has = |from: NodeIndex, to: NodeIndex, kind: Edge| {
+            g.steps
+                .edges(from)
+                .any(|e| e.target() == to && *e.weight() == kind)
+        };
+        assert!(has(g.at(a), g.at(state(&m, "p")), Edge::Up));
+        assert!(has(
+            g.enter(state(&m, "q")),
+            g.enter(state(&m, "q.right")),
+            Edge::Default
+        ));
+        let to_b = m.state(a).on[0];
+        assert!(has(
+            g.at(a),
+            g.enter(state(&m, "p.b")),
+            Edge::Transition(to_b)
+        ));
+        let e = g.events.get("E").expect("E");
+        assert_eq!(g.cost(Edge::Transition(to_b)), Cost::Event(e));
+        assert_eq!(g.cost(Edge::Up), Cost::Free);
+        assert_eq!(g.hierarchy.edge_count(), m.states.len() - 1);
+    }
+
+    #[test]
+    fn events_raised_by_the_machine_are_its_own() {
+        let m = machine(
+            "machine r\nevent A id a\ninitial s\nstate s {\n  entry { raise B }\n  on A -> t\n  on B -> t\n  on C -> t\n}\nstate t { on done.state.x -> s }\n",
+        );
+        let g = MachineGraph::new(&m);
+        let external = |name: &str| g.events.is_external(g.events.get(name).expect(name));
+        assert!(external("A"), "declared");
+        assert!(!external("B"), "raised");
+        assert!(external("C"), "handled, undeclared, not raised");
+        assert!(
+            !external("done.state.x"),
+            "completion events come from the interpreter"
+        );
+    }
+
+    /// A machine of `n` top-level states, each taking NEXT to the next and
+    /// the last back to the first, built directly (loading 50,000 siblings
+    /// is slow in a debug build).
+    fn ring(n: u32) -> Machine {
+        use crate::model::{EventDescriptor, State, Target, Transition};
+        let mut m = machine("machine ring\nevent NEXT id n\ninitial s0\nstate s0\n");
+        let template = m.states[1].clone();
+        m.states.truncate(1);
+        m.states[0].children.clear();
+        m.transitions.clear();
+        for i in 0..n {
+            let id = StateId(i + 1);
+            m.states.push(State {
+                key: format!("s{i}"),
+                path: format!("s{i}"),
+                on: vec![TransitionId(i)],
+                ..template.clone()
+            });
+            m.states[0].children.push(id);
+            let next = StateId((i + 1) % n + 1);
+            m.transitions.push(Transition {
+                source: id,
+                trigger: Trigger::Event(EventDescriptor::parse("NEXT")),
+                targets: vec![Target {
+                    text: format!("s{}", next.0 - 1),
+                    state: next,
+                    span: Default::default(),
+                }],
+                guard: None,
+                actions: Vec::new(),
+                reenter: false,
+                description: None,
+                span: Default::default(),
+            });
+        }
+        m
+    }
+
+    /// `kosaraju_scc` is iterative: a cycle of 50,000 states fits in a thread
+    /// with a small stack, where a recursive Tarjan would overflow.
+    #[test]
+    fn components_of_a_long_cycle_need_no_deep_stack() {
+        let n = 50_000;
+        let m = ring(n);
+        let one_component = std::thread::Builder::new()
+            .stack_size(256 * 1024)
+            .spawn(move || {
+                let g = MachineGraph::new(&m);
+                let components = g.components();
+                let first = components[g.at(StateId(1)).index()];
+                (1..=n).all(|i| components[g.at(StateId(i)).index()] == first)
+            })
+            .expect("spawns")
+            .join()
+            .expect("no overflow");
+        assert!(one_component, "the ring is one cycle");
+    }
+}

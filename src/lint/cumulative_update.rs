@@ -1,0 +1,207 @@
+use super::{Cx, Finding, Lint, Stage, Witness, analysis};
+use crate::diagnostic::Label;
+use crate::graph::{Edge, Node};
+use crate::model::{Action, StateId, TransitionId, Trigger};
+
+declare_lint! {
+    /// ### What it does
+    ///
+    /// Flags an `assign` on a transition taken by a delivered event whose new
+    /// value is derived from its own old value and the event (a running
+    /// total, an append of the event's data) when the transition has no
+    /// identity guard: a guard `!(event.ID in context.SEEN)` together with an
+    /// assign that adds `event.ID` to the same `SEEN`. A guard on one set
+    /// with an append to another does not count. Entry and exit actions see
+    /// the event too: such an assign there is flagged unless every
+    /// transition that enters the state has an identity guard.
+    ///
+    /// ### Why is this bad?
+    ///
+    /// The graph can protect the configuration, never the context. A
+    /// counter cannot know whether it already added an amount, so a
+    /// redelivered event adds it twice. A set of seen ids can.
+    ///
+    /// ### Example
+    ///
+    /// ```yaml
+    /// abierto:
+    ///   on:
+    ///     COBRO_PARCIAL:
+    ///       actions:
+    ///         - assign: { cobrado: "context.cobrado + event.importe" }
+    /// ```
+    ///
+    /// ### Use instead
+    ///
+    /// ```yaml
+    /// abierto:
+    ///   on:
+    ///     COBRO_PARCIAL:
+    ///       guard: "!(event.cobroId in context.cobrosVistos)"
+    ///       actions:
+    ///         - assign:
+    ///             cobrosVistos: "context.cobrosVistos + [event.cobroId]"
+    ///             cobrado: "context.cobrado + event.importe"
+    /// ```
+    code: "I004",
+    severity: Warning,
+    stage: Stage::Model(check),
+}
+
+fn check(cx: &mut Cx) {
+    check_transitions(cx);
+    check_states(cx);
+}
+
+fn check_transitions(cx: &mut Cx) {
+    let m = cx.machine;
+    for (index, t) in m.transitions.iter().enumerate() {
+        let tid = TransitionId(index as u32);
+        if !matches!(t.trigger, Trigger::Event(_)) || !cx.transition_reachable(tid) {
+            continue;
+        }
+        let external: Vec<_> = cx
+            .graph
+            .trigger_events(tid)
+            .iter()
+            .copied()
+            .filter(|&e| cx.graph.events.is_external(e))
+            .collect();
+        if external.is_empty() {
+            continue;
+        }
+        let marks = cx.facts[index].marks.clone();
+        let protected = external.iter().all(|&e| {
+            analysis::protected_by(t.guard.as_ref(), &marks, cx.decl(e)).is_some()
+        });
+        if protected {
+            continue;
+        }
+        let tested: Vec<String> = t
+            .guard
+            .as_ref()
+            .map(analysis::identity_tests)
+            .unwrap_or_default()
+            .into_iter()
+            .map(|(_, set)| set)
+            .collect();
+        for action in &t.actions {
+            let Action::Assign { fields, .. } = action else {
+                continue;
+            };
+            for (field, assignment) in fields {
+                if !analysis::is_cumulative(field, assignment) {
+                    continue;
+                }
+                let help = match tested.first() {
+                    Some(set) if !marks.iter().any(|(_, s)| s == set) => format!(
+                        "the guard tests `{set}`, but no assign here adds the event's id to `{set}`: record it in the set the guard tests"
+                    ),
+                    Some(set) => format!(
+                        "the guard tests `{set}` with a field that is not the event's id: test the declared `id` field"
+                    ),
+                    None => "guard the transition with `!(event.ID in context.SEEN)` and add `event.ID` to `SEEN` in the same assign".to_string(),
+                };
+                let witness = cx.repeat_witness(tid, external[0]);
+                cx.report(Finding {
+                    lint: Lint::CumulativeUpdate,
+                    span: assignment.span,
+                    state: t.source,
+                    message: format!(
+                        "`{field}` is derived from its old value and the event without an identity guard: a repeat applies it twice"
+                    ),
+                    labels: vec![Label {
+                        span: t.span,
+                        message: "on this transition".into(),
+                    }],
+                    help: Some(help),
+                    witness,
+                });
+            }
+        }
+    }
+}
+
+/// Cumulative updates in entry and exit actions, which run with the event
+/// that entered or left the state.
+fn check_states(cx: &mut Cx) {
+    let m = cx.machine;
+    for s in m.state_ids() {
+        if !cx.reachable(s) {
+            continue;
+        }
+        let state = m.state(s);
+        for (actions, entry) in [(&state.entry, true), (&state.exit, false)] {
+            for action in actions {
+                let Action::Assign { fields, .. } = action else {
+                    continue;
+                };
+                for (field, assignment) in fields {
+                    if !analysis::is_cumulative(field, assignment)
+                        || (entry && entered_only_by_identity(cx, s))
+                    {
+                        continue;
+                    }
+                    let witness: Option<Witness> = if entry {
+                        super::effect_without_key::entry_witness(cx, s)
+                    } else {
+                        super::effect_without_key::exit_witness(cx, s)
+                    };
+                    let when = if entry { "entry" } else { "exit" };
+                    cx.report(Finding {
+                        lint: Lint::CumulativeUpdate,
+                        span: assignment.span,
+                        state: s,
+                        message: format!(
+                            "`{field}` is derived from its old value and the event in the {when} of `{}`: a repeat that runs it again applies it twice",
+                            m.display_name(s)
+                        ),
+                        labels: Vec::new(),
+                        help: Some("move the update to the transition, guarded with `!(event.ID in context.SEEN)` and adding `event.ID` to `SEEN` in the same assign".into()),
+                        witness,
+                    });
+                }
+            }
+        }
+    }
+}
+
+/// Whether every transition that can enter the state (targeting it, or a
+/// state whose default entry leads into it) has an identity guard.
+fn entered_only_by_identity(cx: &Cx, s: StateId) -> bool {
+    use petgraph::visit::EdgeRef;
+    let mut stack = vec![cx.graph.enter(s)];
+    let mut seen = Vec::new();
+    let mut any = false;
+    while let Some(node) = stack.pop() {
+        if seen.contains(&node) {
+            continue;
+        }
+        seen.push(node);
+        for e in cx.graph.steps.edges_directed(node, petgraph::Direction::Incoming) {
+            match *e.weight() {
+                Edge::Transition(t) => {
+                    any = true;
+                    let marks = &cx.facts[t.index()].marks;
+                    let guard = cx.machine.transition(t).guard.as_ref();
+                    let events = cx.graph.trigger_events(t);
+                    let protected = !events.is_empty()
+                        && events
+                            .iter()
+                            .all(|&ev| analysis::protected_by(guard, marks, cx.decl(ev)).is_some());
+                    if !protected {
+                        return false;
+                    }
+                }
+                Edge::Default | Edge::History => {
+                    if matches!(cx.graph.node(e.source()), Node::Enter(_)) {
+                        stack.push(e.source());
+                    }
+                }
+                Edge::Up => {}
+            }
+        }
+    }
+    // The start enters the initial states without a delivery.
+    any && !cx.graph.default_entered(StateId::ROOT).contains(&s)
+}

@@ -1,0 +1,384 @@
+//! The linter: idempotency hazards (I codes) and structural problems (S
+//! codes) of a loaded machine, each with its position, and for the
+//! idempotency hazards a witness that the interpreter replays.
+//!
+//! Every lint lives in its own file with its documentation (`declare_lint!`
+//! keeps the doc comment as the text `idemchart explain` prints) and is
+//! registered by one line in `lints!` below.
+//!
+//! Suppressions: `allow: { LINT: reason }` on a state suppresses that lint's
+//! findings located in the state and in all its descendants, as Rust's
+//! `#[allow]` on a module covers the items inside it. A finding about a
+//! transition is located in its source state; one about an action, in the
+//! state whose transition, entry or exit holds it; findings about the
+//! machine's declarations (events, sources, dedup) are located in the root,
+//! so only an `allow` on the root suppresses them. An `allow` that
+//! suppresses nothing is reported as `unused-suppression` (S009), one that
+//! names no lint as `unknown-lint` (S010).
+
+use std::cell::RefCell;
+use std::collections::HashMap;
+use std::sync::{Arc, LazyLock};
+
+use crate::diagnostic::{Diagnostic, Label, Severity};
+use crate::graph::{EventId, MachineGraph, Search};
+use crate::model::{Machine, StateId, TransitionId};
+use crate::span::Span;
+
+mod analysis;
+mod confirm;
+mod repeat;
+mod witness;
+
+pub use witness::{Witness, WitnessEnd, WitnessStep};
+
+/// The metadata a lint file declares.
+pub(crate) struct Meta {
+    code: &'static str,
+    severity: Severity,
+    /// The doc comment as captured, one space of indentation per line.
+    raw_doc: &'static str,
+    stage: Stage,
+}
+
+/// When a lint runs.
+pub(crate) enum Stage {
+    /// Loading reports it (S001, S007, S008): a machine with one does not load.
+    Load,
+    /// It reads the loaded machine.
+    Model(fn(&mut Cx)),
+    /// It reads the `allow` entries and what they suppressed.
+    Suppressions(fn(&Machine, &Used, &mut Vec<Finding>)),
+}
+
+/// Declares a lint in its file: the doc comment above becomes its
+/// documentation, then its code, default severity and check function.
+macro_rules! declare_lint {
+    (
+        $(#[doc = $doc:literal])*
+        code: $code:literal,
+        severity: $severity:ident,
+        stage: $stage:expr $(,)?
+    ) => {
+        pub(super) const META: $crate::lint::Meta = $crate::lint::Meta {
+            code: $code,
+            severity: $crate::diagnostic::Severity::$severity,
+            raw_doc: concat!($($doc, "\n"),*),
+            stage: $stage,
+        };
+    };
+}
+
+/// Registers the lints: one line each, variant => module.
+macro_rules! lints {
+    ($($variant:ident => $module:ident,)*) => {
+        $(mod $module;)*
+
+        /// A lint: stable code and kebab-case name (derived from the variant).
+        #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+        pub enum Lint {
+            $($variant,)*
+        }
+
+        impl Lint {
+            /// Every lint, in code order.
+            pub const ALL: &'static [Lint] = &[$(Lint::$variant,)*];
+
+            fn meta(self) -> &'static Meta {
+                match self {
+                    $(Lint::$variant => &$module::META,)*
+                }
+            }
+
+            fn variant_name(self) -> &'static str {
+                match self {
+                    $(Lint::$variant => stringify!($variant),)*
+                }
+            }
+        }
+    };
+}
+
+lints! {
+    SelfAcceptingEvent => self_accepting_event,
+    ReentryRerunsActions => reentry_reruns_actions,
+    CycleReenablesEvent => cycle_reenables_event,
+    CumulativeUpdate => cumulative_update,
+    EffectWithoutKey => effect_without_key,
+    EventWithoutId => event_without_id,
+    RetentionBelowRetry => retention_below_retry,
+    RetryWithoutVerification => retry_without_verification,
+    UnknownTarget => unknown_target,
+    UnreachableState => unreachable_state,
+    ShadowedTransition => shadowed_transition,
+    DeadlockState => deadlock_state,
+    UndeclaredEvent => undeclared_event,
+    EventlessLoop => eventless_loop,
+    InvalidExpression => invalid_expression,
+    UnknownContextField => unknown_context_field,
+    UnusedSuppression => unused_suppression,
+    UnknownLint => unknown_lint,
+}
+
+/// Kebab-case names, derived once from the variant names.
+static NAMES: LazyLock<Vec<String>> =
+    LazyLock::new(|| Lint::ALL.iter().map(|l| kebab(l.variant_name())).collect());
+
+/// The documentation, derived once from the captured doc comments.
+static DOCS: LazyLock<Vec<String>> = LazyLock::new(|| {
+    Lint::ALL
+        .iter()
+        .map(|l| {
+            let raw = l.meta().raw_doc;
+            let mut doc: String = raw
+                .lines()
+                .map(|line| line.strip_prefix(' ').unwrap_or(line))
+                .collect::<Vec<_>>()
+                .join("\n");
+            doc.push('\n');
+            doc
+        })
+        .collect()
+});
+
+fn kebab(camel: &str) -> String {
+    let mut out = String::new();
+    for (i, c) in camel.chars().enumerate() {
+        if c.is_uppercase() {
+            if i > 0 {
+                out.push('-');
+            }
+            out.extend(c.to_lowercase());
+        } else {
+            out.push(c);
+        }
+    }
+    out
+}
+
+impl Lint {
+    pub fn code(self) -> &'static str {
+        self.meta().code
+    }
+
+    pub fn name(self) -> &'static str {
+        NAMES[self as usize].as_str()
+    }
+
+    pub fn default_severity(self) -> Severity {
+        self.meta().severity
+    }
+
+    /// The lint's documentation in markdown: What it does, Why is this bad,
+    /// Example, Use instead.
+    pub fn doc(self) -> &'static str {
+        DOCS[self as usize].as_str()
+    }
+
+    /// The lint with this kebab-case name or code (`self-accepting-event`, `I001`).
+    pub fn from_name_or_code(text: &str) -> Option<Lint> {
+        Lint::ALL
+            .iter()
+            .copied()
+            .find(|l| l.name() == text || l.code().eq_ignore_ascii_case(text))
+    }
+
+    /// Whether loading reports this lint (the machine does not load).
+    pub fn reported_by_loading(self) -> bool {
+        matches!(self.meta().stage, Stage::Load)
+    }
+
+    /// Whether it is an idempotency lint, whose findings carry a witness.
+    pub fn is_idempotency(self) -> bool {
+        self.code().starts_with('I')
+    }
+}
+
+/// One finding before suppressions and replay.
+pub(crate) struct Finding {
+    pub lint: Lint,
+    pub span: Span,
+    /// Where the finding is located, for `allow`.
+    pub state: StateId,
+    pub message: String,
+    pub labels: Vec<Label>,
+    pub help: Option<String>,
+    pub witness: Option<Witness>,
+}
+
+/// A memo per transition, keyed by a few values (most transitions have one).
+type PerTransition<K, V> = Vec<Vec<(K, V)>>;
+
+/// What the checks share: the machine, its graph views, and what was
+/// computed once for all of them.
+pub(crate) struct Cx<'m> {
+    pub machine: &'m Machine,
+    pub graph: MachineGraph<'m>,
+    /// Search from the initial configuration.
+    pub reach: Search,
+    /// Component of every node of the transition graph.
+    pub components: Vec<u32>,
+    /// What the lints read from each transition.
+    pub facts: Vec<repeat::Facts>,
+    pub findings: Vec<Finding>,
+    /// Each event's declaration, by event.
+    decls: Vec<Option<&'m crate::model::EventDecl>>,
+    /// Memos per transition: the repeat's acceptor per event, the leaf
+    /// that selects it per event.
+    immediate: RefCell<PerTransition<EventId, Option<repeat::Acceptor>>>,
+    selecting: RefCell<PerTransition<Option<EventId>, Option<StateId>>>,
+    scratch: RefCell<crate::graph::Scratch>,
+    /// Two-layer searches left (`repeat::LAYERED_SEARCHES`).
+    layered_searches: std::cell::Cell<usize>,
+}
+
+impl<'m> Cx<'m> {
+    fn new(machine: &'m Machine) -> Cx<'m> {
+        let graph = MachineGraph::new(machine);
+        let root = graph.enter(StateId::ROOT);
+        // History may restore only what was active before, so the search
+        // from the start does not use restore edges: what they reach was
+        // reached without them.
+        let reach = graph.search(
+            &[root],
+            |_, e| e != crate::graph::Edge::History,
+            |_| false,
+            usize::MAX,
+        );
+        let components = graph.components();
+        let facts = (0..machine.transitions.len() as u32)
+            .map(|t| repeat::Facts::of(&graph, TransitionId(t)))
+            .collect();
+        let decls = graph
+            .events
+            .names
+            .iter()
+            .map(|name| machine.events.get(name))
+            .collect();
+        let transitions = machine.transitions.len();
+        Cx {
+            machine,
+            graph,
+            reach,
+            components,
+            facts,
+            findings: Vec::new(),
+            decls,
+            immediate: RefCell::new(vec![Vec::new(); transitions]),
+            selecting: RefCell::new(vec![Vec::new(); transitions]),
+            scratch: RefCell::default(),
+            layered_searches: std::cell::Cell::new(repeat::LAYERED_SEARCHES),
+        }
+    }
+
+    /// Whether some run from the start makes the state active.
+    pub fn reachable(&self, state: StateId) -> bool {
+        self.reach.reached(self.graph.at(state)) || self.reach.reached(self.graph.enter(state))
+    }
+
+    /// Whether some run from the start may take the transition.
+    pub fn transition_reachable(&self, t: TransitionId) -> bool {
+        self.reach
+            .reached(self.graph.at(self.machine.transition(t).source))
+    }
+
+    pub fn report(&mut self, finding: Finding) {
+        self.findings.push(finding);
+    }
+
+    /// The declaration of an event, if it is declared.
+    pub fn decl(&self, event: EventId) -> Option<&'m crate::model::EventDecl> {
+        self.decls[event.index()]
+    }
+}
+
+/// Every finding of the machine at its lint's default severity, with
+/// suppressions applied, witnesses replayed, sorted by position.
+pub fn lint(machine: &Machine) -> Vec<Diagnostic> {
+    let mut cx = Cx::new(machine);
+    for lint in Lint::ALL {
+        if let Stage::Model(check) = lint.meta().stage {
+            check(&mut cx);
+        }
+    }
+    let findings = std::mem::take(&mut cx.findings);
+    let (mut kept, used) = suppress(machine, findings);
+    let mut about_allows = Vec::new();
+    for lint in Lint::ALL {
+        if let Stage::Suppressions(check) = lint.meta().stage {
+            check(machine, &used, &mut about_allows);
+        }
+    }
+    let (more, _) = suppress(machine, about_allows);
+    kept.extend(more);
+
+    // Replays go in the order of the file, so that a budget spent on a
+    // large machine covers its first findings.
+    kept.sort_by_key(|f| (f.span.start, f.span.end, f.lint));
+    let chart = Arc::new(
+        crate::interp::Chart::new(machine.clone()).with_microstep_limit(confirm::REPLAY_MICROSTEPS),
+    );
+    let mut replayer = confirm::Replayer::new(&cx, chart);
+    let mut diagnostics: Vec<Diagnostic> = kept
+        .into_iter()
+        .map(|f| {
+            let (witness, confirmed) = match &f.witness {
+                Some(w) => (w.render(&cx.graph), replayer.confirm(f.lint, w)),
+                None => (Vec::new(), None),
+            };
+            Diagnostic {
+                code: f.lint.code(),
+                name: f.lint.name(),
+                severity: f.lint.default_severity(),
+                message: f.message,
+                span: f.span,
+                labels: f.labels,
+                help: f.help,
+                witness,
+                confirmed,
+            }
+        })
+        .collect();
+    diagnostics.sort_by(|a, b| {
+        (a.span.start, a.span.end, a.code, &a.message).cmp(&(
+            b.span.start,
+            b.span.end,
+            b.code,
+            &b.message,
+        ))
+    });
+    diagnostics
+}
+
+/// A suppression in force: the state and the lint name as written.
+pub(crate) type Suppression = (StateId, String);
+
+/// How many findings each suppression suppressed.
+pub(crate) type Used = HashMap<Suppression, usize>;
+
+/// Drops the findings an `allow` covers; returns the rest and the
+/// suppressions that were used.
+fn suppress(machine: &Machine, findings: Vec<Finding>) -> (Vec<Finding>, Used) {
+    let mut used = Used::new();
+    let mut kept = Vec::new();
+    for finding in findings {
+        let covering = std::iter::once(finding.state)
+            .chain(machine.ancestors(finding.state))
+            .find_map(|s| {
+                machine
+                    .state(s)
+                    .allow
+                    .keys()
+                    .find(|name| Lint::from_name_or_code(name) == Some(finding.lint))
+                    .map(|name| (s, name.clone()))
+            });
+        match covering {
+            Some(key) => *used.entry(key).or_default() += 1,
+            None => kept.push(finding),
+        }
+    }
+    (kept, used)
+}
+
+#[cfg(test)]
+mod tests;

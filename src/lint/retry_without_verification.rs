@@ -1,0 +1,269 @@
+use std::collections::VecDeque;
+
+use petgraph::graph::NodeIndex;
+use petgraph::visit::EdgeRef;
+
+use super::{Cx, Finding, Lint, Stage, Witness, WitnessEnd};
+use crate::diagnostic::Label;
+use crate::graph::{Cost, Edge, Node};
+use crate::model::{Action, Idempotency, StateId, StateKind, TransitionId};
+
+declare_lint! {
+    /// ### What it does
+    ///
+    /// Flags a transition that performs an effect with `idempotency: none`
+    /// again, after a run already performed it, on a path that does not go
+    /// through the effect's `verify` state (any path, when the effect names
+    /// none). The effect counts as performed by a transition's actions and
+    /// by the entry actions of the states a transition enters.
+    ///
+    /// ### Why is this bad?
+    ///
+    /// A receiver without idempotency keys cannot tell a retry from a new
+    /// request. When an answer is lost, retrying blindly charges twice;
+    /// only asking first ("did the charge happen?") is safe.
+    ///
+    /// ### Example
+    ///
+    /// ```yaml
+    /// effects:
+    ///   cobrar: { idempotency: none }
+    /// states:
+    ///   cobrando:
+    ///     entry: [cobrar]
+    ///     on:
+    ///       TIMEOUT: { target: cobrando, reenter: true }   # charges again
+    /// ```
+    ///
+    /// ### Use instead
+    ///
+    /// ```yaml
+    /// effects:
+    ///   cobrar: { idempotency: none, verify: verificando }
+    /// states:
+    ///   cobrando:
+    ///     entry: [cobrar]
+    ///     on:
+    ///       TIMEOUT: verificando
+    ///   verificando:
+    ///     entry: [consultarCobro]
+    ///     on:
+    ///       EXISTE: cobrado
+    ///       NO_EXISTE: cobrando
+    /// ```
+    code: "I008",
+    severity: Warning,
+    stage: Stage::Model(check),
+}
+
+/// Where a search for a retry starts: after a transition that performed the
+/// effect, or after the start.
+#[derive(Clone, Copy)]
+enum Origin {
+    Start,
+    Transition(TransitionId),
+}
+
+fn check(cx: &mut Cx) {
+    let m = cx.machine;
+    for (name, decl) in &m.effects {
+        if decl.idempotency != Idempotency::None {
+            continue;
+        }
+        let verify = decl.verify.as_ref().map(|t| t.state);
+        let performs = |actions: &[Action]| {
+            actions
+                .iter()
+                .any(|a| matches!(a, Action::Effect { name: n, .. } if &n.text == name))
+        };
+        let entering = entering_states(cx, |s| performs(&m.state(s).entry));
+        if !entering.iter().any(|&b| b) && !m.transitions.iter().any(|t| performs(&t.actions)) {
+            continue;
+        }
+        let blocked = |node: NodeIndex| {
+            let s = match cx.graph.node(node) {
+                Node::At(s) | Node::Enter(s) => s,
+            };
+            verify.is_some_and(|v| cx.graph.contains(v, s))
+        };
+        let acts: Vec<bool> = m.transitions.iter().map(|t| performs(&t.actions)).collect();
+        let runs_edge = |edge: Edge, to: NodeIndex| match edge {
+            Edge::Transition(t) => {
+                acts[t.index()]
+                    || matches!(cx.graph.node(to), Node::Enter(x) if entering[x.index()])
+            }
+            _ => false,
+        };
+
+        // Sources: just after each reachable transition that performs it.
+        let n = cx.graph.steps.node_count();
+        let mut origin: Vec<Option<Origin>> = vec![None; n];
+        let mut queue = VecDeque::new();
+        let mut dist = vec![u32::MAX; n];
+        let mut pred = vec![None; n];
+        let mut start = |node: NodeIndex, o: Origin, queue: &mut VecDeque<NodeIndex>| {
+            if dist[node.index()] != 0 && !blocked(node) {
+                dist[node.index()] = 0;
+                origin[node.index()] = Some(o);
+                queue.push_back(node);
+            }
+        };
+        if entering[StateId::ROOT.index()] {
+            start(cx.graph.enter(StateId::ROOT), Origin::Start, &mut queue);
+        }
+        for (index, t) in m.transitions.iter().enumerate() {
+            let tid = TransitionId(index as u32);
+            if !cx.transition_reachable(tid) {
+                continue;
+            }
+            let from = cx.graph.at(t.source);
+            let mut performed = false;
+            for e in cx.graph.steps.edges(from) {
+                if *e.weight() == Edge::Transition(tid) && runs_edge(*e.weight(), e.target()) {
+                    performed = true;
+                    start(e.target(), Origin::Transition(tid), &mut queue);
+                }
+            }
+            if !performed && acts[index] && cx.graph.targets(tid).is_empty() {
+                start(from, Origin::Transition(tid), &mut queue);
+            }
+        }
+
+        // A 0-1 search that stops at the first transition performing it again.
+        let mut done = vec![false; n];
+        let mut found: Option<(NodeIndex, TransitionId)> = None;
+        'search: while let Some(node) = queue.pop_front() {
+            if done[node.index()] {
+                continue;
+            }
+            done[node.index()] = true;
+            if let Node::At(s) = cx.graph.node(node) {
+                for &t in &m.state(s).on {
+                    if acts[t.index()] && cx.graph.targets(t).is_empty() {
+                        found = Some((node, t));
+                        break 'search;
+                    }
+                }
+            }
+            for e in cx.graph.steps.edges(node) {
+                let weight = *e.weight();
+                if weight == Edge::History || blocked(e.target()) {
+                    continue;
+                }
+                if let Edge::Transition(t) = weight
+                    && runs_edge(weight, e.target())
+                {
+                    found = Some((node, t));
+                    break 'search;
+                }
+                let free = cx.graph.cost(weight) == Cost::Free;
+                let d = dist[node.index()] + u32::from(!free);
+                if d < dist[e.target().index()] {
+                    dist[e.target().index()] = d;
+                    pred[e.target().index()] = Some(e.id());
+                    if free {
+                        queue.push_front(e.target());
+                    } else {
+                        queue.push_back(e.target());
+                    }
+                }
+            }
+        }
+        let Some((at, retry)) = found else {
+            continue;
+        };
+
+        // The witness: perform it once, go round, perform it again.
+        let mut path = Vec::new();
+        let mut first = at;
+        while let Some(e) = pred[first.index()] {
+            path.push(e);
+            first = cx.graph.steps.edge_endpoints(e).map(|(f, _)| f).unwrap_or(first);
+        }
+        path.reverse();
+        let mut steps = match origin[first.index()] {
+            Some(Origin::Transition(t)) => cx.taking(t, None).map(|(s, _)| s).unwrap_or_default(),
+            _ => Vec::new(),
+        };
+        steps.extend(cx.steps_of(&path));
+        steps.extend(cx.step_taking(retry, None));
+        let witness = (!steps.is_empty()).then(|| Witness {
+            steps,
+            end: WitnessEnd::Retry {
+                effect: name.clone(),
+            },
+        });
+
+        let t = m.transition(retry);
+        let mut labels = vec![Label {
+            span: decl.span,
+            message: "declared `idempotency: none`".into(),
+        }];
+        let message = match verify {
+            Some(v) => {
+                labels.push(Label {
+                    span: m.state(v).span,
+                    message: "the verification state the retry skips".into(),
+                });
+                format!(
+                    "this transition performs `{name}` again without passing through its `verify` state `{}`",
+                    m.display_name(v)
+                )
+            }
+            None => format!(
+                "this transition performs `{name}` again, and `{name}` names no `verify` state to ask first"
+            ),
+        };
+        cx.report(Finding {
+            lint: Lint::RetryWithoutVerification,
+            span: t.span,
+            state: t.source,
+            message,
+            labels,
+            help: Some(format!(
+                "give `{name}` a `verify` state that asks the receiver whether it already happened, and retry only from there"
+            )),
+            witness,
+        });
+    }
+}
+
+/// For each state, whether entering it (by default entry below it) enters
+/// a state that `performs` on entry. History states count when their
+/// parent holds one, since they may restore it.
+fn entering_states(cx: &Cx, performs: impl Fn(StateId) -> bool) -> Vec<bool> {
+    let m = cx.machine;
+    let mut out = vec![false; m.states.len()];
+    for c in m.state_ids() {
+        if !performs(c) {
+            continue;
+        }
+        out[c.index()] = true;
+        let mut child = c;
+        for p in m.ancestors(c) {
+            let by_default = match m.state(p).kind {
+                StateKind::Parallel => true,
+                _ => cx
+                    .graph
+                    .initial(p)
+                    .iter()
+                    .any(|&x| cx.graph.contains(child, x)),
+            };
+            if !by_default {
+                break;
+            }
+            out[p.index()] = true;
+            child = p;
+        }
+        if let Some(parent) = m.state(c).parent {
+            for a in std::iter::once(parent).chain(m.ancestors(parent)) {
+                for &h in &m.state(a).children {
+                    if cx.graph.is_history(h) && cx.graph.contains(a, c) {
+                        out[h.index()] = true;
+                    }
+                }
+            }
+        }
+    }
+    out
+}

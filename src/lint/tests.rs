@@ -1,0 +1,185 @@
+//! The lint registry: codes, names, severities and documentation.
+
+use super::*;
+use crate::syntax::{Syntax, parse};
+
+#[test]
+fn codes_names_and_severities_match_the_spec_table() {
+    let table: Vec<(&str, &str, Severity)> = Lint::ALL
+        .iter()
+        .map(|l| (l.code(), l.name(), l.default_severity()))
+        .collect();
+    use Severity::{Error, Warning};
+    assert_eq!(
+        table,
+        [
+            ("I001", "self-accepting-event", Warning),
+            ("I002", "reentry-reruns-actions", Warning),
+            ("I003", "cycle-reenables-event", Warning),
+            ("I004", "cumulative-update", Warning),
+            ("I005", "effect-without-key", Warning),
+            ("I006", "event-without-id", Warning),
+            ("I007", "retention-below-retry", Error),
+            ("I008", "retry-without-verification", Warning),
+            ("S001", "unknown-target", Error),
+            ("S002", "unreachable-state", Warning),
+            ("S003", "shadowed-transition", Warning),
+            ("S004", "deadlock-state", Warning),
+            ("S005", "undeclared-event", Warning),
+            ("S006", "eventless-loop", Error),
+            ("S007", "invalid-expression", Error),
+            ("S008", "unknown-context-field", Error),
+            ("S009", "unused-suppression", Warning),
+            ("S010", "unknown-lint", Warning),
+        ]
+    );
+}
+
+#[test]
+fn lints_are_found_by_name_or_code() {
+    for &lint in Lint::ALL {
+        assert_eq!(Lint::from_name_or_code(lint.name()), Some(lint));
+        assert_eq!(Lint::from_name_or_code(lint.code()), Some(lint));
+        assert_eq!(
+            Lint::from_name_or_code(&lint.code().to_lowercase()),
+            Some(lint)
+        );
+    }
+    assert_eq!(Lint::from_name_or_code("self_accepting_event"), None);
+    assert_eq!(Lint::from_name_or_code("I999"), None);
+    assert_eq!(Lint::from_name_or_code(""), None);
+}
+
+/// The `///` lines inside `declare_lint!` of a rule file, as `doc()` gives them.
+fn doc_comment_of(source: &str) -> String {
+    let start = source
+        .find("declare_lint!")
+        .expect("declare_lint! in the rule file");
+    let mut doc = String::new();
+    for line in source[start..].lines().skip(1) {
+        let line = line.trim_start();
+        let Some(text) = line.strip_prefix("///") else {
+            break;
+        };
+        doc.push_str(text.strip_prefix(' ').unwrap_or(text));
+        doc.push('\n');
+    }
+    doc
+}
+
+#[test]
+fn docs_are_the_rule_files_doc_comments() {
+    for &lint in Lint::ALL {
+        let file = format!(
+            "{}/src/lint/{}.rs",
+            env!("CARGO_MANIFEST_DIR"),
+            lint.name().replace('-', "_")
+        );
+        let source = std::fs::read_to_string(&file).expect("one file per lint");
+        assert_eq!(lint.doc(), doc_comment_of(&source), "{file}");
+        for section in [
+            "### What it does\n",
+            "### Why is this bad?\n",
+            "### Example\n",
+            "### Use instead\n",
+        ] {
+            assert!(lint.doc().contains(section), "{}: {section}", lint.name());
+        }
+        assert!(!lint.doc().starts_with(' '), "{}", lint.name());
+    }
+}
+
+#[test]
+fn load_errors_carry_the_registered_codes_and_names() {
+    let cases = [
+        (
+            "machine: m\ninitial: a\nstates:\n  a: { on: { GO: b } }\n",
+            Lint::UnknownTarget,
+        ),
+        (
+            "machine: m\ninitial: a\nstates:\n  a: { on: { GO: { target: a, guard: \"1 +\" } } }\n",
+            Lint::InvalidExpression,
+        ),
+        (
+            "machine: m\ninitial: a\nstates:\n  a: { on: { GO: { actions: [ { assign: { x: \"1\" } } ] } } }\n",
+            Lint::UnknownContextField,
+        ),
+    ];
+    for (text, lint) in cases {
+        assert!(lint.reported_by_loading());
+        let errors = parse(text, Syntax::Yaml).expect_err("does not load");
+        assert!(
+            errors
+                .iter()
+                .any(|e| e.code == lint.code() && e.name == lint.name()),
+            "{lint:?}: {errors:?}"
+        );
+    }
+    let loading: Vec<&str> = Lint::ALL
+        .iter()
+        .filter(|l| l.reported_by_loading())
+        .map(|l| l.code())
+        .collect();
+    assert_eq!(loading, ["S001", "S007", "S008"]);
+}
+
+fn lint_yaml(text: &str) -> Vec<Diagnostic> {
+    lint(&parse(text, Syntax::Yaml).expect("loads"))
+}
+
+#[test]
+fn an_allow_names_a_lint_by_name_or_code_and_covers_descendants() {
+    let machine = |allow: &str| {
+        format!(
+            "machine: m\nevents:\n  E: {{ id: eid }}\ninitial: p\nstates:\n  p:\n    initial: a\n{allow}    states:\n      a: {{ on: {{ E: b }} }}\n      b: {{ on: {{ E: a }} }}\n"
+        )
+    };
+    let codes = |d: &[Diagnostic]| d.iter().map(|d| d.code).collect::<Vec<_>>();
+    assert_eq!(codes(&lint_yaml(&machine(""))), ["I001", "I001"]);
+    for allow in [
+        "    allow: { self-accepting-event: \"toggle\" }\n",
+        "    allow: { I001: \"toggle\" }\n",
+    ] {
+        assert_eq!(
+            codes(&lint_yaml(&machine(allow))),
+            Vec::<&str>::new(),
+            "{allow}"
+        );
+    }
+    let unused = lint_yaml(&machine(
+        "    allow: { I001: \"toggle\", cumulative-update: \"none here\" }\n",
+    ));
+    assert_eq!(codes(&unused), ["S009"]);
+    assert_eq!(
+        unused[0].message,
+        "`allow cumulative-update` suppresses nothing"
+    );
+}
+
+#[test]
+fn suppression_findings_can_be_suppressed_from_an_ancestor() {
+    let diagnostics = lint_yaml(
+        "machine: m\nallow: { unknown-lint: \"kept for an older linter\" }\ninitial: a\nstates:\n  a:\n    type: final\n    allow: { not-a-lint: \"x\" }\n",
+    );
+    assert!(diagnostics.is_empty(), "{diagnostics:?}");
+}
+
+#[test]
+fn every_idempotency_finding_carries_a_witness_and_a_verdict() {
+    let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/hazards");
+    for entry in std::fs::read_dir(dir).expect("the corpus") {
+        let path = entry.expect("an entry").path();
+        if path.extension().is_none_or(|e| e != "yaml") {
+            continue;
+        }
+        let text = std::fs::read_to_string(&path).expect("readable");
+        for d in lint(&parse(&text, Syntax::Yaml).expect("loads")) {
+            if Lint::from_name_or_code(d.code).is_some_and(Lint::is_idempotency) {
+                assert!(!d.witness.is_empty(), "{}: {d:?}", path.display());
+                assert!(d.confirmed.is_some(), "{}: {d:?}", path.display());
+            } else {
+                assert!(d.witness.is_empty() && d.confirmed.is_none());
+            }
+        }
+    }
+}

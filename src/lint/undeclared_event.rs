@@ -1,0 +1,74 @@
+use super::{Cx, Finding, Lint, Stage};
+use crate::model::{EventPattern, Trigger};
+
+declare_lint! {
+    /// ### What it does
+    ///
+    /// Flags an event name in an `on:` key that is neither declared under
+    /// `events:` nor raised or sent by the machine itself (`done.state.*`
+    /// and `error.*` come from the interpreter and need no declaration).
+    /// Wildcards (`*`, `foo.*`) are not checked.
+    ///
+    /// ### Why is this bad?
+    ///
+    /// Usually a misspelt event, which then never fires. And an undeclared
+    /// event has no `id` field and no `source`, so it can be neither
+    /// deduplicated nor checked against a retry horizon.
+    ///
+    /// ### Example
+    ///
+    /// ```yaml
+    /// events:
+    ///   PAGO_CONFIRMADO: { id: pagoId }
+    /// states:
+    ///   pendiente:
+    ///     on:
+    ///       PAGO_CONFIRMDO: pagado
+    /// ```
+    ///
+    /// ### Use instead
+    ///
+    /// ```yaml
+    ///     on:
+    ///       PAGO_CONFIRMADO: pagado
+    /// ```
+    code: "S005",
+    severity: Warning,
+    stage: Stage::Model(check),
+}
+
+fn check(cx: &mut Cx) {
+    let m = cx.machine;
+    for t in &m.transitions {
+        let Trigger::Event(descriptor) = &t.trigger else {
+            continue;
+        };
+        for pattern in &descriptor.patterns {
+            let EventPattern::Exact(name) = pattern else {
+                continue;
+            };
+            let own = cx
+                .graph
+                .events
+                .get(name)
+                .is_some_and(|e| !cx.graph.events.is_external(e));
+            if own || m.events.contains_key(name) {
+                continue;
+            }
+            let declared: Vec<&str> = m.events.keys().map(String::as_str).collect();
+            let help = match crate::diagnostic::did_you_mean(name, declared) {
+                Some(close) => format!("did you mean `{close}`?"),
+                None => format!("declare it under `events:` with its `id` field: `{name}: {{ id: FIELD }}`"),
+            };
+            cx.report(Finding {
+                lint: Lint::UndeclaredEvent,
+                span: t.span,
+                state: t.source,
+                message: format!("event `{name}` is not declared under `events:` and the machine does not raise it"),
+                labels: Vec::new(),
+                help: Some(help),
+                witness: None,
+            });
+        }
+    }
+}

@@ -1,0 +1,202 @@
+//! Witnesses: the shortest event sequences from the initial configuration
+//! that show a hazard, found by breadth-first search on the transition graph.
+
+use petgraph::graph::{EdgeIndex, NodeIndex};
+
+use super::Cx;
+use crate::graph::{Cost, Edge, EventId, MachineGraph};
+use crate::model::{Duration, StateId, TransitionId, Trigger};
+
+/// The longest prefix a witness is built from.
+pub const MAX_WITNESS_STEPS: u32 = 500;
+
+/// One step of a witness.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum WitnessStep {
+    /// A delivery of the event, meant to take the transition.
+    Event {
+        event: EventId,
+        transition: Option<TransitionId>,
+    },
+    /// Time passes until the delayed transition fires.
+    After {
+        delay: Duration,
+        transition: TransitionId,
+    },
+}
+
+/// What the witness ends with.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum WitnessEnd {
+    /// A second delivery of step `i` (same id and payload), written `E*`.
+    Repeat(usize),
+    /// The last step runs the effect again (a retry, not a redelivery).
+    Retry { effect: String },
+}
+
+/// An event sequence that shows a hazard.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Witness {
+    pub steps: Vec<WitnessStep>,
+    pub end: WitnessEnd,
+}
+
+impl Witness {
+    /// The spec's form: event names, `after 30s` for timers, the repeated
+    /// delivery last with a trailing `*`.
+    pub fn render(&self, graph: &MachineGraph) -> Vec<String> {
+        let mut out: Vec<String> = self
+            .steps
+            .iter()
+            .map(|s| match s {
+                WitnessStep::Event { event, .. } => graph.events.name(*event).to_string(),
+                WitnessStep::After { delay, .. } => format!("after {delay}"),
+            })
+            .collect();
+        if let WitnessEnd::Repeat(i) = self.end
+            && let Some(step) = out.get(i).cloned()
+        {
+            out.push(format!("{step}*"));
+        }
+        out
+    }
+}
+
+impl Cx<'_> {
+    /// The steps along a path of edges.
+    pub fn steps_of(&self, path: &[EdgeIndex]) -> Vec<WitnessStep> {
+        path.iter()
+            .filter_map(|&e| self.step_of_edge(self.graph.steps[e]))
+            .collect()
+    }
+
+    fn step_of_edge(&self, edge: Edge) -> Option<WitnessStep> {
+        let Edge::Transition(t) = edge else {
+            return None;
+        };
+        match self.graph.cost(edge) {
+            Cost::Free => None,
+            Cost::Event(event) => Some(WitnessStep::Event {
+                event,
+                transition: Some(t),
+            }),
+            Cost::After => match self.machine.transition(t).trigger {
+                Trigger::After(delay) => Some(WitnessStep::After {
+                    delay,
+                    transition: t,
+                }),
+                _ => None,
+            },
+        }
+    }
+
+    /// The shortest steps from the start to `node`.
+    /// `None` past `MAX_WITNESS_STEPS`: such a sequence helps no one, and
+    /// building one per finding would cost the square of the machine's size.
+    pub fn prefix(&self, node: NodeIndex) -> Option<Vec<WitnessStep>> {
+        let dist = *self.reach.dist.get(node.index())?;
+        (dist <= MAX_WITNESS_STEPS)
+            .then(|| self.steps_of(&self.reach.path(&self.graph.steps, node)))
+    }
+
+    /// The step that takes the transition.
+    pub fn step_taking(&self, t: TransitionId, event: Option<EventId>) -> Option<WitnessStep> {
+        match self.machine.transition(t).trigger {
+            Trigger::After(delay) => Some(WitnessStep::After {
+                delay,
+                transition: t,
+            }),
+            Trigger::Always => None,
+            Trigger::Event(_) => {
+                let event = event.or(self.graph.representative(t))?;
+                self.graph
+                    .events
+                    .is_external(event)
+                    .then_some(WitnessStep::Event {
+                        event,
+                        transition: Some(t),
+                    })
+            }
+        }
+    }
+
+    /// Whether, with `leaf` active, the interpreter may choose `t` for
+    /// `event`: no unguarded handler comes before it.
+    pub fn selects(&self, leaf: StateId, t: TransitionId, event: EventId) -> bool {
+        for h in self.graph.handlers(leaf, event) {
+            if h == t {
+                return true;
+            }
+            if self.machine.transition(h).guard.is_none() {
+                return false;
+            }
+        }
+        false
+    }
+
+    /// The reachable leaf, nearest the start, in which `t` may be chosen
+    /// for `event` (any reachable leaf under its source for `always` and
+    /// `after`).
+    pub fn selecting_leaf(&self, t: TransitionId, event: Option<EventId>) -> Option<StateId> {
+        let known = self.selecting.borrow()[t.index()]
+            .iter()
+            .find(|(e, _)| *e == event)
+            .map(|(_, l)| *l);
+        if let Some(known) = known {
+            return known;
+        }
+        let found = self.find_selecting_leaf(t, event);
+        self.selecting.borrow_mut()[t.index()].push((event, found));
+        found
+    }
+
+    fn find_selecting_leaf(&self, t: TransitionId, event: Option<EventId>) -> Option<StateId> {
+        let source = self.machine.transition(t).source;
+        if !self.reach.reached(self.graph.at(source)) {
+            return None;
+        }
+        let ok = |leaf: StateId| event.is_none_or(|e| self.selects(leaf, t, e));
+        // The search reached the source through one of its leaves; most
+        // often that leaf will do.
+        let mut at = self.graph.at(source);
+        while let Some(e) = self.reach.pred[at.index()] {
+            if self.graph.steps[e] != Edge::Up {
+                break;
+            }
+            at = self.graph.steps.edge_endpoints(e)?.0;
+        }
+        if let crate::graph::Node::At(leaf) = self.graph.node(at)
+            && self.graph.is_leaf(leaf)
+            && ok(leaf)
+        {
+            return Some(leaf);
+        }
+        self.graph
+            .subtree(source)
+            .filter(|&l| self.graph.is_leaf(l) && self.reach.reached(self.graph.at(l)) && ok(l))
+            .min_by_key(|&l| self.reach.dist[self.graph.at(l).index()])
+    }
+
+    /// The shortest steps from the start to taking `t` on `event`, and the
+    /// index of the step that takes it.
+    pub fn taking(
+        &self,
+        t: TransitionId,
+        event: Option<EventId>,
+    ) -> Option<(Vec<WitnessStep>, Option<usize>)> {
+        let leaf = self.selecting_leaf(t, event)?;
+        let mut steps = self.prefix(self.graph.at(leaf))?;
+        let taken = self.step_taking(t, event).map(|step| {
+            steps.push(step);
+            steps.len() - 1
+        });
+        Some((steps, taken))
+    }
+
+    /// The last delivered event among the steps.
+    pub fn last_delivery(steps: &[WitnessStep]) -> Option<usize> {
+        steps
+            .iter()
+            .rposition(|s| matches!(s, WitnessStep::Event { .. }))
+    }
+}

@@ -1,0 +1,77 @@
+//! The JSON document of `idemchart lint --format json` (see the "Lints"
+//! section of the machine-format spec).
+
+use serde::Serialize;
+
+use super::{FileReport, Region, Summary, portable_path};
+
+#[derive(Serialize)]
+struct Document<'a> {
+    diagnostics: Vec<JsonDiagnostic<'a>>,
+    summary: Summary,
+}
+
+#[derive(Serialize)]
+struct JsonDiagnostic<'a> {
+    code: &'a str,
+    lint: &'a str,
+    severity: &'a str,
+    file: String,
+    line: usize,
+    column: usize,
+    message: &'a str,
+    witness: &'a [String],
+    confirmed: Option<bool>,
+}
+
+/// One JSON document with every diagnostic, load errors included, and the
+/// summary; pretty-printed, with a final newline.
+pub fn json(reports: &[FileReport]) -> String {
+    let diagnostics = reports
+        .iter()
+        .flat_map(|report| {
+            report.diagnostics.iter().map(move |d| {
+                let region = Region::of(d.span, &report.file);
+                JsonDiagnostic {
+                    code: d.code,
+                    lint: d.name,
+                    severity: d.severity.as_str(),
+                    file: portable_path(&report.file.path),
+                    line: region.start_line,
+                    column: region.start_column,
+                    message: &d.message,
+                    witness: &d.witness,
+                    confirmed: d.confirmed,
+                }
+            })
+        })
+        .collect();
+    let document = Document {
+        diagnostics,
+        summary: Summary::of(reports),
+    };
+    let mut text = serde_json::to_string_pretty(&document)
+        .expect("a document of strings and numbers always serialises");
+    text.push('\n');
+    text
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::report::tests::reports;
+
+    #[test]
+    fn json_document_has_the_spec_shape() {
+        let text = json(&reports());
+        insta::assert_snapshot!(text);
+        let value: serde_json::Value = serde_json::from_str(&text).unwrap();
+        assert_eq!(value["summary"]["errors"], 2);
+        assert_eq!(value["diagnostics"][1]["witness"][1], "PAGO*");
+        assert_eq!(value["diagnostics"][2]["lint"], "syntax-error");
+        assert_eq!(
+            value["diagnostics"][2]["confirmed"],
+            serde_json::Value::Null
+        );
+    }
+}

@@ -1,0 +1,426 @@
+//! The durable runtime: `apply` an event to a stored process exactly once,
+//! answer duplicates with the frozen first response, and hand effects to an
+//! outbox with stable idempotency keys.
+//!
+//! See DESIGN.md, "The apply contract". In one store transaction `apply`
+//! looks the `(process, event id)` pair up; a known id with the same payload
+//! hash is a `Duplicate` answered with the stored response bytes, with another
+//! payload a `Conflict` that writes nothing. Otherwise it restores the actor,
+//! sends the event, and writes the applied-event row, the outbox rows and the
+//! new snapshot (under a revision check) together. An event that enables no
+//! transition is `Ignored`, and recorded and frozen like any answer.
+
+mod dispatch;
+
+pub use dispatch::{Dispatch, DispatchPolicy, DispatchReport, dispatch};
+
+use std::sync::Arc;
+use std::time::{SystemTime, UNIX_EPOCH};
+
+use sha2::{Digest, Sha256};
+
+use crate::expr::{Event, Value};
+use crate::interp::{Actor, Chart, EffectCall, RestoreError, Snapshot};
+use crate::store::{AppliedEvent, OutboxItem, OutboxStatus, ProcessRow, Store, StoreError};
+
+/// What `apply` answered. `response` is the JSON text sent to the sender;
+/// for a duplicate it is the first response, byte for byte.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Outcome {
+    Applied {
+        response: String,
+        revision: u64,
+    },
+    Duplicate {
+        response: String,
+        revision: u64,
+    },
+    /// The id was applied with another payload; nothing was written.
+    Conflict,
+    Ignored {
+        response: String,
+        revision: u64,
+    },
+}
+
+impl Outcome {
+    pub fn kind(&self) -> &'static str {
+        match self {
+            Outcome::Applied { .. } => "applied",
+            Outcome::Duplicate { .. } => "duplicate",
+            Outcome::Conflict => "conflict",
+            Outcome::Ignored { .. } => "ignored",
+        }
+    }
+
+    pub fn response(&self) -> Option<&str> {
+        match self {
+            Outcome::Applied { response, .. }
+            | Outcome::Duplicate { response, .. }
+            | Outcome::Ignored { response, .. } => Some(response),
+            Outcome::Conflict => None,
+        }
+    }
+
+    pub fn revision(&self) -> Option<u64> {
+        match self {
+            Outcome::Applied { revision, .. }
+            | Outcome::Duplicate { revision, .. }
+            | Outcome::Ignored { revision, .. } => Some(*revision),
+            Outcome::Conflict => None,
+        }
+    }
+}
+
+/// Why `apply` gave no answer. Nothing was written; the sender may retry.
+#[derive(Debug, thiserror::Error)]
+pub enum RuntimeError {
+    #[error(transparent)]
+    Store(#[from] StoreError),
+    #[error("event `{0}` has no id: give it an `id`, or declare the payload field that holds it")]
+    MissingId(String),
+    #[error("process `{process}` runs machine `{found}`, not `{expected}`")]
+    WrongMachine {
+        process: String,
+        expected: String,
+        found: String,
+    },
+    #[error("process `{process}`: {source}")]
+    Restore {
+        process: String,
+        source: RestoreError,
+    },
+    #[error("process `{0}`: the snapshot row is not a valid snapshot: {1}")]
+    BadSnapshot(String, String),
+    #[error("process `{0}`: gave up after {1} revision conflicts")]
+    Contention(String, u32),
+}
+
+/// How often `apply` starts over from a fresher snapshot before giving up.
+pub const MAX_REVISION_RETRIES: u32 = 64;
+
+/// The id that identifies one delivery of `event`, as text.
+pub fn event_id(event: &Event) -> Option<String> {
+    match event.id.as_ref()? {
+        Value::Null => None,
+        Value::String(s) => Some(s.to_string()),
+        other => Some(other.to_json().to_string()),
+    }
+}
+
+/// Hex SHA-256 of the event's type and payload in canonical JSON (object keys
+/// sorted), so key order and whitespace do not make a conflict.
+pub fn payload_hash(event: &Event) -> String {
+    let mut text = String::new();
+    canonical(
+        &serde_json::json!({ "type": &*event.name, "data": event.data.to_json() }),
+        &mut text,
+    );
+    hex(&Sha256::digest(text.as_bytes()))
+}
+
+fn canonical(value: &serde_json::Value, out: &mut String) {
+    match value {
+        serde_json::Value::Object(map) => {
+            let mut keys: Vec<&String> = map.keys().collect();
+            keys.sort();
+            out.push('{');
+            for (i, key) in keys.into_iter().enumerate() {
+                if i > 0 {
+                    out.push(',');
+                }
+                out.push_str(&serde_json::Value::from(key.as_str()).to_string());
+                out.push(':');
+                canonical(&map[key], out);
+            }
+            out.push('}');
+        }
+        serde_json::Value::Array(items) => {
+            out.push('[');
+            for (i, item) in items.iter().enumerate() {
+                if i > 0 {
+                    out.push(',');
+                }
+                canonical(item, out);
+            }
+            out.push(']');
+        }
+        other => out.push_str(&other.to_string()),
+    }
+}
+
+/// The idempotency key of the effect at `position` of the step that applied
+/// `event_id` to `process`: hex SHA-256 of the three, each prefixed with its
+/// length so no two triples share an input. It depends on nothing else, so a
+/// retried dispatch, or a re-run of the same step, sends the same key.
+pub fn idempotency_key(process: &str, event_id: &str, position: u32) -> String {
+    let mut hasher = Sha256::new();
+    hasher.update(b"idemchart-effect-v1");
+    for part in [process, event_id] {
+        hasher.update((part.len() as u64).to_be_bytes());
+        hasher.update(part.as_bytes());
+    }
+    hasher.update(position.to_be_bytes());
+    hex(&hasher.finalize())
+}
+
+fn hex(bytes: &[u8]) -> String {
+    const DIGITS: &[u8; 16] = b"0123456789abcdef";
+    let mut out = String::with_capacity(bytes.len() * 2);
+    for b in bytes {
+        out.push(DIGITS[usize::from(b >> 4)] as char);
+        out.push(DIGITS[usize::from(b & 15)] as char);
+    }
+    out
+}
+
+/// Milliseconds since the Unix epoch by the system clock.
+pub fn now_millis() -> u64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map(|d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX))
+        .unwrap_or(0)
+}
+
+/// `apply_at` with the system clock.
+pub fn apply<S: Store>(
+    store: &mut S,
+    chart: &Arc<Chart>,
+    process: &str,
+    event: &Event,
+) -> Result<Outcome, RuntimeError> {
+    apply_at(store, chart, process, event, now_millis())
+}
+
+/// Applies `event` to `process` (created from the machine's initial state if
+/// unknown) exactly once; `now` is recorded as the time of application, for
+/// retention.
+pub fn apply_at<S: Store>(
+    store: &mut S,
+    chart: &Arc<Chart>,
+    process: &str,
+    event: &Event,
+    now: u64,
+) -> Result<Outcome, RuntimeError> {
+    let id = event_id(event).ok_or_else(|| RuntimeError::MissingId(event.name.to_string()))?;
+    let hash = payload_hash(event);
+    for _ in 0..MAX_REVISION_RETRIES {
+        let result = store.transaction(|tx| {
+            attempt(
+                tx,
+                chart,
+                &Delivery {
+                    process,
+                    id: &id,
+                    hash: &hash,
+                    event,
+                    now,
+                },
+            )
+        });
+        match result {
+            Ok(outcome) => return Ok(outcome),
+            // Another writer moved the snapshot: start over, where the id may
+            // now be a duplicate.
+            Err(Attempt::Lost) => continue,
+            Err(Attempt::Failed(e)) => return Err(e),
+        }
+    }
+    Err(RuntimeError::Contention(
+        process.to_string(),
+        MAX_REVISION_RETRIES,
+    ))
+}
+
+struct Delivery<'a> {
+    process: &'a str,
+    id: &'a str,
+    hash: &'a str,
+    event: &'a Event,
+    now: u64,
+}
+
+enum Attempt {
+    Lost,
+    Failed(RuntimeError),
+}
+
+impl From<StoreError> for Attempt {
+    fn from(e: StoreError) -> Attempt {
+        Attempt::Failed(RuntimeError::Store(e))
+    }
+}
+
+impl From<RuntimeError> for Attempt {
+    fn from(e: RuntimeError) -> Attempt {
+        Attempt::Failed(e)
+    }
+}
+
+fn attempt(
+    tx: &mut dyn crate::store::Transaction,
+    chart: &Arc<Chart>,
+    delivery: &Delivery<'_>,
+) -> Result<Outcome, Attempt> {
+    let process = delivery.process;
+    if let Some(applied) = tx.applied_event(process, delivery.id)? {
+        return Ok(if applied.payload_hash == delivery.hash {
+            Outcome::Duplicate {
+                response: applied.response,
+                revision: applied.revision,
+            }
+        } else {
+            Outcome::Conflict
+        });
+    }
+    let machine = chart.machine();
+    let (mut actor, revision, start_effects) = match tx.process(process)? {
+        Some(row) => {
+            if row.machine != machine.name {
+                return Err(RuntimeError::WrongMachine {
+                    process: process.to_string(),
+                    expected: machine.name.clone(),
+                    found: row.machine,
+                }
+                .into());
+            }
+            let snapshot: Snapshot = serde_json::from_str(&row.snapshot)
+                .map_err(|e| RuntimeError::BadSnapshot(process.to_string(), e.to_string()))?;
+            // `restore` refuses another machine version: a process keeps the
+            // version it started with until it is migrated explicitly.
+            let actor = Actor::restore(Arc::clone(chart), &snapshot).map_err(|source| {
+                RuntimeError::Restore {
+                    process: process.to_string(),
+                    source,
+                }
+            })?;
+            (actor, Some(row.revision), Vec::new())
+        }
+        None => {
+            let actor = Actor::new(Arc::clone(chart));
+            // The start's entry effects belong to the first event's step, so
+            // they leave through the outbox with it.
+            let effects = actor.last_step().effects.clone();
+            (actor, None, effects)
+        }
+    };
+    let step = actor.send(delivery.event);
+    let ignored = step.ignored;
+    let effects: Vec<EffectCall> = start_effects
+        .into_iter()
+        .chain(step.effects.iter().cloned())
+        .collect();
+    let snapshot = actor.snapshot();
+    let snapshot_json = serde_json::to_string(&snapshot)
+        .map_err(|e| RuntimeError::BadSnapshot(process.to_string(), e.to_string()))?;
+    let new_revision = match revision {
+        Some(revision) => {
+            if !tx.update_process(process, revision, &snapshot_json)? {
+                return Err(Attempt::Lost);
+            }
+            revision + 1
+        }
+        None => {
+            let row = ProcessRow {
+                id: process.to_string(),
+                machine: machine.name.clone(),
+                version: machine.version,
+                snapshot: snapshot_json,
+                revision: 1,
+            };
+            if !tx.insert_process(&row)? {
+                return Err(Attempt::Lost);
+            }
+            1
+        }
+    };
+    // Positions are renumbered over the start's effects and the event's, so
+    // keys never collide within one step.
+    let items: Vec<OutboxItem> = effects
+        .iter()
+        .enumerate()
+        .map(|(position, effect)| {
+            let position = u32::try_from(position).unwrap_or(u32::MAX);
+            OutboxItem {
+                process: process.to_string(),
+                event_id: delivery.id.to_string(),
+                position,
+                key: idempotency_key(process, delivery.id, position),
+                effect: effect.name.to_string(),
+                args: effect.args.to_json().to_string(),
+                status: OutboxStatus::Pending,
+                attempts: 0,
+                next_attempt_at: delivery.now,
+                last_error: None,
+            }
+        })
+        .collect();
+    let outcome = if ignored { "ignored" } else { "applied" };
+    let response = serde_json::json!({
+        "outcome": outcome,
+        "revision": new_revision,
+        "configuration": snapshot.configuration,
+        "context": snapshot.context.to_json(),
+        "effects": items.iter().zip(&effects).map(|(item, effect)| serde_json::json!({
+            "effect": item.effect,
+            "position": item.position,
+            "key": item.key,
+            "args": effect.args.to_json(),
+        })).collect::<Vec<_>>(),
+    })
+    .to_string();
+    tx.insert_applied_event(&AppliedEvent {
+        process: process.to_string(),
+        event_id: delivery.id.to_string(),
+        payload_hash: delivery.hash.to_string(),
+        response: response.clone(),
+        revision: new_revision,
+        applied_at: delivery.now,
+    })?;
+    for item in &items {
+        tx.insert_outbox(item)?;
+    }
+    Ok(if ignored {
+        Outcome::Ignored {
+            response,
+            revision: new_revision,
+        }
+    } else {
+        Outcome::Applied {
+            response,
+            revision: new_revision,
+        }
+    })
+}
+
+/// The stored state of a process: `{"process", "revision", "configuration",
+/// "context"}`, or `None` when it does not exist.
+pub fn inspect<S: Store>(
+    store: &mut S,
+    process: &str,
+) -> Result<Option<serde_json::Value>, RuntimeError> {
+    let Some(row) = store.process(process)? else {
+        return Ok(None);
+    };
+    let snapshot: Snapshot = serde_json::from_str(&row.snapshot)
+        .map_err(|e| RuntimeError::BadSnapshot(process.to_string(), e.to_string()))?;
+    Ok(Some(serde_json::json!({
+        "process": row.id,
+        "machine": row.machine,
+        "revision": row.revision,
+        "configuration": snapshot.configuration,
+        "context": snapshot.context.to_json(),
+    })))
+}
+
+/// Deletes the applied-event rows of `chart`'s processes older than the
+/// machine's `dedup.retention` at `now`; returns how many. A machine without
+/// a retention keeps its ids forever, the safe side.
+pub fn purge<S: Store>(store: &mut S, chart: &Chart, now: u64) -> Result<usize, RuntimeError> {
+    let machine = chart.machine();
+    let Some(dedup) = &machine.dedup else {
+        return Ok(0);
+    };
+    let before = now.saturating_sub(dedup.retention.millis);
+    Ok(store.purge_applied(&machine.name, before)?)
+}

@@ -1,0 +1,169 @@
+//! Durable storage for the runtime: process snapshots, applied event ids with
+//! their frozen responses, and the outbox of effects.
+//!
+//! The API is blocking and transaction-shaped: `apply` runs its whole
+//! read–decide–write sequence inside [`Store::transaction`], so the mark, the
+//! snapshot and the outbox rows are committed together or not at all.
+
+#[cfg(feature = "postgres")]
+pub mod postgres;
+pub mod sqlite;
+
+#[cfg(feature = "postgres")]
+pub use postgres::PostgresStore;
+pub use sqlite::{SqliteOptions, SqliteStore, Synchronous};
+
+/// A process row: the snapshot of one running machine.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ProcessRow {
+    pub id: String,
+    pub machine: String,
+    pub version: Option<u64>,
+    /// The `interp::Snapshot` as JSON.
+    pub snapshot: String,
+    pub revision: u64,
+}
+
+/// An applied event: its payload hash and the first response, frozen.
+#[derive(Clone, Debug, PartialEq)]
+pub struct AppliedEvent {
+    pub process: String,
+    pub event_id: String,
+    pub payload_hash: String,
+    /// The response exactly as first sent; a duplicate receives these bytes.
+    pub response: String,
+    pub revision: u64,
+    /// Milliseconds since the Unix epoch (from the caller's clock).
+    pub applied_at: u64,
+}
+
+/// Where an outbox row is in its life.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum OutboxStatus {
+    Pending,
+    Done,
+    /// Given up after too many attempts; an operator decides.
+    Dead,
+    /// The handler could not tell whether the effect happened; the machine
+    /// was told with an event and decides (for example by verifying).
+    Unknown,
+}
+
+impl OutboxStatus {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            OutboxStatus::Pending => "pending",
+            OutboxStatus::Done => "done",
+            OutboxStatus::Dead => "dead",
+            OutboxStatus::Unknown => "unknown",
+        }
+    }
+
+    pub fn parse(text: &str) -> Option<OutboxStatus> {
+        Some(match text {
+            "pending" => OutboxStatus::Pending,
+            "done" => OutboxStatus::Done,
+            "dead" => OutboxStatus::Dead,
+            "unknown" => OutboxStatus::Unknown,
+            _ => return None,
+        })
+    }
+}
+
+/// One effect waiting to leave, or that has left.
+#[derive(Clone, Debug, PartialEq)]
+pub struct OutboxItem {
+    pub process: String,
+    pub event_id: String,
+    pub position: u32,
+    /// Stable across retries: the receiver deduplicates by it.
+    pub key: String,
+    pub effect: String,
+    /// The evaluated arguments as JSON.
+    pub args: String,
+    pub status: OutboxStatus,
+    pub attempts: u32,
+    pub next_attempt_at: u64,
+    pub last_error: Option<String>,
+}
+
+/// A storage failure. None of these is an answer to the sender: the
+/// transaction was rolled back and the event may be sent again.
+#[derive(Debug, thiserror::Error)]
+pub enum StoreError {
+    #[error("store: {0}")]
+    Backend(String),
+    #[error("store: corrupt row: {0}")]
+    Corrupt(String),
+}
+
+/// The operations `apply` needs inside one transaction.
+pub trait Transaction {
+    fn applied_event(
+        &mut self,
+        process: &str,
+        event_id: &str,
+    ) -> Result<Option<AppliedEvent>, StoreError>;
+    fn process(&mut self, id: &str) -> Result<Option<ProcessRow>, StoreError>;
+    /// Inserts a new process; `false` when another writer created it first.
+    fn insert_process(&mut self, row: &ProcessRow) -> Result<bool, StoreError>;
+    /// Writes `snapshot` at `revision + 1` only if the row is still at
+    /// `revision`; `false` when another writer moved it.
+    fn update_process(
+        &mut self,
+        id: &str,
+        revision: u64,
+        snapshot: &str,
+    ) -> Result<bool, StoreError>;
+    fn insert_applied_event(&mut self, row: &AppliedEvent) -> Result<(), StoreError>;
+    /// Inserts an outbox row unless one with its key exists: an id applied
+    /// again after its retention window yields the same keys, and the
+    /// effect already in the outbox (and at the receiver) stands for it.
+    fn insert_outbox(&mut self, item: &OutboxItem) -> Result<(), StoreError>;
+}
+
+/// A durable store. Implementations must make `transaction` atomic: either
+/// everything the closure wrote is committed, or nothing is.
+pub trait Store {
+    /// Runs `body` in one transaction, committing when it returns `Ok` and
+    /// rolling back when it returns `Err`.
+    fn transaction<R, E>(
+        &mut self,
+        body: impl FnOnce(&mut dyn Transaction) -> Result<R, E>,
+    ) -> Result<R, E>
+    where
+        E: From<StoreError>;
+
+    fn process(&mut self, id: &str) -> Result<Option<ProcessRow>, StoreError>;
+
+    /// Outbox rows in process, event, position order, optionally only those
+    /// with one status.
+    fn outbox(&mut self, status: Option<OutboxStatus>) -> Result<Vec<OutboxItem>, StoreError>;
+
+    /// Pending rows due at `now`, oldest first, at most `limit`; each claimed
+    /// row's `next_attempt_at` moves to `now + lease_ms` so another
+    /// dispatcher does not take it while this one works on it.
+    fn claim_due(
+        &mut self,
+        now: u64,
+        lease_ms: u64,
+        limit: usize,
+    ) -> Result<Vec<OutboxItem>, StoreError>;
+
+    /// Records the result of one attempt on the row with `key`.
+    fn finish_attempt(
+        &mut self,
+        key: &str,
+        status: OutboxStatus,
+        attempts: u32,
+        next_attempt_at: u64,
+        last_error: Option<&str>,
+    ) -> Result<(), StoreError>;
+
+    /// Deletes applied-event rows of processes of `machine` applied before
+    /// `before`; returns how many.
+    fn purge_applied(&mut self, machine: &str, before: u64) -> Result<usize, StoreError>;
+
+    /// How many applied-event rows a process has (for tests and `inspect`).
+    fn applied_count(&mut self, process: &str) -> Result<usize, StoreError>;
+}

@@ -1,0 +1,373 @@
+//! The PostgreSQL store: many host processes on many machines.
+//!
+//! Transactions run at READ COMMITTED. The revision check is an
+//! `UPDATE … WHERE revision = $n`: a concurrent writer of the same process
+//! blocks on the row until the first commits, then finds the revision moved,
+//! updates nothing, and `apply` starts over (where its id may now be a
+//! duplicate). A new process is an `INSERT … ON CONFLICT DO NOTHING`, which
+//! likewise waits for a concurrent creator. The outbox is claimed with
+//! `FOR UPDATE SKIP LOCKED`, so dispatchers do not take each other's rows.
+
+use postgres::{Client, NoTls, Row};
+
+use super::{AppliedEvent, OutboxItem, OutboxStatus, ProcessRow, Store, StoreError, Transaction};
+
+pub struct PostgresStore {
+    client: Client,
+}
+
+const SCHEMA: &str = "
+CREATE TABLE IF NOT EXISTS processes (
+    id TEXT PRIMARY KEY,
+    machine TEXT NOT NULL,
+    version BIGINT,
+    snapshot TEXT NOT NULL,
+    revision BIGINT NOT NULL
+);
+CREATE TABLE IF NOT EXISTS applied_events (
+    process TEXT NOT NULL,
+    event_id TEXT NOT NULL,
+    payload_hash TEXT NOT NULL,
+    response TEXT NOT NULL,
+    revision BIGINT NOT NULL,
+    applied_at BIGINT NOT NULL,
+    PRIMARY KEY (process, event_id)
+);
+CREATE INDEX IF NOT EXISTS applied_events_applied_at ON applied_events (applied_at);
+CREATE TABLE IF NOT EXISTS outbox (
+    seq BIGSERIAL,
+    process TEXT NOT NULL,
+    event_id TEXT NOT NULL,
+    position BIGINT NOT NULL,
+    idempotency_key TEXT NOT NULL UNIQUE,
+    effect TEXT NOT NULL,
+    args TEXT NOT NULL,
+    status TEXT NOT NULL,
+    attempts BIGINT NOT NULL,
+    next_attempt_at BIGINT NOT NULL,
+    last_error TEXT,
+    PRIMARY KEY (process, event_id, position)
+);
+CREATE INDEX IF NOT EXISTS outbox_due ON outbox (status, next_attempt_at);
+";
+
+/// Any constant: serialises concurrent schema creation, which PostgreSQL
+/// does not make safe by itself (`IF NOT EXISTS` can still race).
+const SCHEMA_LOCK: i64 = 0x1de3_c4a7;
+
+fn backend(e: postgres::Error) -> StoreError {
+    StoreError::Backend(e.to_string())
+}
+
+fn to_i64(n: u64) -> i64 {
+    i64::try_from(n).unwrap_or(i64::MAX)
+}
+
+fn to_u64(n: i64) -> u64 {
+    u64::try_from(n).unwrap_or(0)
+}
+
+fn to_u32(n: i64) -> u32 {
+    u32::try_from(n).unwrap_or(u32::MAX)
+}
+
+impl PostgresStore {
+    /// Connects with a libpq-style string (`host=… user=… dbname=…`, or a
+    /// `postgresql://` URL) and creates the tables if needed, in the first
+    /// schema of the search path.
+    pub fn connect(params: &str) -> Result<PostgresStore, StoreError> {
+        let mut client = Client::connect(params, NoTls).map_err(backend)?;
+        let mut tx = client.transaction().map_err(backend)?;
+        tx.execute("SELECT pg_advisory_xact_lock($1)", &[&SCHEMA_LOCK])
+            .map_err(backend)?;
+        tx.batch_execute(SCHEMA).map_err(backend)?;
+        tx.commit().map_err(backend)?;
+        Ok(PostgresStore { client })
+    }
+
+    /// Direct access, for tests and administration.
+    pub fn client(&mut self) -> &mut Client {
+        &mut self.client
+    }
+}
+
+const PROCESS_COLUMNS: &str = "id, machine, version, snapshot, revision";
+const OUTBOX_COLUMNS: &str = "process, event_id, position, idempotency_key, effect, args, status, attempts, next_attempt_at, last_error";
+
+fn process_row(row: &Row) -> ProcessRow {
+    ProcessRow {
+        id: row.get(0),
+        machine: row.get(1),
+        version: row.get::<_, Option<i64>>(2).map(to_u64),
+        snapshot: row.get(3),
+        revision: to_u64(row.get(4)),
+    }
+}
+
+fn outbox_row(row: &Row) -> Result<OutboxItem, StoreError> {
+    let status: String = row.get(6);
+    Ok(OutboxItem {
+        process: row.get(0),
+        event_id: row.get(1),
+        position: to_u32(row.get(2)),
+        key: row.get(3),
+        effect: row.get(4),
+        args: row.get(5),
+        status: OutboxStatus::parse(&status)
+            .ok_or_else(|| StoreError::Corrupt(format!("outbox status `{status}`")))?,
+        attempts: to_u32(row.get(7)),
+        next_attempt_at: to_u64(row.get(8)),
+        last_error: row.get(9),
+    })
+}
+
+struct PgTx<'a, 'c> {
+    tx: &'a mut postgres::Transaction<'c>,
+}
+
+impl Transaction for PgTx<'_, '_> {
+    fn applied_event(
+        &mut self,
+        process: &str,
+        event_id: &str,
+    ) -> Result<Option<AppliedEvent>, StoreError> {
+        let row = self
+            .tx
+            .query_opt(
+                "SELECT payload_hash, response, revision, applied_at FROM applied_events
+                 WHERE process = $1 AND event_id = $2",
+                &[&process, &event_id],
+            )
+            .map_err(backend)?;
+        Ok(row.map(|row| AppliedEvent {
+            process: process.to_string(),
+            event_id: event_id.to_string(),
+            payload_hash: row.get(0),
+            response: row.get(1),
+            revision: to_u64(row.get(2)),
+            applied_at: to_u64(row.get(3)),
+        }))
+    }
+
+    fn process(&mut self, id: &str) -> Result<Option<ProcessRow>, StoreError> {
+        let row = self
+            .tx
+            .query_opt(
+                &format!("SELECT {PROCESS_COLUMNS} FROM processes WHERE id = $1"),
+                &[&id],
+            )
+            .map_err(backend)?;
+        Ok(row.as_ref().map(process_row))
+    }
+
+    fn insert_process(&mut self, row: &ProcessRow) -> Result<bool, StoreError> {
+        let n = self
+            .tx
+            .execute(
+                "INSERT INTO processes (id, machine, version, snapshot, revision)
+                 VALUES ($1, $2, $3, $4, $5) ON CONFLICT (id) DO NOTHING",
+                &[
+                    &row.id,
+                    &row.machine,
+                    &row.version.map(to_i64),
+                    &row.snapshot,
+                    &to_i64(row.revision),
+                ],
+            )
+            .map_err(backend)?;
+        Ok(n == 1)
+    }
+
+    fn update_process(
+        &mut self,
+        id: &str,
+        revision: u64,
+        snapshot: &str,
+    ) -> Result<bool, StoreError> {
+        let n = self
+            .tx
+            .execute(
+                "UPDATE processes SET snapshot = $1, revision = revision + 1
+                 WHERE id = $2 AND revision = $3",
+                &[&snapshot, &id, &to_i64(revision)],
+            )
+            .map_err(backend)?;
+        Ok(n == 1)
+    }
+
+    fn insert_applied_event(&mut self, row: &AppliedEvent) -> Result<(), StoreError> {
+        self.tx
+            .execute(
+                "INSERT INTO applied_events (process, event_id, payload_hash, response, revision, applied_at)
+                 VALUES ($1, $2, $3, $4, $5, $6)",
+                &[
+                    &row.process,
+                    &row.event_id,
+                    &row.payload_hash,
+                    &row.response,
+                    &to_i64(row.revision),
+                    &to_i64(row.applied_at),
+                ],
+            )
+            .map_err(backend)?;
+        Ok(())
+    }
+
+    fn insert_outbox(&mut self, item: &OutboxItem) -> Result<(), StoreError> {
+        self.tx
+            .execute(
+                &format!(
+                    "INSERT INTO outbox ({OUTBOX_COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)
+                     ON CONFLICT DO NOTHING"
+                ),
+                &[
+                    &item.process,
+                    &item.event_id,
+                    &i64::from(item.position),
+                    &item.key,
+                    &item.effect,
+                    &item.args,
+                    &item.status.as_str(),
+                    &i64::from(item.attempts),
+                    &to_i64(item.next_attempt_at),
+                    &item.last_error,
+                ],
+            )
+            .map_err(backend)?;
+        Ok(())
+    }
+}
+
+impl Store for PostgresStore {
+    fn transaction<R, E>(
+        &mut self,
+        body: impl FnOnce(&mut dyn Transaction) -> Result<R, E>,
+    ) -> Result<R, E>
+    where
+        E: From<StoreError>,
+    {
+        let mut tx = self.client.transaction().map_err(backend)?;
+        let result = body(&mut PgTx { tx: &mut tx });
+        match result {
+            Ok(value) => {
+                tx.commit().map_err(backend)?;
+                Ok(value)
+            }
+            // Dropping the transaction rolls it back.
+            Err(e) => Err(e),
+        }
+    }
+
+    fn process(&mut self, id: &str) -> Result<Option<ProcessRow>, StoreError> {
+        let row = self
+            .client
+            .query_opt(
+                &format!("SELECT {PROCESS_COLUMNS} FROM processes WHERE id = $1"),
+                &[&id],
+            )
+            .map_err(backend)?;
+        Ok(row.as_ref().map(process_row))
+    }
+
+    fn outbox(&mut self, status: Option<OutboxStatus>) -> Result<Vec<OutboxItem>, StoreError> {
+        let status = status.map(OutboxStatus::as_str);
+        self.client
+            .query(
+                &format!(
+                    "SELECT {OUTBOX_COLUMNS} FROM outbox WHERE $1::TEXT IS NULL OR status = $1
+                     ORDER BY process, seq"
+                ),
+                &[&status],
+            )
+            .map_err(backend)?
+            .iter()
+            .map(outbox_row)
+            .collect()
+    }
+
+    fn claim_due(
+        &mut self,
+        now: u64,
+        lease_ms: u64,
+        limit: usize,
+    ) -> Result<Vec<OutboxItem>, StoreError> {
+        let columns = OUTBOX_COLUMNS
+            .split(", ")
+            .map(|c| format!("due.{c}"))
+            .collect::<Vec<_>>()
+            .join(", ");
+        let rows = self
+            .client
+            .query(
+                &format!(
+                    "WITH due AS (
+                         SELECT seq, {OUTBOX_COLUMNS} FROM outbox
+                         WHERE status = 'pending' AND next_attempt_at <= $1
+                         ORDER BY next_attempt_at, seq LIMIT $2
+                         FOR UPDATE SKIP LOCKED)
+                     UPDATE outbox o SET next_attempt_at = $3 FROM due
+                     WHERE o.idempotency_key = due.idempotency_key
+                     RETURNING {columns}, due.seq"
+                ),
+                &[
+                    &to_i64(now),
+                    &to_i64(limit as u64),
+                    &to_i64(now.saturating_add(lease_ms)),
+                ],
+            )
+            .map_err(backend)?;
+        let mut items = rows
+            .iter()
+            .map(|row| Ok((outbox_row(row)?, row.get::<_, i64>(10))))
+            .collect::<Result<Vec<_>, StoreError>>()?;
+        items.sort_by_key(|(item, seq)| (item.next_attempt_at, *seq));
+        Ok(items.into_iter().map(|(item, _)| item).collect())
+    }
+
+    fn finish_attempt(
+        &mut self,
+        key: &str,
+        status: OutboxStatus,
+        attempts: u32,
+        next_attempt_at: u64,
+        last_error: Option<&str>,
+    ) -> Result<(), StoreError> {
+        self.client
+            .execute(
+                "UPDATE outbox SET status = $1, attempts = $2, next_attempt_at = $3, last_error = $4
+                 WHERE idempotency_key = $5",
+                &[
+                    &status.as_str(),
+                    &i64::from(attempts),
+                    &to_i64(next_attempt_at),
+                    &last_error,
+                    &key,
+                ],
+            )
+            .map_err(backend)?;
+        Ok(())
+    }
+
+    fn purge_applied(&mut self, machine: &str, before: u64) -> Result<usize, StoreError> {
+        let n = self
+            .client
+            .execute(
+                "DELETE FROM applied_events WHERE applied_at < $1
+                 AND process IN (SELECT id FROM processes WHERE machine = $2)",
+                &[&to_i64(before), &machine],
+            )
+            .map_err(backend)?;
+        Ok(usize::try_from(n).unwrap_or(usize::MAX))
+    }
+
+    fn applied_count(&mut self, process: &str) -> Result<usize, StoreError> {
+        let row = self
+            .client
+            .query_one(
+                "SELECT COUNT(*) FROM applied_events WHERE process = $1",
+                &[&process],
+            )
+            .map_err(backend)?;
+        Ok(usize::try_from(row.get::<_, i64>(0)).unwrap_or(0))
+    }
+}

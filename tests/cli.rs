@@ -1,0 +1,243 @@
+//! The command line as a user meets it: the built binary run on files in the
+//! repository, its exit codes, and what it prints.
+//!
+//! Every command runs in the crate's directory with relative paths, so that
+//! the paths in messages (and so the snapshots) are the same on any checkout.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+use idemchart::syntax::{self, Syntax};
+
+/// What one run of the binary gave.
+struct Run {
+    code: Option<i32>,
+    stdout: String,
+    stderr: String,
+}
+
+impl Run {
+    /// The exit code and standard error, as a snapshot shows them.
+    fn code_and_stderr(&self) -> String {
+        format!("exit: {:?}\n{}", self.code, self.stderr)
+    }
+}
+
+fn manifest_dir() -> &'static Path {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+}
+
+#[track_caller]
+fn idemchart(args: &[&str]) -> Run {
+    let output: Output = Command::new(env!("CARGO_BIN_EXE_idemchart"))
+        .args(args)
+        .current_dir(manifest_dir())
+        .output()
+        .unwrap_or_else(|e| panic!("cannot start idemchart: {e}"));
+    let run = Run {
+        code: output.status.code(),
+        stdout: String::from_utf8(output.stdout).expect("stdout is UTF-8"),
+        stderr: String::from_utf8(output.stderr).expect("stderr is UTF-8"),
+    };
+    assert!(
+        !run.stderr.contains("panicked"),
+        "idemchart {args:?} panicked:\n{}",
+        run.stderr
+    );
+    run
+}
+
+/// A fresh scratch directory for files a command writes.
+fn scratch_dir(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("idemchart-cli-{}-{name}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).expect("create a scratch directory");
+    dir
+}
+
+/// Every malformed file is rejected with exit code 1 and messages that point
+/// into it; the snapshot of each is reviewed for its line:col and wording.
+#[test]
+fn check_rejects_every_malformed_file() {
+    let mut count = 0;
+    insta::glob!("malformed/*", |path| {
+        count += 1;
+        let relative = path
+            .strip_prefix(manifest_dir())
+            .expect("the file lies in the crate")
+            .to_str()
+            .expect("a UTF-8 path");
+        let run = idemchart(&["check", "--color", "never", relative]);
+        assert_eq!(run.code, Some(1), "{relative}:\n{}", run.stderr);
+        assert!(
+            run.stderr.contains(&format!("--> {relative}:")),
+            "{relative}: no position in\n{}",
+            run.stderr
+        );
+        insta::assert_snapshot!(run.code_and_stderr());
+    });
+    assert!(count >= 36, "only {count} malformed files");
+}
+
+#[test]
+fn check_accepts_the_spec_examples_and_the_shipped_machines() {
+    let run = idemchart(&["check", "--color", "never", "tests/data/spec", "machines"]);
+    assert_eq!(run.code, Some(0), "{}", run.stderr);
+    insta::assert_snapshot!(run.code_and_stderr());
+}
+
+#[test]
+fn check_of_a_missing_path_fails_as_a_command() {
+    let run = idemchart(&["check", "tests/data/no-such-machine.yaml"]);
+    assert_eq!(run.code, Some(2));
+    insta::assert_snapshot!(run.code_and_stderr());
+}
+
+/// The YAML and DSL files of one machine print the same text in either
+/// syntax, and that text loads back.
+#[test]
+fn fmt_prints_twins_alike() {
+    for machine in ["pedido", "lampara"] {
+        for (to, syntax) in [("yaml", Syntax::Yaml), ("dsl", Syntax::Dsl)] {
+            let yaml_path = format!("tests/data/spec/{machine}.yaml");
+            let dsl_path = format!("tests/data/spec/{machine}.chart");
+            let from_yaml = idemchart(&["fmt", "--to", to, &yaml_path]);
+            let from_dsl = idemchart(&["fmt", "--to", to, &dsl_path]);
+            assert_eq!(from_yaml.code, Some(0), "{}", from_yaml.stderr);
+            assert_eq!(from_dsl.code, Some(0), "{}", from_dsl.stderr);
+            assert_eq!(
+                from_yaml.stdout, from_dsl.stdout,
+                "{machine}: fmt --to {to} differs between the twins"
+            );
+            if let Err(errors) = syntax::parse(&from_yaml.stdout, syntax) {
+                panic!("{machine}: fmt --to {to} does not load back: {errors:#?}");
+            }
+            insta::assert_snapshot!(format!("fmt_{machine}_{to}"), from_yaml.stdout);
+        }
+    }
+}
+
+#[test]
+fn graph_draws_in_both_formats() {
+    let dot = idemchart(&["graph", "--format", "dot", "tests/data/spec/pedido.yaml"]);
+    assert_eq!(dot.code, Some(0), "{}", dot.stderr);
+    assert!(dot.stdout.starts_with("digraph"), "{}", dot.stdout);
+    let mermaid = idemchart(&[
+        "graph",
+        "--format",
+        "mermaid",
+        "tests/data/spec/pedido.chart",
+    ]);
+    assert_eq!(mermaid.code, Some(0), "{}", mermaid.stderr);
+    insta::assert_snapshot!(mermaid.stdout);
+}
+
+#[test]
+fn schema_prints_the_machine_schema_as_json() {
+    let run = idemchart(&["schema"]);
+    assert_eq!(run.code, Some(0), "{}", run.stderr);
+    let printed: serde_json::Value =
+        serde_json::from_str(&run.stdout).expect("schema prints valid JSON");
+    let expected: serde_json::Value =
+        serde_json::from_str(idemchart::schema::MACHINE_SCHEMA).expect("the schema is JSON");
+    assert_eq!(printed, expected);
+    assert_eq!(printed["type"], "object");
+}
+
+#[test]
+fn run_follows_events_and_the_clock() {
+    let run = idemchart(&[
+        "run",
+        "tests/data/spec/lampara.yaml",
+        "--events",
+        "tests/data/cli/lampara.jsonl",
+    ]);
+    assert_eq!(run.code, Some(0), "{}", run.stderr);
+    // The start, one line per input; the advance of 30m fires `after 30m`.
+    assert_eq!(run.stdout.lines().count(), 6, "{}", run.stdout);
+    insta::assert_snapshot!(run.stdout);
+}
+
+#[test]
+fn run_stops_at_a_malformed_events_line() {
+    let run = idemchart(&[
+        "run",
+        "tests/data/spec/lampara.yaml",
+        "--events",
+        "tests/data/cli/lampara-malformed.jsonl",
+        "--format",
+        "text",
+    ]);
+    assert_eq!(run.code, Some(1));
+    insta::assert_snapshot!(format!(
+        "{}\nstdout:\n{}",
+        run.code_and_stderr(),
+        run.stdout
+    ));
+}
+
+/// Stopping with a snapshot and going on from it gives the same steps as
+/// one run over all the events.
+#[test]
+fn run_continues_from_a_snapshot_as_one_run() {
+    let dir = scratch_dir("snapshot");
+    let snapshot = dir.join("lampara.json");
+    let snapshot = snapshot.to_str().expect("a UTF-8 path");
+    let machine = "tests/data/spec/lampara.yaml";
+    let whole = idemchart(&["run", machine, "--events", "tests/data/cli/lampara.jsonl"]);
+    let first = idemchart(&[
+        "run",
+        machine,
+        "--events",
+        "tests/data/cli/lampara-part1.jsonl",
+        "--snapshot-out",
+        snapshot,
+    ]);
+    let second = idemchart(&[
+        "run",
+        machine,
+        "--events",
+        "tests/data/cli/lampara-part2.jsonl",
+        "--snapshot-in",
+        snapshot,
+    ]);
+    for run in [&whole, &first, &second] {
+        assert_eq!(run.code, Some(0), "{}", run.stderr);
+    }
+    let whole: Vec<&str> = whole.stdout.lines().collect();
+    let first: Vec<&str> = first.stdout.lines().collect();
+    let second: Vec<&str> = second.stdout.lines().collect();
+    // The second run first shows the state it restored: the first run's last.
+    let state = |line: &str| {
+        let step: serde_json::Value = serde_json::from_str(line).expect("a JSON step");
+        (step["configuration"].clone(), step["context"].clone())
+    };
+    assert_eq!(state(second[0]), state(first[first.len() - 1]));
+    let joined: Vec<&str> = first.iter().chain(&second[1..]).copied().collect();
+    assert_eq!(joined, whole);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn import_converts_an_scxml_document() {
+    let run = idemchart(&["import", "tests/data/scion/test/basic/basic1.scxml"]);
+    assert_eq!(run.code, Some(0), "{}", run.stderr);
+    if let Err(errors) = syntax::parse(&run.stdout, Syntax::Yaml) {
+        panic!("the imported machine does not load: {errors:#?}");
+    }
+    insta::assert_snapshot!(run.stdout);
+}
+
+/// A command that needs a machine reports its load errors as `check` does.
+#[test]
+fn fmt_of_a_malformed_file_reports_its_errors() {
+    let run = idemchart(&[
+        "fmt",
+        "--to",
+        "dsl",
+        "tests/malformed/yaml_unknown_target.yaml",
+    ]);
+    assert_eq!(run.code, Some(1));
+    assert_eq!(run.stdout, "");
+    insta::assert_snapshot!(run.code_and_stderr());
+}

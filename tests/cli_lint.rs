@@ -1,0 +1,477 @@
+//! `idemchart lint` and `idemchart explain` as a user runs them: the built
+//! binary, its output in the four formats, its exit codes and its
+//! configuration file.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+use serde_json::Value;
+
+const MANIFEST_DIR: &str = env!("CARGO_MANIFEST_DIR");
+
+/// A machine that re-accepts its event: I001 at warn level.
+const REACCEPTS: &str = "tests/data/hazards/partial-payment-accepted-again.yaml";
+/// A machine whose dedup window is too short: I007 at error level.
+const SHORT_RETENTION: &str = "tests/data/hazards/short-retention.yaml";
+/// A machine the corpus says nothing may be reported for.
+const CLEAN: &str = "tests/data/hazards/terminal-protection.yaml";
+/// Files that do not load.
+const MALFORMED: &str = "tests/data/lint/malformed.yaml";
+const UNCLOSED: &str = "tests/data/lint/unclosed.yaml";
+/// A configuration that sets nothing, so that an idemchart.toml above the
+/// checkout cannot change what these tests see.
+const DEFAULTS: &str = "tests/data/lint/defaults.toml";
+
+/// Runs the binary in `dir` with `args`.
+fn run_in(dir: &Path, args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_idemchart"))
+        .args(args)
+        .current_dir(dir)
+        .env_remove("NO_COLOR")
+        .output()
+        .expect("the binary runs")
+}
+
+/// Runs `idemchart lint` from the repository root with the empty
+/// configuration.
+fn lint(args: &[&str]) -> Output {
+    let mut all = vec!["lint", "--config", DEFAULTS];
+    all.extend(args);
+    run_in(Path::new(MANIFEST_DIR), &all)
+}
+
+fn code(output: &Output) -> i32 {
+    output.status.code().expect("the binary exits with a code")
+}
+
+fn stdout(output: &Output) -> String {
+    String::from_utf8(output.stdout.clone()).expect("stdout is UTF-8")
+}
+
+fn stderr(output: &Output) -> String {
+    String::from_utf8(output.stderr.clone()).expect("stderr is UTF-8")
+}
+
+fn json(output: &Output) -> Value {
+    serde_json::from_str(&stdout(output)).expect("stdout is one JSON document")
+}
+
+/// `(code, severity, file)` of each diagnostic in a JSON report.
+fn findings(report: &Value) -> Vec<(String, String, String)> {
+    report["diagnostics"]
+        .as_array()
+        .expect("a diagnostics array")
+        .iter()
+        .map(|d| {
+            let text = |key: &str| d[key].as_str().expect("a string").to_string();
+            (text("code"), text("severity"), text("file"))
+        })
+        .collect()
+}
+
+fn severities_of(report: &Value, code: &str) -> Vec<String> {
+    findings(report)
+        .into_iter()
+        .filter(|(c, ..)| c == code)
+        .map(|(_, severity, _)| severity)
+        .collect()
+}
+
+/// Asserts that `code` was found, every finding at `severity`.
+fn assert_all_at(report: &Value, code: &str, severity: &str) {
+    let severities = severities_of(report, code);
+    assert!(
+        !severities.is_empty(),
+        "{code} was not reported: {report:#}"
+    );
+    assert!(
+        severities.iter().all(|s| s == severity),
+        "{code} should be at {severity}: {severities:?}"
+    );
+}
+
+const SNAPSHOT_FILES: [&str; 4] = [REACCEPTS, SHORT_RETENTION, MALFORMED, UNCLOSED];
+
+#[test]
+fn human_format_snapshot() {
+    let output = lint(&SNAPSHOT_FILES);
+    assert_eq!(code(&output), 1, "I007 and the load errors are errors");
+    assert_eq!(
+        stdout(&output),
+        "",
+        "the human report goes to standard error"
+    );
+    let text = stderr(&output);
+    assert!(!text.contains('\u{1b}'), "no colour off a terminal");
+    let last = text.lines().last().expect("a summary line");
+    assert!(last.starts_with("linted 4 files: "), "{text}");
+    insta::assert_snapshot!(text);
+}
+
+#[test]
+fn json_format_snapshot() {
+    let output = lint(&[&["--format", "json"][..], &SNAPSHOT_FILES].concat());
+    assert_eq!(code(&output), 1);
+    let report = json(&output);
+    assert_eq!(report["summary"]["files"], 4);
+    insta::assert_snapshot!(stdout(&output));
+}
+
+#[test]
+fn sarif_format_snapshot_is_valid_sarif() {
+    let output = lint(&[&["--format", "sarif"][..], &SNAPSHOT_FILES].concat());
+    assert_eq!(code(&output), 1);
+    let text = stdout(&output);
+    let schema: Value = serde_json::from_str(
+        &std::fs::read_to_string(
+            Path::new(MANIFEST_DIR).join("tests/data/sarif-schema-2.1.0.json"),
+        )
+        .expect("the vendored schema is readable"),
+    )
+    .expect("the schema is JSON");
+    let validator = jsonschema::validator_for(&schema).expect("the SARIF schema compiles");
+    let log: Value = serde_json::from_str(&text).expect("the log is JSON");
+    let errors: Vec<String> = validator
+        .iter_errors(&log)
+        .map(|e| format!("{}: {e}", e.instance_path()))
+        .collect();
+    assert_eq!(errors, Vec::<String>::new());
+    let witness_steps = log["runs"][0]["results"]
+        .as_array()
+        .expect("results")
+        .iter()
+        .find(|r| r["ruleId"] == "I001")
+        .expect("the I001 finding")["codeFlows"][0]["threadFlows"][0]["locations"]
+        .as_array()
+        .expect("witness steps")
+        .len();
+    assert!(
+        witness_steps >= 2,
+        "the witness has the delivery and its repeat"
+    );
+    // The rules carry the lints' documentation, pinned by the unit snapshot
+    // in `report::sarif`; here each rule is kept by id, name and level so that
+    // a wording change in a lint's doc does not churn this snapshot.
+    let mut pinned = log;
+    let driver = &mut pinned["runs"][0]["tool"]["driver"];
+    driver["semanticVersion"] = "[version]".into();
+    for rule in driver["rules"].as_array_mut().expect("rules") {
+        let has_descriptions = ["shortDescription", "fullDescription", "help"]
+            .iter()
+            .all(|key| rule[*key]["text"].as_str().is_some_and(|t| !t.is_empty()));
+        let kept = serde_json::json!({
+            "id": rule["id"],
+            "name": rule["name"],
+            "defaultConfiguration": rule["defaultConfiguration"],
+            "has_descriptions": has_descriptions,
+        });
+        *rule = kept;
+    }
+    insta::assert_snapshot!(serde_json::to_string_pretty(&pinned).expect("JSON"));
+}
+
+#[test]
+fn github_format_snapshot() {
+    let output = lint(&[&["--format", "github"][..], &SNAPSHOT_FILES].concat());
+    assert_eq!(code(&output), 1);
+    let text = stdout(&output);
+    assert!(
+        text.lines()
+            .all(|line| line.starts_with("::error ") || line.starts_with("::warning "))
+    );
+    insta::assert_snapshot!(text);
+}
+
+#[test]
+fn clean_machines_exit_zero() {
+    let output = lint(&[CLEAN]);
+    assert_eq!(code(&output), 0, "{}", stderr(&output));
+    assert_eq!(stderr(&output), "linted 1 file: 0 errors, 0 warnings\n");
+}
+
+#[test]
+fn warnings_alone_exit_zero_and_deny_warnings_makes_them_fail() {
+    let output = lint(&["--format", "json", REACCEPTS]);
+    assert_eq!(code(&output), 0);
+    assert_all_at(&json(&output), "I001", "warning");
+
+    let output = lint(&["--format", "json", "--deny", "warnings", REACCEPTS]);
+    assert_eq!(code(&output), 1);
+    let report = json(&output);
+    assert_all_at(&report, "I001", "error");
+    assert_eq!(report["summary"]["warnings"], 0);
+}
+
+#[test]
+fn errors_exit_one_unless_allowed() {
+    let output = lint(&["--format", "json", SHORT_RETENTION]);
+    assert_eq!(code(&output), 1);
+    assert_all_at(&json(&output), "I007", "error");
+
+    let output = lint(&[
+        "--format",
+        "json",
+        "--allow",
+        "retention-below-retry",
+        SHORT_RETENTION,
+    ]);
+    assert!(severities_of(&json(&output), "I007").is_empty());
+    let errors = json(&output)["summary"]["errors"]
+        .as_u64()
+        .expect("a count");
+    assert_eq!(code(&output), if errors == 0 { 0 } else { 1 });
+
+    let output = lint(&["--format", "json", "--warn", "I007", SHORT_RETENTION]);
+    assert_all_at(&json(&output), "I007", "warning");
+}
+
+#[test]
+fn later_flags_win_over_earlier_ones_of_any_kind() {
+    let output = lint(&[
+        "--format",
+        "json",
+        "--allow",
+        "I001",
+        "--deny",
+        "self-accepting-event",
+        REACCEPTS,
+    ]);
+    assert_all_at(&json(&output), "I001", "error");
+    assert_eq!(code(&output), 1);
+
+    let output = lint(&[
+        "--format", "json", "--deny", "I001", "--allow", "I001", REACCEPTS,
+    ]);
+    assert!(severities_of(&json(&output), "I001").is_empty());
+}
+
+#[test]
+fn load_errors_are_errors_in_every_format() {
+    for format in ["human", "json", "sarif", "github"] {
+        let output = lint(&["--format", format, MALFORMED]);
+        assert_eq!(code(&output), 1, "{format}");
+    }
+    let output = lint(&["--format", "json", "--deny", "warnings", MALFORMED]);
+    let report = json(&output);
+    assert_eq!(
+        findings(&report),
+        [(
+            "S001".to_string(),
+            "error".to_string(),
+            MALFORMED.to_string()
+        )]
+    );
+    assert_eq!(report["diagnostics"][0]["line"], 9);
+    assert_eq!(report["diagnostics"][0]["column"], 24);
+}
+
+#[test]
+fn usage_errors_exit_two() {
+    let output = lint(&["--deny", "self-acepting-event", REACCEPTS]);
+    assert_eq!(code(&output), 2);
+    assert_eq!(
+        stderr(&output),
+        "error: unknown lint `self-acepting-event`; did you mean `self-accepting-event`?\n"
+    );
+
+    let output = lint(&["--allow", "warnigns", REACCEPTS]);
+    assert_eq!(code(&output), 2);
+    assert!(
+        stderr(&output).contains("did you mean `warnings`?"),
+        "{}",
+        stderr(&output)
+    );
+
+    let output = lint(&["--allow", "unknown-target", MALFORMED]);
+    assert_eq!(code(&output), 2, "a load error's level cannot be changed");
+    assert!(
+        stderr(&output).contains("cannot be changed"),
+        "{}",
+        stderr(&output)
+    );
+
+    let output = lint(&["tests/data/lint/no-such-machine.yaml"]);
+    assert_eq!(code(&output), 2);
+    assert!(stderr(&output).starts_with("error: cannot read tests/data/lint/no-such-machine.yaml"));
+
+    let output = lint(&["--format", "xml", REACCEPTS]);
+    assert_eq!(
+        code(&output),
+        2,
+        "clap reports a bad value as a usage error"
+    );
+
+    let output = run_in(
+        Path::new(MANIFEST_DIR),
+        &["lint", "--config", "tests/data/lint/none.toml", REACCEPTS],
+    );
+    assert_eq!(code(&output), 2);
+    assert!(stderr(&output).starts_with("error: cannot read tests/data/lint/none.toml"));
+}
+
+#[test]
+fn explain_prints_the_documentation() {
+    let by_code = run_in(Path::new(MANIFEST_DIR), &["explain", "I001"]);
+    assert_eq!(code(&by_code), 0);
+    let text = stdout(&by_code);
+    assert!(
+        text.starts_with("I001 self-accepting-event (warn by default)\n\n"),
+        "{text}"
+    );
+    assert!(text.contains("What it does"), "{text}");
+    let by_name = run_in(
+        Path::new(MANIFEST_DIR),
+        &["explain", "self-accepting-event"],
+    );
+    assert_eq!(stdout(&by_name), text);
+
+    let unknown = run_in(Path::new(MANIFEST_DIR), &["explain", "self-acepting-event"]);
+    assert_eq!(code(&unknown), 2);
+    assert_eq!(
+        stderr(&unknown),
+        "error: unknown lint `self-acepting-event`; did you mean `self-accepting-event`?\n"
+    );
+}
+
+/// A fresh project directory under the target directory, with `files`
+/// written into it.
+fn project(name: &str, files: &[(&str, &str)]) -> PathBuf {
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR"))
+        .join("cli_lint")
+        .join(name);
+    if dir.exists() {
+        std::fs::remove_dir_all(&dir).expect("the old project is removable");
+    }
+    for (path, text) in files {
+        let path = dir.join(path);
+        std::fs::create_dir_all(path.parent().expect("a parent")).expect("directories");
+        std::fs::write(path, text).expect("the file is writable");
+    }
+    dir
+}
+
+fn reaccepts_text() -> String {
+    std::fs::read_to_string(Path::new(MANIFEST_DIR).join(REACCEPTS))
+        .expect("the corpus is readable")
+}
+
+#[test]
+fn the_nearest_config_applies_with_overrides_under_flags() {
+    let machine = reaccepts_text();
+    let config = "[lints]\nself-accepting-event = \"deny\"\n\n[[overrides]]\npaths = [\"machines/legacy/**\"]\n[overrides.lints]\nI001 = \"allow\"\n";
+    let dir = project(
+        "discovery",
+        &[
+            ("idemchart.toml", config),
+            ("machines/current/pedido.yaml", &machine),
+            ("machines/legacy/pedido.yaml", &machine),
+        ],
+    );
+    // Which files have I001 findings, at which severity; a file may have several.
+    let i001 = |report: &Value| -> Vec<(String, String)> {
+        let mut found: Vec<_> = findings(report)
+            .into_iter()
+            .filter(|(c, ..)| c == "I001")
+            .map(|(_, severity, file)| (severity, file))
+            .collect();
+        found.dedup();
+        found
+    };
+
+    // From the project root: the file denies I001, the override allows it in legacy/.
+    let output = run_in(&dir, &["lint", "--format", "json", "machines"]);
+    assert_eq!(code(&output), 1);
+    assert_eq!(
+        i001(&json(&output)),
+        [(
+            "error".to_string(),
+            "machines/current/pedido.yaml".to_string()
+        )]
+    );
+
+    // From a subdirectory the search goes upward and finds the same file.
+    let output = run_in(
+        &dir.join("machines/current"),
+        &["lint", "--format", "json", "."],
+    );
+    assert_eq!(
+        i001(&json(&output)),
+        [("error".to_string(), "./pedido.yaml".to_string())]
+    );
+
+    // Flags come after the file and every override.
+    let output = run_in(
+        &dir,
+        &["lint", "--format", "json", "--warn", "I001", "machines"],
+    );
+    assert_eq!(code(&output), 0);
+    assert_eq!(
+        i001(&json(&output)),
+        [
+            (
+                "warning".to_string(),
+                "machines/current/pedido.yaml".to_string()
+            ),
+            (
+                "warning".to_string(),
+                "machines/legacy/pedido.yaml".to_string()
+            ),
+        ]
+    );
+}
+
+#[test]
+fn config_file_warnings_deny_and_explicit_config() {
+    let machine = reaccepts_text();
+    let dir = project(
+        "explicit",
+        &[
+            ("idemchart.toml", "[lints]\nwarnings = \"deny\"\n"),
+            ("quiet.toml", "[lints]\nI001 = \"allow\"\n"),
+            ("pedido.yaml", &machine),
+        ],
+    );
+    let output = run_in(&dir, &["lint", "--format", "json", "pedido.yaml"]);
+    assert_all_at(&json(&output), "I001", "error");
+    assert_eq!(code(&output), 1);
+
+    let output = run_in(
+        &dir,
+        &[
+            "lint",
+            "--format",
+            "json",
+            "--config",
+            "quiet.toml",
+            "pedido.yaml",
+        ],
+    );
+    assert!(severities_of(&json(&output), "I001").is_empty());
+}
+
+#[test]
+fn a_bad_config_file_is_a_usage_error_with_its_position() {
+    let dir = project(
+        "bad-config",
+        &[
+            (
+                "idemchart.toml",
+                "[lints]\nself-acepting-event = \"deny\"\n",
+            ),
+            ("pedido.yaml", &reaccepts_text()),
+            ("sub/.keep", ""),
+        ],
+    );
+    let output = run_in(&dir, &["lint", "pedido.yaml"]);
+    assert_eq!(code(&output), 2);
+    assert_eq!(
+        stderr(&output),
+        "error: idemchart.toml:2:1: unknown lint `self-acepting-event`; did you mean `self-accepting-event`?\n"
+    );
+    let output = run_in(&dir.join("sub"), &["lint", "../pedido.yaml"]);
+    assert!(
+        stderr(&output).starts_with("error: ../idemchart.toml:2:1: "),
+        "{}",
+        stderr(&output)
+    );
+}

@@ -1,0 +1,720 @@
+//! The store contract: every `Store` must pass these, run through `apply`.
+//! A backend's test file provides a `Backend` (fresh stores, and more
+//! connections to one) and calls `contract_tests!`.
+
+use std::cell::Cell;
+use std::collections::HashSet;
+use std::sync::Arc;
+
+use idemchart::expr::{Event, Value};
+use idemchart::interp::{Actor, Chart};
+use idemchart::runtime::{
+    self, Dispatch, DispatchPolicy, Outcome, apply_at, dispatch, idempotency_key,
+};
+use idemchart::store::{
+    AppliedEvent, OutboxItem, OutboxStatus, ProcessRow, Store, StoreError, Transaction,
+};
+use idemchart::syntax::{self, Syntax};
+
+/// A way to reach one kind of store.
+pub trait Backend: Sync {
+    type S: Store + Send;
+    /// A new, empty store, named by the returned handle.
+    fn fresh(&self) -> String;
+    /// Another connection to the store `handle` names.
+    fn connect(&self, handle: &str) -> Self::S;
+}
+
+pub fn chart(text: &str) -> Arc<Chart> {
+    let machine = syntax::parse(text, Syntax::Yaml).expect("test machine loads");
+    Arc::new(Chart::new(machine))
+}
+
+pub fn ledger() -> Arc<Chart> {
+    chart(include_str!("../data/runtime/ledger.yaml"))
+}
+
+pub fn add(id: &str, amount: i64) -> Event {
+    let data = serde_json::json!({ "addId": id, "amount": amount });
+    Event::new(
+        "ADD",
+        Some(Value::from(&serde_json::json!(id))),
+        Value::from(&data),
+    )
+}
+
+pub fn named(name: &str, id: &str) -> Event {
+    Event::new(name, Some(Value::from(&serde_json::json!(id))), Value::Null)
+}
+
+pub const T0: u64 = 1_700_000_000_000;
+
+/// Everything a store holds about one process, to compare before and after.
+pub fn state_of<S: Store>(
+    store: &mut S,
+    process: &str,
+) -> (Option<ProcessRow>, usize, Vec<OutboxItem>) {
+    (
+        store.process(process).unwrap(),
+        store.applied_count(process).unwrap(),
+        store.outbox(None).unwrap(),
+    )
+}
+
+pub fn duplicate_answers_with_the_frozen_bytes<B: Backend>(backend: &B) {
+    let chart = ledger();
+    let handle = backend.fresh();
+    let mut store = backend.connect(&handle);
+    let first = apply_at(&mut store, &chart, "p1", &add("a", 5), T0).unwrap();
+    let Outcome::Applied { response, revision } = &first else {
+        panic!("expected applied, got {first:?}");
+    };
+    assert_eq!(*revision, 1);
+    // Later events change the process; the duplicate still gets the first answer.
+    apply_at(&mut store, &chart, "p1", &add("b", 7), T0 + 1).unwrap();
+    let expected = Outcome::Duplicate {
+        response: response.clone(),
+        revision: 1,
+    };
+    let again = apply_at(&mut store, &chart, "p1", &add("a", 5), T0 + 2).unwrap();
+    assert_eq!(again, expected);
+    // Another connection gets the same bytes too.
+    let mut other = backend.connect(&handle);
+    assert_eq!(
+        apply_at(&mut other, &chart, "p1", &add("a", 5), T0 + 3).unwrap(),
+        expected
+    );
+    let (row, applied, outbox) = state_of(&mut store, "p1");
+    assert_eq!(row.unwrap().revision, 2);
+    assert_eq!(applied, 2);
+    assert_eq!(outbox.len(), 2);
+    let value: serde_json::Value = serde_json::from_str(response).unwrap();
+    assert_eq!(value["outcome"], "applied");
+    assert_eq!(value["revision"], 1);
+    assert_eq!(value["context"]["total"], 5);
+    assert_eq!(value["configuration"], serde_json::json!(["open"]));
+    assert_eq!(value["effects"][0]["key"], idempotency_key("p1", "a", 0));
+}
+
+pub fn key_order_in_the_payload_is_not_a_conflict<B: Backend>(backend: &B) {
+    let chart = ledger();
+    let mut store = backend.connect(&backend.fresh());
+    apply_at(&mut store, &chart, "p1", &add("a", 5), T0).unwrap();
+    let reordered = Event::new(
+        "ADD",
+        Some(Value::from(&serde_json::json!("a"))),
+        Value::from(&serde_json::json!({ "amount": 5, "addId": "a" })),
+    );
+    let outcome = apply_at(&mut store, &chart, "p1", &reordered, T0).unwrap();
+    assert_eq!(outcome.kind(), "duplicate");
+}
+
+pub fn conflict_writes_nothing<B: Backend>(backend: &B) {
+    let chart = ledger();
+    let mut store = backend.connect(&backend.fresh());
+    apply_at(&mut store, &chart, "p1", &add("a", 5), T0).unwrap();
+    let before = state_of(&mut store, "p1");
+    let outcome = apply_at(&mut store, &chart, "p1", &add("a", 6), T0 + 1).unwrap();
+    assert_eq!(outcome, Outcome::Conflict);
+    // Another event type under the same id is a conflict as well.
+    let outcome = apply_at(&mut store, &chart, "p1", &named("CLOSE", "a"), T0 + 1).unwrap();
+    assert_eq!(outcome, Outcome::Conflict);
+    assert_eq!(state_of(&mut store, "p1"), before);
+}
+
+pub fn an_event_without_id_writes_nothing<B: Backend>(backend: &B) {
+    let chart = ledger();
+    let mut store = backend.connect(&backend.fresh());
+    let event = Event::new("CLOSE", None, Value::Null);
+    let error = apply_at(&mut store, &chart, "p1", &event, T0).unwrap_err();
+    assert!(error.to_string().contains("has no id"), "{error}");
+    assert_eq!(state_of(&mut store, "p1"), (None, 0, Vec::new()));
+}
+
+pub fn ignored_events_are_frozen<B: Backend>(backend: &B) {
+    let chart = ledger();
+    let mut store = backend.connect(&backend.fresh());
+    apply_at(&mut store, &chart, "p1", &named("CLOSE", "c1"), T0).unwrap();
+    let ignored = apply_at(&mut store, &chart, "p1", &add("late", 5), T0 + 1).unwrap();
+    let Outcome::Ignored { response, revision } = &ignored else {
+        panic!("expected ignored, got {ignored:?}");
+    };
+    assert_eq!(*revision, 2);
+    let value: serde_json::Value = serde_json::from_str(response).unwrap();
+    assert_eq!(value["outcome"], "ignored");
+    assert_eq!(value["context"]["total"], 0);
+    // Reopened, the same delivery is still answered as it was first: ignored.
+    apply_at(&mut store, &chart, "p1", &named("REOPEN", "r1"), T0 + 2).unwrap();
+    let again = apply_at(&mut store, &chart, "p1", &add("late", 5), T0 + 3).unwrap();
+    assert_eq!(
+        again,
+        Outcome::Duplicate {
+            response: response.clone(),
+            revision: 2
+        }
+    );
+    let row = store.process("p1").unwrap().unwrap();
+    assert_eq!(row.revision, 3);
+    let state = runtime::inspect(&mut store, "p1").unwrap().unwrap();
+    assert_eq!(state["context"]["total"], 0);
+    assert_eq!(state["configuration"], serde_json::json!(["open"]));
+}
+
+pub fn outbox_keys_are_stable_and_unique<B: Backend>(backend: &B) {
+    let chart = ledger();
+    let mut store = backend.connect(&backend.fresh());
+    for (i, id) in ["a", "b", "c"].iter().enumerate() {
+        apply_at(&mut store, &chart, "p1", &add(id, i as i64), T0).unwrap();
+        apply_at(&mut store, &chart, "p2", &add(id, i as i64), T0).unwrap();
+        // Redeliveries add no rows.
+        apply_at(&mut store, &chart, "p1", &add(id, i as i64), T0).unwrap();
+    }
+    let rows = store.outbox(None).unwrap();
+    assert_eq!(rows.len(), 6);
+    let keys: HashSet<&str> = rows.iter().map(|r| r.key.as_str()).collect();
+    assert_eq!(keys.len(), 6, "keys are unique across processes and events");
+    for row in &rows {
+        assert_eq!(
+            row.key,
+            idempotency_key(&row.process, &row.event_id, row.position)
+        );
+        assert_eq!(row.key.len(), 64);
+        assert_eq!(row.effect, "notify");
+    }
+    // Each retry presents the same key.
+    let policy = DispatchPolicy {
+        base_backoff_ms: 10,
+        max_attempts: 3,
+        ..DispatchPolicy::default()
+    };
+    let mut seen: Vec<(String, u64)> = Vec::new();
+    let mut now = T0;
+    for _ in 0..6 {
+        dispatch(&mut store, &chart, now, &policy, |item| {
+            seen.push((item.key.clone(), now));
+            if item.process == "p2" {
+                Dispatch::Done
+            } else {
+                Dispatch::Retry("receiver down".into())
+            }
+        })
+        .unwrap();
+        now += 1_000;
+    }
+    let p1_keys: HashSet<String> = rows
+        .iter()
+        .filter(|r| r.process == "p1")
+        .map(|r| r.key.clone())
+        .collect();
+    for key in &p1_keys {
+        let attempts = seen.iter().filter(|(k, _)| k == key).count();
+        assert_eq!(attempts, 3, "three attempts, all with the same key");
+    }
+    let dead = store.outbox(Some(OutboxStatus::Dead)).unwrap();
+    assert_eq!(dead.len(), 3);
+    assert!(
+        dead.iter()
+            .all(|r| r.attempts == 3 && r.last_error.as_deref() == Some("receiver down"))
+    );
+    assert_eq!(store.outbox(Some(OutboxStatus::Done)).unwrap().len(), 3);
+}
+
+pub fn retries_back_off_exponentially<B: Backend>(backend: &B) {
+    let chart = ledger();
+    let mut store = backend.connect(&backend.fresh());
+    apply_at(&mut store, &chart, "p1", &add("a", 1), T0).unwrap();
+    let policy = DispatchPolicy {
+        base_backoff_ms: 100,
+        max_attempts: 10,
+        ..DispatchPolicy::default()
+    };
+    let fail = |_: &OutboxItem| Dispatch::Retry("no".into());
+    let mut expected_next = T0;
+    for attempt in 1..=4u32 {
+        // Not due a millisecond early.
+        let early = dispatch(&mut store, &chart, expected_next - 1, &policy, fail).unwrap();
+        assert_eq!(early.retried, 0, "attempt {attempt} was early");
+        let report = dispatch(&mut store, &chart, expected_next, &policy, fail).unwrap();
+        assert_eq!(report.retried, 1);
+        let row = store.outbox(None).unwrap().remove(0);
+        assert_eq!(row.attempts, attempt);
+        let wait = 100 * (1u64 << (attempt - 1));
+        assert_eq!(row.next_attempt_at, expected_next + wait);
+        expected_next += wait;
+    }
+}
+
+pub fn a_claimed_row_is_leased<B: Backend>(backend: &B) {
+    let chart = ledger();
+    let handle = backend.fresh();
+    let mut store = backend.connect(&handle);
+    apply_at(&mut store, &chart, "p1", &add("a", 1), T0).unwrap();
+    // A dispatcher claims the row and dies before reporting anything.
+    let claimed = store.claim_due(T0, 30_000, 10).unwrap();
+    assert_eq!(claimed.len(), 1);
+    // Another dispatcher does not get it while the lease runs...
+    let mut other = backend.connect(&handle);
+    assert!(other.claim_due(T0 + 29_999, 30_000, 10).unwrap().is_empty());
+    // ...and gets it, with the same key, once the lease is over.
+    let again = other.claim_due(T0 + 30_000, 30_000, 10).unwrap();
+    assert_eq!(again.len(), 1);
+    assert_eq!(again[0].key, claimed[0].key);
+    assert_eq!(again[0].status, OutboxStatus::Pending);
+}
+
+pub fn purge_uses_the_injected_clock<B: Backend>(backend: &B) {
+    let chart = ledger();
+    let hour = 3_600_000;
+    let mut store = backend.connect(&backend.fresh());
+    apply_at(&mut store, &chart, "p1", &add("old", 1), T0).unwrap();
+    apply_at(&mut store, &chart, "p1", &add("new", 2), T0 + hour / 2).unwrap();
+    // Exactly at the window's end the old id is still kept.
+    assert_eq!(runtime::purge(&mut store, &chart, T0 + hour).unwrap(), 0);
+    assert_eq!(
+        apply_at(&mut store, &chart, "p1", &add("old", 1), T0 + hour)
+            .unwrap()
+            .kind(),
+        "duplicate"
+    );
+    assert_eq!(
+        runtime::purge(&mut store, &chart, T0 + hour + 1).unwrap(),
+        1
+    );
+    assert_eq!(store.applied_count("p1").unwrap(), 1);
+    assert_eq!(
+        apply_at(&mut store, &chart, "p1", &add("new", 2), T0 + hour + 1)
+            .unwrap()
+            .kind(),
+        "duplicate"
+    );
+    // Past the window only the model protects: the old id counts again.
+    assert_eq!(
+        apply_at(&mut store, &chart, "p1", &add("old", 1), T0 + hour + 2)
+            .unwrap()
+            .kind(),
+        "applied"
+    );
+    // Its effect has the same key as the first time, so no second row.
+    assert_eq!(store.outbox(None).unwrap().len(), 2);
+    // A machine without `dedup.retention` keeps ids forever.
+    let forever = chart_without_retention();
+    let mut other = backend.connect(&backend.fresh());
+    apply_at(&mut other, &forever, "q", &add("x", 1), T0).unwrap();
+    assert_eq!(runtime::purge(&mut other, &forever, u64::MAX).unwrap(), 0);
+    assert_eq!(other.applied_count("q").unwrap(), 1);
+}
+
+fn chart_without_retention() -> Arc<Chart> {
+    let text = include_str!("../data/runtime/ledger.yaml").replace("dedup:\n  retention: 1h\n", "");
+    assert!(!text.contains("retention"));
+    chart(&text)
+}
+
+/// A store whose first transaction reads the process one revision behind,
+/// as if another writer had committed in between: the revision check must
+/// fail and `apply` must start over.
+struct Stale<S> {
+    inner: S,
+    stale_left: Cell<u32>,
+    transactions: Cell<u32>,
+}
+
+struct StaleTx<'a> {
+    inner: &'a mut dyn Transaction,
+    stale: bool,
+}
+
+impl Transaction for StaleTx<'_> {
+    fn applied_event(&mut self, p: &str, e: &str) -> Result<Option<AppliedEvent>, StoreError> {
+        self.inner.applied_event(p, e)
+    }
+    fn process(&mut self, id: &str) -> Result<Option<ProcessRow>, StoreError> {
+        let mut row = self.inner.process(id)?;
+        if self.stale
+            && let Some(row) = &mut row
+        {
+            row.revision -= 1;
+        }
+        Ok(row)
+    }
+    fn insert_process(&mut self, row: &ProcessRow) -> Result<bool, StoreError> {
+        self.inner.insert_process(row)
+    }
+    fn update_process(&mut self, id: &str, rev: u64, snap: &str) -> Result<bool, StoreError> {
+        self.inner.update_process(id, rev, snap)
+    }
+    fn insert_applied_event(&mut self, row: &AppliedEvent) -> Result<(), StoreError> {
+        self.inner.insert_applied_event(row)
+    }
+    fn insert_outbox(&mut self, item: &OutboxItem) -> Result<(), StoreError> {
+        self.inner.insert_outbox(item)
+    }
+}
+
+impl<S: Store> Store for Stale<S> {
+    fn transaction<R, E>(
+        &mut self,
+        body: impl FnOnce(&mut dyn Transaction) -> Result<R, E>,
+    ) -> Result<R, E>
+    where
+        E: From<StoreError>,
+    {
+        self.transactions.set(self.transactions.get() + 1);
+        let stale = self.stale_left.get() > 0;
+        if stale {
+            self.stale_left.set(self.stale_left.get() - 1);
+        }
+        self.inner
+            .transaction(|tx| body(&mut StaleTx { inner: tx, stale }))
+    }
+    fn process(&mut self, id: &str) -> Result<Option<ProcessRow>, StoreError> {
+        self.inner.process(id)
+    }
+    fn outbox(&mut self, s: Option<OutboxStatus>) -> Result<Vec<OutboxItem>, StoreError> {
+        self.inner.outbox(s)
+    }
+    fn claim_due(&mut self, n: u64, l: u64, c: usize) -> Result<Vec<OutboxItem>, StoreError> {
+        self.inner.claim_due(n, l, c)
+    }
+    fn finish_attempt(
+        &mut self,
+        k: &str,
+        s: OutboxStatus,
+        a: u32,
+        n: u64,
+        e: Option<&str>,
+    ) -> Result<(), StoreError> {
+        self.inner.finish_attempt(k, s, a, n, e)
+    }
+    fn purge_applied(&mut self, m: &str, b: u64) -> Result<usize, StoreError> {
+        self.inner.purge_applied(m, b)
+    }
+    fn applied_count(&mut self, p: &str) -> Result<usize, StoreError> {
+        self.inner.applied_count(p)
+    }
+}
+
+pub fn revision_conflicts_are_retried<B: Backend>(backend: &B) {
+    let chart = ledger();
+    let mut store = Stale {
+        inner: backend.connect(&backend.fresh()),
+        stale_left: Cell::new(0),
+        transactions: Cell::new(0),
+    };
+    apply_at(&mut store, &chart, "p1", &add("a", 5), T0).unwrap();
+    store.stale_left.set(2);
+    store.transactions.set(0);
+    let outcome = apply_at(&mut store, &chart, "p1", &add("b", 7), T0).unwrap();
+    assert_eq!(outcome.kind(), "applied");
+    assert_eq!(store.transactions.get(), 3, "two lost races, then a win");
+    let (row, applied, outbox) = state_of(&mut store.inner, "p1");
+    assert_eq!(row.unwrap().revision, 2);
+    assert_eq!(applied, 2);
+    assert_eq!(outbox.len(), 2, "the lost attempts left no outbox rows");
+    let state = runtime::inspect(&mut store.inner, "p1").unwrap().unwrap();
+    assert_eq!(state["context"]["total"], 12);
+}
+
+pub fn a_process_keeps_its_machine_version<B: Backend>(backend: &B) {
+    let chart = ledger();
+    let mut store = backend.connect(&backend.fresh());
+    apply_at(&mut store, &chart, "p1", &add("a", 5), T0).unwrap();
+    let v2 = self::chart(
+        &include_str!("../data/runtime/ledger.yaml").replace("version: 1", "version: 2"),
+    );
+    let before = state_of(&mut store, "p1");
+    let error = apply_at(&mut store, &v2, "p1", &add("b", 1), T0).unwrap_err();
+    assert!(error.to_string().contains("p1"), "{error}");
+    assert_eq!(state_of(&mut store, "p1"), before);
+    // A new process starts on the new version.
+    assert_eq!(
+        apply_at(&mut store, &v2, "p2", &add("b", 1), T0)
+            .unwrap()
+            .kind(),
+        "applied"
+    );
+    assert_eq!(store.process("p2").unwrap().unwrap().version, Some(2));
+}
+
+/// The final context of a clean replay of `events` (each id once, first
+/// payload wins) on a fresh actor.
+pub fn clean_replay(chart: &Arc<Chart>, events: &[Event]) -> serde_json::Value {
+    let mut actor = Actor::new(Arc::clone(chart));
+    let mut seen = HashSet::new();
+    for event in events {
+        if seen.insert(runtime::event_id(event).unwrap()) {
+            actor.send(event);
+        }
+    }
+    actor.context().to_json()
+}
+
+pub fn concurrent_senders_apply_each_event_once<B: Backend>(
+    backend: &B,
+    threads: usize,
+    events: usize,
+) {
+    let chart = ledger();
+    let handle = backend.fresh();
+    let all: Vec<Event> = (0..events)
+        .map(|i| add(&format!("e{i}"), (i % 17) as i64 + 1))
+        .collect();
+    let answers: Vec<Vec<(usize, Outcome)>> = std::thread::scope(|scope| {
+        let workers: Vec<_> = (0..threads)
+            .map(|t| {
+                let chart = Arc::clone(&chart);
+                let all = &all;
+                let handle = &handle;
+                scope.spawn(move || {
+                    let mut store = backend.connect(handle);
+                    // Each thread has its own order: a seeded shuffle.
+                    let mut order: Vec<usize> = (0..all.len()).collect();
+                    let mut seed = 0x9e37_79b9_7f4a_7c15u64 ^ (t as u64 + 1);
+                    for i in (1..order.len()).rev() {
+                        seed ^= seed << 13;
+                        seed ^= seed >> 7;
+                        seed ^= seed << 17;
+                        order.swap(i, (seed % (i as u64 + 1)) as usize);
+                    }
+                    order
+                        .into_iter()
+                        .map(|i| {
+                            let outcome = apply_at(&mut store, &chart, "shared", &all[i], T0)
+                                .expect("no error leaks from contention");
+                            (i, outcome)
+                        })
+                        .collect()
+                })
+            })
+            .collect();
+        workers.into_iter().map(|w| w.join().unwrap()).collect()
+    });
+    let mut first: Vec<Option<String>> = vec![None; events];
+    let mut applied = 0;
+    for (i, outcome) in answers.iter().flatten() {
+        match outcome {
+            Outcome::Applied { response, .. } => {
+                applied += 1;
+                assert!(
+                    first[*i].replace(response.clone()).is_none(),
+                    "e{i} applied twice"
+                );
+            }
+            Outcome::Duplicate { .. } => {}
+            other => panic!("unexpected {other:?}"),
+        }
+    }
+    assert_eq!(applied, events, "each event applied exactly once");
+    for (i, outcome) in answers.iter().flatten() {
+        assert_eq!(
+            outcome.response(),
+            first[*i].as_deref(),
+            "e{i}: one frozen answer"
+        );
+    }
+    let mut store = backend.connect(&handle);
+    let state = runtime::inspect(&mut store, "shared").unwrap().unwrap();
+    assert_eq!(state["revision"], events as u64);
+    assert_eq!(state["context"], clean_replay(&chart, &all));
+    assert_eq!(store.applied_count("shared").unwrap(), events);
+    assert_eq!(store.outbox(None).unwrap().len(), events);
+}
+
+pub fn unknown_outcome_becomes_an_event<B: Backend>(backend: &B) {
+    let chart = chart(include_str!(
+        "../data/runtime/charge-with-verification.yaml"
+    ));
+    let mut store = backend.connect(&backend.fresh());
+    apply_at(&mut store, &chart, "o1", &named("PEDIDO", "p1"), T0).unwrap();
+    let charge = store.outbox(None).unwrap().remove(0);
+    assert_eq!(charge.effect, "cobrar");
+    let policy = DispatchPolicy {
+        unknown_events: [("cobrar".to_string(), "TIMEOUT".to_string())].into(),
+        ..DispatchPolicy::default()
+    };
+    let report = dispatch(&mut store, &chart, T0, &policy, |_| {
+        Dispatch::UnknownOutcome
+    })
+    .unwrap();
+    assert_eq!(report.unknown, 1);
+    let state = runtime::inspect(&mut store, "o1").unwrap().unwrap();
+    assert_eq!(state["configuration"], serde_json::json!(["verificando"]));
+    let rows = store.outbox(None).unwrap();
+    assert_eq!(rows.len(), 2);
+    assert_eq!(rows[0].status, OutboxStatus::Unknown);
+    assert_eq!(rows[1].effect, "consultarCobro");
+    assert_eq!(rows[1].status, OutboxStatus::Pending);
+    // The unknown row is not handed out again; the machine decides now.
+    let again = dispatch(&mut store, &chart, T0 + 1, &policy, |item| {
+        assert_eq!(item.effect, "consultarCobro");
+        Dispatch::Done
+    })
+    .unwrap();
+    assert_eq!(again.done, 1);
+    // Reporting the same unknown outcome twice (a crash before the row was
+    // marked) is a duplicate event, answered as the first.
+    let event = Event::new(
+        "TIMEOUT",
+        Some(Value::from(&serde_json::json!(format!(
+            "unknown:{}",
+            charge.key
+        )))),
+        Value::from(&serde_json::json!({
+            "key": charge.key, "effect": "cobrar", "args": null
+        })),
+    );
+    assert_eq!(
+        apply_at(&mut store, &chart, "o1", &event, T0 + 2)
+            .unwrap()
+            .kind(),
+        "duplicate"
+    );
+    // Without a mapping the event is `<effect>.unknown`, here ignored and recorded.
+    let ledger = ledger();
+    apply_at(&mut store, &ledger, "l1", &add("a", 1), T0).unwrap();
+    dispatch(
+        &mut store,
+        &ledger,
+        T0 + 3,
+        &DispatchPolicy::default(),
+        |item| {
+            if item.process == "l1" {
+                Dispatch::UnknownOutcome
+            } else {
+                Dispatch::Done
+            }
+        },
+    )
+    .unwrap();
+    assert_eq!(store.applied_count("l1").unwrap(), 2);
+    let row = store
+        .outbox(None)
+        .unwrap()
+        .into_iter()
+        .find(|r| r.process == "l1")
+        .unwrap();
+    let key = row.key;
+    let unknown = Event::new(
+        "notify.unknown",
+        Some(Value::from(&serde_json::json!(format!("unknown:{key}")))),
+        Value::from(
+            &serde_json::json!({ "key": key, "effect": "notify", "args": { "amount": 1 } }),
+        ),
+    );
+    let answer = apply_at(&mut store, &ledger, "l1", &unknown, T0 + 4).unwrap();
+    assert_eq!(answer.kind(), "duplicate");
+    assert!(
+        answer
+            .response()
+            .unwrap()
+            .contains(r#""outcome":"ignored""#)
+    );
+}
+
+/// Declares one `#[test]` per contract function for `$backend`.
+#[macro_export]
+macro_rules! contract_tests {
+    ($backend:expr) => {
+        #[test]
+        fn duplicate_answers_with_the_frozen_bytes() {
+            runtime_contract::duplicate_answers_with_the_frozen_bytes(&$backend);
+        }
+        #[test]
+        fn key_order_in_the_payload_is_not_a_conflict() {
+            runtime_contract::key_order_in_the_payload_is_not_a_conflict(&$backend);
+        }
+        #[test]
+        fn conflict_writes_nothing() {
+            runtime_contract::conflict_writes_nothing(&$backend);
+        }
+        #[test]
+        fn an_event_without_id_writes_nothing() {
+            runtime_contract::an_event_without_id_writes_nothing(&$backend);
+        }
+        #[test]
+        fn ignored_events_are_frozen() {
+            runtime_contract::ignored_events_are_frozen(&$backend);
+        }
+        #[test]
+        fn outbox_keys_are_stable_and_unique() {
+            runtime_contract::outbox_keys_are_stable_and_unique(&$backend);
+        }
+        #[test]
+        fn retries_back_off_exponentially() {
+            runtime_contract::retries_back_off_exponentially(&$backend);
+        }
+        #[test]
+        fn a_claimed_row_is_leased() {
+            runtime_contract::a_claimed_row_is_leased(&$backend);
+        }
+        #[test]
+        fn purge_uses_the_injected_clock() {
+            runtime_contract::purge_uses_the_injected_clock(&$backend);
+        }
+        #[test]
+        fn revision_conflicts_are_retried() {
+            runtime_contract::revision_conflicts_are_retried(&$backend);
+        }
+        #[test]
+        fn a_process_keeps_its_machine_version() {
+            runtime_contract::a_process_keeps_its_machine_version(&$backend);
+        }
+        #[test]
+        fn unknown_outcome_becomes_an_event() {
+            runtime_contract::unknown_outcome_becomes_an_event(&$backend);
+        }
+        #[test]
+        fn eight_threads_deliver_the_same_events_once_each() {
+            runtime_contract::concurrent_senders_apply_each_event_once(&$backend, 8, 1_000);
+        }
+    };
+}
+
+/// Applies `events` once to one process, and again to another with the
+/// redeliveries inserted (`(at, which)`: before the `at`-th event, redeliver
+/// the `which`-th event already sent, modulo): both end in the same state,
+/// and every redelivery is answered with the first response.
+pub fn duplicates_change_nothing<B: Backend>(
+    backend: &B,
+    events: &[Event],
+    redeliveries: &[(usize, usize)],
+) {
+    let chart = ledger();
+    let mut store = backend.connect(&backend.fresh());
+    let mut first: std::collections::HashMap<String, String> = Default::default();
+    for event in events {
+        apply_at(&mut store, &chart, "clean", event, T0).unwrap();
+    }
+    let mut sent: Vec<&Event> = Vec::new();
+    let mut redelivered_answers = Vec::new();
+    for (i, event) in events.iter().enumerate() {
+        for (at, which) in redeliveries {
+            if *at == i && !sent.is_empty() {
+                let again = sent[which % sent.len()];
+                let outcome = apply_at(&mut store, &chart, "noisy", again, T0).unwrap();
+                redelivered_answers.push((runtime::event_id(again).unwrap(), outcome));
+            }
+        }
+        let outcome = apply_at(&mut store, &chart, "noisy", event, T0).unwrap();
+        if let Some(response) = outcome.response() {
+            first
+                .entry(runtime::event_id(event).unwrap())
+                .or_insert_with(|| response.to_string());
+        }
+        sent.push(event);
+    }
+    for (id, outcome) in &redelivered_answers {
+        assert_eq!(outcome.kind(), "duplicate", "{id}");
+        assert_eq!(
+            outcome.response(),
+            first.get(id).map(String::as_str),
+            "{id}"
+        );
+    }
+    let clean = runtime::inspect(&mut store, "clean").unwrap().unwrap();
+    let noisy = runtime::inspect(&mut store, "noisy").unwrap().unwrap();
+    assert_eq!(clean["revision"], noisy["revision"]);
+    assert_eq!(clean["configuration"], noisy["configuration"]);
+    assert_eq!(clean["context"], noisy["context"]);
+    assert_eq!(clean["context"], clean_replay(&chart, events));
+}
