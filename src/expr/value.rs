@@ -447,12 +447,42 @@ impl<'de> Visitor<'de> for ValueVisitor {
 
     fn visit_map<A: MapAccess<'de>>(self, mut access: A) -> Result<Value, A::Error> {
         let mut map = Map::with_capacity(access.size_hint().unwrap_or(0).min(1024));
-        while let Some((key, value)) = access.next_entry::<String, Value>()? {
-            if map.insert(Arc::from(key.as_str()), value).is_some() {
-                return Err(de::Error::custom(format!("duplicate key `{key}`")));
+        while let Some((Key(key), value)) = access.next_entry::<Key, Value>()? {
+            match map.entry(key) {
+                indexmap::map::Entry::Occupied(entry) => {
+                    let key = entry.key();
+                    return Err(de::Error::custom(format!("duplicate key `{key}`")));
+                }
+                indexmap::map::Entry::Vacant(entry) => {
+                    entry.insert(value);
+                }
             }
         }
         Ok(Value::Map(Arc::new(map)))
+    }
+}
+
+/// A map key read straight into the `Arc<str>` the map keeps, without an
+/// owned `String` on the way.
+struct Key(Arc<str>);
+
+impl<'de> Deserialize<'de> for Key {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Key, D::Error> {
+        struct KeyVisitor;
+
+        impl Visitor<'_> for KeyVisitor {
+            type Value = Key;
+
+            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                f.write_str("a string key")
+            }
+
+            fn visit_str<E>(self, s: &str) -> Result<Key, E> {
+                Ok(Key(Arc::from(s)))
+            }
+        }
+
+        deserializer.deserialize_str(KeyVisitor)
     }
 }
 

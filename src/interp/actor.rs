@@ -4,7 +4,7 @@
 use std::collections::VecDeque;
 use std::sync::Arc;
 
-use super::bits::StateSet;
+use super::bits::{MarkedSet, StateSet};
 use super::chart::{Chart, CompiledAction};
 use super::step::{EffectCall, Step};
 use crate::expr::{self, Event, Value};
@@ -40,6 +40,16 @@ pub(crate) enum Due {
 #[derive(Clone, Debug)]
 pub struct Actor {
     pub(crate) chart: Arc<Chart>,
+    /// Everything a step changes, apart from the chart it reads, so that a
+    /// step can borrow both without taking a count on the `Arc` (two atomic
+    /// updates per event).
+    pub(crate) core: Core,
+}
+
+/// An actor's configuration, context, history, timers and queues, and the
+/// buffers its steps reuse.
+#[derive(Clone, Debug)]
+pub(crate) struct Core {
     pub(crate) active: StateSet,
     pub(crate) context: Vec<Value>,
     /// Recorded history, by history state: the states to restore.
@@ -53,21 +63,36 @@ pub struct Actor {
     external: VecDeque<Event>,
     step: Step,
     enabled: Vec<TransitionId>,
-    exit_set: StateSet,
-    enter_set: StateSet,
-    default_entry: StateSet,
+    pub(crate) exit_set: MarkedSet,
+    enter_set: MarkedSet,
+    default_entry: MarkedSet,
     scratch: Vec<StateId>,
+    /// Buffers kept from step to step, so that a step allocates nothing:
+    /// the effective targets a history target stands for, the enabled
+    /// transitions with their exit ranges while conflicts are resolved, and
+    /// the states being exited or entered, in order.
+    domain_targets: Vec<StateId>,
+    filtered: Vec<(TransitionId, ExitRange)>,
+    exiting: Vec<StateId>,
+    entering: Vec<StateId>,
     guard_errors: Vec<String>,
     /// Microsteps left in the current call (`start`, `send`, `advance_to`).
     budget: usize,
+    /// Takes the general path wherever there is a fast one, so that tests
+    /// can compare the two.
+    #[cfg(test)]
+    pub(crate) general: bool,
 }
+
+/// The ids `start..end` of a transition's domain's proper descendants: its
+/// exit set is the active states among them. `None` for a targetless one.
+type ExitRange = Option<(u32, u32)>;
 
 impl Actor {
     /// A new actor at rest before its initial configuration; `start` enters it.
     pub(crate) fn idle(chart: Arc<Chart>, context: Vec<Value>, now: u64) -> Actor {
         let n = chart.states.len();
-        Actor {
-            chart,
+        let core = Core {
             active: StateSet::with_capacity(n),
             context,
             history: Vec::new(),
@@ -79,52 +104,83 @@ impl Actor {
             external: VecDeque::new(),
             step: Step::default(),
             enabled: Vec::new(),
-            exit_set: StateSet::with_capacity(n),
-            enter_set: StateSet::with_capacity(n),
-            default_entry: StateSet::with_capacity(n),
+            // These grow when a step first needs them: an actor restored to
+            // take one targetless transition never does.
+            exit_set: MarkedSet::default(),
+            enter_set: MarkedSet::default(),
+            default_entry: MarkedSet::default(),
             scratch: Vec::new(),
+            domain_targets: Vec::new(),
+            filtered: Vec::new(),
+            exiting: Vec::new(),
+            entering: Vec::new(),
             guard_errors: Vec::new(),
             budget: 0,
-        }
+            #[cfg(test)]
+            general: false,
+        };
+        Actor { chart, core }
     }
 
     /// Enters the initial configuration and runs to a stable one.
     pub(crate) fn start(&mut self) -> &Step {
-        self.step.clear(None);
-        self.budget = self.chart.microstep_limit;
-        let chart = Arc::clone(&self.chart);
-        self.enter_set.clear();
-        self.default_entry.clear();
-        self.add_descendants(&chart, StateId::ROOT);
-        self.enter(&chart, None);
-        self.run_to_completion(&chart);
-        self.drain_external(&chart);
-        &self.step
+        self.core.start(&self.chart);
+        &self.core.step
     }
 
     /// Processes one external event as a macrostep.
     pub fn send(&mut self, event: &Event) -> &Step {
-        self.step.clear(Some(Arc::clone(&event.name)));
-        self.budget = self.chart.microstep_limit;
+        self.core.send(&self.chart, event);
+        &self.core.step
+    }
+
+    /// Moves the clock to `now` and fires every delayed transition due by
+    /// then, in order of due time.
+    pub fn advance_to(&mut self, now: u64) -> &Step {
+        self.core.advance_to(&self.chart, now);
+        &self.core.step
+    }
+}
+
+impl Core {
+    fn start(&mut self, chart: &Chart) {
+        self.step.clear(None);
+        self.budget = chart.microstep_limit;
+        self.enter_set.clear();
+        self.default_entry.clear();
+        self.add_descendants(chart, StateId::ROOT);
+        self.enter(chart, None);
+        self.run_to_completion(chart);
+        self.drain_external(chart);
+    }
+
+    fn send(&mut self, chart: &Chart, event: &Event) {
+        // The name already recorded is kept when it is the same, which
+        // spares two atomic count updates on the event's name.
+        let name = match self.step.event.take() {
+            Some(name) if expr::str_eq(&name, &event.name) => name,
+            _ => Arc::clone(&event.name),
+        };
+        self.step.clear(Some(name));
+        self.budget = chart.microstep_limit;
         if self.status == Status::Done {
             self.step.ignored = true;
-            return &self.step;
+            return;
         }
-        let chart = Arc::clone(&self.chart);
-        self.select(&chart, Some(event));
+        self.select(chart, Some(event));
         if self.enabled.is_empty() {
             self.step.ignored = true;
         } else {
-            self.microstep(&chart, Some(event));
-            self.run_to_completion(&chart);
+            self.microstep(chart, Some(event));
+            self.run_to_completion(chart);
         }
-        self.drain_external(&chart);
-        &self.step
+        self.drain_external(chart);
     }
 
     /// Processes the events the machine sent itself, each as a macrostep.
+    #[inline]
     fn drain_external(&mut self, chart: &Chart) {
-        while self.status == Status::Active && self.spend() {
+        while self.status == Status::Active && self.spend(chart) {
             let Some(event) = self.external.pop_front() else {
                 break;
             };
@@ -140,15 +196,12 @@ impl Actor {
         }
     }
 
-    /// Moves the clock to `now` and fires every delayed transition due by
-    /// then, in order of due time.
-    pub fn advance_to(&mut self, now: u64) -> &Step {
+    fn advance_to(&mut self, chart: &Chart, now: u64) {
         self.step.clear(None);
-        self.budget = self.chart.microstep_limit;
-        let chart = Arc::clone(&self.chart);
+        self.budget = chart.microstep_limit;
         // Each firing counts against the budget: timers that schedule more
         // timers could otherwise multiply without end.
-        while self.status == Status::Active && self.spend() {
+        while self.status == Status::Active && self.spend(chart) {
             let due = self
                 .timers
                 .iter()
@@ -161,36 +214,37 @@ impl Actor {
             match timer.what {
                 Due::Transition(t) => {
                     if !self.active.contains(chart.transition(t).source)
-                        || !self.guard(&chart, t, None)
+                        || !self.guard(chart, t, None)
                     {
                         self.flush_errors();
                         continue;
                     }
                     self.enabled.clear();
                     self.enabled.push(t);
-                    self.microstep(&chart, None);
-                    self.run_to_completion(&chart);
+                    self.microstep(chart, None);
+                    self.run_to_completion(chart);
                 }
-                Due::Send { event, .. } => self.macrostep(&chart, &event),
+                Due::Send { event, .. } => self.macrostep(chart, &event),
             }
-            self.drain_external(&chart);
+            self.drain_external(chart);
         }
         self.now = self.now.max(now);
-        &self.step
     }
+}
 
+impl Actor {
     /// The time of the next pending delayed transition.
     pub fn next_due(&self) -> Option<u64> {
-        self.timers.iter().map(|t| t.due).min()
+        self.core.timers.iter().map(|t| t.due).min()
     }
 
     pub fn status(&self) -> Status {
-        self.status
+        self.core.status
     }
 
     /// The actor's clock, in milliseconds.
     pub fn now(&self) -> u64 {
-        self.now
+        self.core.now
     }
 
     pub fn chart(&self) -> &Arc<Chart> {
@@ -199,17 +253,18 @@ impl Actor {
 
     /// Whether the state is active.
     pub fn is_active(&self, state: StateId) -> bool {
-        self.active.contains(state)
+        self.core.active.contains(state)
     }
 
     /// Active states in document order.
     pub fn active_states(&self) -> impl Iterator<Item = StateId> + '_ {
-        self.active.iter()
+        self.core.active.iter()
     }
 
     /// Active atomic states (the leaves of the configuration) in document order.
     pub fn configuration(&self) -> impl Iterator<Item = StateId> + '_ {
-        self.active
+        self.core
+            .active
             .iter()
             .filter(|s| self.chart.state(*s).children.is_empty())
     }
@@ -219,36 +274,57 @@ impl Actor {
         self.chart
             .layout
             .slot(field)
-            .map(|slot| &self.context[slot as usize])
+            .map(|slot| &self.core.context[slot as usize])
     }
 
     /// The whole context as a map.
     pub fn context(&self) -> Value {
-        self.chart.layout.to_map(&self.context)
+        self.chart.layout.to_map(&self.core.context)
+    }
+}
+
+impl Core {
+    /// Whether to take the fast paths: always, except in tests that compare
+    /// them with the general ones.
+    #[inline(always)]
+    fn fast(&self) -> bool {
+        #[cfg(test)]
+        return !self.general;
+        #[cfg(not(test))]
+        true
     }
 
     /// Counts one microstep against the budget of the current call. A machine
     /// whose eventless transitions or own events never settle would hang the
     /// host; it is stopped with an error instead.
-    fn spend(&mut self) -> bool {
-        if self.budget == 0 {
-            return false;
+    #[inline]
+    fn spend(&mut self, chart: &Chart) -> bool {
+        if self.budget > 1 {
+            self.budget -= 1;
+            return true;
         }
-        self.budget -= 1;
-        if self.budget == 0 {
-            let limit = self.chart.microstep_limit;
-            self.step.errors.push(format!(
-                "the machine did not settle after {limit} microsteps"
-            ));
-            self.internal.clear();
-            self.external.clear();
-            return false;
-        }
-        true
+        self.exhausted(chart)
     }
 
+    /// The budget's last microstep: the call stops with an error, once.
+    #[cold]
+    fn exhausted(&mut self, chart: &Chart) -> bool {
+        if self.budget == 0 {
+            return false;
+        }
+        self.budget = 0;
+        let limit = chart.microstep_limit;
+        self.step.errors.push(format!(
+            "the machine did not settle after {limit} microsteps"
+        ));
+        self.internal.clear();
+        self.external.clear();
+        false
+    }
+
+    #[inline]
     fn run_to_completion(&mut self, chart: &Chart) {
-        while self.status == Status::Active && self.spend() {
+        while self.status == Status::Active && self.spend(chart) {
             if chart.has_eventless {
                 self.select(chart, None);
                 if !self.enabled.is_empty() {
@@ -288,6 +364,7 @@ impl Actor {
                 };
                 for &t in candidates {
                     let matches = match event {
+                        Some(e) if self.fast() => chart.accepts(t, &e.name),
                         Some(e) => chart
                             .transition(t)
                             .descriptor
@@ -330,40 +407,72 @@ impl Actor {
         )
     }
 
+    /// SCXML's removeConflictingTransitions. A transition conflicts with an
+    /// earlier one when their exit sets intersect: it replaces those it
+    /// conflicts with when its source lies inside each of theirs, else it is
+    /// preempted. Exit sets are compared as ranges of ids over the active
+    /// set, which needs no set per transition.
     fn remove_conflicts(&mut self, chart: &Chart) {
         let enabled = std::mem::take(&mut self.enabled);
-        let mut filtered: Vec<(TransitionId, StateSet)> = Vec::with_capacity(enabled.len());
+        let mut filtered = std::mem::take(&mut self.filtered);
+        filtered.clear();
         for &t1 in &enabled {
-            let exit1 = self.exit_set_of(chart, t1);
+            let exit1 = self.exit_range(chart, t1);
+            let source1 = chart.transition(t1).source;
+            // Preempted by any conflicting transition whose source does not
+            // contain t1's; otherwise t1 replaces every one it conflicts with.
+            let mut conflicts = false;
             let mut preempted = false;
-            let mut remove = Vec::new();
-            for (i, (t2, exit2)) in filtered.iter().enumerate() {
-                if exit1.intersects(exit2) {
-                    if chart
-                        .is_descendant(chart.transition(t1).source, chart.transition(*t2).source)
-                    {
-                        remove.push(i);
-                    } else {
+            for &(t2, exit2) in &filtered {
+                if self.conflict(chart, (t1, exit1), (t2, exit2)) {
+                    conflicts = true;
+                    if !chart.is_descendant(source1, chart.transition(t2).source) {
                         preempted = true;
                         break;
                     }
                 }
             }
             if !preempted {
-                for i in remove.into_iter().rev() {
-                    filtered.remove(i);
+                if conflicts {
+                    filtered.retain(|&(t2, exit2)| !self.conflict(chart, (t1, exit1), (t2, exit2)));
                 }
                 filtered.push((t1, exit1));
             }
         }
         self.enabled = enabled;
         self.enabled.clear();
-        self.enabled.extend(filtered.into_iter().map(|(t, _)| t));
+        self.enabled.extend(filtered.iter().map(|&(t, _)| t));
+        self.filtered = filtered;
     }
 
+    fn exit_range(&mut self, chart: &Chart, t: TransitionId) -> ExitRange {
+        let domain = self.domain(chart, t)?;
+        Some((domain.0 + 1, chart.state(domain).subtree_end))
+    }
+
+    /// Whether the exit sets of two transitions share a state.
+    #[inline]
+    fn conflict(
+        &self,
+        chart: &Chart,
+        (t1, exit1): (TransitionId, ExitRange),
+        (t2, exit2): (TransitionId, ExitRange),
+    ) -> bool {
+        if self.fast() {
+            return self.exits_intersect(exit1, exit2);
+        }
+        let (set1, set2) = (self.exit_set_of(chart, t1), self.exit_set_of(chart, t2));
+        set1.iter().any(|s| set2.contains(s))
+    }
+
+    /// A transition's exit set as SCXML defines it: the active states below
+    /// its domain, worked out from its targets each time. The general path.
     fn exit_set_of(&self, chart: &Chart, t: TransitionId) -> StateSet {
+        let info = chart.transition(t);
+        let mut targets = Vec::new();
+        self.effective_targets(chart, t, &mut targets);
         let mut set = StateSet::with_capacity(chart.states.len());
-        if let Some(domain) = self.domain(chart, t) {
+        if let Some(domain) = chart.domain_of(info.source, info.reenter, &targets) {
             let end = chart.state(domain).subtree_end;
             for s in self
                 .active
@@ -376,10 +485,32 @@ impl Actor {
         set
     }
 
+    /// Whether two exit sets share an active state. Ranges of subtrees are
+    /// nested or disjoint, so the shared part is their overlap.
+    fn exits_intersect(&self, a: ExitRange, b: ExitRange) -> bool {
+        match (a, b) {
+            (Some((start1, end1)), Some((start2, end2))) => {
+                let (start, end) = (start1.max(start2), end1.min(end2));
+                start < end && self.active.any_in(start, end)
+            }
+            _ => false,
+        }
+    }
+
     /// The states a transition targets, with history states replaced by what
     /// they would restore.
+    #[inline]
     fn effective_targets(&self, chart: &Chart, t: TransitionId, out: &mut Vec<StateId>) {
         out.clear();
+        let info = chart.transition(t);
+        if !info.history_targets && self.fast() {
+            for &s in &info.targets {
+                if !out.contains(&s) {
+                    out.push(s);
+                }
+            }
+            return;
+        }
         let mut stack: Vec<StateId> = chart.transition(t).targets.iter().rev().copied().collect();
         while let Some(s) = stack.pop() {
             if let StateKind::History(_) = chart.state(s).kind {
@@ -396,39 +527,40 @@ impl Actor {
         }
     }
 
-    /// The state a transition exits and re-enters below: its source for a
-    /// transition into the source without `reenter`, else the least common
-    /// compound ancestor of source and targets. `None` for a targetless one.
-    fn domain(&self, chart: &Chart, t: TransitionId) -> Option<StateId> {
+    /// The state a transition exits and re-enters below (`Chart::domain_of`).
+    /// The chart knows it unless a target is a history state.
+    #[inline]
+    fn domain(&mut self, chart: &Chart, t: TransitionId) -> Option<StateId> {
         let info = chart.transition(t);
-        if info.targets.is_empty() {
-            return None;
+        if !info.history_targets && self.fast() {
+            return info.domain;
         }
-        let mut targets = Vec::new();
+        let mut targets = std::mem::take(&mut self.domain_targets);
         self.effective_targets(chart, t, &mut targets);
-        if targets.is_empty() {
-            return None;
-        }
-        let source = info.source;
-        if !info.reenter
-            && chart.state(source).kind == StateKind::Compound
-            && targets.iter().all(|&s| chart.is_descendant(s, source))
-        {
-            return Some(source);
-        }
-        let mut at = chart.state(source).parent;
-        while let Some(anc) = at {
-            let compound = anc == StateId::ROOT || chart.state(anc).kind == StateKind::Compound;
-            if compound && targets.iter().all(|&s| chart.is_descendant(s, anc)) {
-                return Some(anc);
-            }
-            at = chart.state(anc).parent;
-        }
-        Some(StateId::ROOT)
+        let domain = chart.domain_of(info.source, info.reenter, &targets);
+        self.domain_targets = targets;
+        domain
     }
 
     fn microstep(&mut self, chart: &Chart, event: Option<&Event>) {
         let enabled = std::mem::take(&mut self.enabled);
+        if self.fast()
+            && enabled
+                .iter()
+                .all(|&t| chart.transition(t).targets.is_empty())
+        {
+            // Targetless transitions exit and enter nothing: only their
+            // actions run, which spares the exit and entry sets.
+            for &t in &enabled {
+                self.step.transitions.push(t);
+                self.run_actions(&chart.transition(t).actions, event);
+            }
+            self.enabled = enabled;
+            if !self.guard_errors.is_empty() {
+                self.flush_errors();
+            }
+            return;
+        }
         self.exit(chart, &enabled, event);
         for &t in &enabled {
             self.step.transitions.push(t);
@@ -452,7 +584,9 @@ impl Actor {
         }
         self.enabled = enabled;
         self.enter(chart, event);
-        self.flush_errors();
+        if !self.guard_errors.is_empty() {
+            self.flush_errors();
+        }
     }
 
     /// Exits the states the enabled transitions leave, deepest last in
@@ -463,12 +597,7 @@ impl Actor {
         for &t in enabled {
             if let Some(domain) = self.domain(chart, t) {
                 let end = chart.state(domain).subtree_end;
-                let inside: Vec<StateId> = self
-                    .active
-                    .iter_from(domain.0 + 1)
-                    .take_while(|s| s.0 < end)
-                    .collect();
-                for s in inside {
+                for s in self.active.iter_in(domain.0 + 1, end) {
                     self.exit_set.insert(s);
                 }
             }
@@ -476,7 +605,9 @@ impl Actor {
         if self.exit_set.is_empty() {
             return;
         }
-        let exiting: Vec<StateId> = self.exit_set.iter().collect();
+        let mut exiting = std::mem::take(&mut self.exiting);
+        exiting.clear();
+        exiting.extend_from_slice(self.exit_set.sorted());
         for &s in &exiting {
             for &h in &chart.state(s).history {
                 let deep = matches!(
@@ -504,10 +635,13 @@ impl Actor {
         }
         for &s in exiting.iter().rev() {
             self.run_actions(&chart.state(s).exit, event);
-            self.timers.retain(|timer| !matches!(timer.what, Due::Transition(t) if chart.transition(t).source == s));
+            if !self.timers.is_empty() {
+                self.timers.retain(|timer| !matches!(timer.what, Due::Transition(t) if chart.transition(t).source == s));
+            }
             self.active.remove(s);
             self.step.exited.push(s);
         }
+        self.exiting = exiting;
     }
 
     fn add_descendants(&mut self, chart: &Chart, state: StateId) {
@@ -584,8 +718,10 @@ impl Actor {
     /// Enters the states of the enter set in document order; entry actions
     /// see the event being processed, as in SCXML.
     fn enter(&mut self, chart: &Chart, event: Option<&Event>) {
-        let entering: Vec<StateId> = self.enter_set.iter().collect();
-        for s in entering {
+        let mut entering = std::mem::take(&mut self.entering);
+        entering.clear();
+        entering.extend_from_slice(self.enter_set.sorted());
+        for &s in &entering {
             self.active.insert(s);
             self.step.entered.push(s);
             self.run_actions(&chart.state(s).entry, event);
@@ -598,6 +734,7 @@ impl Actor {
                 self.complete(chart, s);
             }
         }
+        self.entering = entering;
     }
 
     /// Raises `done.state` events for a final state, or ends the machine when
@@ -659,7 +796,9 @@ impl Actor {
     }
 
     /// Runs a block of actions; the first failing action raises
-    /// `error.execution` and ends the block, as in SCXML.
+    /// `error.execution` and ends the block, as in SCXML. Inlined, so that
+    /// the many empty blocks cost no call.
+    #[inline]
     fn run_actions(&mut self, actions: &[CompiledAction], event: Option<&Event>) {
         for action in actions {
             if let Err(message) = self.run_action(action, event) {
@@ -785,6 +924,6 @@ fn evaluate_map(
 impl Actor {
     /// The record of the latest macrostep (the start, a send or timers).
     pub fn last_step(&self) -> &Step {
-        &self.step
+        &self.core.step
     }
 }

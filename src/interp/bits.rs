@@ -1,4 +1,4 @@
-//! A set of states as bits, iterated in document order.
+//! Sets of states as bits, iterated in document order.
 
 use crate::model::StateId;
 
@@ -23,6 +23,10 @@ impl StateSet {
 
     pub fn insert(&mut self, id: StateId) -> bool {
         let i = id.index();
+        if i / 64 >= self.words.len() {
+            // A set made empty (`default`) takes memory when first used.
+            self.words.resize(i / 64 + 1, 0);
+        }
         let word = &mut self.words[i / 64];
         let fresh = *word & (1 << (i % 64)) == 0;
         *word |= 1 << (i % 64);
@@ -31,54 +35,120 @@ impl StateSet {
 
     pub fn remove(&mut self, id: StateId) {
         let i = id.index();
-        self.words[i / 64] &= !(1 << (i % 64));
-    }
-
-    pub fn clear(&mut self) {
-        self.words.iter_mut().for_each(|w| *w = 0);
-    }
-
-    pub fn is_empty(&self) -> bool {
-        self.words.iter().all(|w| *w == 0)
+        if let Some(word) = self.words.get_mut(i / 64) {
+            *word &= !(1 << (i % 64));
+        }
     }
 
     /// Whether any state with an id in `start..end` is in the set.
     pub fn any_in(&self, start: u32, end: u32) -> bool {
-        self.iter_from(start).next().is_some_and(|id| id.0 < end)
-    }
-
-    pub fn intersects(&self, other: &StateSet) -> bool {
-        self.words.iter().zip(&other.words).any(|(a, b)| a & b != 0)
+        self.iter_in(start, end).next().is_some()
     }
 
     /// Members in document order.
-    pub fn iter(&self) -> impl Iterator<Item = StateId> + '_ {
+    pub fn iter(&self) -> Iter<'_> {
         self.iter_from(0)
     }
 
     /// Members with an id of at least `start`, in document order.
-    pub fn iter_from(&self, start: u32) -> impl Iterator<Item = StateId> + '_ {
-        let first_word = start as usize / 64;
-        let mask = if first_word < self.words.len() {
-            !0u64 << (start % 64)
+    pub fn iter_from(&self, start: u32) -> Iter<'_> {
+        Iter::new(&self.words, start)
+    }
+
+    /// Members with an id in `start..end`, in document order; reads only
+    /// the words that hold them.
+    pub fn iter_in(&self, start: u32, end: u32) -> impl Iterator<Item = StateId> + '_ {
+        let words = (end as usize).div_ceil(64).min(self.words.len());
+        Iter::new(&self.words[..words], start).take_while(move |s| s.0 < end)
+    }
+}
+
+/// The members of a `StateSet` in document order: the current word's bits,
+/// lowest first, then the next non-zero word.
+pub(crate) struct Iter<'a> {
+    words: &'a [u64],
+    index: usize,
+    word: u64,
+}
+
+impl<'a> Iter<'a> {
+    fn new(words: &'a [u64], start: u32) -> Iter<'a> {
+        let index = start as usize / 64;
+        let word = words.get(index).map_or(0, |w| w & (!0u64 << (start % 64)));
+        Iter { words, index, word }
+    }
+}
+
+impl Iterator for Iter<'_> {
+    type Item = StateId;
+
+    #[inline]
+    fn next(&mut self) -> Option<StateId> {
+        while self.word == 0 {
+            self.index += 1;
+            self.word = *self.words.get(self.index)?;
+        }
+        let bit = self.word.trailing_zeros();
+        self.word &= self.word - 1;
+        Some(StateId(self.index as u32 * 64 + bit))
+    }
+}
+
+/// A set that also lists its members, for the sets one microstep builds and
+/// throws away (the states to exit, to enter): clearing it costs as much as
+/// its few members, not as much as the machine's states, and so does
+/// listing them in a large machine.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct MarkedSet {
+    bits: StateSet,
+    /// The members in the order they came.
+    members: Vec<StateId>,
+}
+
+/// Up to this many words, reading the bits back lists the members in
+/// document order faster than sorting them would.
+const SCAN_WORDS: usize = 4;
+
+impl MarkedSet {
+    pub fn insert(&mut self, id: StateId) -> bool {
+        let fresh = self.bits.insert(id);
+        if fresh {
+            self.members.push(id);
+        }
+        fresh
+    }
+
+    pub fn clear(&mut self) {
+        if self.bits.words.len() <= SCAN_WORDS {
+            // Zeroing a few words beats clearing bits one by one in the
+            // same word, each waiting for the store before it.
+            self.bits.words.fill(0);
         } else {
-            0
-        };
-        self.words
-            .iter()
-            .enumerate()
-            .skip(first_word)
-            .flat_map(move |(i, &word)| {
-                let mut word = if i == first_word { word & mask } else { word };
-                std::iter::from_fn(move || {
-                    if word == 0 {
-                        return None;
-                    }
-                    let bit = word.trailing_zeros();
-                    word &= word - 1;
-                    Some(StateId(i as u32 * 64 + bit))
-                })
-            })
+            for &id in &self.members {
+                self.bits.remove(id);
+            }
+        }
+        self.members.clear();
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.members.is_empty()
+    }
+
+    /// Whether any state with an id in `start..end` is in the set.
+    pub fn any_in(&self, start: u32, end: u32) -> bool {
+        self.bits.any_in(start, end)
+    }
+
+    /// The members in document order.
+    pub fn sorted(&mut self) -> &[StateId] {
+        if self.bits.words.len() <= SCAN_WORDS {
+            self.members.clear();
+            self.members.extend(self.bits.iter());
+        } else {
+            self.members.sort_unstable();
+        }
+        &self.members
     }
 }
 
@@ -86,20 +156,71 @@ impl StateSet {
 mod tests {
     use super::*;
 
+    fn ids(states: impl IntoIterator<Item = StateId>) -> Vec<u32> {
+        states.into_iter().map(|s| s.0).collect()
+    }
+
     #[test]
     fn iterates_in_order_from_a_start() {
         let mut set = StateSet::with_capacity(200);
         for i in [3, 64, 65, 130, 199] {
             set.insert(StateId(i));
         }
-        let all: Vec<u32> = set.iter().map(|s| s.0).collect();
-        assert_eq!(all, [3, 64, 65, 130, 199]);
-        let from: Vec<u32> = set.iter_from(65).map(|s| s.0).collect();
-        assert_eq!(from, [65, 130, 199]);
+        assert_eq!(ids(set.iter()), [3, 64, 65, 130, 199]);
+        assert_eq!(ids(set.iter_from(65)), [65, 130, 199]);
+        assert_eq!(set.iter_from(200).next(), None);
+        assert_eq!(set.iter_from(900).next(), None);
         assert!(set.any_in(4, 65));
         assert!(!set.any_in(4, 64));
         assert!(!set.any_in(200, 300));
+        assert!(!set.any_in(5, 5) && !set.any_in(9, 2));
+        set.remove(StateId(64));
         set.remove(StateId(64));
         assert!(!set.contains(StateId(64)));
+        set.remove(StateId(900));
+        assert_eq!(ids(set.iter()), [3, 65, 130, 199]);
+        assert_eq!(ids(set.iter_in(0, 66)), [3, 65]);
+    }
+
+    #[test]
+    fn iterates_a_range_only() {
+        let mut set = StateSet::with_capacity(300);
+        for i in [1, 63, 64, 127, 128, 250] {
+            set.insert(StateId(i));
+        }
+        assert_eq!(ids(set.iter_in(1, 128)), [1, 63, 64, 127]);
+        assert_eq!(ids(set.iter_in(2, 129)), [63, 64, 127, 128]);
+        assert_eq!(ids(set.iter_in(64, 64)), Vec::<u32>::new());
+        assert_eq!(ids(set.iter_in(129, 900)), [250]);
+    }
+
+    #[test]
+    fn grows_when_made_empty() {
+        let mut set = StateSet::default();
+        set.remove(StateId(70));
+        assert!(!set.contains(StateId(70)) && set.iter().next().is_none());
+        assert!(set.insert(StateId(70)) && set.contains(StateId(70)));
+        assert_eq!(ids(set.iter_in(0, 100)), [70]);
+    }
+
+    #[test]
+    fn marked_set_lists_members_in_order_and_clears_them() {
+        // A small set (read back from its bits) and a large one (sorted).
+        for states in [200, 2000] {
+            let mut set = MarkedSet::default();
+            for i in [130, 3, 199, 64, 3] {
+                set.insert(StateId(i));
+            }
+            set.insert(StateId(states as u32 - 1));
+            let last = states as u32 - 1;
+            let mut expected = vec![3, 64, 130, 199, last];
+            expected.dedup();
+            assert_eq!(ids(set.sorted().iter().copied()), expected, "{states}");
+            assert!(set.any_in(100, 131) && !set.any_in(4, 64));
+            set.clear();
+            assert!(set.is_empty() && !set.any_in(0, last + 1));
+            assert!(set.insert(StateId(64)));
+            assert_eq!(ids(set.sorted().iter().copied()), [64]);
+        }
     }
 }

@@ -4,7 +4,9 @@
 use std::sync::Arc;
 
 use crate::expr::{self, Compiled, CompiledAssign, Layout};
-use crate::model::{Action, EventDescriptor, Machine, StateId, StateKind, TransitionId, Trigger};
+use crate::model::{
+    Action, EventDescriptor, EventPattern, Machine, StateId, StateKind, TransitionId, Trigger,
+};
 use crate::syntax::find_state;
 
 /// The default of `Chart::with_microstep_limit`.
@@ -49,6 +51,9 @@ pub(crate) struct StateInfo {
 pub(crate) struct TransitionInfo {
     pub source: StateId,
     pub descriptor: Option<EventDescriptor>,
+    /// The event's name when the descriptor is one exact name, the common
+    /// case, which `accepts` compares without the general matching.
+    pub exact: Option<Arc<str>>,
     pub delay: Option<u64>,
     pub guard: Option<Compiled>,
     pub actions: Vec<CompiledAction>,
@@ -56,6 +61,12 @@ pub(crate) struct TransitionInfo {
     /// `reenter`, which XState runs without leaving the state.
     pub targets: Vec<StateId>,
     pub reenter: bool,
+    /// Whether a target is a history state, whose meaning depends on what
+    /// the actor recorded: only then is the domain worked out per step.
+    pub history_targets: bool,
+    /// The transition domain (see `Chart::domain_of`) when no target is a
+    /// history state, which makes it a property of the chart alone.
+    pub domain: Option<StateId>,
 }
 
 #[derive(Debug)]
@@ -183,26 +194,49 @@ impl Chart {
                         Trigger::Event(d) => Some(d.clone()),
                         _ => None,
                     },
+                    exact: match &t.trigger {
+                        Trigger::Event(d) => match d.patterns.as_slice() {
+                            [EventPattern::Exact(name)] => Some(name.as_str().into()),
+                            _ => None,
+                        },
+                        _ => None,
+                    },
                     delay: match &t.trigger {
                         Trigger::After(d) => Some(d.millis),
                         _ => None,
                     },
                     guard: t.guard.as_ref().map(compile),
                     actions: compile_actions(&t.actions),
+                    history_targets: targets
+                        .iter()
+                        .any(|s| matches!(machine.state(*s).kind, StateKind::History(_))),
                     targets,
                     reenter: t.reenter,
+                    domain: None,
                 }
             })
             .collect();
         let has_eventless = machine.states.iter().any(|s| !s.always.is_empty());
-        Chart {
+        let mut chart = Chart {
             layout,
             states,
             transitions,
             has_eventless,
             machine,
             microstep_limit: DEFAULT_MICROSTEP_LIMIT,
+        };
+        let domains: Vec<Option<StateId>> = chart
+            .transitions
+            .iter()
+            .map(|t| match t.history_targets {
+                true => None,
+                false => chart.domain_of(t.source, t.reenter, &t.targets),
+            })
+            .collect();
+        for (t, domain) in chart.transitions.iter_mut().zip(domains) {
+            t.domain = domain;
         }
+        chart
     }
 
     pub fn machine(&self) -> &Machine {
@@ -221,6 +255,47 @@ impl Chart {
     /// Whether `a` lies strictly inside `b`.
     pub(crate) fn is_descendant(&self, a: StateId, b: StateId) -> bool {
         b.0 < a.0 && a.0 < self.states[b.index()].subtree_end
+    }
+
+    /// The state a transition from `source` to `targets` (history states
+    /// already replaced by what they restore) exits and re-enters below: its
+    /// source for a transition into the source without `reenter`, else the
+    /// least common compound ancestor of source and targets. `None` for a
+    /// targetless one.
+    pub(crate) fn domain_of(
+        &self,
+        source: StateId,
+        reenter: bool,
+        targets: &[StateId],
+    ) -> Option<StateId> {
+        if targets.is_empty() {
+            return None;
+        }
+        if !reenter
+            && self.state(source).kind == StateKind::Compound
+            && targets.iter().all(|&s| self.is_descendant(s, source))
+        {
+            return Some(source);
+        }
+        let mut at = self.state(source).parent;
+        while let Some(anc) = at {
+            let compound = anc == StateId::ROOT || self.state(anc).kind == StateKind::Compound;
+            if compound && targets.iter().all(|&s| self.is_descendant(s, anc)) {
+                return Some(anc);
+            }
+            at = self.state(anc).parent;
+        }
+        Some(StateId::ROOT)
+    }
+
+    /// Whether transition `t` is triggered by the event named `name`.
+    #[inline]
+    pub(crate) fn accepts(&self, t: TransitionId, name: &Arc<str>) -> bool {
+        let info = self.transition(t);
+        match &info.exact {
+            Some(exact) => expr::str_eq(exact, name),
+            None => info.descriptor.as_ref().is_some_and(|d| d.matches(name)),
+        }
     }
 
     pub(crate) fn state(&self, id: StateId) -> &StateInfo {

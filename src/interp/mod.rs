@@ -25,6 +25,8 @@ mod snapshot;
 mod step;
 
 #[cfg(test)]
+mod fast_path_tests;
+#[cfg(test)]
 mod scxml_tests;
 
 pub use actor::{Actor, Status};

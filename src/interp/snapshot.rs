@@ -88,15 +88,17 @@ impl Actor {
             format: SNAPSHOT_FORMAT,
             machine: chart.machine.name.clone(),
             version: chart.machine.version,
-            status: self.status,
+            status: self.core.status,
             configuration: self.configuration().map(path).collect(),
             history: self
+                .core
                 .history
                 .iter()
                 .map(|(h, states)| (path(*h), states.iter().map(|s| path(*s)).collect()))
                 .collect(),
-            context: chart.layout.to_map(&self.context),
+            context: chart.layout.to_map(&self.core.context),
             timers: self
+                .core
                 .timers
                 .iter()
                 .map(|t| match &t.what {
@@ -124,7 +126,7 @@ impl Actor {
                     },
                 })
                 .collect(),
-            now: self.now,
+            now: self.core.now,
         }
     }
 
@@ -169,23 +171,23 @@ impl Actor {
             .from_map(&snapshot.context)
             .map_err(RestoreError::Context)?;
         let mut actor = Actor::idle(Arc::clone(&chart), context, snapshot.now);
-        actor.status = snapshot.status;
-        actor.active.insert(StateId::ROOT);
+        actor.core.status = snapshot.status;
+        actor.core.active.insert(StateId::ROOT);
         for path in &snapshot.configuration {
             let leaf = state(path)?;
-            actor.active.insert(leaf);
+            actor.core.active.insert(leaf);
             let mut at = chart.state(leaf).parent;
             while let Some(s) = at {
-                actor.active.insert(s);
+                actor.core.active.insert(s);
                 at = chart.state(s).parent;
             }
         }
         for (h, paths) in &snapshot.history {
             let states = paths.iter().map(|p| state(p)).collect::<Result<_, _>>()?;
-            actor.history.push((state(h)?, states));
+            actor.core.history.push((state(h)?, states));
         }
         for timer in &snapshot.timers {
-            actor.timers.push(match timer {
+            actor.core.timers.push(match timer {
                 TimerSnapshot::After {
                     state: path,
                     after,
@@ -229,7 +231,13 @@ impl Actor {
                 },
             });
         }
-        actor.next_seq = actor.timers.iter().map(|t| t.seq + 1).max().unwrap_or(0);
+        actor.core.next_seq = actor
+            .core
+            .timers
+            .iter()
+            .map(|t| t.seq + 1)
+            .max()
+            .unwrap_or(0);
         Ok(actor)
     }
 }

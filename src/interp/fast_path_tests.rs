@@ -1,0 +1,220 @@
+//! The interpreter's fast paths against its general ones.
+//!
+//! Where a step can be taken faster than the SCXML algorithm spells it out
+//! (a domain known from the chart, exit sets compared as ranges of ids, a
+//! microstep of targetless transitions only, an event name compared as one
+//! exact string), the actor can be told to take the general path instead.
+//! Here two actors of each machine, one on each path, get the same random
+//! events and clock moves, and must agree on every step, configuration and
+//! snapshot. The machines are every SCXML test of the conformance suite and
+//! every machine file in the repository, which between them have parallel
+//! regions with conflicting transitions, history, eventless, internal and
+//! delayed transitions, and raised and sent events.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use super::{Actor, Chart};
+use crate::Machine;
+use crate::expr::{Event, Value};
+use crate::model::{EventPattern, PayloadType, Trigger};
+use crate::span::SourceFile;
+
+fn files(dir: &Path, extension: &str, found: &mut Vec<PathBuf>) {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return;
+    };
+    for entry in entries.flatten() {
+        let path = entry.path();
+        if path.is_dir() {
+            files(&path, extension, found);
+        } else if path.extension().is_some_and(|e| e == extension) {
+            found.push(path);
+        }
+    }
+}
+
+/// Every machine the repository holds that loads.
+fn machines() -> Vec<(String, Machine)> {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let mut paths = Vec::new();
+    files(&root.join("tests/data/scion"), "scxml", &mut paths);
+    for dir in ["tests/data", "machines", "bench/machines"] {
+        files(&root.join(dir), "yaml", &mut paths);
+        files(&root.join(dir), "chart", &mut paths);
+    }
+    paths.sort();
+    paths
+        .into_iter()
+        .filter_map(|path| {
+            let text = std::fs::read_to_string(&path).ok()?;
+            let machine = if path.extension().is_some_and(|e| e == "scxml") {
+                crate::import::load_scxml(&text).ok()?
+            } else {
+                crate::syntax::load(&SourceFile::new(path.display().to_string(), text)).ok()?
+            };
+            Some((path.display().to_string(), machine))
+        })
+        .collect()
+}
+
+/// A small deterministic generator (xorshift), so a failure reproduces.
+struct Rng(u64);
+
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        self.0
+    }
+
+    fn below(&mut self, n: usize) -> usize {
+        (self.next() % n.max(1) as u64) as usize
+    }
+}
+
+/// Events the machine reacts to, each with a payload of its declared fields
+/// where it declares them, and one event it ignores.
+fn events(machine: &Machine, rng: &mut Rng) -> Vec<Event> {
+    let mut names: Vec<String> = vec!["UNHANDLED".into()];
+    for transition in &machine.transitions {
+        if let Trigger::Event(descriptor) = &transition.trigger {
+            for pattern in &descriptor.patterns {
+                match pattern {
+                    EventPattern::Exact(name) => names.push(name.clone()),
+                    EventPattern::Prefix(prefix) => {
+                        names.push(prefix.clone());
+                        names.push(format!("{prefix}.more"));
+                    }
+                    EventPattern::Any => names.push("ANY".into()),
+                }
+            }
+        }
+    }
+    names.sort();
+    names.dedup();
+    names
+        .into_iter()
+        .flat_map(|name| {
+            let payload = machine
+                .events
+                .get(&name)
+                .and_then(|decl| decl.payload.as_ref());
+            // A few variants of each event, so that guards on ids see both
+            // new and repeated values.
+            (0..3)
+                .map(|_| {
+                    let data = match payload {
+                        Some(fields) => Value::map(fields.iter().map(|(field, f)| {
+                            let n = rng.below(4) as i64;
+                            let value = match f.ty {
+                                PayloadType::String => Value::from(format!("v{n}")),
+                                PayloadType::Number | PayloadType::Integer => Value::Int(n),
+                                PayloadType::Boolean => Value::Bool(n % 2 == 0),
+                                PayloadType::List => Value::list(vec![Value::Int(n)]),
+                                PayloadType::Map | PayloadType::Any => Value::Null,
+                            };
+                            (field.as_str(), value)
+                        })),
+                        None => Value::Null,
+                    };
+                    Event::new(name.as_str(), None, data)
+                })
+                .collect::<Vec<_>>()
+        })
+        .collect()
+}
+
+fn assert_same(fast: &Actor, general: &Actor, what: &str) {
+    assert_eq!(
+        fast.last_step(),
+        general.last_step(),
+        "{what}: steps differ"
+    );
+    assert_eq!(
+        fast.configuration_paths(),
+        general.configuration_paths(),
+        "{what}"
+    );
+    assert_eq!(
+        fast.snapshot(),
+        general.snapshot(),
+        "{what}: snapshots differ"
+    );
+}
+
+#[test]
+fn fast_paths_take_the_steps_the_general_paths_take() {
+    let machines = machines();
+    assert!(
+        machines.len() > 150,
+        "only {} machines loaded",
+        machines.len()
+    );
+    let mut steps = 0;
+    for (index, (name, machine)) in machines.into_iter().enumerate() {
+        let chart = Arc::new(Chart::new(machine).with_microstep_limit(1000));
+        let mut rng = Rng(0x9E37_79B9_7F4A_7C15 ^ (index as u64 + 1));
+        let events = events(chart.machine(), &mut rng);
+        for round in 0..3 {
+            let mut fast = Actor::new(Arc::clone(&chart));
+            let context = chart.machine().context.values();
+            let context = context.map(|f| Value::from(&f.value)).collect();
+            let mut general = Actor::idle(Arc::clone(&chart), context, 0);
+            general.core.general = true;
+            general.start();
+            assert_same(&fast, &general, &format!("{name}: start"));
+            for i in 0..40 {
+                let what = if rng.below(8) == 0 {
+                    let to = match fast.next_due() {
+                        Some(due) if rng.below(2) == 0 => due,
+                        _ => fast.now() + rng.below(2000) as u64,
+                    };
+                    fast.advance_to(to);
+                    general.advance_to(to);
+                    format!("advance to {to}")
+                } else {
+                    let event = &events[rng.below(events.len())];
+                    fast.send(event);
+                    general.send(event);
+                    format!("event {}", event.name)
+                };
+                assert_same(
+                    &fast,
+                    &general,
+                    &format!("{name}: round {round}, step {i}: {what}"),
+                );
+                steps += 1;
+            }
+        }
+    }
+    assert!(steps > 20_000);
+}
+
+#[test]
+fn the_general_path_is_taken_when_asked() {
+    // The two paths must really differ in what they run, or the comparison
+    // above would compare a path with itself: a targetless transition takes
+    // the shortcut only on the fast path, which leaves the exit set of the
+    // microstep before it as it was.
+    let machine = crate::syntax::parse(
+        "machine: m\ncontext: { n: 0 }\ninitial: a\nstates:\n  a:\n    on:\n      T: { actions: [ { assign: { n: \"context.n + 1\" } } ] }\n      GO: b\n  b: { on: { BACK: a } }\n",
+        crate::syntax::Syntax::Yaml,
+    )
+    .unwrap();
+    let chart = Arc::new(Chart::new(machine));
+    let mut fast = Actor::new(Arc::clone(&chart));
+    let mut general = Actor::new(Arc::clone(&chart));
+    general.core.general = true;
+    for actor in [&mut fast, &mut general] {
+        for name in ["GO", "BACK", "T"] {
+            actor.send(&Event::named(name));
+        }
+    }
+    assert_same(&fast, &general, "GO, BACK, T");
+    assert_eq!(fast.context_value("n"), Some(&Value::Int(1)));
+    // BACK exited `b`; only the general path has cleared that set since.
+    assert!(!fast.core.exit_set.is_empty());
+    assert!(general.core.exit_set.is_empty());
+}
