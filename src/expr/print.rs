@@ -50,7 +50,7 @@ fn write_expr(expr: &Expr, min: u8, f: &mut fmt::Formatter<'_>) -> fmt::Result {
                 _ => f.write_str(&text),
             }
         }
-        ExprKind::String(s) => write_string(s, f),
+        ExprKind::String(s) => super::value::write_quoted(s, f),
         ExprKind::List(items) => {
             f.write_char('[')?;
             for (i, item) in items.iter().enumerate() {
@@ -127,20 +127,4 @@ fn write_expr(expr: &Expr, min: u8, f: &mut fmt::Formatter<'_>) -> fmt::Result {
             f.write_char(')')
         }
     }
-}
-
-fn write_string(s: &str, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-    f.write_char('"')?;
-    for c in s.chars() {
-        match c {
-            '"' => f.write_str("\\\"")?,
-            '\\' => f.write_str("\\\\")?,
-            '\n' => f.write_str("\\n")?,
-            '\t' => f.write_str("\\t")?,
-            '\r' => f.write_str("\\r")?,
-            c if c.is_control() => write!(f, "\\u{:04x}", c as u32)?,
-            c => f.write_char(c)?,
-        }
-    }
-    f.write_char('"')
 }
