@@ -127,13 +127,13 @@ fn apply_child(
 
 /// Kills `idemchart apply` with SIGKILL at random moments while a sender
 /// retries each event until it is answered: no event is lost, none applied
-/// twice. `IDEMCHART_CRASH_KILLS` raises the number of kills (30 by default).
+/// twice. `IDEMCHART_CRASH_KILLS` raises the number of kills (200 by default, as the issue asks).
 #[test]
 fn killed_appliers_lose_nothing_and_double_nothing() {
     let kills_wanted: u32 = std::env::var("IDEMCHART_CRASH_KILLS")
         .ok()
         .and_then(|v| v.parse().ok())
-        .unwrap_or(30);
+        .unwrap_or(200);
     let dir = test_dir("crash");
     let store = format!("sqlite:{}", dir.join("crash.db").display());
     let mut seed = std::time::SystemTime::now()
