@@ -97,7 +97,7 @@ pub enum RuntimeError {
 }
 
 /// How often `apply` starts over from a fresher snapshot before giving up.
-pub const MAX_REVISION_RETRIES: u32 = 64;
+pub const MAX_REVISION_RETRIES: u32 = 1_000;
 
 /// The id that identifies one delivery of `event`, as text.
 pub fn event_id(event: &Event) -> Option<String> {
@@ -192,6 +192,27 @@ pub fn apply<S: Store>(
     apply_at(store, chart, process, event, now_millis())
 }
 
+/// Waits a random time that grows with each lost race, so that writers of one
+/// process stop colliding instead of retrying in lockstep.
+fn back_off(retry: u32) {
+    let ceiling_micros = 50u64 << retry.min(8);
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.subsec_nanos() as u64)
+        .unwrap_or(0);
+    // The clock's low bits, mixed with the thread, are random enough to spread
+    // writers apart; no generator is needed for that.
+    let thread = {
+        use std::hash::{Hash, Hasher};
+        let mut h = std::collections::hash_map::DefaultHasher::new();
+        std::thread::current().id().hash(&mut h);
+        h.finish()
+    };
+    let jitter = (nanos ^ thread.rotate_left(17)).wrapping_mul(0x9E37_79B9_7F4A_7C15)
+        % ceiling_micros.max(1);
+    std::thread::sleep(std::time::Duration::from_micros(jitter));
+}
+
 /// Applies `event` to `process` (created from the machine's initial state if
 /// unknown) exactly once; `now` is recorded as the time of application, for
 /// retention.
@@ -204,7 +225,10 @@ pub fn apply_at<S: Store>(
 ) -> Result<Outcome, RuntimeError> {
     let id = event_id(event).ok_or_else(|| RuntimeError::MissingId(event.name.to_string()))?;
     let hash = payload_hash(event);
-    for _ in 0..MAX_REVISION_RETRIES {
+    for retry in 0..MAX_REVISION_RETRIES {
+        if retry > 0 {
+            back_off(retry);
+        }
         let result = store.transaction(|tx| {
             attempt(
                 tx,
@@ -247,7 +271,11 @@ enum Attempt {
 
 impl From<StoreError> for Attempt {
     fn from(e: StoreError) -> Attempt {
-        Attempt::Failed(RuntimeError::Store(e))
+        match e {
+            // A concurrent writer of the same process: retry from its result.
+            StoreError::Race(_) => Attempt::Lost,
+            e => Attempt::Failed(RuntimeError::Store(e)),
+        }
     }
 }
 

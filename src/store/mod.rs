@@ -93,6 +93,10 @@ pub struct OutboxItem {
 pub enum StoreError {
     #[error("store: {0}")]
     Backend(String),
+    /// Another writer won a race on the same rows (a unique key inserted
+    /// concurrently, a serialization failure, a deadlock): start over.
+    #[error("store: lost a race with another writer: {0}")]
+    Race(String),
     #[error("store: corrupt row: {0}")]
     Corrupt(String),
 }

@@ -56,7 +56,25 @@ CREATE INDEX IF NOT EXISTS outbox_due ON outbox (status, next_attempt_at);
 const SCHEMA_LOCK: i64 = 0x1de3_c4a7;
 
 fn backend(e: postgres::Error) -> StoreError {
-    StoreError::Backend(e.to_string())
+    use postgres::error::SqlState;
+    let raced = e.code().is_some_and(|code| {
+        [
+            SqlState::UNIQUE_VIOLATION,
+            SqlState::T_R_SERIALIZATION_FAILURE,
+            SqlState::T_R_DEADLOCK_DETECTED,
+        ]
+        .contains(code)
+    });
+    // The server's own message says which constraint or why.
+    let message = e
+        .as_db_error()
+        .map(|db| db.message().to_string())
+        .unwrap_or_else(|| e.to_string());
+    if raced {
+        StoreError::Race(message)
+    } else {
+        StoreError::Backend(message)
+    }
 }
 
 fn to_i64(n: u64) -> i64 {
