@@ -170,7 +170,7 @@ impl Chart {
                     kind: state.kind,
                     children,
                     history,
-                    initial: state.initial.iter().map(|t| t.state).collect(),
+                    initial: default_entry(&machine, id),
                     entry: compile_actions(&state.entry),
                     exit: compile_actions(&state.exit),
                     on: state.on.clone(),
@@ -304,5 +304,28 @@ impl Chart {
 
     pub(crate) fn transition(&self, id: TransitionId) -> &TransitionInfo {
         &self.transitions[id.index()]
+    }
+}
+
+/// A state's default entry: a compound state's `initial`, or a history
+/// state's default. A history state without one restores its parent's own
+/// default entry, as in XState (for a parallel parent, every region).
+fn default_entry(machine: &Machine, id: StateId) -> Vec<StateId> {
+    let state = machine.state(id);
+    if !state.initial.is_empty() || !matches!(state.kind, StateKind::History(_)) {
+        return state.initial.iter().map(|t| t.state).collect();
+    }
+    let Some(parent) = state.parent else {
+        return Vec::new();
+    };
+    let parent = machine.state(parent);
+    match parent.kind {
+        StateKind::Parallel => parent
+            .children
+            .iter()
+            .copied()
+            .filter(|c| !matches!(machine.state(*c).kind, StateKind::History(_)))
+            .collect(),
+        _ => parent.initial.iter().map(|t| t.state).collect(),
     }
 }

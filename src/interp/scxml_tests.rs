@@ -39,3 +39,14 @@ fn exit_and_entry_actions_see_the_event() {
         Some(&Value::from(&serde_json::json!(5)))
     );
 }
+
+/// A history state without a default restores its parent's default entry
+/// the first time (XState), instead of being a target that enters nothing.
+#[test]
+fn history_without_default_enters_the_parents_initial() {
+    let text = "machine: h\ninitial: idle\nstates:\n  idle: { on: { GO: '#hist' } }\n  p:\n    initial: a\n    states:\n      a: {}\n      b: {}\n      h: { type: history, id: hist }\n";
+    let machine = crate::syntax::parse(text, crate::syntax::Syntax::Yaml).unwrap();
+    let mut actor = super::Actor::new(std::sync::Arc::new(super::Chart::new(machine)));
+    actor.send(&crate::expr::Event::named("GO"));
+    assert_eq!(actor.configuration_paths(), ["p.a"]);
+}
