@@ -241,3 +241,22 @@ fn fmt_of_a_malformed_file_reports_its_errors() {
     assert_eq!(run.stdout, "");
     insta::assert_snapshot!(run.code_and_stderr());
 }
+
+/// Every command that reads a machine treats bytes that are not UTF-8 as a
+/// load error of the file (exit 1), as `check` does, not as a failure of
+/// the command itself (exit 2).
+#[test]
+fn a_file_that_is_not_utf8_is_a_load_error_for_every_command() {
+    let file = "tests/malformed/yaml_not_utf8.yaml";
+    for args in [
+        vec!["check", "--color", "never", file],
+        vec!["fmt", "--to", "dsl", file],
+        vec!["graph", "--format", "dot", file],
+        vec!["lint", "--format", "json", file],
+    ] {
+        let run = idemchart(&args);
+        assert_eq!(run.code, Some(1), "{args:?}: {}", run.stderr);
+        let output = format!("{}{}", run.stdout, run.stderr);
+        assert!(output.contains("not UTF-8"), "{args:?}: {output}");
+    }
+}

@@ -17,7 +17,7 @@ use idemchart::config::{
 use idemchart::lint::Lint;
 use idemchart::report::{self, FileReport, Summary};
 
-use super::{Color, CommandResult, load, machine_files, read_text};
+use super::{Color, CommandResult, load_file, machine_files};
 
 #[derive(Args)]
 pub struct LintArgs {
@@ -90,15 +90,10 @@ pub fn lint(args: &LintArgs, matches: Option<&ArgMatches>) -> CommandResult {
     for path in machine_files(&args.paths)? {
         // A file that does not load has only its load errors, which no level
         // changes: nothing else in it could be linted.
-        let (file, diagnostics) = match read_text(&path)? {
-            Ok(file) => {
-                let diagnostics = match load(&file) {
-                    Ok(machine) => config.apply(&path, idemchart::lint::lint(&machine)),
-                    Err(load_errors) => load_errors,
-                };
-                (file, diagnostics)
-            }
-            Err((file, not_utf8)) => (file, vec![not_utf8]),
+        let (file, loaded) = load_file(&path)?;
+        let diagnostics = match loaded {
+            Ok(machine) => config.apply(&path, idemchart::lint::lint(&machine)),
+            Err(load_errors) => load_errors,
         };
         reports.push(FileReport::new(file, diagnostics));
     }

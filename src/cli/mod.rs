@@ -163,15 +163,8 @@ fn check(paths: &[PathBuf], color: Color) -> CommandResult {
     };
     let mut errors = 0;
     for path in &files {
-        let file = match read_text(path)? {
-            Ok(file) => file,
-            Err((file, diagnostic)) => {
-                errors += 1;
-                eprintln!("{}\n", idemchart::report::render(&diagnostic, &file, color));
-                continue;
-            }
-        };
-        if let Err(diagnostics) = load(&file) {
+        let (file, loaded) = load_file(path)?;
+        if let Err(diagnostics) = loaded {
             errors += diagnostics
                 .iter()
                 .filter(|d| d.severity == Severity::Error)
@@ -208,8 +201,8 @@ fn with_machine(path: &Path, print: impl FnOnce(&Machine) -> String) -> CommandR
 
 /// Loads one machine, or prints its load errors and gives `None`.
 fn load_or_report(path: &Path) -> Result<Option<Machine>, String> {
-    let file = read(path)?;
-    match load(&file) {
+    let (file, loaded) = load_file(path)?;
+    match loaded {
         Ok(machine) => Ok(Some(machine)),
         Err(diagnostics) => {
             let color = std::io::stderr().is_terminal();
@@ -251,8 +244,17 @@ fn read_text(path: &Path) -> Result<Result<SourceFile, (SourceFile, Diagnostic)>
     }
 }
 
-fn load(file: &SourceFile) -> Result<Machine, Vec<Diagnostic>> {
-    syntax::load(file)
+/// Reads and loads one machine file. A file that is not UTF-8 is a load
+/// error like any other; only a file that cannot be read at all fails the
+/// command.
+fn load_file(path: &Path) -> Result<(SourceFile, Result<Machine, Vec<Diagnostic>>), String> {
+    Ok(match read_text(path)? {
+        Ok(file) => {
+            let loaded = syntax::load(&file);
+            (file, loaded)
+        }
+        Err((file, not_utf8)) => (file, Err(vec![not_utf8])),
+    })
 }
 
 /// The machine files named by `paths`: files as given, directories searched

@@ -1,7 +1,7 @@
 use super::{Cx, Finding, Lint, Stage, Witness, analysis};
 use crate::diagnostic::Label;
 use crate::graph::{Edge, Node};
-use crate::model::{Action, StateId, TransitionId, Trigger};
+use crate::model::{Action, StateId};
 
 declare_lint! {
     /// ### What it does
@@ -54,12 +54,7 @@ fn check(cx: &mut Cx) {
 }
 
 fn check_transitions(cx: &mut Cx) {
-    let m = cx.machine;
-    for (index, t) in m.transitions.iter().enumerate() {
-        let tid = TransitionId(index as u32);
-        if !matches!(t.trigger, Trigger::Event(_)) || !cx.transition_reachable(tid) {
-            continue;
-        }
+    for (tid, t) in cx.reachable_event_transitions() {
         let external: Vec<_> = cx
             .graph
             .trigger_events(tid)
@@ -70,7 +65,7 @@ fn check_transitions(cx: &mut Cx) {
         if external.is_empty() {
             continue;
         }
-        let marks = cx.facts[index].marks.clone();
+        let marks = cx.facts[tid.index()].marks.clone();
         let protected = external.iter().all(|&e| {
             analysis::protected_by(t.guard.as_ref(), &marks, cx.decl(e)).is_some()
         });

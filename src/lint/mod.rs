@@ -22,7 +22,7 @@ use std::sync::{Arc, LazyLock};
 
 use crate::diagnostic::{Diagnostic, Label, Severity};
 use crate::graph::{EventId, MachineGraph, Search};
-use crate::model::{Machine, StateId, TransitionId};
+use crate::model::{Machine, StateId, Transition, TransitionId, Trigger};
 use crate::span::Span;
 
 mod analysis;
@@ -280,6 +280,18 @@ impl<'m> Cx<'m> {
     pub fn transition_reachable(&self, t: TransitionId) -> bool {
         self.reach
             .reached(self.graph.at(self.machine.transition(t).source))
+    }
+
+    /// The transitions on an event that some run from the start may take, in
+    /// document order: where a redelivery can do harm.
+    pub fn reachable_event_transitions(&self) -> Vec<(TransitionId, &'m Transition)> {
+        let machine: &'m Machine = self.machine;
+        (0..machine.transitions.len() as u32)
+            .map(TransitionId)
+            .filter(|&t| self.transition_reachable(t))
+            .map(|t| (t, machine.transition(t)))
+            .filter(|(_, t)| matches!(t.trigger, Trigger::Event(_)))
+            .collect()
     }
 
     pub fn report(&mut self, finding: Finding) {

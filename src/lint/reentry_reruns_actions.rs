@@ -1,6 +1,6 @@
 use super::{Cx, Finding, Lint, Stage, analysis};
 use crate::diagnostic::Label;
-use crate::model::{StateId, TransitionId, Trigger};
+use crate::model::{StateId, TransitionId};
 
 declare_lint! {
     /// ### What it does
@@ -45,11 +45,7 @@ declare_lint! {
 
 fn check(cx: &mut Cx) {
     let m = cx.machine;
-    for (index, t) in m.transitions.iter().enumerate() {
-        let tid = TransitionId(index as u32);
-        if !matches!(t.trigger, Trigger::Event(_)) || !cx.transition_reachable(tid) {
-            continue;
-        }
+    for (tid, t) in cx.reachable_event_transitions() {
         let Some(event) = cx
             .graph
             .trigger_events(tid)

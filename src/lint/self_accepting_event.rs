@@ -1,6 +1,5 @@
 use super::{Cx, Finding, Lint, Stage};
 use crate::diagnostic::Label;
-use crate::model::{TransitionId, Trigger};
 
 declare_lint! {
     /// ### What it does
@@ -51,11 +50,7 @@ declare_lint! {
 
 fn check(cx: &mut Cx) {
     let m = cx.machine;
-    for (index, t) in m.transitions.iter().enumerate() {
-        let tid = TransitionId(index as u32);
-        if !matches!(t.trigger, Trigger::Event(_)) || !cx.transition_reachable(tid) {
-            continue;
-        }
+    for (tid, t) in cx.reachable_event_transitions() {
         for &event in cx.graph.trigger_events(tid) {
             if !cx.graph.events.is_external(event) || cx.selecting_leaf(tid, Some(event)).is_none() {
                 continue;

@@ -1074,13 +1074,10 @@ fn target_candidates(machine: &Machine, from: StateId, relative: Relative) -> Ve
 /// The state an `in_state` argument names: `#id` or a dotted path from the top.
 pub fn find_state(machine: &Machine, text: &str) -> Option<StateId> {
     match text.strip_prefix('#') {
-        Some(_) => resolve_target(
-            machine,
-            &StateIndex::new(machine),
-            StateId::ROOT,
-            text,
-            Relative::Children,
-        ),
+        // One scan: building the index would cost more for a single lookup.
+        Some(id) => machine
+            .state_ids()
+            .find(|&s| machine.state(s).id.as_deref() == Some(id)),
         None => machine.find_path(text),
     }
 }
