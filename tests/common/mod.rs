@@ -56,10 +56,9 @@ fn expr(text: impl Into<String>) -> ExprText {
 
 pub const EVENTS: [&str; 4] = ["A", "B", "C", "D"];
 
-/// The paths of the states built, for choosing targets.
+/// The ids of the states built, for choosing targets.
 struct Built {
-    /// (id, is a history state, parent id)
-    states: Vec<(String, bool, Option<String>)>,
+    states: Vec<String>,
 }
 
 /// A random valid machine document.
@@ -149,9 +148,7 @@ fn state(
         key: name(key.clone()),
         ..StateDoc::default()
     };
-    built
-        .states
-        .push((key.clone(), false, parent.map(String::from)));
+    built.states.push(key.clone());
     doc.id = Some(name(key.clone()));
     let roll = rng.below(10);
     if depth < 3 && roll < 3 {
@@ -182,7 +179,7 @@ fn state(
             if rng.chance(30) {
                 *counter += 1;
                 let h = format!("s{counter}");
-                built.states.push((h.clone(), true, Some(key.clone())));
+                built.states.push(h.clone());
                 doc.states.push(StateDoc {
                     key: name(h.clone()),
                     id: Some(name(h)),
@@ -257,11 +254,7 @@ fn action(rng: &mut Rng) -> ActionDoc {
 }
 
 fn add_transitions(rng: &mut Rng, built: &Built, root: &mut StateDoc) {
-    let targets: Vec<String> = built
-        .states
-        .iter()
-        .map(|(id, _, _)| format!("#{id}"))
-        .collect();
+    let targets: Vec<String> = built.states.iter().map(|id| format!("#{id}")).collect();
     visit(root, &mut |state| {
         if state
             .kind
