@@ -918,6 +918,7 @@ mod printing {
             }),
             events,
             effects,
+            guards: Vec::new(),
             states,
             transitions,
             span,
