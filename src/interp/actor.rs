@@ -129,7 +129,28 @@ impl Actor {
         &self.core.step
     }
 
-    /// Processes one external event as a macrostep.
+    /// Processes one external event as a macrostep: the transitions it
+    /// enables, then eventless transitions and internal events until the
+    /// configuration is stable. An event that enables nothing is `ignored`.
+    ///
+    /// ```
+    /// use std::sync::Arc;
+    /// use idemchart::expr::{Event, Value};
+    /// use idemchart::interp::{Actor, Chart};
+    /// use idemchart::syntax::{Syntax, parse};
+    ///
+    /// let machine = parse(
+    ///     "machine m\neffect mail idempotent key\ninitial a\n\
+    ///      state a { on GO -> b }\nstate b { entry mail }",
+    ///     Syntax::Dsl,
+    /// )
+    /// .unwrap();
+    /// let mut actor = Actor::new(Arc::new(Chart::new(machine)));
+    /// let go = Event::new("GO", Some(Value::from("go-1")), Value::Null);
+    /// let step = actor.send(&go);
+    /// assert_eq!(&*step.effects[0].name, "mail");
+    /// assert!(actor.send(&go).ignored);
+    /// ```
     pub fn send(&mut self, event: &Event) -> &Step {
         self.core.send(&self.chart, event);
         &self.core.step
@@ -137,6 +158,20 @@ impl Actor {
 
     /// Moves the clock to `now` and fires every delayed transition due by
     /// then, in order of due time.
+    ///
+    /// ```
+    /// use std::sync::Arc;
+    /// use idemchart::interp::{Actor, Chart};
+    /// use idemchart::syntax::{Syntax, parse};
+    ///
+    /// let machine = parse("machine m\ninitial a\nstate a { after 5s -> b }\nstate b", Syntax::Dsl).unwrap();
+    /// let mut actor = Actor::new(Arc::new(Chart::new(machine)));
+    /// assert_eq!(actor.next_due(), Some(5_000));
+    /// actor.advance_to(4_999);
+    /// assert_eq!(actor.configuration_paths(), ["a"]);
+    /// actor.advance_to(5_000);
+    /// assert_eq!(actor.configuration_paths(), ["b"]);
+    /// ```
     pub fn advance_to(&mut self, now: u64) -> &Step {
         self.core.advance_to(&self.chart, now);
         &self.core.step

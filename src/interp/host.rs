@@ -135,17 +135,16 @@ impl Host {
 /// use idemchart::interp::{Actor, Chart, Updates};
 /// use idemchart::syntax::{Syntax, parse};
 ///
-/// let machine = parse(
-///     "machine: door\n\
-///      context: { opened: 0 }\n\
-///      guards: [unlocked]\n\
-///      initial: closed\n\
-///      states:\n\
-///        closed: { on: { OPEN: { target: opened, guard: unlocked, actions: [count] } } }\n\
-///        opened: {}\n",
-///     Syntax::Yaml,
-/// )
-/// .unwrap();
+/// let yaml = r#"
+/// machine: door
+/// context: { opened: 0 }
+/// guards: [unlocked]
+/// initial: closed
+/// states:
+///   closed: { on: { OPEN: { target: opened, guard: unlocked, actions: [count] } } }
+///   opened: {}
+/// "#;
+/// let machine = parse(yaml, Syntax::Yaml).unwrap();
 /// let chart = Chart::builder(machine)
 ///     .guard("unlocked", |_| true)
 ///     .action("count", |cx| {
@@ -184,6 +183,21 @@ impl Chart {
     /// Starts a chart whose host guards and actions the host registers
     /// before `build`. A machine without them needs none: `Chart::new`
     /// does the same then.
+    ///
+    /// ```
+    /// use idemchart::interp::Chart;
+    /// use idemchart::syntax::{Syntax, parse};
+    ///
+    /// let machine = parse(
+    ///     "machine m\nguards ready\ninitial a\nstate a { on GO -> b if ready }\nstate b",
+    ///     Syntax::Dsl,
+    /// )
+    /// .unwrap();
+    /// // Every declared guard needs its implementation.
+    /// let error = Chart::builder(machine.clone()).build().unwrap_err();
+    /// assert_eq!(error.unregistered_guards, ["ready"]);
+    /// assert!(Chart::builder(machine).guard("ready", |_| true).build().is_ok());
+    /// ```
     pub fn builder(machine: Machine) -> ChartBuilder {
         ChartBuilder {
             machine,
