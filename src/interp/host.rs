@@ -465,6 +465,32 @@ final closed
     }
 
     #[test]
+    fn an_ignored_events_guard_error_stays_in_its_step() {
+        let machine = parse(
+            "machine m\nguards ready\ninitial a\nstate a {\n  on GO -> b if ready\n  \
+             on error.execution { log \"handled\" }\n}\nstate b",
+            Syntax::Dsl,
+        )
+        .unwrap();
+        let mut actor = Actor::new(Arc::new(Chart::new(machine)));
+        for _ in 0..2 {
+            let step = actor.send(&Event::named("GO"));
+            // The event is ignored, and the error it raised is handled in
+            // the same step, once, whatever came before.
+            assert!(step.ignored);
+            assert_eq!(step.errors.len(), 1, "{:?}", step.errors);
+            assert_eq!(step.logs, [Value::from("handled")]);
+        }
+    }
+
+    #[test]
+    fn a_chart_with_host_functions_is_shared_across_threads() {
+        fn shared<T: Send + Sync>() {}
+        shared::<Chart>();
+        shared::<ChartBuilder>();
+    }
+
+    #[test]
     fn a_failing_action_ends_its_block_and_writes_nothing() {
         let calls = Arc::new(AtomicUsize::new(0));
         let counted = Arc::clone(&calls);
