@@ -27,6 +27,7 @@ use crate::span::Span;
 
 mod analysis;
 mod confirm;
+mod identity_help;
 mod repeat;
 mod witness;
 
