@@ -626,6 +626,7 @@ mod tests {
                     dedup: None,
                     events: IndexMap::new(),
                     effects: IndexMap::new(),
+                    guards: Vec::new(),
                     states: Vec::new(),
                     transitions: Vec::new(),
                     span: Span::default(),

@@ -105,23 +105,33 @@ pub struct Scope<'a> {
     /// none (or the trigger is not one known event), so any `event.f` is
     /// allowed, as `Dyn`.
     pub payload: Option<Vec<(&'a str, Type)>>,
+    /// The machine's host guards: names a guard may use as bools, which the
+    /// host answers at run time.
+    pub guards: Vec<&'a str>,
 }
+
+/// Bare words an expression gives a meaning of its own, which a host guard
+/// therefore cannot be named.
+pub const RESERVED_NAMES: [&str; 6] = ["context", "event", "null", "true", "false", "in"];
 
 /// Every problem in `expr`, each at the span of the sub-expression that causes it.
 pub fn check(expr: &Expr, scope: &Scope) -> Vec<Diagnostic> {
     let mut checker = Checker {
         scope,
         problems: Vec::new(),
+        guard: false,
     };
     checker.infer(expr);
     checker.problems
 }
 
-/// `check`, and also that a guard is a bool where its type is known.
+/// `check` for a guard: host guards may be named, and the whole must be a
+/// bool where its type is known.
 pub fn check_guard(expr: &Expr, scope: &Scope) -> Vec<Diagnostic> {
     let mut checker = Checker {
         scope,
         problems: Vec::new(),
+        guard: true,
     };
     let ty = checker.infer(expr);
     if !matches!(ty, Type::Bool | Type::Dyn) {
@@ -166,6 +176,8 @@ fn article(ty: Type) -> String {
 struct Checker<'s, 'a> {
     scope: &'s Scope<'a>,
     problems: Vec<Diagnostic>,
+    /// Whether the expression is a guard, where host guards may be named.
+    guard: bool,
 }
 
 impl Checker<'_, '_> {
@@ -293,6 +305,19 @@ impl Checker<'_, '_> {
                 "`event` needs a field: write `event.<field>`, `event.type` or `event.id`"
                     .to_string(),
             ),
+            _ if self.scope.guards.contains(&name) => {
+                if self.guard {
+                    Type::Bool
+                } else {
+                    self.invalid(
+                        span,
+                        format!(
+                            "the host guard `{name}` can only be used in a guard: \
+                             the host answers it when a transition is chosen"
+                        ),
+                    )
+                }
+            }
             _ => {
                 let in_context = self.scope.context.iter().any(|(f, _)| *f == name);
                 let in_payload = self
@@ -300,18 +325,35 @@ impl Checker<'_, '_> {
                     .payload
                     .as_ref()
                     .is_some_and(|p| p.iter().any(|(f, _)| *f == name));
+                let near_guard = if self.guard {
+                    did_you_mean(name, self.scope.guards.iter().copied())
+                } else {
+                    None
+                };
                 let help = if in_context {
                     Some(format!("write `context.{name}`"))
                 } else if in_payload {
                     Some(format!("write `event.{name}`"))
+                } else if let Some(guard) = near_guard {
+                    Some(format!("did you mean the host guard `{guard}`?"))
+                } else if self.guard && self.scope.guards.is_empty() {
+                    Some(format!(
+                        "a condition only the host can answer is declared under `guards` (`guards: [{name}]`)"
+                    ))
                 } else {
                     None
                 };
-                self.invalid_with_help(
-                    span,
-                    format!("unknown name `{name}`: values are read as `context.<field>` or `event.<field>`"),
-                    help,
-                )
+                let message = if self.guard {
+                    format!(
+                        "unknown name `{name}`: values are read as `context.<field>` or `event.<field>`, \
+                         and host guards are declared under `guards`"
+                    )
+                } else {
+                    format!(
+                        "unknown name `{name}`: values are read as `context.<field>` or `event.<field>`"
+                    )
+                };
+                self.invalid_with_help(span, message, help)
             }
         }
     }

@@ -16,6 +16,7 @@ fn scope() -> Scope<'static> {
             ("activo", Type::Bool),
         ],
         payload: Some(vec![("cobroId", Type::String), ("importe", Type::Number)]),
+        guards: vec!["isValid", "hasStock"],
     }
 }
 
@@ -385,4 +386,58 @@ fn types_of_json_and_payload_declarations() {
     assert_eq!(Type::from(PayloadType::Number), Type::Number);
     assert_eq!(Type::from(PayloadType::Integer), Type::Int);
     assert_eq!(Type::from(PayloadType::Any), Type::Dyn);
+}
+
+#[test]
+fn host_guards_are_bools_in_guards_only() {
+    let guard = |text: &str| problems_in(text, &scope(), true);
+    assert!(guard("isValid").is_empty());
+    assert!(guard("!hasStock || isValid && context.cobrado > 1").is_empty());
+    // A host guard is a bool: it cannot be added to a number.
+    assert_eq!(
+        guard("isValid + 1")[0].1,
+        "`+` adds two numbers, two strings or two lists, not a bool and an int"
+    );
+    // Outside a guard the host is not asked.
+    assert_eq!(
+        problems_in("isValid", &scope(), false),
+        [(
+            "S007".to_string(),
+            "the host guard `isValid` can only be used in a guard: the host answers it when \
+             a transition is chosen"
+                .to_string(),
+            None,
+            0
+        )]
+    );
+}
+
+#[test]
+fn an_unknown_name_in_a_guard_suggests_a_host_guard() {
+    let found = problems_in("isVaild && true", &scope(), true);
+    assert_eq!(
+        found,
+        [(
+            "S007".to_string(),
+            "unknown name `isVaild`: values are read as `context.<field>` or `event.<field>`, \
+             and host guards are declared under `guards`"
+                .to_string(),
+            Some("did you mean the host guard `isValid`?".to_string()),
+            0
+        )]
+    );
+    // With no host guard declared, the help says how to declare one.
+    let none = Scope {
+        guards: Vec::new(),
+        ..scope()
+    };
+    assert_eq!(
+        problems_in("ready", &none, true)[0].2.as_deref(),
+        Some("a condition only the host can answer is declared under `guards` (`guards: [ready]`)")
+    );
+    // A context field keeps its own help.
+    assert_eq!(
+        problems_in("cobrado > 1", &scope(), true)[0].2.as_deref(),
+        Some("write `context.cobrado`")
+    );
 }

@@ -214,6 +214,9 @@ enum Op {
     HasEvent(EventField),
     HasMember(Box<Node>, Box<str>),
     InState(u32),
+    /// A host guard, by its index among the machine's declared guards; the
+    /// name is for the error when the host has no answer.
+    Host(u32, Box<str>),
     /// Something the static check reports (an unknown name, say): compiled
     /// anyway so that compiling never fails, it fails when evaluated.
     Fail(Box<str>),
@@ -223,14 +226,40 @@ enum Op {
 /// state indices through `in_state`. Never fails; what the static check would
 /// reject fails when evaluated.
 pub fn compile(expr: &Expr, layout: &Layout, in_state: &dyn Fn(&str) -> Option<u32>) -> Compiled {
+    compile_guard(expr, layout, in_state, &no_guards)
+}
+
+/// `compile` for a guard: a bare name that `guards` knows becomes a call to
+/// the host guard with that index, which `eval_guard_with_host` answers.
+pub fn compile_guard(
+    expr: &Expr,
+    layout: &Layout,
+    in_state: &dyn Fn(&str) -> Option<u32>,
+    guards: &dyn Fn(&str) -> Option<u32>,
+) -> Compiled {
     Compiled {
-        root: Compiler { layout, in_state }.node(expr),
+        root: Compiler {
+            layout,
+            in_state,
+            guards,
+        }
+        .node(expr),
     }
+}
+
+fn no_guards(_: &str) -> Option<u32> {
+    None
+}
+
+/// The host's answer where no host is asked: none.
+fn no_host(_: u32) -> Option<bool> {
+    None
 }
 
 struct Compiler<'c> {
     layout: &'c Layout,
     in_state: &'c dyn Fn(&str) -> Option<u32>,
+    guards: &'c dyn Fn(&str) -> Option<u32>,
 }
 
 impl Compiler<'_> {
@@ -252,7 +281,10 @@ impl Compiler<'_> {
                     .map(|(k, v)| (self.node(k), self.node(v)))
                     .collect(),
             ),
-            ExprKind::Ident(name) => Op::Fail(format!("`{name}` is not a value here").into()),
+            ExprKind::Ident(name) => match (self.guards)(name) {
+                Some(index) => Op::Host(index, name.as_str().into()),
+                None => Op::Fail(format!("`{name}` is not a value here").into()),
+            },
             ExprKind::Member(operand, field) => match &operand.kind {
                 ExprKind::Ident(name) if name == "context" => self.context_field(field),
                 ExprKind::Ident(name) if name == "event" => Op::Event(event_field(field)),
@@ -365,6 +397,7 @@ fn fold(node: Node) -> Node {
         context: &[],
         event: None,
         active: &no_state,
+        host: &no_host,
     };
     match eval_ref(&node, &env).map(Cow::into_owned) {
         Ok(value) => Node {
@@ -380,6 +413,9 @@ struct Env<'a> {
     context: &'a [Value],
     event: Option<&'a Event>,
     active: &'a dyn Fn(u32) -> bool,
+    /// The host's answer for the host guard with this index; `None` when
+    /// the host has none.
+    host: &'a dyn Fn(u32) -> Option<bool>,
 }
 
 impl<'a> Env<'a> {
@@ -427,6 +463,7 @@ pub fn eval(
         context,
         event,
         active,
+        host: &no_host,
     };
     eval_ref(&compiled.root, &env)
         .map(Cow::into_owned)
@@ -441,10 +478,24 @@ pub fn eval_guard(
     event: Option<&Event>,
     active: &dyn Fn(u32) -> bool,
 ) -> Result<bool, EvalError> {
+    eval_guard_with_host(compiled, context, event, active, &no_host)
+}
+
+/// `eval_guard` for a guard compiled by `compile_guard`: `host` answers the
+/// host guard with an index, or gives `None` when it has no answer, which
+/// is an error as an expression that fails is.
+pub fn eval_guard_with_host(
+    compiled: &Compiled,
+    context: &[Value],
+    event: Option<&Event>,
+    active: &dyn Fn(u32) -> bool,
+    host: &dyn Fn(u32) -> Option<bool>,
+) -> Result<bool, EvalError> {
     let env = Env {
         context,
         event,
         active,
+        host,
     };
     // Guards often start with `!`: peel it here rather than in a call.
     let mut node = &compiled.root;
@@ -544,7 +595,8 @@ fn eval_ref<'a>(node: &'a Node, env: &Env<'a>) -> Result<Cow<'a, Value>, Fail> {
         | Op::Test(..)
         | Op::HasEvent(_)
         | Op::HasMember(..)
-        | Op::InState(_) => Cow::Owned(Value::Bool(eval_bool(node, env)?)),
+        | Op::InState(_)
+        | Op::Host(..) => Cow::Owned(Value::Bool(eval_bool(node, env)?)),
     })
 }
 
@@ -597,6 +649,12 @@ fn eval_bool(node: &Node, env: &Env) -> Result<bool, Fail> {
             )),
         },
         Op::InState(state) => Ok((env.active)(*state)),
+        Op::Host(index, name) => (env.host)(*index).ok_or_else(|| {
+            EvalError::new(
+                format!("the host guard `{name}` has no implementation: register one with `Chart::builder(machine).guard(\"{name}\", ..)`"),
+                span,
+            )
+        }),
         _ => match &*eval_ref(node, env)? {
             Value::Bool(b) => Ok(*b),
             other => Err(EvalError::new(
@@ -868,7 +926,11 @@ impl CompiledAssign {
         layout: &Layout,
         in_state: &dyn Fn(&str) -> Option<u32>,
     ) -> CompiledAssign {
-        let compiler = Compiler { layout, in_state };
+        let compiler = Compiler {
+            layout,
+            in_state,
+            guards: &no_guards,
+        };
         let mut targets: Vec<AssignTarget> = Vec::new();
         for (field, expr) in fields {
             targets.retain(|t| &*t.field != field);
@@ -894,6 +956,7 @@ impl CompiledAssign {
             context,
             event,
             active,
+            host: &no_host,
         };
         // Up to three targets keep their pending values in locals, which
         // costs nothing to set up or drop; more go through a vector.

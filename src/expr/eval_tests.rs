@@ -913,3 +913,53 @@ proptest! {
         }
     }
 }
+
+#[test]
+fn host_guards_are_asked_only_when_needed() {
+    use std::cell::Cell;
+    let guards = |name: &str| match name {
+        "ok" => Some(0),
+        "late" => Some(1),
+        _ => None,
+    };
+    let compiled = |text: &str| {
+        compile_guard(
+            &parse(text, 0).unwrap(),
+            &layout(),
+            &|_: &str| None,
+            &guards,
+        )
+    };
+    let asked = Cell::new(0);
+    let host = |index: u32| {
+        asked.set(asked.get() + 1);
+        match index {
+            0 => Some(true),
+            _ => None,
+        }
+    };
+    let run = |text: &str| {
+        eval_guard_with_host(&compiled(text), &context(), None, &|_| false, &host)
+            .map_err(|e| e.message)
+    };
+    assert_eq!(run("ok"), Ok(true));
+    assert_eq!(run("!ok || context.total > 1"), Ok(true));
+    // A decisive left side leaves the host unasked.
+    asked.set(0);
+    assert_eq!(run("context.total < 1 && late"), Ok(false));
+    assert_eq!(asked.get(), 0);
+    // A guard without an answer fails, as a failing expression does.
+    assert_eq!(
+        run("late"),
+        Err(
+            "the host guard `late` has no implementation: register one with \
+             `Chart::builder(machine).guard(\"late\", ..)`"
+                .to_string()
+        )
+    );
+    // Without a host, the same compiled guard fails too.
+    assert!(eval_guard(&compiled("ok"), &context(), None, &|_| false).is_err());
+    // A plain `compile` knows no host guard.
+    let plain = compile(&parse("ok", 0).unwrap(), &layout(), &|_: &str| None);
+    assert!(eval(&plain, &context(), None, &|_| false).is_err());
+}

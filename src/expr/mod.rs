@@ -8,8 +8,11 @@ mod print;
 mod value;
 
 pub use ast::{BinaryOp, Expr, ExprKind, UnaryOp};
-pub use check::{FUNCTIONS, Scope, Type, check, check_guard, in_state_paths};
-pub use eval::{Compiled, CompiledAssign, EvalError, Event, Layout, compile, eval, eval_guard};
+pub use check::{FUNCTIONS, RESERVED_NAMES, Scope, Type, check, check_guard, in_state_paths};
+pub use eval::{
+    Compiled, CompiledAssign, EvalError, Event, Layout, compile, compile_guard, eval, eval_guard,
+    eval_guard_with_host,
+};
 pub use parse::parse;
 pub use value::{Map, Value, compare, list_contains, map_get, str_eq};
 

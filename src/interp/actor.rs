@@ -6,6 +6,7 @@ use std::sync::Arc;
 
 use super::bits::{MarkedSet, StateSet};
 use super::chart::{Chart, CompiledAction};
+use super::host::{HostCall, Updates};
 use super::step::{EffectCall, Step};
 use crate::expr::{self, Event, Value};
 use crate::model::{StateId, StateKind, TransitionId};
@@ -128,7 +129,28 @@ impl Actor {
         &self.core.step
     }
 
-    /// Processes one external event as a macrostep.
+    /// Processes one external event as a macrostep: the transitions it
+    /// enables, then eventless transitions and internal events until the
+    /// configuration is stable. An event that enables nothing is `ignored`.
+    ///
+    /// ```
+    /// use std::sync::Arc;
+    /// use idemchart::expr::{Event, Value};
+    /// use idemchart::interp::{Actor, Chart};
+    /// use idemchart::syntax::{Syntax, parse};
+    ///
+    /// let machine = parse(
+    ///     "machine m\neffect mail idempotent key\ninitial a\n\
+    ///      state a { on GO -> b }\nstate b { entry mail }",
+    ///     Syntax::Dsl,
+    /// )
+    /// .unwrap();
+    /// let mut actor = Actor::new(Arc::new(Chart::new(machine)));
+    /// let go = Event::new("GO", Some(Value::from("go-1")), Value::Null);
+    /// let step = actor.send(&go);
+    /// assert_eq!(&*step.effects[0].name, "mail");
+    /// assert!(actor.send(&go).ignored);
+    /// ```
     pub fn send(&mut self, event: &Event) -> &Step {
         self.core.send(&self.chart, event);
         &self.core.step
@@ -136,6 +158,20 @@ impl Actor {
 
     /// Moves the clock to `now` and fires every delayed transition due by
     /// then, in order of due time.
+    ///
+    /// ```
+    /// use std::sync::Arc;
+    /// use idemchart::interp::{Actor, Chart};
+    /// use idemchart::syntax::{Syntax, parse};
+    ///
+    /// let machine = parse("machine m\ninitial a\nstate a { after 5s -> b }\nstate b", Syntax::Dsl).unwrap();
+    /// let mut actor = Actor::new(Arc::new(Chart::new(machine)));
+    /// assert_eq!(actor.next_due(), Some(5_000));
+    /// actor.advance_to(4_999);
+    /// assert_eq!(actor.configuration_paths(), ["a"]);
+    /// actor.advance_to(5_000);
+    /// assert_eq!(actor.configuration_paths(), ["b"]);
+    /// ```
     pub fn advance_to(&mut self, now: u64) -> &Step {
         self.core.advance_to(&self.chart, now);
         &self.core.step
@@ -170,6 +206,11 @@ impl Core {
         self.select(chart, Some(event));
         if self.enabled.is_empty() {
             self.step.ignored = true;
+            // A guard that failed on the way raised `error.execution`,
+            // which is processed now, as any internal event.
+            if !self.internal.is_empty() {
+                self.run_to_completion(chart);
+            }
         } else {
             self.microstep(chart, Some(event));
             self.run_to_completion(chart);
@@ -192,6 +233,8 @@ impl Core {
         self.select(chart, Some(event));
         if !self.enabled.is_empty() {
             self.microstep(chart, Some(event));
+        }
+        if !self.enabled.is_empty() || !self.internal.is_empty() {
             self.run_to_completion(chart);
         }
     }
@@ -213,16 +256,20 @@ impl Core {
             self.now = self.now.max(timer.due);
             match timer.what {
                 Due::Transition(t) => {
-                    if !self.active.contains(chart.transition(t).source)
-                        || !self.guard(chart, t, None)
+                    if self.active.contains(chart.transition(t).source)
+                        && self.guard(chart, t, None)
                     {
+                        self.enabled.clear();
+                        self.enabled.push(t);
+                        self.microstep(chart, None);
+                        self.run_to_completion(chart);
+                    } else {
+                        // A failing guard raised `error.execution`: processed now.
                         self.flush_errors();
-                        continue;
+                        if !self.internal.is_empty() {
+                            self.run_to_completion(chart);
+                        }
                     }
-                    self.enabled.clear();
-                    self.enabled.push(t);
-                    self.microstep(chart, None);
-                    self.run_to_completion(chart);
                 }
                 Due::Send { event, .. } => self.macrostep(chart, &event),
             }
@@ -394,6 +441,11 @@ impl Core {
         if self.enabled.len() > 1 {
             self.remove_conflicts(chart);
         }
+        // A failing guard raises `error.execution` when it is evaluated, as
+        // SCXML says, so the event goes before any the actions raise.
+        if !self.guard_errors.is_empty() {
+            self.flush_errors();
+        }
     }
 
     fn guard(&mut self, chart: &Chart, t: TransitionId, event: Option<&Event>) -> bool {
@@ -553,18 +605,15 @@ impl Core {
             // actions run, which spares the exit and entry sets.
             for &t in &enabled {
                 self.step.transitions.push(t);
-                self.run_actions(&chart.transition(t).actions, event);
+                self.run_actions(chart, &chart.transition(t).actions, event);
             }
             self.enabled = enabled;
-            if !self.guard_errors.is_empty() {
-                self.flush_errors();
-            }
             return;
         }
         self.exit(chart, &enabled, event);
         for &t in &enabled {
             self.step.transitions.push(t);
-            self.run_actions(&chart.transition(t).actions, event);
+            self.run_actions(chart, &chart.transition(t).actions, event);
         }
         self.enter_set.clear();
         self.default_entry.clear();
@@ -584,9 +633,6 @@ impl Core {
         }
         self.enabled = enabled;
         self.enter(chart, event);
-        if !self.guard_errors.is_empty() {
-            self.flush_errors();
-        }
     }
 
     /// Exits the states the enabled transitions leave, deepest last in
@@ -634,7 +680,7 @@ impl Core {
             }
         }
         for &s in exiting.iter().rev() {
-            self.run_actions(&chart.state(s).exit, event);
+            self.run_actions(chart, &chart.state(s).exit, event);
             if !self.timers.is_empty() {
                 self.timers.retain(|timer| !matches!(timer.what, Due::Transition(t) if chart.transition(t).source == s));
             }
@@ -724,7 +770,7 @@ impl Core {
         for &s in &entering {
             self.active.insert(s);
             self.step.entered.push(s);
-            self.run_actions(&chart.state(s).entry, event);
+            self.run_actions(chart, &chart.state(s).entry, event);
             for &t in &chart.state(s).after {
                 if let Some(delay) = chart.transition(t).delay {
                     self.schedule(delay, Due::Transition(t));
@@ -799,9 +845,9 @@ impl Core {
     /// `error.execution` and ends the block, as in SCXML. Inlined, so that
     /// the many empty blocks cost no call.
     #[inline]
-    fn run_actions(&mut self, actions: &[CompiledAction], event: Option<&Event>) {
+    fn run_actions(&mut self, chart: &Chart, actions: &[CompiledAction], event: Option<&Event>) {
         for action in actions {
-            if let Err(message) = self.run_action(action, event) {
+            if let Err(message) = self.run_action(chart, action, event) {
                 self.step.errors.push(message);
                 self.internal
                     .push_back(Event::new("error.execution", None, Value::Null));
@@ -810,7 +856,12 @@ impl Core {
         }
     }
 
-    fn run_action(&mut self, action: &CompiledAction, event: Option<&Event>) -> Result<(), String> {
+    fn run_action(
+        &mut self,
+        chart: &Chart,
+        action: &CompiledAction,
+        event: Option<&Event>,
+    ) -> Result<(), String> {
         let active = &self.active;
         let is_active = |s: u32| active.contains(StateId(s));
         match action {
@@ -855,15 +906,32 @@ impl Core {
                     args,
                     position,
                     host: false,
+                    ran: false,
                 });
             }
-            CompiledAction::Host { name } => {
+            CompiledAction::Host { name, action } => {
+                let ran = match &action.0 {
+                    Some(implementation) => {
+                        let call = HostCall {
+                            name,
+                            layout: &chart.layout,
+                            context: &self.context,
+                            event,
+                        };
+                        let updates = implementation(&call)
+                            .map_err(|e| format!("the host action `{name}` failed: {e}"))?;
+                        self.apply_updates(chart, name, &updates)?;
+                        true
+                    }
+                    None => false,
+                };
                 let position = self.step.effects.len() as u32;
                 self.step.effects.push(EffectCall {
                     name: Arc::clone(name),
                     args: Value::Null,
                     position,
                     host: true,
+                    ran,
                 });
             }
             CompiledAction::Log(expr) => {
@@ -875,8 +943,38 @@ impl Core {
         Ok(())
     }
 
+    /// Writes a host action's updates as an `assign` does: every field must
+    /// be in the context, else nothing is written.
+    fn apply_updates(
+        &mut self,
+        chart: &Chart,
+        name: &str,
+        updates: &Updates,
+    ) -> Result<(), String> {
+        if updates.is_empty() {
+            return Ok(());
+        }
+        let mut slots = Vec::new();
+        for (field, value) in updates.iter() {
+            let slot = chart.layout.slot(field).ok_or_else(|| {
+                format!("the host action `{name}` updated `{field}`, which is not a context field")
+            })?;
+            slots.push((slot as usize, value));
+        }
+        for (slot, value) in slots {
+            self.context[slot] = value.clone();
+        }
+        Ok(())
+    }
+
+    /// Records the guards' errors and raises `error.execution` for each,
+    /// once per step: a guard evaluated again after every microstep (an
+    /// eventless one) would otherwise raise errors without end.
     fn flush_errors(&mut self) {
         for message in self.guard_errors.drain(..) {
+            if self.step.errors.contains(&message) {
+                continue;
+            }
             self.step.errors.push(message);
             self.internal
                 .push_back(Event::new("error.execution", None, Value::Null));
@@ -898,7 +996,17 @@ fn guard_passes(
         return true;
     };
     let is_active = |s: u32| active.contains(StateId(s));
-    expr::eval_guard(guard, context, event, &is_active).unwrap_or_else(|error| {
+    let host = |index: u32| {
+        let (name, guard) = chart.guards.get(index as usize)?;
+        let call = HostCall {
+            name,
+            layout: &chart.layout,
+            context,
+            event,
+        };
+        guard.0.as_ref().map(|guard| guard(&call))
+    };
+    expr::eval_guard_with_host(guard, context, event, &is_active, &host).unwrap_or_else(|error| {
         errors.push(error.message);
         false
     })

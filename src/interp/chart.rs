@@ -3,6 +3,7 @@
 
 use std::sync::Arc;
 
+use super::host::{ActionFn, GuardFn, Host, Registered};
 use crate::expr::{self, Compiled, CompiledAssign, Layout};
 use crate::model::{
     Action, EventDescriptor, EventPattern, Machine, StateId, StateKind, TransitionId, Trigger,
@@ -23,6 +24,9 @@ pub struct Chart {
     pub(crate) has_eventless: bool,
     /// Microsteps one call may take before it is stopped as a livelock.
     pub(crate) microstep_limit: usize,
+    /// The host guards' implementations, by declared index (the index a
+    /// compiled guard calls), with their names.
+    pub(crate) guards: Vec<(Arc<str>, Registered<GuardFn>)>,
 }
 
 #[derive(Debug)]
@@ -91,15 +95,41 @@ pub(crate) enum CompiledAction {
     },
     Host {
         name: Arc<str>,
+        action: Registered<ActionFn>,
     },
     Log(Compiled),
 }
 
 impl Chart {
-    /// Prepares `machine` for running.
+    /// Prepares `machine` for running, with no host guard or host action
+    /// registered: a host action is then only recorded in the step, and a
+    /// declared host guard fails when evaluated, raising `error.execution`.
+    /// `Chart::builder` registers them.
+    ///
+    /// ```
+    /// use std::sync::Arc;
+    /// use idemchart::interp::{Actor, Chart};
+    /// use idemchart::syntax::{Syntax, parse};
+    ///
+    /// let machine = parse("machine m\ninitial a\nstate a", Syntax::Dsl).unwrap();
+    /// let chart = Arc::new(Chart::new(machine));
+    /// assert_eq!(Actor::new(chart).configuration_paths(), ["a"]);
+    /// ```
     pub fn new(machine: Machine) -> Chart {
+        Chart::compile(machine, Host::default())
+    }
+
+    /// Prepares `machine` for running with the host's implementations.
+    pub(crate) fn compile(machine: Machine, host: Host) -> Chart {
         let layout = Layout::new(machine.context.keys());
         let resolve = |path: &str| find_state(&machine, path).map(|s| s.0);
+        let guard_index = |name: &str| {
+            machine
+                .guards
+                .iter()
+                .position(|g| g.text == name)
+                .map(|i| i as u32)
+        };
         let compile = |e: &expr::Expr| expr::compile(e, &layout, &resolve);
         let compile_actions = |actions: &[Action]| -> Vec<CompiledAction> {
             actions
@@ -144,6 +174,7 @@ impl Chart {
                     },
                     Action::Host { name, .. } => CompiledAction::Host {
                         name: name.text.as_str().into(),
+                        action: Registered(host.action(&name.text).cloned()),
                     },
                     Action::Log { expr, .. } => CompiledAction::Log(compile(expr)),
                 })
@@ -205,7 +236,10 @@ impl Chart {
                         Trigger::After(d) => Some(d.millis),
                         _ => None,
                     },
-                    guard: t.guard.as_ref().map(compile),
+                    guard: t
+                        .guard
+                        .as_ref()
+                        .map(|g| expr::compile_guard(g, &layout, &resolve, &guard_index)),
                     actions: compile_actions(&t.actions),
                     history_targets: targets
                         .iter()
@@ -217,6 +251,14 @@ impl Chart {
             })
             .collect();
         let has_eventless = machine.states.iter().any(|s| !s.always.is_empty());
+        let guards = machine
+            .guards
+            .iter()
+            .map(|g| {
+                let name: Arc<str> = g.text.as_str().into();
+                (name, Registered(host.guard(&g.text).cloned()))
+            })
+            .collect();
         let mut chart = Chart {
             layout,
             states,
@@ -224,6 +266,7 @@ impl Chart {
             has_eventless,
             machine,
             microstep_limit: DEFAULT_MICROSTEP_LIMIT,
+            guards,
         };
         let domains: Vec<Option<StateId>> = chart
             .transitions

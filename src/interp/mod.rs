@@ -16,11 +16,39 @@
 //! assert_eq!(actor.configuration_paths(), ["opened"]);
 //! assert!(actor.send(&Event::named("OPEN")).ignored);
 //! ```
+//!
+//! A snapshot is plain serde data; it continues on a chart of the same
+//! machine (name and version are checked), wherever it was taken:
+//!
+//! ```
+//! use std::sync::Arc;
+//! use idemchart::expr::Event;
+//! use idemchart::interp::{Actor, Chart, Snapshot};
+//! use idemchart::syntax::{Syntax, parse};
+//!
+//! let text = "machine door version 2\ninitial closed\n\
+//!             state closed { on OPEN -> opened }\nstate opened { after 1m -> closed }";
+//! let chart = Arc::new(Chart::new(parse(text, Syntax::Dsl).unwrap()));
+//! let mut actor = Actor::new(Arc::clone(&chart));
+//! actor.send(&Event::named("OPEN"));
+//! let json = serde_json::to_string(&actor.snapshot()).unwrap();
+//!
+//! let snapshot: Snapshot = serde_json::from_str(&json).unwrap();
+//! let mut restored = Actor::restore(chart, &snapshot).unwrap();
+//! assert_eq!(restored.configuration_paths(), ["opened"]);
+//! // The pending timer came along.
+//! restored.advance_to(60_000);
+//! assert_eq!(restored.configuration_paths(), ["closed"]);
+//! ```
+//!
+//! Host guards and host actions (what expressions cannot say) are
+//! registered with `Chart::builder`; see `ChartBuilder`.
 
 mod actor;
 mod bits;
 mod chart;
 mod clock;
+mod host;
 mod snapshot;
 mod step;
 
@@ -32,6 +60,7 @@ mod scxml_tests;
 pub use actor::{Actor, Status};
 pub use chart::{Chart, DEFAULT_MICROSTEP_LIMIT};
 pub use clock::{Clock, SystemClock, VirtualClock};
+pub use host::{BuildError, ChartBuilder, HostCall, HostError, Updates};
 pub use snapshot::{RestoreError, SNAPSHOT_FORMAT, Snapshot, TimerSnapshot};
 pub use step::{EffectCall, Step};
 
@@ -53,7 +82,19 @@ impl Chart {
 
 impl Actor {
     /// Starts a new actor of `chart` with the machine's initial context, its
-    /// clock at 0.
+    /// clock at 0. One chart serves any number of actors.
+    ///
+    /// ```
+    /// use std::sync::Arc;
+    /// use idemchart::interp::{Actor, Chart};
+    /// use idemchart::syntax::{Syntax, parse};
+    ///
+    /// let machine = parse("machine m\ncontext { n = 1 }\ninitial a\nstate a", Syntax::Dsl).unwrap();
+    /// let chart = Arc::new(Chart::new(machine));
+    /// let actor = Actor::new(Arc::clone(&chart));
+    /// assert_eq!(actor.configuration_paths(), ["a"]);
+    /// assert_eq!(actor.context().to_string(), r#"{"n": 1}"#);
+    /// ```
     pub fn new(chart: Arc<Chart>) -> Actor {
         let context = chart
             .machine

@@ -38,6 +38,10 @@ pub struct EffectCall {
     pub position: u32,
     /// A name that is not a declared effect: a host action.
     pub host: bool,
+    /// For a host action: whether the chart had its implementation, which
+    /// ran during the step (its updates are in the context). An
+    /// unregistered one is only recorded here, for the host to carry out.
+    pub ran: bool,
 }
 
 impl Step {

@@ -199,18 +199,26 @@ pub fn reads_field(expr: &Expr, field: &str) -> bool {
     found
 }
 
-/// Context fields the expression reads, and whether it asks `in_state`.
+/// Context fields the expression reads, and whether it also depends on
+/// something else that can change: `in_state`, or a host guard, which reads
+/// what the host alone knows.
 pub fn reads(expr: &Expr, fields: &mut Vec<String>) -> bool {
-    let mut in_state = false;
+    let mut opaque = false;
     expr.walk(&mut |e| {
         if let Some(f) = context_field(e) {
             fields.push(f.to_string());
         }
-        if matches!(&e.kind, ExprKind::Call(name, _) if name == "in_state") {
-            in_state = true;
+        if matches!(&e.kind, ExprKind::Call(name, _) if name == "in_state") || is_host_guard(e) {
+            opaque = true;
         }
     });
-    in_state
+    opaque
+}
+
+/// Whether the expression is a host guard: in a loaded machine, the only
+/// bare names besides `context` and `event` are declared host guards.
+pub fn is_host_guard(expr: &Expr) -> bool {
+    matches!(&expr.kind, ExprKind::Ident(name) if name != "context" && name != "event")
 }
 
 /// Context fields the actions write.

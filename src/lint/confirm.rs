@@ -10,6 +10,11 @@
 //! when the repeat changes the configuration or the context or emits an
 //! effect; for a retry (I008), when the last step emits the effect again.
 //!
+//! A host guard is answered by the host alone, which a replay does not
+//! have: where a replay asks one (a witness that passes it, or a handler
+//! of the repeat behind it), the verdict could be wrong either way, so no
+//! verdict is given (`None`).
+//!
 //! Replays are bounded: at most `MAX_REPLAYS` per lint and machine (the
 //! findings nearest the top of the file first) and `MAX_STEPS` steps per
 //! witness, past which no replay is made and `confirmed` stays `None`; and
@@ -18,6 +23,7 @@
 
 use std::collections::HashMap;
 use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 
 use super::Cx;
 use super::analysis;
@@ -42,22 +48,55 @@ pub(super) struct Replayer<'a, 'm> {
     budget: [usize; LINTS],
     /// The actor in its initial configuration, cloned for each replay.
     started: Option<Actor>,
+    /// Set by every host guard the replay asks; the chart's stand-ins for
+    /// the host's implementations only record that they were asked.
+    asked_host: Arc<AtomicBool>,
+    /// Whether starting the machine already asked a host guard.
+    start_asked_host: bool,
     fields: HashMap<EventId, Vec<(String, Option<PayloadType>)>>,
 }
 
 impl<'a, 'm> Replayer<'a, 'm> {
-    pub fn new(cx: &'a Cx<'m>, chart: Arc<Chart>) -> Self {
+    pub fn new(cx: &'a Cx<'m>) -> Self {
+        let asked_host = Arc::new(AtomicBool::new(false));
+        let mut builder = Chart::builder(cx.machine.clone());
+        for guard in &cx.machine.guards {
+            let asked = Arc::clone(&asked_host);
+            builder = builder.guard(&guard.text, move |_| {
+                asked.store(true, Ordering::Relaxed);
+                false
+            });
+        }
+        // Every declared guard has its stand-in and no action is
+        // registered, so building cannot fail; the plain chart is as good
+        // a replay for a machine whose guards it would not ask.
+        let chart = builder
+            .build()
+            .unwrap_or_else(|_| Chart::new(cx.machine.clone()))
+            .with_microstep_limit(REPLAY_MICROSTEPS);
         Replayer {
             cx,
-            chart,
+            chart: Arc::new(chart),
             budget: [MAX_REPLAYS; LINTS],
             started: None,
+            asked_host,
+            start_asked_host: false,
             fields: HashMap::new(),
         }
     }
 
-    /// Replays the witness of a finding of `lint`; `None` when no replay was made.
+    /// Replays the witness of a finding of `lint`; `None` when no replay was
+    /// made, or when the replay asked a host guard.
     pub fn confirm(&mut self, lint: super::Lint, witness: &Witness) -> Option<bool> {
+        self.asked_host.store(false, Ordering::Relaxed);
+        let verdict = self.replay(lint, witness);
+        if self.start_asked_host || self.asked_host.load(Ordering::Relaxed) {
+            return None;
+        }
+        verdict
+    }
+
+    fn replay(&mut self, lint: super::Lint, witness: &Witness) -> Option<bool> {
         let slot = lint.code()[1..].parse::<usize>().ok()?.checked_sub(1)?;
         let budget = self.budget.get_mut(slot)?;
         if *budget == 0 || witness.steps.len() > MAX_STEPS {
@@ -70,10 +109,11 @@ impl<'a, 'm> Replayer<'a, 'm> {
         } else {
             witness.steps.len()
         };
-        let mut actor = self
-            .started
-            .get_or_insert_with(|| Actor::new(Arc::clone(&self.chart)))
-            .clone();
+        if self.started.is_none() {
+            self.started = Some(Actor::new(Arc::clone(&self.chart)));
+            self.start_asked_host = self.asked_host.load(Ordering::Relaxed);
+        }
+        let mut actor = self.started.clone()?;
         let repeated = match witness.end {
             WitnessEnd::Repeat(i) if i < prefix => Some(i),
             _ => None,

@@ -18,7 +18,7 @@
 
 use std::cell::RefCell;
 use std::collections::HashMap;
-use std::sync::{Arc, LazyLock};
+use std::sync::LazyLock;
 
 use crate::diagnostic::{Diagnostic, Label, Severity};
 use crate::graph::{EventId, MachineGraph, Search};
@@ -340,10 +340,7 @@ pub fn lint(machine: &Machine) -> Vec<Diagnostic> {
     // Replays go in the order of the file, so that a budget spent on a
     // large machine covers its first findings.
     kept.sort_by_key(|f| (f.span.start, f.span.end, f.lint));
-    let chart = Arc::new(
-        crate::interp::Chart::new(machine.clone()).with_microstep_limit(confirm::REPLAY_MICROSTEPS),
-    );
-    let mut replayer = confirm::Replayer::new(&cx, chart);
+    let mut replayer = confirm::Replayer::new(&cx);
     let mut diagnostics: Vec<Diagnostic> = kept
         .into_iter()
         .map(|f| {

@@ -45,6 +45,9 @@ pub struct Machine {
     pub dedup: Option<Dedup>,
     pub events: IndexMap<String, EventDecl>,
     pub effects: IndexMap<String, EffectDecl>,
+    /// Host guards: names the host implements (`Chart::builder(..).guard`),
+    /// usable as booleans in guard expressions, in declaration order.
+    pub guards: Vec<Name>,
     /// All states, the root first; `StateId` indexes this.
     pub states: Vec<State>,
     /// All transitions, grouped by source state in document order.

@@ -251,6 +251,17 @@ impl Lowering {
             );
         }
 
+        self.unique(doc.guards.iter());
+        let mut guards: Vec<Name> = Vec::new();
+        for guard in doc.guards {
+            if let Some(message) = guard_name_problem(&guard.text) {
+                self.error(LoadError::InvalidValue { message }, guard.span);
+            }
+            if !guards.iter().any(|g| g.text == guard.text) {
+                guards.push(guard);
+            }
+        }
+
         let mut machine = Machine {
             name: name.text,
             version: doc.version.map(|(v, _)| v),
@@ -260,6 +271,7 @@ impl Lowering {
             dedup,
             events,
             effects,
+            guards,
             states: Vec::new(),
             transitions: Vec::new(),
             span: name.span,
@@ -920,9 +932,11 @@ impl Lowering {
             .iter()
             .map(|(name, field)| (name.as_str(), Type::of_json(&field.value)))
             .collect();
+        let guards: Vec<&str> = machine.guards.iter().map(|g| g.text.as_str()).collect();
         let any_event = Scope {
             context: context.clone(),
             payload: None,
+            guards: guards.clone(),
         };
         let mut found = Vec::new();
         for state in &machine.states {
@@ -947,6 +961,7 @@ impl Lowering {
                         .map(|(f, field)| (f.as_str(), payload_type(field.ty)))
                         .collect()
                 }),
+                guards: guards.clone(),
             };
             if let Some(guard) = &transition.guard {
                 found.extend(expr::check_guard(guard, &scope));
@@ -1080,6 +1095,29 @@ pub fn find_state(machine: &Machine, text: &str) -> Option<StateId> {
             .find(|&s| machine.state(s).id.as_deref() == Some(id)),
         None => machine.find_path(text),
     }
+}
+
+/// Why a declared host guard name cannot be one, if it cannot: a guard
+/// expression reads it as a bare identifier, so it must be one and must not
+/// be a word the expression language already gives a meaning.
+fn guard_name_problem(name: &str) -> Option<String> {
+    let mut chars = name.chars();
+    let identifier = chars
+        .next()
+        .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
+        && chars.all(|c| c.is_ascii_alphanumeric() || c == '_');
+    if !identifier {
+        return Some(format!(
+            "invalid guard name `{name}`: a host guard is used as a bare name in \
+             expressions, so it is a letter or `_` followed by letters, digits or `_`"
+        ));
+    }
+    if expr::RESERVED_NAMES.contains(&name) {
+        return Some(format!(
+            "`{name}` cannot name a host guard: expressions already read it as a word of their own"
+        ));
+    }
+    None
 }
 
 fn payload_type(ty: PayloadType) -> Type {

@@ -17,6 +17,8 @@ pub struct MachineDoc {
     pub dedup: Option<DedupDoc>,
     pub events: Vec<EventDoc>,
     pub effects: Vec<EffectDoc>,
+    /// Host guard names, as declared (`guards: [a, b]`, `guards a b`).
+    pub guards: Vec<Name>,
     /// The root state: top-level `initial`, `type`, `states`, `on`, ...; its
     /// `key` is unused.
     pub root: StateDoc,

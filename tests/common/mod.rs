@@ -1,6 +1,6 @@
 //! Random machines for property tests: a seed becomes a valid machine with
-//! nesting, parallel regions, history, guards, every kind of action, delayed
-//! and eventless transitions.
+//! nesting, parallel regions, history, guards (host guards among them),
+//! every kind of action, delayed and eventless transitions.
 
 #![allow(dead_code)]
 
@@ -73,8 +73,18 @@ pub fn machine_doc(seed: u64) -> MachineDoc {
             .push(state(&mut rng, &mut built, &mut counter, 0, None, false));
     }
     root.initial = vec![name(root.states[0].key.text.clone())];
+    // Host guards draw from a generator of their own, so that the rest of
+    // the machine a seed gives stays what it was before they existed (kept
+    // regression seeds keep meaning what they meant).
+    let mut host = Rng::new(seed ^ 0x6A09_E667_F3BC_C908);
+    let guards: Vec<Name> = if host.chance(40) {
+        HOST_GUARDS.iter().map(|g| name(*g)).collect()
+    } else {
+        Vec::new()
+    };
+    let mut host = (!guards.is_empty()).then_some(host);
     // Transitions come after the tree, so every state can be a target.
-    add_transitions(&mut rng, &built, &mut root);
+    add_transitions(&mut rng, &mut host, &built, &mut root);
     MachineDoc {
         name: Some(name(format!("m{seed}"))),
         version: rng
@@ -130,9 +140,13 @@ pub fn machine_doc(seed: u64) -> MachineDoc {
                 description: None,
             },
         ],
+        guards,
         root,
     }
 }
+
+/// The host guards a random machine may declare.
+pub const HOST_GUARDS: [&str; 2] = ["ok", "ready"];
 
 fn state(
     rng: &mut Rng,
@@ -253,7 +267,7 @@ fn action(rng: &mut Rng) -> ActionDoc {
     }
 }
 
-fn add_transitions(rng: &mut Rng, built: &Built, root: &mut StateDoc) {
+fn add_transitions(rng: &mut Rng, host: &mut Option<Rng>, built: &Built, root: &mut StateDoc) {
     let targets: Vec<String> = built.states.iter().map(|id| format!("#{id}")).collect();
     visit(root, &mut |state| {
         if state
@@ -282,6 +296,15 @@ fn add_transitions(rng: &mut Rng, built: &Built, root: &mut StateDoc) {
                     "!(context.n in context.seen)",
                     "size(context.seen) < 3",
                 ])));
+                if let Some(host) = host.as_mut()
+                    && host.chance(50)
+                {
+                    t.guard = Some(expr(*host.pick(&[
+                        "ok",
+                        "ok && context.n < 5",
+                        "!ready || size(context.seen) < 3",
+                    ])));
+                }
             }
             t.actions = actions(rng, 2);
             state.on.push(t);

@@ -12,13 +12,13 @@ use crate::diagnostic::{Diagnostic, LoadError, did_you_mean};
 use crate::span::Span;
 
 /// Words that start an item at the top level or in a state body.
-const ITEM_KEYWORDS: [&str; 17] = [
+const ITEM_KEYWORDS: [&str; 18] = [
     "state", "parallel", "final", "history", "initial", "entry", "exit", "on", "always", "after",
-    "tags", "allow", "context", "source", "dedup", "event", "effect",
+    "tags", "allow", "context", "source", "dedup", "event", "effect", "guards",
 ];
 
 /// Every reserved word of the DSL (the `keyword` rule of chart.pest).
-pub(super) const KEYWORDS: [&str; 32] = [
+pub(super) const KEYWORDS: [&str; 33] = [
     "machine",
     "version",
     "context",
@@ -31,6 +31,7 @@ pub(super) const KEYWORDS: [&str; 32] = [
     "id",
     "from",
     "effect",
+    "guards",
     "verify",
     "initial",
     "state",
@@ -344,6 +345,7 @@ fn describe(rule: Rule) -> Option<String> {
         Rule::dedup_decl => "`dedup`",
         Rule::event_decl => "`event`",
         Rule::effect_decl => "`effect`",
+        Rule::guards_decl => "`guards`",
         Rule::assign_block => "`assign`",
         Rule::assign_field => "`name = value`",
         Rule::raise_action => "`raise`",

@@ -110,6 +110,11 @@ pub fn format(machine: &Machine) -> String {
             .collect(),
     );
 
+    if !machine.guards.is_empty() {
+        let names: Vec<String> = machine.guards.iter().map(|g| name(&g.text)).collect();
+        sections.push(vec![format!("guards {}", names.join(" "))]);
+    }
+
     sections.push(items(machine, root));
 
     // At the top level a blank line sets apart every state of more than one

@@ -172,6 +172,11 @@ impl Builder {
                 }
                 doc.effects.push(effect);
             }
+            Rule::guards_decl => doc.guards.extend(
+                decl.into_inner()
+                    .filter(|p| p.as_rule() == Rule::name)
+                    .map(|p| name_of(&p)),
+            ),
             Rule::state_item => {
                 for item in decl.into_inner() {
                     self.state_item(item, root, &mut seen.root_initial);

@@ -1004,6 +1004,7 @@ mod printer {
             }),
             events,
             effects,
+            guards: Vec::new(),
             states: vec![root, r1, a, h, r2],
             transitions: vec![t0, t1, t2, t3],
             span: Span::default(),
@@ -1294,4 +1295,38 @@ final cancelado
             .expect_err("`keyed` is no idempotency");
         assert_eq!(errors[0].help.as_deref(), Some("did you mean `key`?"));
     }
+}
+
+#[test]
+fn host_guards_are_declared_at_the_top_level() {
+    let text = "machine m\nguards isValid `hasStock`\nguards late\ninitial a\n\
+                state a { on GO -> b if isValid && !late }\nstate b\n";
+    let doc = parse_ok(text);
+    let names: Vec<&str> = doc.guards.iter().map(|g| g.text.as_str()).collect();
+    assert_eq!(names, ["isValid", "hasStock", "late"]);
+    assert_eq!(at(text, doc.guards[1].span), (2, 16));
+    let machine = crate::syntax::parse(text, crate::syntax::Syntax::Dsl).unwrap();
+    let printed = format(&machine);
+    assert!(
+        printed.contains("\nguards isValid hasStock late\n"),
+        "{printed}"
+    );
+    assert_eq!(
+        crate::syntax::parse(&printed, crate::syntax::Syntax::Dsl).unwrap(),
+        machine
+    );
+    // `guards` is reserved: without it a target list would swallow the
+    // declaration that follows (`initial a guards x`).
+    check_error(
+        "machine m\nstate guards",
+        "E001",
+        "expected a name after `state`, found the keyword `guards`",
+        (2, 7),
+    );
+    check_error(
+        "machine m\nguards\ninitial a",
+        "E001",
+        "expected a name after `guards`, found the keyword `initial`",
+        (3, 1),
+    );
 }

@@ -116,6 +116,10 @@ pub fn format(machine: &Machine) -> String {
         });
         top.add("effects", Yaml::Section(effects.collect()));
     }
+    if !machine.guards.is_empty() {
+        let guards = machine.guards.iter().map(|g| text(&g.text)).collect();
+        top.add("guards", Yaml::List(guards));
+    }
     state_entries(machine, machine.root(), StateId::ROOT, &mut top);
 
     let mut out = String::new();

@@ -22,7 +22,7 @@ use crate::syntax::tree::{
 use node::{Kind, Node, ScalarValue};
 
 /// Keys of the machine itself, before the root state's keys.
-const MACHINE_KEYS: [&str; 8] = [
+const MACHINE_KEYS: [&str; 9] = [
     "machine",
     "version",
     "description",
@@ -31,6 +31,7 @@ const MACHINE_KEYS: [&str; 8] = [
     "dedup",
     "events",
     "effects",
+    "guards",
 ];
 /// Keys a state may have at the top level, as the root state.
 /// (`description` is the machine's, read with the machine keys.)
@@ -102,6 +103,7 @@ impl Reader {
             "cond" => Some("`cond` is XState v4's name for `guard`"),
             "internal" => Some("write `reenter: true` for an external transition"),
             "context" | "events" | "effects" | "sources" | "dedup" | "machine" | "version"
+            | "guards"
                 if !allowed.contains(&text) =>
             {
                 Some("this key belongs at the top level of the file")
@@ -285,6 +287,8 @@ impl Reader {
                 "dedup" => doc.dedup = self.dedup(key, value),
                 "events" => doc.events = self.events(key, value),
                 "effects" => doc.effects = self.effects(key, value),
+                "guards" if value.is_null() => {}
+                "guards" => doc.guards = self.names(key, value, "a list of host guard names"),
                 _ => {
                     if !(ROOT_STATE_KEYS.contains(&text) && self.state_key(&mut state, key, value))
                     {

@@ -918,6 +918,7 @@ mod printing {
             }),
             events,
             effects,
+            guards: Vec::new(),
             states,
             transitions,
             span,
@@ -1185,5 +1186,80 @@ states:
   cancelado: { type: final }
 "#;
         assert_eq!(format(&load(PEDIDO)), expected);
+    }
+}
+
+mod host_guards {
+    use super::at;
+    use crate::syntax::{Syntax, parse, yaml};
+
+    /// `CODE LINE:COL message | help` per problem of loading `src`.
+    fn load_errors(src: &str) -> Vec<String> {
+        let errors = parse(src, Syntax::Yaml).expect_err("the machine does not load");
+        errors
+            .iter()
+            .map(|d| {
+                let mut line = format!("{} {} {}", d.code, at(src, d.span.start), d.message);
+                if let Some(help) = &d.help {
+                    line.push_str(&format!(" | {help}"));
+                }
+                line
+            })
+            .collect()
+    }
+
+    #[test]
+    fn declared_guards_load_and_print_back() {
+        let src = "machine: m\nguards: [isValid, hasStock]\ninitial: a\nstates:\n  \
+                   a: { on: { GO: { target: b, guard: \"isValid && !hasStock\" } } }\n  b: {}\n";
+        let machine = parse(src, Syntax::Yaml).unwrap();
+        let names: Vec<&str> = machine.guards.iter().map(|g| g.text.as_str()).collect();
+        assert_eq!(names, ["isValid", "hasStock"]);
+        let printed = yaml::format(&machine);
+        assert!(
+            printed.contains("\nguards: [isValid, hasStock]\n"),
+            "{printed}"
+        );
+        assert_eq!(parse(&printed, Syntax::Yaml).unwrap(), machine);
+        // One name alone is a list of one, as for `initial`.
+        let one = parse("machine: m\nguards: ok\n", Syntax::Yaml).unwrap();
+        assert_eq!(one.guards[0].text, "ok");
+    }
+
+    #[test]
+    fn guard_names_are_checked_where_written() {
+        assert_eq!(
+            load_errors("machine: m\nguards: [ok, ready, ok]\n"),
+            ["E004 2:21 `ok` is defined twice"]
+        );
+        assert_eq!(
+            load_errors("machine: m\nguards: [is-valid, event]\n"),
+            [
+                "E003 2:10 invalid guard name `is-valid`: a host guard is used as a bare name \
+                 in expressions, so it is a letter or `_` followed by letters, digits or `_`",
+                "E003 2:20 `event` cannot name a host guard: expressions already read it as a \
+                 word of their own"
+            ]
+        );
+        assert_eq!(
+            load_errors("machine: m\nguards: { ok: {} }\n"),
+            ["E003 2:9 `guards` must be a list of host guard names, found a mapping"]
+        );
+    }
+
+    #[test]
+    fn host_guards_are_for_guards() {
+        let src = "machine: m\ncontext: { n: 0 }\nguards: [isValid]\ninitial: a\nstates:\n  a:\n    \
+                   on:\n      GO: { guard: isVald, actions: [ { assign: { n: isValid } } ] }\n";
+        assert_eq!(
+            load_errors(src),
+            [
+                "S007 8:20 unknown name `isVald`: values are read as `context.<field>` or \
+                 `event.<field>`, and host guards are declared under `guards` | did you mean \
+                 the host guard `isValid`?",
+                "S007 8:54 the host guard `isValid` can only be used in a guard: the host \
+                 answers it when a transition is chosen"
+            ]
+        );
     }
 }
