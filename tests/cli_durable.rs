@@ -62,9 +62,10 @@ fn sqlite_store(name: &str) -> String {
     format!("sqlite:{}", dir.join(unique(name) + ".db").display())
 }
 
-/// A fresh schema of the server `IDEMCHART_PG` names, as a `--store` string.
+/// A fresh schema of the server `IDEMCHART_PG` names: the server's
+/// connection string and the schema's name.
 #[cfg(feature = "postgres")]
-fn postgres_store(name: &str) -> String {
+fn postgres_schema(name: &str) -> (String, String) {
     let base = std::env::var("IDEMCHART_PG")
         .expect("IDEMCHART_PG must name a PostgreSQL server (run scripts/start-postgres)");
     let schema = unique(name);
@@ -72,6 +73,13 @@ fn postgres_store(name: &str) -> String {
         .expect("connect to PostgreSQL")
         .batch_execute(&format!("CREATE SCHEMA {schema}"))
         .expect("create schema");
+    (base, schema)
+}
+
+/// A fresh schema of the server `IDEMCHART_PG` names, as a `--store` string.
+#[cfg(feature = "postgres")]
+fn postgres_store(name: &str) -> String {
+    let (base, schema) = postgres_schema(name);
     format!("postgres:{base} options='-c search_path={schema}'")
 }
 
@@ -388,5 +396,57 @@ fn synchronous_is_for_sqlite_only() {
             .contains("`--synchronous` is for a SQLite store"),
         "{}",
         postgres.stderr
+    );
+}
+
+/// A `postgresql://` URL reaches the same store as the `KEY=VALUE` pairs
+/// that name the same server and schema.
+#[cfg(feature = "postgres")]
+#[test]
+#[ignore = "needs a PostgreSQL server: IDEMCHART_PG"]
+fn a_postgres_url_and_key_value_pairs_reach_the_same_store() {
+    let (base, schema) = postgres_schema("url");
+    let config: ::postgres::Config = base.parse().expect("IDEMCHART_PG parses");
+    let ::postgres::config::Host::Tcp(host) = &config.get_hosts()[0] else {
+        panic!("IDEMCHART_PG names a TCP host");
+    };
+    let url = format!(
+        "postgresql://{}@{host}:{}/{}?options=-c%20search_path%3D{schema}",
+        config.get_user().expect("a user"),
+        config.get_ports()[0],
+        config.get_dbname().expect("a database"),
+    );
+    let pairs = format!("postgres:{base} options='-c search_path={schema}'");
+    let event = r#"{"type":"ADD","data":{"addId":"a1","amount":5}}"#;
+    let applied = idemchart(&[
+        "apply",
+        "--store",
+        &pairs,
+        "--machine",
+        LEDGER,
+        "--process",
+        "p1",
+        "--event",
+        event,
+    ]);
+    assert_eq!(applied.code, Some(0), "{}", applied.stderr);
+    let again = idemchart(&[
+        "apply",
+        "--store",
+        &url,
+        "--machine",
+        LEDGER,
+        "--process",
+        "p1",
+        "--event",
+        event,
+    ]);
+    assert_eq!(again.code, Some(0), "{}", again.stderr);
+    assert!(
+        again
+            .stdout
+            .starts_with(r#"{"outcome":"duplicate","revision":1"#),
+        "{}",
+        again.stdout
     );
 }
