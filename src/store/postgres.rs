@@ -65,11 +65,13 @@ fn backend(e: postgres::Error) -> StoreError {
         ]
         .contains(code)
     });
-    // The server's own message says which constraint or why.
-    let message = e
-        .as_db_error()
-        .map(|db| db.message().to_string())
-        .unwrap_or_else(|| e.to_string());
+    // The server's own message says which constraint or why; a client-side
+    // error says why in its source (connection refused, timed out).
+    let message = match (e.as_db_error(), std::error::Error::source(&e)) {
+        (Some(db), _) => db.message().to_string(),
+        (None, Some(cause)) => format!("{e}: {cause}"),
+        (None, None) => e.to_string(),
+    };
     if raced {
         StoreError::Race(message)
     } else {

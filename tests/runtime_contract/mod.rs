@@ -16,6 +16,8 @@ use idemchart::store::{
 };
 use idemchart::syntax::{self, Syntax};
 
+pub mod crash;
+
 /// A way to reach one kind of store.
 pub trait Backend: Sync {
     type S: Store + Send;
@@ -611,58 +613,73 @@ pub fn unknown_outcome_becomes_an_event<B: Backend>(backend: &B) {
     );
 }
 
-/// Declares one `#[test]` per contract function for `$backend`.
+/// Declares one `#[test]` per contract function for `$backend`, each with
+/// the attributes given after it (such as an `#[ignore]` for a backend that
+/// needs a server).
 #[macro_export]
 macro_rules! contract_tests {
-    ($backend:expr) => {
+    ($backend:expr $(, #[$attr:meta])* $(,)?) => {
+        $(#[$attr])*
         #[test]
         fn duplicate_answers_with_the_frozen_bytes() {
             runtime_contract::duplicate_answers_with_the_frozen_bytes(&$backend);
         }
+        $(#[$attr])*
         #[test]
         fn key_order_in_the_payload_is_not_a_conflict() {
             runtime_contract::key_order_in_the_payload_is_not_a_conflict(&$backend);
         }
+        $(#[$attr])*
         #[test]
         fn conflict_writes_nothing() {
             runtime_contract::conflict_writes_nothing(&$backend);
         }
+        $(#[$attr])*
         #[test]
         fn an_event_without_id_writes_nothing() {
             runtime_contract::an_event_without_id_writes_nothing(&$backend);
         }
+        $(#[$attr])*
         #[test]
         fn ignored_events_are_frozen() {
             runtime_contract::ignored_events_are_frozen(&$backend);
         }
+        $(#[$attr])*
         #[test]
         fn outbox_keys_are_stable_and_unique() {
             runtime_contract::outbox_keys_are_stable_and_unique(&$backend);
         }
+        $(#[$attr])*
         #[test]
         fn retries_back_off_exponentially() {
             runtime_contract::retries_back_off_exponentially(&$backend);
         }
+        $(#[$attr])*
         #[test]
         fn a_claimed_row_is_leased() {
             runtime_contract::a_claimed_row_is_leased(&$backend);
         }
+        $(#[$attr])*
         #[test]
         fn purge_uses_the_injected_clock() {
             runtime_contract::purge_uses_the_injected_clock(&$backend);
         }
+        $(#[$attr])*
         #[test]
         fn revision_conflicts_are_retried() {
             runtime_contract::revision_conflicts_are_retried(&$backend);
         }
+        $(#[$attr])*
         #[test]
         fn a_process_keeps_its_machine_version() {
             runtime_contract::a_process_keeps_its_machine_version(&$backend);
         }
+        $(#[$attr])*
         #[test]
         fn unknown_outcome_becomes_an_event() {
             runtime_contract::unknown_outcome_becomes_an_event(&$backend);
         }
+        $(#[$attr])*
         #[test]
         fn eight_threads_deliver_the_same_events_once_each() {
             runtime_contract::concurrent_senders_apply_each_event_once(&$backend, 8, 1_000);
