@@ -157,6 +157,44 @@ impl Actor {
 mod tests {
     use super::*;
 
+    fn chart() -> std::sync::Arc<super::super::Chart> {
+        let machine = crate::syntax::parse(
+            "machine: m\ncontext: { n: 0 }\ninitial: a\nstates:\n  a:\n    entry:\n      - { send: TICK, delay: 1s, id: t }\n      - { send: TICK, delay: 0ms }\n    on:\n      TICK:\n        actions:\n          - assign: { n: \"context.n + 1\" }\n          - { send: TICK, delay: 1s, id: t }\n    after:\n      2500ms: b\n  b: {}\n",
+            crate::syntax::Syntax::Yaml,
+        )
+        .unwrap();
+        std::sync::Arc::new(super::super::Chart::new(machine))
+    }
+
+    #[test]
+    fn firing_one_at_a_time_is_advancing() {
+        let mut all_at_once = Actor::new(chart());
+        let mut one_by_one = all_at_once.clone();
+        all_at_once.advance_to(5_000);
+        let mut fired = Vec::new();
+        while let Some(timer) = one_by_one.fire_next(5_000) {
+            fired.push((timer.due, timer.label));
+        }
+        assert_eq!(
+            fired,
+            [
+                (0, "send:TICK".to_string()),
+                (1_000, "send:TICK#t".to_string()),
+                (1_000, "send:TICK#t".to_string()),
+                (2_000, "send:TICK#t".to_string()),
+                (2_000, "send:TICK#t".to_string()),
+                (2_500, "after:a[0]".to_string()),
+                (3_000, "send:TICK#t".to_string()),
+                (3_000, "send:TICK#t".to_string()),
+            ]
+        );
+        // The clock stays at the last due time until it is set.
+        assert_eq!(one_by_one.now(), 3_000);
+        one_by_one.set_clock(5_000);
+        one_by_one.set_clock(4_000);
+        assert_eq!(one_by_one.snapshot(), all_at_once.snapshot());
+    }
+
     #[test]
     fn the_system_clock_is_after_2020() {
         assert!(SystemClock.now() > 1_577_836_800_000);
