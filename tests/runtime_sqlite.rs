@@ -56,6 +56,63 @@ fn backend() -> Sqlite {
 
 contract_tests!(backend());
 
+/// The tables as the version before timers made them.
+const SCHEMA_BEFORE_TIMERS: &str = "
+CREATE TABLE processes (
+    id TEXT PRIMARY KEY,
+    machine TEXT NOT NULL,
+    version INTEGER,
+    snapshot TEXT NOT NULL,
+    revision INTEGER NOT NULL
+);
+CREATE TABLE applied_events (
+    process TEXT NOT NULL,
+    event_id TEXT NOT NULL,
+    payload_hash TEXT NOT NULL,
+    response TEXT NOT NULL,
+    revision INTEGER NOT NULL,
+    applied_at INTEGER NOT NULL,
+    PRIMARY KEY (process, event_id)
+);
+CREATE INDEX applied_events_applied_at ON applied_events (applied_at);
+CREATE TABLE outbox (
+    process TEXT NOT NULL,
+    event_id TEXT NOT NULL,
+    position INTEGER NOT NULL,
+    idempotency_key TEXT NOT NULL UNIQUE,
+    effect TEXT NOT NULL,
+    args TEXT NOT NULL,
+    status TEXT NOT NULL,
+    attempts INTEGER NOT NULL,
+    next_attempt_at INTEGER NOT NULL,
+    last_error TEXT,
+    PRIMARY KEY (process, event_id, position)
+);
+CREATE INDEX outbox_due ON outbox (status, next_attempt_at);
+";
+
+#[test]
+fn a_store_from_before_timers_keeps_working() {
+    runtime_contract::timers::a_store_from_before_timers_keeps_working(
+        &backend(),
+        |path, snapshot| {
+            let conn = rusqlite::Connection::open(path).unwrap();
+            conn.execute_batch(SCHEMA_BEFORE_TIMERS).unwrap();
+            conn.execute(
+                "INSERT INTO processes VALUES ('old', 'reminder', 1, ?1, 1)",
+                [snapshot],
+            )
+            .unwrap();
+            let payload = idemchart::runtime::payload_hash(&named("ORDER", "order-old"));
+            conn.execute(
+                "INSERT INTO applied_events VALUES ('old', 'order-old', ?1, '{}', 1, ?2)",
+                rusqlite::params![payload, runtime_contract::T0 as i64],
+            )
+            .unwrap();
+        },
+    );
+}
+
 #[test]
 fn the_defaults_are_wal_full_and_a_busy_timeout() {
     let dir = test_dir("pragmas");
