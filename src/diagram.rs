@@ -325,6 +325,18 @@ const MERMAID_KEYWORDS: [&str; 13] = [
 /// back, is drawn as a loop on its source whose label ends in `→ TARGET`.
 /// Mermaid also draws only one loop per state, so all the loops on a state
 /// share one arrow, one label per line.
+///
+/// ```
+/// use idemchart::syntax::{Syntax, parse};
+///
+/// let machine = parse(
+///     "machine: door\ninitial: closed\nstates:\n  closed: { on: { OPEN: opened } }\n  opened: {}\n",
+///     Syntax::Yaml,
+/// ).unwrap();
+/// let text = idemchart::diagram::mermaid(&machine);
+/// assert!(text.starts_with("stateDiagram-v2"));
+/// assert!(text.contains("closed --> opened : OPEN"));
+/// ```
 pub fn mermaid(machine: &Machine) -> String {
     let mut writer = MermaidWriter {
         machine,

@@ -14,9 +14,9 @@ use std::process::ExitCode;
 
 use clap::{CommandFactory, FromArgMatches, Parser, Subcommand, ValueEnum};
 
-use idemchart::diagnostic::{Diagnostic, LoadError};
+use idemchart::diagnostic::Diagnostic;
 use idemchart::syntax::{self, Syntax};
-use idemchart::{Machine, Severity, SourceFile, Span};
+use idemchart::{Machine, Severity, SourceFile};
 
 #[derive(Parser)]
 #[command(
@@ -220,35 +220,12 @@ fn read(path: &Path) -> Result<SourceFile, String> {
     Ok(SourceFile::new(path.display().to_string(), text))
 }
 
-/// Reads a file for `check`. Bytes that are not UTF-8 are an error in the
-/// file, at the first such byte, and not a failure of the command; the text
-/// given with that error shows each bad byte as U+FFFD.
-fn read_text(path: &Path) -> Result<Result<SourceFile, (SourceFile, Diagnostic)>, String> {
-    let bytes = std::fs::read(path).map_err(|e| format!("cannot read {}: {e}", path.display()))?;
-    let name = path.display().to_string();
-    match String::from_utf8(bytes) {
-        Ok(text) => Ok(Ok(SourceFile::new(name, text))),
-        Err(error) => {
-            let at = error.utf8_error().valid_up_to();
-            let text = String::from_utf8_lossy(error.as_bytes()).into_owned();
-            let mut diagnostic = LoadError::Syntax {
-                message: "the file is not UTF-8 text".into(),
-            }
-            .at(
-                Span::new(at, at + char::REPLACEMENT_CHARACTER.len_utf8()),
-                [],
-            );
-            diagnostic.help = Some("save the file with the UTF-8 encoding".into());
-            Ok(Err((SourceFile::new(name, text), diagnostic)))
-        }
-    }
-}
-
 /// Reads and loads one machine file. A file that is not UTF-8 is a load
 /// error like any other; only a file that cannot be read at all fails the
 /// command.
 fn load_file(path: &Path) -> Result<(SourceFile, Result<Machine, Vec<Diagnostic>>), String> {
-    Ok(match read_text(path)? {
+    let read = syntax::read(path).map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+    Ok(match read {
         Ok(file) => {
             let loaded = syntax::load(&file);
             (file, loaded)

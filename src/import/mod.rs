@@ -16,6 +16,16 @@ pub use scxml::import;
 
 /// Imports an SCXML document and checks the machine it makes, as a machine
 /// file is checked.
+///
+/// ```
+/// let machine = idemchart::import::load_scxml(
+///     r#"<scxml xmlns="http://www.w3.org/2005/07/scxml" version="1.0" initial="a">
+///          <state id="a"><transition event="go" target="b"/></state>
+///          <final id="b"/>
+///        </scxml>"#,
+/// ).unwrap();
+/// assert!(machine.find_path("b").is_some());
+/// ```
 pub fn load_scxml(text: &str) -> Result<Machine, Vec<Diagnostic>> {
     crate::syntax::lower(import(text)?)
 }

@@ -244,38 +244,62 @@ impl Core {
         self.budget = chart.microstep_limit;
         // Each firing counts against the budget: timers that schedule more
         // timers could otherwise multiply without end.
-        while self.status == Status::Active && self.spend(chart) {
-            let due = self
-                .timers
-                .iter()
-                .enumerate()
-                .filter(|(_, t)| t.due <= now)
-                .min_by_key(|(_, t)| (t.due, t.seq));
-            let Some((index, _)) = due else { break };
-            let timer = self.timers.remove(index);
-            self.now = self.now.max(timer.due);
-            match timer.what {
-                Due::Transition(t) => {
-                    if self.active.contains(chart.transition(t).source)
-                        && self.guard(chart, t, None)
-                    {
-                        self.enabled.clear();
-                        self.enabled.push(t);
-                        self.microstep(chart, None);
-                        self.run_to_completion(chart);
-                    } else {
-                        // A failing guard raised `error.execution`: processed now.
-                        self.flush_errors();
-                        if !self.internal.is_empty() {
-                            self.run_to_completion(chart);
-                        }
-                    }
-                }
-                Due::Send { event, .. } => self.macrostep(chart, &event),
-            }
-            self.drain_external(chart);
-        }
+        while self.status == Status::Active
+            && self.spend(chart)
+            && self.fire_next(chart, now).is_some()
+        {}
         self.now = self.now.max(now);
+    }
+
+    /// Fires the earliest timer due by `now` (earliest due time, then
+    /// earliest scheduled) with the events it makes the machine send itself,
+    /// and returns it; `None` when nothing is due.
+    fn fire_next(&mut self, chart: &Chart, now: u64) -> Option<Timer> {
+        let (index, _) = self
+            .timers
+            .iter()
+            .enumerate()
+            .filter(|(_, t)| t.due <= now)
+            .min_by_key(|(_, t)| (t.due, t.seq))?;
+        let timer = self.timers.remove(index);
+        self.now = self.now.max(timer.due);
+        match &timer.what {
+            Due::Transition(t) => {
+                if !self.active.contains(chart.transition(*t).source)
+                    || !self.guard(chart, *t, None)
+                {
+                    // A failing guard raised `error.execution`: processed now.
+                    self.flush_errors();
+                    if !self.internal.is_empty() {
+                        self.run_to_completion(chart);
+                    }
+                } else {
+                    self.enabled.clear();
+                    self.enabled.push(*t);
+                    self.microstep(chart, None);
+                    self.run_to_completion(chart);
+                }
+            }
+            Due::Send { event, .. } => self.macrostep(chart, event),
+        }
+        self.drain_external(chart);
+        Some(timer)
+    }
+}
+
+impl Actor {
+    /// Fires only the earliest timer due by `now`, as one macrostep of its
+    /// own (`last_step` records it), with the clock at its due time; `None`,
+    /// with an empty step, when nothing is due or the machine is done. The
+    /// durable runtime fires timers one by one so that each firing has an
+    /// identity of its own.
+    pub(crate) fn fire_one(&mut self, now: u64) -> Option<Timer> {
+        self.core.step.clear(None);
+        self.core.budget = self.chart.microstep_limit;
+        if self.core.status != Status::Active {
+            return None;
+        }
+        self.core.fire_next(&self.chart, now)
     }
 }
 

@@ -59,7 +59,7 @@ mod scxml_tests;
 
 pub use actor::{Actor, Status};
 pub use chart::{Chart, DEFAULT_MICROSTEP_LIMIT};
-pub use clock::{Clock, SystemClock, VirtualClock};
+pub use clock::{Clock, FiredTimer, SystemClock, VirtualClock};
 pub use host::{BuildError, ChartBuilder, HostCall, HostError, Updates};
 pub use snapshot::{RestoreError, SNAPSHOT_FORMAT, Snapshot, TimerSnapshot};
 pub use step::{EffectCall, Step};

@@ -95,7 +95,10 @@ fn check_transitions(cx: &mut Cx) {
                     Some(set) => format!(
                         "the guard tests `{set}` with a field that is not the event's id: test the declared `id` field"
                     ),
-                    None => "guard the transition with `!(event.ID in context.SEEN)` and add `event.ID` to `SEEN` in the same assign".to_string(),
+                    None => format!(
+                        "guard the transition with {}",
+                        cx.identity_guard(external[0]).advice()
+                    ),
                 };
                 let witness = cx.repeat_witness(tid, external[0]);
                 cx.report(Finding {
@@ -152,7 +155,11 @@ fn check_states(cx: &mut Cx) {
                             m.display_name(s)
                         ),
                         labels: Vec::new(),
-                        help: Some("move the update to the transition, guarded with `!(event.ID in context.SEEN)` and adding `event.ID` to `SEEN` in the same assign".into()),
+                        help: Some(format!(
+                            "move the update onto the transitions that {} `{}`, each guarded by its event's id with the id added to the guarded set in the same assign",
+                            if entry { "enter" } else { "leave" },
+                            m.display_name(s)
+                        )),
                         witness,
                     });
                 }

@@ -156,7 +156,8 @@ fn check(cx: &mut Cx) {
             message,
             labels,
             help: Some(format!(
-                "guard `{name}` with `!(event.ID in context.SEEN)` and add `event.ID` to `SEEN` in the same assign, so a repeat is recognised however late"
+                "guard `{name}` with {}, so a repeat is recognised however late",
+                cx.identity_guard(event).advice()
             )),
             witness,
         });

@@ -27,6 +27,7 @@ use crate::span::Span;
 
 mod analysis;
 mod confirm;
+mod identity_help;
 mod repeat;
 mod witness;
 
@@ -306,6 +307,18 @@ impl<'m> Cx<'m> {
 
 /// Every finding of the machine at its lint's default severity, with
 /// suppressions applied, witnesses replayed, sorted by position.
+///
+/// ```
+/// use idemchart::syntax::{Syntax, parse};
+///
+/// // A toggle accepts its own event again: a redelivered TOGGLE undoes the first.
+/// let machine = parse(
+///     "machine: lamp\ninitial: off\nstates:\n  off: { on: { TOGGLE: on } }\n  on: { on: { TOGGLE: off } }\n",
+///     Syntax::Yaml,
+/// ).unwrap();
+/// let findings = idemchart::lint::lint(&machine);
+/// assert!(findings.iter().any(|d| d.code == "I001" && d.name == "self-accepting-event"));
+/// ```
 pub fn lint(machine: &Machine) -> Vec<Diagnostic> {
     let mut cx = Cx::new(machine);
     for lint in Lint::ALL {

@@ -83,10 +83,11 @@ fn check(cx: &mut Cx) {
                     message: whose,
                 });
             }
+            let advice = cx.identity_guard(event).advice();
             let help = if handler.guard.is_some() {
-                "its guard does not tell a repeat from a new delivery: guard it with `!(event.ID in context.SEEN)` and add `event.ID` to `SEEN` in the same assign"
+                format!("its guard does not tell a repeat from a new delivery: guard it with {advice}")
             } else {
-                "remove the handler where the event leads, or guard it with `!(event.ID in context.SEEN)` and add `event.ID` to `SEEN` in the same assign"
+                format!("remove the handler where the event leads, or guard it with {advice}")
             };
             // A leaf that only history restores must have been active before.
             let restored = !cx.graph.targets(tid).is_empty()
@@ -107,7 +108,7 @@ fn check(cx: &mut Cx) {
                 state: t.source,
                 message,
                 labels,
-                help: Some(help.to_string()),
+                help: Some(help),
                 witness,
             });
             break;

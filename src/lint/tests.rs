@@ -185,6 +185,34 @@ fn every_idempotency_finding_carries_a_witness_and_a_verdict() {
 }
 
 #[test]
+fn help_names_the_declared_id_and_the_set_the_machine_already_tests() {
+    // `PAGO` is guarded by identity in `a` but not in `b`: the advice for `b`
+    // extends the set `a` already tests, with the declared id field.
+    let machine = "machine: m\ncontext: { vistos: [], total: 0 }\nevents:\n  PAGO: { id: pagoId }\ninitial: a\nstates:\n  a:\n    on:\n      PAGO:\n        target: b\n        guard: \"!(event.pagoId in context.vistos)\"\n        actions:\n          - assign: { vistos: \"context.vistos + [event.pagoId]\" }\n  b:\n    on:\n      PAGO:\n        actions:\n          - assign: { total: \"context.total + event.importe\" }\n";
+    let i004_helps = |text: &str| -> Vec<String> {
+        lint_yaml(text)
+            .into_iter()
+            .filter(|d| d.code == "I004")
+            .filter_map(|d| d.help)
+            .collect()
+    };
+    assert_eq!(
+        i004_helps(machine),
+        [
+            "guard the transition with `!(event.pagoId in context.vistos)` and add `event.pagoId` to `vistos` in the same assign"
+        ]
+    );
+    // Without a declared id or a tested set, the names are derived.
+    let plain = "machine: m\ncontext: { total: 0 }\ninitial: a\nstates:\n  a:\n    on:\n      PAGO_RECIBIDO:\n        actions:\n          - assign: { total: \"context.total + event.importe\" }\n";
+    assert_eq!(
+        i004_helps(plain),
+        [
+            "guard the transition with `!(event.id in context.seenPagoRecibido)` and add `event.id` to `seenPagoRecibido` in the same assign"
+        ]
+    );
+}
+
+#[test]
 fn an_eventless_loop_behind_a_host_guard_is_not_reported() {
     // The host may answer `more` differently once the log is written, as
     // the loop's guard may change with `in_state`: the linter cannot tell.

@@ -11,8 +11,13 @@
 //! transition is `Ignored`, and recorded and frozen like any answer.
 
 mod dispatch;
+mod timers;
 
 pub use dispatch::{Dispatch, DispatchPolicy, DispatchReport, dispatch};
+pub use timers::{
+    Advanced, DueProcess, Fired, MAX_FIRINGS_PER_TRANSACTION, TIMER_ID_PREFIX, advance,
+    advance_due, firing_id,
+};
 
 use std::sync::Arc;
 use std::time::{SystemTime, UNIX_EPOCH};
@@ -94,6 +99,8 @@ pub enum RuntimeError {
     BadSnapshot(String, String),
     #[error("process `{0}`: gave up after {1} revision conflicts")]
     Contention(String, u32),
+    #[error("event id `{0}` starts with `{TIMER_ID_PREFIX}`, which names timer firings")]
+    ReservedId(String),
 }
 
 /// How often `apply` starts over from a fresher snapshot before giving up.
@@ -216,6 +223,12 @@ fn back_off(retry: u32) {
 /// Applies `event` to `process` (created from the machine's initial state if
 /// unknown) exactly once; `now` is recorded as the time of application, for
 /// retention.
+///
+/// `now` is also the process's clock, in milliseconds since the Unix epoch:
+/// a new process starts at `now`, and before the event an existing one fires
+/// every timer due by `now`, each as a firing of its own (see `advance`), as
+/// a real-time system would have done before the event arrived. Timers the
+/// event starts count from `now`.
 pub fn apply_at<S: Store>(
     store: &mut S,
     chart: &Arc<Chart>,
@@ -224,6 +237,9 @@ pub fn apply_at<S: Store>(
     now: u64,
 ) -> Result<Outcome, RuntimeError> {
     let id = event_id(event).ok_or_else(|| RuntimeError::MissingId(event.name.to_string()))?;
+    if id.starts_with(TIMER_ID_PREFIX) {
+        return Err(RuntimeError::ReservedId(id));
+    }
     let hash = payload_hash(event);
     for retry in 0..MAX_REVISION_RETRIES {
         if retry > 0 {
@@ -303,35 +319,26 @@ fn attempt(
     }
     let machine = chart.machine();
     let (mut actor, revision, start_effects) = match tx.process(process)? {
-        Some(row) => {
-            if row.machine != machine.name {
-                return Err(RuntimeError::WrongMachine {
-                    process: process.to_string(),
-                    expected: machine.name.clone(),
-                    found: row.machine,
-                }
-                .into());
-            }
-            let snapshot: Snapshot = serde_json::from_str(&row.snapshot)
-                .map_err(|e| RuntimeError::BadSnapshot(process.to_string(), e.to_string()))?;
-            // `restore` refuses another machine version: a process keeps the
-            // version it started with until it is migrated explicitly.
-            let actor = Actor::restore(Arc::clone(chart), &snapshot).map_err(|source| {
-                RuntimeError::Restore {
+        Some(row) => (restore(chart, &row)?, Some(row.revision), Vec::new()),
+        None => {
+            // The process starts when its first event arrives, so none of its
+            // timers can be due before that event.
+            let actor = Actor::with_context(Arc::clone(chart), &Value::Null, delivery.now)
+                .map_err(|source| RuntimeError::Restore {
                     process: process.to_string(),
                     source,
-                }
-            })?;
-            (actor, Some(row.revision), Vec::new())
-        }
-        None => {
-            let actor = Actor::new(Arc::clone(chart));
+                })?;
             // The start's entry effects belong to the first event's step, so
             // they leave through the outbox with it.
             let effects = actor.last_step().effects.clone();
             (actor, None, effects)
         }
     };
+    let firings = match revision {
+        Some(revision) => timers::fire_due(&mut actor, revision, delivery.now),
+        None => Vec::new(),
+    };
+    actor.set_clock(delivery.now);
     let step = actor.send(delivery.event);
     let ignored = step.ignored;
     let effects: Vec<EffectCall> = start_effects
@@ -343,7 +350,7 @@ fn attempt(
         .map_err(|e| RuntimeError::BadSnapshot(process.to_string(), e.to_string()))?;
     let new_revision = match revision {
         Some(revision) => {
-            if !tx.update_process(process, revision, &snapshot_json)? {
+            if !tx.update_process(process, revision, &snapshot_json, actor.next_due())? {
                 return Err(Attempt::Lost);
             }
             revision + 1
@@ -355,6 +362,7 @@ fn attempt(
                 version: machine.version,
                 snapshot: snapshot_json,
                 revision: 1,
+                next_timer_at: actor.next_due(),
             };
             if !tx.insert_process(&row)? {
                 return Err(Attempt::Lost);
@@ -362,41 +370,18 @@ fn attempt(
             1
         }
     };
+    timers::record(tx, process, &firings, new_revision, delivery.now)?;
     // Positions are renumbered over the start's effects and the event's, so
     // keys never collide within one step.
-    let items: Vec<OutboxItem> = effects
-        .iter()
-        .enumerate()
-        .map(|(position, effect)| {
-            let position = u32::try_from(position).unwrap_or(u32::MAX);
-            OutboxItem {
-                process: process.to_string(),
-                event_id: delivery.id.to_string(),
-                position,
-                key: idempotency_key(process, delivery.id, position),
-                effect: effect.name.to_string(),
-                args: effect.args.to_json().to_string(),
-                status: OutboxStatus::Pending,
-                attempts: 0,
-                next_attempt_at: delivery.now,
-                last_error: None,
-            }
-        })
-        .collect();
-    let outcome = if ignored { "ignored" } else { "applied" };
-    let response = serde_json::json!({
-        "outcome": outcome,
+    let items = outbox_items(process, delivery.id, &effects, delivery.now);
+    let mut response = serde_json::json!({
+        "outcome": if ignored { "ignored" } else { "applied" },
         "revision": new_revision,
         "configuration": snapshot.configuration,
         "context": snapshot.context.to_json(),
-        "effects": items.iter().zip(&effects).map(|(item, effect)| serde_json::json!({
-            "effect": item.effect,
-            "position": item.position,
-            "key": item.key,
-            "args": effect.args.to_json(),
-        })).collect::<Vec<_>>(),
-    })
-    .to_string();
+    });
+    response["effects"] = effects_json(&items, &effects);
+    let response = response.to_string();
     tx.insert_applied_event(&AppliedEvent {
         process: process.to_string(),
         event_id: delivery.id.to_string(),
@@ -419,6 +404,73 @@ fn attempt(
             revision: new_revision,
         }
     })
+}
+
+/// Continues the process stored in `row`, which must run `chart`'s machine
+/// at the version it started with.
+fn restore(chart: &Arc<Chart>, row: &ProcessRow) -> Result<Actor, RuntimeError> {
+    let process = &row.id;
+    let machine = chart.machine();
+    if row.machine != machine.name {
+        return Err(RuntimeError::WrongMachine {
+            process: process.to_string(),
+            expected: machine.name.clone(),
+            found: row.machine.clone(),
+        });
+    }
+    let snapshot: Snapshot = serde_json::from_str(&row.snapshot)
+        .map_err(|e| RuntimeError::BadSnapshot(process.to_string(), e.to_string()))?;
+    // `restore` refuses another machine version: a process keeps the
+    // version it started with until it is migrated explicitly.
+    Actor::restore(Arc::clone(chart), &snapshot).map_err(|source| RuntimeError::Restore {
+        process: process.to_string(),
+        source,
+    })
+}
+
+/// The outbox rows of the effects one step of `process` produced for
+/// `event_id` (an event's id or a timer firing's), keyed by position.
+fn outbox_items(
+    process: &str,
+    event_id: &str,
+    effects: &[EffectCall],
+    now: u64,
+) -> Vec<OutboxItem> {
+    effects
+        .iter()
+        .enumerate()
+        .map(|(position, effect)| {
+            let position = u32::try_from(position).unwrap_or(u32::MAX);
+            OutboxItem {
+                process: process.to_string(),
+                event_id: event_id.to_string(),
+                position,
+                key: idempotency_key(process, event_id, position),
+                effect: effect.name.to_string(),
+                args: effect.args.to_json().to_string(),
+                status: OutboxStatus::Pending,
+                attempts: 0,
+                next_attempt_at: now,
+                last_error: None,
+            }
+        })
+        .collect()
+}
+
+/// The `effects` list of a response.
+fn effects_json(items: &[OutboxItem], effects: &[EffectCall]) -> serde_json::Value {
+    items
+        .iter()
+        .zip(effects)
+        .map(|(item, effect)| {
+            serde_json::json!({
+                "effect": item.effect,
+                "position": item.position,
+                "key": item.key,
+                "args": effect.args.to_json(),
+            })
+        })
+        .collect()
 }
 
 /// The stored state of a process: `{"process", "revision", "configuration",

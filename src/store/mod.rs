@@ -5,6 +5,7 @@
 //! read–decide–write sequence inside [`Store::transaction`], so the mark, the
 //! snapshot and the outbox rows are committed together or not at all.
 
+mod migrate;
 #[cfg(feature = "postgres")]
 pub mod postgres;
 pub mod sqlite;
@@ -22,6 +23,11 @@ pub struct ProcessRow {
     /// The `interp::Snapshot` as JSON.
     pub snapshot: String,
     pub revision: u64,
+    /// When the snapshot's earliest timer is due, in milliseconds since the
+    /// Unix epoch (the clock of a stored actor); `None` when it has none.
+    /// Written with every snapshot, so that schedulers can find due
+    /// processes without reading snapshots.
+    pub next_timer_at: Option<u64>,
 }
 
 /// An applied event: its payload hash and the first response, frozen.
@@ -111,13 +117,14 @@ pub trait Transaction {
     fn process(&mut self, id: &str) -> Result<Option<ProcessRow>, StoreError>;
     /// Inserts a new process; `false` when another writer created it first.
     fn insert_process(&mut self, row: &ProcessRow) -> Result<bool, StoreError>;
-    /// Writes `snapshot` at `revision + 1` only if the row is still at
-    /// `revision`; `false` when another writer moved it.
+    /// Writes `snapshot` and its `next_timer_at` at `revision + 1` only if
+    /// the row is still at `revision`; `false` when another writer moved it.
     fn update_process(
         &mut self,
         id: &str,
         revision: u64,
         snapshot: &str,
+        next_timer_at: Option<u64>,
     ) -> Result<bool, StoreError>;
     fn insert_applied_event(&mut self, row: &AppliedEvent) -> Result<(), StoreError>;
     /// Inserts an outbox row unless one with its key exists: an id applied
@@ -163,6 +170,18 @@ pub trait Store {
         next_attempt_at: u64,
         last_error: Option<&str>,
     ) -> Result<(), StoreError>;
+
+    /// Ids of processes of `machine` at `version` whose next timer is due at
+    /// `now`, earliest first, at most `limit`. Nothing is claimed: two
+    /// schedulers may get the same id, and the revision check lets only one
+    /// of them fire each timer.
+    fn due_processes(
+        &mut self,
+        machine: &str,
+        version: Option<u64>,
+        now: u64,
+        limit: usize,
+    ) -> Result<Vec<String>, StoreError>;
 
     /// Deletes applied-event rows of processes of `machine` applied before
     /// `before`; returns how many.

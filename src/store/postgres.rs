@@ -10,7 +10,9 @@
 
 use postgres::{Client, NoTls, Row};
 
-use super::{AppliedEvent, OutboxItem, OutboxStatus, ProcessRow, Store, StoreError, Transaction};
+use super::{
+    AppliedEvent, OutboxItem, OutboxStatus, ProcessRow, Store, StoreError, Transaction, migrate,
+};
 
 pub struct PostgresStore {
     client: Client,
@@ -22,7 +24,8 @@ CREATE TABLE IF NOT EXISTS processes (
     machine TEXT NOT NULL,
     version BIGINT,
     snapshot TEXT NOT NULL,
-    revision BIGINT NOT NULL
+    revision BIGINT NOT NULL,
+    next_timer_at BIGINT
 );
 CREATE TABLE IF NOT EXISTS applied_events (
     process TEXT NOT NULL,
@@ -51,6 +54,14 @@ CREATE TABLE IF NOT EXISTS outbox (
 CREATE INDEX IF NOT EXISTS outbox_due ON outbox (status, next_attempt_at);
 ";
 
+/// Made after `SCHEMA` and the migration, which may first add the column,
+/// and only when missing: even with `IF NOT EXISTS`, `CREATE INDEX` first
+/// locks the table against writers, and a writer that holds `processes` and
+/// waits for `applied_events` would deadlock with it.
+const INDEXES: &str = "
+CREATE INDEX processes_next_timer ON processes (next_timer_at);
+";
+
 /// Any constant: serialises concurrent schema creation, which PostgreSQL
 /// does not make safe by itself (`IF NOT EXISTS` can still race).
 const SCHEMA_LOCK: i64 = 0x1de3_c4a7;
@@ -65,11 +76,13 @@ fn backend(e: postgres::Error) -> StoreError {
         ]
         .contains(code)
     });
-    // The server's own message says which constraint or why.
-    let message = e
-        .as_db_error()
-        .map(|db| db.message().to_string())
-        .unwrap_or_else(|| e.to_string());
+    // The server's own message says which constraint or why; a client-side
+    // error says why in its source (connection refused, timed out).
+    let message = match (e.as_db_error(), std::error::Error::source(&e)) {
+        (Some(db), _) => db.message().to_string(),
+        (None, Some(cause)) => format!("{e}: {cause}"),
+        (None, None) => e.to_string(),
+    };
     if raced {
         StoreError::Race(message)
     } else {
@@ -99,6 +112,17 @@ impl PostgresStore {
         tx.execute("SELECT pg_advisory_xact_lock($1)", &[&SCHEMA_LOCK])
             .map_err(backend)?;
         tx.batch_execute(SCHEMA).map_err(backend)?;
+        add_next_timer_at(&mut tx)?;
+        let indexed = tx
+            .query_one(
+                "SELECT to_regclass('processes_next_timer') IS NOT NULL",
+                &[],
+            )
+            .map_err(backend)?
+            .get::<_, bool>(0);
+        if !indexed {
+            tx.batch_execute(INDEXES).map_err(backend)?;
+        }
         tx.commit().map_err(backend)?;
         Ok(PostgresStore { client })
     }
@@ -109,7 +133,50 @@ impl PostgresStore {
     }
 }
 
-const PROCESS_COLUMNS: &str = "id, machine, version, snapshot, revision";
+/// Adds `next_timer_at` to a `processes` table made by an earlier version
+/// and rebases its snapshots' clocks (see `store::migrate`). The caller holds
+/// the schema lock, and `ALTER TABLE` locks the table until the commit, so no
+/// writer sees the table half migrated.
+fn add_next_timer_at(tx: &mut postgres::Transaction<'_>) -> Result<(), StoreError> {
+    let present = tx
+        .query_opt(
+            "SELECT 1 FROM information_schema.columns
+             WHERE table_schema = current_schema() AND table_name = 'processes'
+             AND column_name = 'next_timer_at'",
+            &[],
+        )
+        .map_err(backend)?
+        .is_some();
+    if present {
+        return Ok(());
+    }
+    tx.batch_execute("ALTER TABLE processes ADD COLUMN next_timer_at BIGINT")
+        .map_err(backend)?;
+    let rows = tx
+        .query(
+            "SELECT id, snapshot,
+             (SELECT MAX(applied_at) FROM applied_events WHERE process = processes.id)
+             FROM processes",
+            &[],
+        )
+        .map_err(backend)?;
+    let upgrade = migrate::upgrade_time();
+    for row in rows {
+        let id: String = row.get(0);
+        let snapshot: String = row.get(1);
+        let base = row.get::<_, Option<i64>>(2).map_or(upgrade, to_u64);
+        if let Some((snapshot, next)) = migrate::rebase_legacy_snapshot(&snapshot, base)? {
+            tx.execute(
+                "UPDATE processes SET snapshot = $1, next_timer_at = $2 WHERE id = $3",
+                &[&snapshot, &to_i64(next), &id],
+            )
+            .map_err(backend)?;
+        }
+    }
+    Ok(())
+}
+
+const PROCESS_COLUMNS: &str = "id, machine, version, snapshot, revision, next_timer_at";
 const OUTBOX_COLUMNS: &str = "process, event_id, position, idempotency_key, effect, args, status, attempts, next_attempt_at, last_error";
 
 fn process_row(row: &Row) -> ProcessRow {
@@ -119,6 +186,7 @@ fn process_row(row: &Row) -> ProcessRow {
         version: row.get::<_, Option<i64>>(2).map(to_u64),
         snapshot: row.get(3),
         revision: to_u64(row.get(4)),
+        next_timer_at: row.get::<_, Option<i64>>(5).map(to_u64),
     }
 }
 
@@ -182,14 +250,17 @@ impl Transaction for PgTx<'_, '_> {
         let n = self
             .tx
             .execute(
-                "INSERT INTO processes (id, machine, version, snapshot, revision)
-                 VALUES ($1, $2, $3, $4, $5) ON CONFLICT (id) DO NOTHING",
+                &format!(
+                    "INSERT INTO processes ({PROCESS_COLUMNS})
+                     VALUES ($1, $2, $3, $4, $5, $6) ON CONFLICT (id) DO NOTHING"
+                ),
                 &[
                     &row.id,
                     &row.machine,
                     &row.version.map(to_i64),
                     &row.snapshot,
                     &to_i64(row.revision),
+                    &row.next_timer_at.map(to_i64),
                 ],
             )
             .map_err(backend)?;
@@ -201,13 +272,19 @@ impl Transaction for PgTx<'_, '_> {
         id: &str,
         revision: u64,
         snapshot: &str,
+        next_timer_at: Option<u64>,
     ) -> Result<bool, StoreError> {
         let n = self
             .tx
             .execute(
-                "UPDATE processes SET snapshot = $1, revision = revision + 1
-                 WHERE id = $2 AND revision = $3",
-                &[&snapshot, &id, &to_i64(revision)],
+                "UPDATE processes SET snapshot = $1, next_timer_at = $2, revision = revision + 1
+                 WHERE id = $3 AND revision = $4",
+                &[
+                    &snapshot,
+                    &next_timer_at.map(to_i64),
+                    &id,
+                    &to_i64(revision),
+                ],
             )
             .map_err(backend)?;
         Ok(n == 1)
@@ -364,6 +441,34 @@ impl Store for PostgresStore {
             )
             .map_err(backend)?;
         Ok(())
+    }
+
+    fn due_processes(
+        &mut self,
+        machine: &str,
+        version: Option<u64>,
+        now: u64,
+        limit: usize,
+    ) -> Result<Vec<String>, StoreError> {
+        // No `FOR UPDATE SKIP LOCKED` here: a lock taken by this query would
+        // end with its own transaction, before the advance that needs it.
+        // Each advance runs in its own transaction under the revision check,
+        // which is what makes a timer fire once.
+        let rows = self
+            .client
+            .query(
+                "SELECT id FROM processes
+                 WHERE next_timer_at <= $1 AND machine = $2 AND version IS NOT DISTINCT FROM $3
+                 ORDER BY next_timer_at, id LIMIT $4",
+                &[
+                    &to_i64(now),
+                    &machine,
+                    &version.map(to_i64),
+                    &to_i64(limit as u64),
+                ],
+            )
+            .map_err(backend)?;
+        Ok(rows.iter().map(|row| row.get(0)).collect())
     }
 
     fn purge_applied(&mut self, machine: &str, before: u64) -> Result<usize, StoreError> {

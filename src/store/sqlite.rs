@@ -10,7 +10,9 @@ use std::time::Duration;
 
 use rusqlite::{Connection, OptionalExtension, TransactionBehavior, params};
 
-use super::{AppliedEvent, OutboxItem, OutboxStatus, ProcessRow, Store, StoreError, Transaction};
+use super::{
+    AppliedEvent, OutboxItem, OutboxStatus, ProcessRow, Store, StoreError, Transaction, migrate,
+};
 
 /// `PRAGMA synchronous`. `Full` survives power loss after a commit returns;
 /// `Normal` in WAL mode survives a killed process but may lose the last
@@ -47,7 +49,8 @@ CREATE TABLE IF NOT EXISTS processes (
     machine TEXT NOT NULL,
     version INTEGER,
     snapshot TEXT NOT NULL,
-    revision INTEGER NOT NULL
+    revision INTEGER NOT NULL,
+    next_timer_at INTEGER
 );
 CREATE TABLE IF NOT EXISTS applied_events (
     process TEXT NOT NULL,
@@ -73,6 +76,11 @@ CREATE TABLE IF NOT EXISTS outbox (
     PRIMARY KEY (process, event_id, position)
 );
 CREATE INDEX IF NOT EXISTS outbox_due ON outbox (status, next_attempt_at);
+";
+
+/// Made after `SCHEMA` and the migration, which may first add the column.
+const INDEXES: &str = "
+CREATE INDEX IF NOT EXISTS processes_next_timer ON processes (next_timer_at);
 ";
 
 fn backend(e: rusqlite::Error) -> StoreError {
@@ -122,6 +130,8 @@ impl SqliteStore {
             .transaction_with_behavior(TransactionBehavior::Immediate)
             .map_err(backend)?;
         tx.execute_batch(SCHEMA).map_err(backend)?;
+        add_next_timer_at(&tx)?;
+        tx.execute_batch(INDEXES).map_err(backend)?;
         tx.commit().map_err(backend)?;
         Ok(store)
     }
@@ -141,6 +151,54 @@ impl SqliteStore {
     }
 }
 
+/// Adds `next_timer_at` to a `processes` table made by an earlier version
+/// and rebases its snapshots' clocks (see `store::migrate`).
+fn add_next_timer_at(tx: &rusqlite::Transaction<'_>) -> Result<(), StoreError> {
+    let present: bool = tx
+        .query_row(
+            "SELECT COUNT(*) > 0 FROM pragma_table_info('processes') WHERE name = 'next_timer_at'",
+            [],
+            |row| row.get(0),
+        )
+        .map_err(backend)?;
+    if present {
+        return Ok(());
+    }
+    tx.execute_batch("ALTER TABLE processes ADD COLUMN next_timer_at INTEGER")
+        .map_err(backend)?;
+    let rows = {
+        let mut stmt = tx
+            .prepare(
+                "SELECT id, snapshot,
+                 (SELECT MAX(applied_at) FROM applied_events WHERE process = processes.id)
+                 FROM processes",
+            )
+            .map_err(backend)?;
+        stmt.query_map([], |row| {
+            Ok((
+                row.get::<_, String>(0)?,
+                row.get::<_, String>(1)?,
+                row.get::<_, Option<i64>>(2)?,
+            ))
+        })
+        .map_err(backend)?
+        .collect::<Result<Vec<_>, _>>()
+        .map_err(backend)?
+    };
+    let upgrade = migrate::upgrade_time();
+    for (id, snapshot, last_applied) in rows {
+        let base = last_applied.map_or(upgrade, to_u64);
+        if let Some((snapshot, next)) = migrate::rebase_legacy_snapshot(&snapshot, base)? {
+            tx.execute(
+                "UPDATE processes SET snapshot = ?1, next_timer_at = ?2 WHERE id = ?3",
+                params![snapshot, to_i64(next), id],
+            )
+            .map_err(backend)?;
+        }
+    }
+    Ok(())
+}
+
 struct SqliteTx<'a> {
     tx: &'a rusqlite::Transaction<'a>,
 }
@@ -152,10 +210,11 @@ fn process_row(row: &rusqlite::Row<'_>) -> rusqlite::Result<ProcessRow> {
         version: row.get::<_, Option<i64>>(2)?.map(to_u64),
         snapshot: row.get(3)?,
         revision: to_u64(row.get(4)?),
+        next_timer_at: row.get::<_, Option<i64>>(5)?.map(to_u64),
     })
 }
 
-const PROCESS_COLUMNS: &str = "id, machine, version, snapshot, revision";
+const PROCESS_COLUMNS: &str = "id, machine, version, snapshot, revision, next_timer_at";
 const OUTBOX_COLUMNS: &str = "process, event_id, position, idempotency_key, effect, args, status, attempts, next_attempt_at, last_error";
 
 fn outbox_row(row: &rusqlite::Row<'_>) -> rusqlite::Result<(OutboxItem, String)> {
@@ -224,14 +283,17 @@ impl Transaction for SqliteTx<'_> {
         let n = self
             .tx
             .execute(
-                "INSERT INTO processes (id, machine, version, snapshot, revision)
-                 VALUES (?1, ?2, ?3, ?4, ?5) ON CONFLICT (id) DO NOTHING",
+                &format!(
+                    "INSERT INTO processes ({PROCESS_COLUMNS})
+                     VALUES (?1, ?2, ?3, ?4, ?5, ?6) ON CONFLICT (id) DO NOTHING"
+                ),
                 params![
                     row.id,
                     row.machine,
                     row.version.map(to_i64),
                     row.snapshot,
-                    to_i64(row.revision)
+                    to_i64(row.revision),
+                    row.next_timer_at.map(to_i64)
                 ],
             )
             .map_err(backend)?;
@@ -243,13 +305,14 @@ impl Transaction for SqliteTx<'_> {
         id: &str,
         revision: u64,
         snapshot: &str,
+        next_timer_at: Option<u64>,
     ) -> Result<bool, StoreError> {
         let n = self
             .tx
             .execute(
-                "UPDATE processes SET snapshot = ?1, revision = revision + 1
-                 WHERE id = ?2 AND revision = ?3",
-                params![snapshot, id, to_i64(revision)],
+                "UPDATE processes SET snapshot = ?1, next_timer_at = ?2, revision = revision + 1
+                 WHERE id = ?3 AND revision = ?4",
+                params![snapshot, next_timer_at.map(to_i64), id, to_i64(revision)],
             )
             .map_err(backend)?;
         Ok(n == 1)
@@ -402,6 +465,35 @@ impl Store for SqliteStore {
             )
             .map_err(backend)?;
         Ok(())
+    }
+
+    fn due_processes(
+        &mut self,
+        machine: &str,
+        version: Option<u64>,
+        now: u64,
+        limit: usize,
+    ) -> Result<Vec<String>, StoreError> {
+        let mut stmt = self
+            .conn
+            .prepare(
+                "SELECT id FROM processes
+                 WHERE next_timer_at <= ?1 AND machine = ?2 AND version IS ?3
+                 ORDER BY next_timer_at, id LIMIT ?4",
+            )
+            .map_err(backend)?;
+        let rows = stmt
+            .query_map(
+                params![
+                    to_i64(now),
+                    machine,
+                    version.map(to_i64),
+                    to_i64(limit as u64)
+                ],
+                |row| row.get(0),
+            )
+            .map_err(backend)?;
+        rows.collect::<Result<_, _>>().map_err(backend)
     }
 
     fn purge_applied(&mut self, machine: &str, before: u64) -> Result<usize, StoreError> {

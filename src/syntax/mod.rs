@@ -2,6 +2,7 @@
 //! resolves names and checks the machine.
 
 pub mod dsl;
+mod file;
 mod lower;
 pub mod tree;
 pub mod yaml;
@@ -12,6 +13,7 @@ use crate::diagnostic::{Diagnostic, LoadError};
 use crate::model::Machine;
 use crate::span::{SourceFile, Span};
 
+pub use file::{LoadFileError, load_path, read};
 pub use lower::{find_state, lower};
 
 /// The two surface syntaxes of a machine file.

@@ -16,6 +16,8 @@ use idemchart::store::{
 };
 use idemchart::syntax::{self, Syntax};
 
+pub mod crash;
+
 /// A way to reach one kind of store.
 pub trait Backend: Sync {
     type S: Store + Send;
@@ -313,10 +315,24 @@ fn chart_without_retention() -> Arc<Chart> {
 /// A store whose first transaction reads the process one revision behind,
 /// as if another writer had committed in between: the revision check must
 /// fail and `apply` must start over.
-struct Stale<S> {
-    inner: S,
-    stale_left: Cell<u32>,
-    transactions: Cell<u32>,
+/// With `crash_left` set, a transaction runs to its end and is then rolled
+/// back with an error, as if the process had died before the commit.
+pub struct Stale<S> {
+    pub inner: S,
+    pub stale_left: Cell<u32>,
+    pub crash_left: Cell<u32>,
+    pub transactions: Cell<u32>,
+}
+
+impl<S> Stale<S> {
+    pub fn new(inner: S) -> Stale<S> {
+        Stale {
+            inner,
+            stale_left: Cell::new(0),
+            crash_left: Cell::new(0),
+            transactions: Cell::new(0),
+        }
+    }
 }
 
 struct StaleTx<'a> {
@@ -340,8 +356,14 @@ impl Transaction for StaleTx<'_> {
     fn insert_process(&mut self, row: &ProcessRow) -> Result<bool, StoreError> {
         self.inner.insert_process(row)
     }
-    fn update_process(&mut self, id: &str, rev: u64, snap: &str) -> Result<bool, StoreError> {
-        self.inner.update_process(id, rev, snap)
+    fn update_process(
+        &mut self,
+        id: &str,
+        rev: u64,
+        snap: &str,
+        next: Option<u64>,
+    ) -> Result<bool, StoreError> {
+        self.inner.update_process(id, rev, snap, next)
     }
     fn insert_applied_event(&mut self, row: &AppliedEvent) -> Result<(), StoreError> {
         self.inner.insert_applied_event(row)
@@ -364,8 +386,17 @@ impl<S: Store> Store for Stale<S> {
         if stale {
             self.stale_left.set(self.stale_left.get() - 1);
         }
-        self.inner
-            .transaction(|tx| body(&mut StaleTx { inner: tx, stale }))
+        let crash = self.crash_left.get() > 0;
+        if crash {
+            self.crash_left.set(self.crash_left.get() - 1);
+        }
+        self.inner.transaction(|tx| {
+            let value = body(&mut StaleTx { inner: tx, stale })?;
+            if crash {
+                return Err(E::from(StoreError::Backend("crashed before commit".into())));
+            }
+            Ok(value)
+        })
     }
     fn process(&mut self, id: &str) -> Result<Option<ProcessRow>, StoreError> {
         self.inner.process(id)
@@ -386,6 +417,15 @@ impl<S: Store> Store for Stale<S> {
     ) -> Result<(), StoreError> {
         self.inner.finish_attempt(k, s, a, n, e)
     }
+    fn due_processes(
+        &mut self,
+        m: &str,
+        v: Option<u64>,
+        n: u64,
+        l: usize,
+    ) -> Result<Vec<String>, StoreError> {
+        self.inner.due_processes(m, v, n, l)
+    }
     fn purge_applied(&mut self, m: &str, b: u64) -> Result<usize, StoreError> {
         self.inner.purge_applied(m, b)
     }
@@ -396,11 +436,7 @@ impl<S: Store> Store for Stale<S> {
 
 pub fn revision_conflicts_are_retried<B: Backend>(backend: &B) {
     let chart = ledger();
-    let mut store = Stale {
-        inner: backend.connect(&backend.fresh()),
-        stale_left: Cell::new(0),
-        transactions: Cell::new(0),
-    };
+    let mut store = Stale::new(backend.connect(&backend.fresh()));
     apply_at(&mut store, &chart, "p1", &add("a", 5), T0).unwrap();
     store.stale_left.set(2);
     store.transactions.set(0);
@@ -611,58 +647,112 @@ pub fn unknown_outcome_becomes_an_event<B: Backend>(backend: &B) {
     );
 }
 
-/// Declares one `#[test]` per contract function for `$backend`.
+pub mod timers;
+
+/// Declares one `#[test]` per contract function for `$backend`, each with
+/// the attributes given after it (such as an `#[ignore]` for a backend that
+/// needs a server).
 #[macro_export]
 macro_rules! contract_tests {
-    ($backend:expr) => {
+    ($backend:expr $(, #[$attr:meta])* $(,)?) => {
+        $(#[$attr])*
         #[test]
         fn duplicate_answers_with_the_frozen_bytes() {
             runtime_contract::duplicate_answers_with_the_frozen_bytes(&$backend);
         }
+        $(#[$attr])*
         #[test]
         fn key_order_in_the_payload_is_not_a_conflict() {
             runtime_contract::key_order_in_the_payload_is_not_a_conflict(&$backend);
         }
+        $(#[$attr])*
         #[test]
         fn conflict_writes_nothing() {
             runtime_contract::conflict_writes_nothing(&$backend);
         }
+        $(#[$attr])*
         #[test]
         fn an_event_without_id_writes_nothing() {
             runtime_contract::an_event_without_id_writes_nothing(&$backend);
         }
+        $(#[$attr])*
         #[test]
         fn ignored_events_are_frozen() {
             runtime_contract::ignored_events_are_frozen(&$backend);
         }
+        $(#[$attr])*
         #[test]
         fn outbox_keys_are_stable_and_unique() {
             runtime_contract::outbox_keys_are_stable_and_unique(&$backend);
         }
+        $(#[$attr])*
         #[test]
         fn retries_back_off_exponentially() {
             runtime_contract::retries_back_off_exponentially(&$backend);
         }
+        $(#[$attr])*
         #[test]
         fn a_claimed_row_is_leased() {
             runtime_contract::a_claimed_row_is_leased(&$backend);
         }
+        $(#[$attr])*
         #[test]
         fn purge_uses_the_injected_clock() {
             runtime_contract::purge_uses_the_injected_clock(&$backend);
         }
+        $(#[$attr])*
         #[test]
         fn revision_conflicts_are_retried() {
             runtime_contract::revision_conflicts_are_retried(&$backend);
         }
+        $(#[$attr])*
         #[test]
         fn a_process_keeps_its_machine_version() {
             runtime_contract::a_process_keeps_its_machine_version(&$backend);
         }
+        $(#[$attr])*
         #[test]
         fn unknown_outcome_becomes_an_event() {
             runtime_contract::unknown_outcome_becomes_an_event(&$backend);
         }
+        $(#[$attr])*
+        #[test]
+        fn after_fires_at_its_due_time_and_not_before() {
+            runtime_contract::timers::after_fires_at_its_due_time_and_not_before(&$backend);
+        }
+        $(#[$attr])*
+        #[test]
+        fn leaving_a_state_cancels_its_timers() {
+            runtime_contract::timers::leaving_a_state_cancels_its_timers(&$backend);
+        }
+        $(#[$attr])*
+        #[test]
+        fn an_event_after_the_due_time_sees_the_timers_fire_first() {
+            runtime_contract::timers::an_event_after_the_due_time_sees_the_timers_fire_first(
+                &$backend,
+            );
+        }
+        $(#[$attr])*
+        #[test]
+        fn concurrent_schedulers_fire_each_timer_once() {
+            runtime_contract::timers::concurrent_schedulers_fire_each_timer_once(&$backend);
+        }
+        $(#[$attr])*
+        #[test]
+        fn advance_writes_nothing_when_nothing_is_due() {
+            runtime_contract::timers::advance_writes_nothing_when_nothing_is_due(&$backend);
+        }
+        $(#[$attr])*
+        #[test]
+        fn timer_keys_do_not_depend_on_the_scheduler() {
+            runtime_contract::timers::timer_keys_do_not_depend_on_the_scheduler(&$backend);
+        }
+        $(#[$attr])*
+        #[test]
+        fn timer_ids_are_reserved() {
+            runtime_contract::timers::timer_ids_are_reserved(&$backend);
+        }
+        $(#[$attr])*
         #[test]
         fn eight_threads_deliver_the_same_events_once_each() {
             runtime_contract::concurrent_senders_apply_each_event_once(&$backend, 8, 1_000);

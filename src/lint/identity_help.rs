@@ -1,0 +1,77 @@
+//! The identity guard a finding's help suggests, in the machine's own names,
+//! so the advice can be pasted: the event's declared id field and a set of
+//! seen ids that the machine already tests for the event, or a new one.
+
+use crate::graph::EventId;
+use crate::model::TransitionId;
+
+use super::{Cx, analysis};
+
+/// `!(event.ID in context.SEEN)` with the names filled in.
+pub struct IdentityGuard {
+    /// `event.cobroId`, or `event.id` when the event declares no id field.
+    pub id: String,
+    /// The context field holding the seen ids.
+    pub set: String,
+}
+
+impl IdentityGuard {
+    /// "guard … with `!(event.F in context.S)` and add `event.F` to `S` in
+    /// the same assign".
+    pub fn advice(&self) -> String {
+        format!(
+            "`!({id} in context.{set})` and add `{id}` to `{set}` in the same assign",
+            id = self.id,
+            set = self.set
+        )
+    }
+}
+
+impl Cx<'_> {
+    /// The identity guard to suggest for redeliveries of `event`.
+    pub fn identity_guard(&self, event: EventId) -> IdentityGuard {
+        let decl = self.decl(event);
+        let id = match decl.and_then(|d| d.id_field.as_ref()) {
+            Some(field) => format!("event.{}", field.text),
+            None => "event.id".to_string(),
+        };
+        // A set some guard on this event already tests is the one to extend.
+        let existing = (0..self.machine.transitions.len() as u32)
+            .map(TransitionId)
+            .filter(|&t| self.graph.trigger_events(t).contains(&event))
+            .filter_map(|t| self.machine.transition(t).guard.as_ref())
+            .flat_map(analysis::identity_tests)
+            .map(|(_, set)| set)
+            .next();
+        let name = self.graph.events.name(event);
+        IdentityGuard {
+            id,
+            set: existing.unwrap_or_else(|| seen_set_name(name)),
+        }
+    }
+}
+
+/// `PAGO_RECIBIDO` → `seenPagoRecibido`, `payment.received` → `seenPaymentReceived`.
+fn seen_set_name(event: &str) -> String {
+    let mut out = String::from("seen");
+    for word in event.split(|c: char| !c.is_ascii_alphanumeric()) {
+        let mut chars = word.chars();
+        if let Some(first) = chars.next() {
+            out.push(first.to_ascii_uppercase());
+            out.extend(chars.map(|c| c.to_ascii_lowercase()));
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::seen_set_name;
+
+    #[test]
+    fn set_names_are_camel_case_after_seen() {
+        assert_eq!(seen_set_name("PAGO_RECIBIDO"), "seenPagoRecibido");
+        assert_eq!(seen_set_name("payment.received"), "seenPaymentReceived");
+        assert_eq!(seen_set_name("*"), "seen");
+    }
+}

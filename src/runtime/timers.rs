@@ -1,0 +1,271 @@
+//! Timers of stored processes: `after` transitions and delayed sends fire
+//! without an external event.
+//!
+//! A stored actor's clock is milliseconds since the Unix epoch: a process
+//! starts at the `now` of its first event, so an `after: 5s` entered then is
+//! due 5,000 ms later, and the earliest due time is kept on the process row
+//! (`next_timer_at`) for schedulers to find. Firing moves the actor's clock
+//! to each timer's due time, not to the caller's `now`, so what a timer does
+//! (and what the timers it starts are due at) does not depend on how late a
+//! scheduler comes: the result is what a real-time system would have done.
+//!
+//! Each firing is applied once, like an event: it is recorded as an
+//! applied-event row under an id of its own ([`firing_id`]), its effects go
+//! to the outbox keyed by that id, and the snapshot is written under the
+//! revision check in the same transaction. Two schedulers that fire the same
+//! timer from the same snapshot compute the same id and the same keys; the
+//! one that loses the race starts over from the winner's snapshot, where the
+//! timer is gone.
+
+use std::sync::Arc;
+
+use sha2::{Digest, Sha256};
+
+use super::{
+    Attempt, MAX_REVISION_RETRIES, RuntimeError, back_off, effects_json, hex, outbox_items, restore,
+};
+use crate::interp::{Actor, Chart, EffectCall};
+use crate::store::{AppliedEvent, Store, Transaction};
+
+/// Event ids with this prefix name timer firings; `apply` refuses them from
+/// senders, so the two never collide.
+pub const TIMER_ID_PREFIX: &str = "timer:";
+
+/// At most this many timers fire in one transaction. A machine whose timers
+/// keep starting timers that are already due (an `after: 0s` loop, or a
+/// periodic timer far behind) would otherwise never finish one; the rest fire
+/// in the next transaction, as the process is still due.
+pub const MAX_FIRINGS_PER_TRANSACTION: usize = 1_000;
+
+/// The id of one timer firing: the timer's label and due time, then the
+/// revision of the snapshot it fired from and its scheduling number in that
+/// actor. The label and due time say what fired; the revision and number
+/// keep two firings of one process apart even when a zero delay fires the
+/// same timer twice at one millisecond. Every part comes from the snapshot,
+/// so a retry, or a second scheduler, computes the same id.
+pub fn firing_id(label: &str, due: u64, revision: u64, seq: u64) -> String {
+    format!("{TIMER_ID_PREFIX}{label}@{due}/{revision}.{seq}")
+}
+
+/// One timer firing that was applied.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Fired {
+    /// Its applied-event id ([`firing_id`]), which keys its effects.
+    pub id: String,
+    /// Its frozen response: `{"outcome", "revision", "timer", "due",
+    /// "configuration", "context", "effects"}`, where the outcome is
+    /// `ignored` when the timer took no transition (a guard said no).
+    pub response: String,
+}
+
+/// What `advance` did.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Advanced {
+    /// The firings, in the order they fired; empty when nothing was due.
+    pub fired: Vec<Fired>,
+    /// The process's revision afterwards; `None` when there is no process.
+    pub revision: Option<u64>,
+    /// When the process's next timer is due.
+    pub next_timer_at: Option<u64>,
+}
+
+/// A timer fired on a restored actor, before it is written.
+pub(super) struct Firing {
+    id: String,
+    label: String,
+    due: u64,
+    ignored: bool,
+    effects: Vec<EffectCall>,
+    configuration: Vec<String>,
+    context: serde_json::Value,
+}
+
+/// Fires the timers of `actor` (restored from `revision`) due at `now`, one
+/// by one, at most `MAX_FIRINGS_PER_TRANSACTION`, then moves its clock to
+/// `now`.
+pub(super) fn fire_due(actor: &mut Actor, revision: u64, now: u64) -> Vec<Firing> {
+    let mut firings = Vec::new();
+    while firings.len() < MAX_FIRINGS_PER_TRANSACTION {
+        let Some(timer) = actor.fire_next(now) else {
+            break;
+        };
+        let step = actor.last_step();
+        firings.push(Firing {
+            id: firing_id(&timer.label, timer.due, revision, timer.seq),
+            ignored: step.transitions.is_empty(),
+            effects: step.effects.clone(),
+            label: timer.label,
+            due: timer.due,
+            configuration: actor.configuration_paths(),
+            context: actor.context().to_json(),
+        });
+    }
+    actor.set_clock(now);
+    firings
+}
+
+/// Writes each firing's applied-event row (with its frozen response) and
+/// outbox rows; `revision` is the one the transaction writes.
+pub(super) fn record(
+    tx: &mut dyn Transaction,
+    process: &str,
+    firings: &[Firing],
+    revision: u64,
+    now: u64,
+) -> Result<Vec<Fired>, Attempt> {
+    let mut fired = Vec::with_capacity(firings.len());
+    for firing in firings {
+        let items = outbox_items(process, &firing.id, &firing.effects, now);
+        let mut response = serde_json::json!({
+            "outcome": if firing.ignored { "ignored" } else { "applied" },
+            "revision": revision,
+            "timer": firing.label,
+            "due": firing.due,
+            "configuration": firing.configuration,
+            "context": firing.context,
+        });
+        response["effects"] = effects_json(&items, &firing.effects);
+        let response = response.to_string();
+        tx.insert_applied_event(&AppliedEvent {
+            process: process.to_string(),
+            event_id: firing.id.clone(),
+            payload_hash: hex(&Sha256::digest(firing.id.as_bytes())),
+            response: response.clone(),
+            revision,
+            applied_at: now,
+        })?;
+        for item in &items {
+            tx.insert_outbox(item)?;
+        }
+        fired.push(Fired {
+            id: firing.id.clone(),
+            response,
+        });
+    }
+    Ok(fired)
+}
+
+/// Fires the timers of `process` due at `now` (milliseconds since the Unix
+/// epoch) with no external event: in one transaction, each firing's
+/// applied-event row and outbox rows and the new snapshot under the revision
+/// check, exactly like `apply`; a lost race starts over from the fresh
+/// snapshot. A process with nothing due, or no process, writes nothing.
+///
+/// ```
+/// use std::sync::Arc;
+/// use idemchart::expr::{Event, Value};
+/// use idemchart::interp::Chart;
+/// use idemchart::runtime::{advance, apply_at};
+/// use idemchart::store::SqliteStore;
+///
+/// let machine = idemchart::syntax::parse(
+///     "machine: lamp\ninitial: off\nevents: { ON: {} }\nstates:\n  off: { on: { ON: on } }\n  on: { after: { 5s: off } }\n",
+///     idemchart::syntax::Syntax::Yaml,
+/// ).unwrap();
+/// let chart = Arc::new(Chart::new(machine));
+/// let mut store = SqliteStore::in_memory().unwrap();
+/// let t = 1_700_000_000_000;
+/// let on = Event::new("ON", Some(Value::from(&serde_json::json!("on-1"))), Value::Null);
+/// apply_at(&mut store, &chart, "hall", &on, t).unwrap();
+/// // Not yet due: nothing fires and nothing is written.
+/// let early = advance(&mut store, &chart, "hall", t + 4_999).unwrap();
+/// assert!(early.fired.is_empty());
+/// assert_eq!((early.revision, early.next_timer_at), (Some(1), Some(t + 5_000)));
+/// // Due: the lamp goes off, at revision 2.
+/// let due = advance(&mut store, &chart, "hall", t + 5_000).unwrap();
+/// assert_eq!(due.fired.len(), 1);
+/// assert_eq!(due.fired[0].id, format!("timer:after:on[0]@{}/1.0", t + 5_000));
+/// assert_eq!((due.revision, due.next_timer_at), (Some(2), None));
+/// ```
+pub fn advance<S: Store>(
+    store: &mut S,
+    chart: &Arc<Chart>,
+    process: &str,
+    now: u64,
+) -> Result<Advanced, RuntimeError> {
+    for retry in 0..MAX_REVISION_RETRIES {
+        if retry > 0 {
+            back_off(retry);
+        }
+        match store.transaction(|tx| attempt(tx, chart, process, now)) {
+            Ok(advanced) => return Ok(advanced),
+            // Another writer moved the snapshot: start over from it, where
+            // the timers it fired are gone.
+            Err(Attempt::Lost) => continue,
+            Err(Attempt::Failed(e)) => return Err(e),
+        }
+    }
+    Err(RuntimeError::Contention(
+        process.to_string(),
+        MAX_REVISION_RETRIES,
+    ))
+}
+
+fn attempt(
+    tx: &mut dyn Transaction,
+    chart: &Arc<Chart>,
+    process: &str,
+    now: u64,
+) -> Result<Advanced, Attempt> {
+    let Some(row) = tx.process(process)? else {
+        return Ok(Advanced {
+            fired: Vec::new(),
+            revision: None,
+            next_timer_at: None,
+        });
+    };
+    let mut actor = restore(chart, &row)?;
+    let firings = fire_due(&mut actor, row.revision, now);
+    if firings.is_empty() {
+        return Ok(Advanced {
+            fired: Vec::new(),
+            revision: Some(row.revision),
+            next_timer_at: actor.next_due(),
+        });
+    }
+    let snapshot = serde_json::to_string(&actor.snapshot())
+        .map_err(|e| RuntimeError::BadSnapshot(process.to_string(), e.to_string()))?;
+    let next_timer_at = actor.next_due();
+    if !tx.update_process(process, row.revision, &snapshot, next_timer_at)? {
+        return Err(Attempt::Lost);
+    }
+    let revision = row.revision + 1;
+    let fired = record(tx, process, &firings, revision, now)?;
+    Ok(Advanced {
+        fired,
+        revision: Some(revision),
+        next_timer_at,
+    })
+}
+
+/// What `advance_due` did to one process.
+#[derive(Debug)]
+pub struct DueProcess {
+    pub process: String,
+    /// What `advance` answered for it.
+    pub result: Result<Advanced, RuntimeError>,
+}
+
+/// Advances up to `limit` processes of `chart`'s machine (at its version)
+/// whose next timer is due at `now`, earliest first, each in its own
+/// transaction; returns what `advance` answered for each, so that one broken
+/// process does not stop the others. Several schedulers may
+/// run it at once: they may pick the same process, and the revision check
+/// lets only one fire each timer (the other finds nothing due and writes
+/// nothing).
+pub fn advance_due<S: Store>(
+    store: &mut S,
+    chart: &Arc<Chart>,
+    now: u64,
+    limit: usize,
+) -> Result<Vec<DueProcess>, RuntimeError> {
+    let machine = chart.machine();
+    let due = store.due_processes(&machine.name, machine.version, now, limit)?;
+    Ok(due
+        .into_iter()
+        .map(|process| DueProcess {
+            result: advance(store, chart, &process, now),
+            process,
+        })
+        .collect())
+}
