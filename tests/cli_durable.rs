@@ -1,4 +1,4 @@
-//! The durable commands (`apply`, `inspect`, `outbox`, `purge`) as a user
+//! The durable commands (`apply`, `advance`, `inspect`, `outbox`, `purge`) as a user
 //! meets them: the built binary, its exit codes, and what it prints.
 //!
 //! Each scenario runs on a fresh SQLite file, and on a fresh schema of the
@@ -12,6 +12,7 @@ use std::process::{Command, Output};
 use std::sync::atomic::{AtomicU64, Ordering};
 
 const LEDGER: &str = "tests/data/runtime/ledger.yaml";
+const REMINDER: &str = "tests/data/runtime/reminder.yaml";
 
 /// What one run of the binary gave.
 struct Run {
@@ -237,6 +238,76 @@ fn purge_deletes_marks_older_than_the_retention(store: String) {
     insta::assert_snapshot!("purge_deletes_marks_older_than_the_retention", transcript);
 }
 
+/// Timers of stored processes fire when `advance` (or an `apply`) reaches
+/// their due time, once each, however often the scheduler runs.
+fn advance_fires_due_timers_once(store: String) {
+    let mut session = Session::new(store);
+    // A fixed present keeps the due times in the transcript stable.
+    const T0: u64 = 1_700_000_000_000;
+    const MINUTE: u64 = 60_000;
+    let at = |minutes: u64| (T0 + minutes * MINUTE).to_string();
+    let ordered = session.run(
+        "apply",
+        &[
+            "--machine",
+            REMINDER,
+            "--process",
+            "o1",
+            "--now",
+            &at(0),
+            "--event",
+            r#"{"type":"ORDER","id":"order-1"}"#,
+        ],
+    );
+    assert_eq!(ordered.code, Some(0), "{}", ordered.stderr);
+    let fired = |run: &Run| -> usize {
+        let line: serde_json::Value = serde_json::from_str(run.stdout.trim()).expect("JSON");
+        line["fired"].as_array().expect("fired").len()
+    };
+    let early = session.run(
+        "advance",
+        &["--machine", REMINDER, "--process", "o1", "--now", &at(5)],
+    );
+    assert_eq!(
+        (early.code, fired(&early)),
+        (Some(0), 0),
+        "{}",
+        early.stderr
+    );
+    // Without `--process`, every process whose next timer is due.
+    let reminder = session.run("advance", &["--machine", REMINDER, "--now", &at(10)]);
+    assert_eq!((reminder.code, fired(&reminder)), (Some(0), 1));
+    // The scheduler runs again at the same time: nothing is due any more.
+    let again = session.run("advance", &["--machine", REMINDER, "--now", &at(10)]);
+    assert_eq!((again.code, again.stdout.as_str()), (Some(0), ""));
+    // Past the expiry: the second reminder, then the expiry.
+    let late = session.run(
+        "advance",
+        &["--machine", REMINDER, "--process", "o1", "--now", &at(31)],
+    );
+    assert!(fired(&late) >= 2, "{}", late.stdout);
+    let state = session.run("inspect", &["--process", "o1"]);
+    assert!(
+        state.stdout.contains(r#""configuration":["expired"]"#),
+        "{}",
+        state.stdout
+    );
+    let unknown = session.run(
+        "advance",
+        &[
+            "--machine",
+            REMINDER,
+            "--process",
+            "nobody",
+            "--now",
+            &at(31),
+        ],
+    );
+    assert_eq!(unknown.code, Some(2));
+    session.run("outbox", &[]);
+    insta::assert_snapshot!("advance_fires_due_timers_once", session.transcript);
+}
+
 /// Six `idemchart apply` processes at once, 50 events each, on one process
 /// of one store: every one is answered `applied`, none fails for mere
 /// contention.
@@ -310,6 +381,7 @@ on_both_stores!(
     inspect_shows_a_known_process_only,
     outbox_lists_and_dispatches_once,
     purge_deletes_marks_older_than_the_retention,
+    advance_fires_due_timers_once,
     concurrent_appliers_never_fail_for_contention,
 );
 

@@ -1,4 +1,4 @@
-//! The durable-runtime commands: `apply`, `inspect`, `outbox`, `purge`.
+//! The durable-runtime commands: `apply`, `advance`, `inspect`, `outbox`, `purge`.
 //!
 //! Every answer of `apply` (applied, duplicate, conflict, ignored) exits 0:
 //! each is a definite answer the sender may stop on. Exit 2 means no answer
@@ -37,6 +37,28 @@ pub enum DurableCommand {
         /// may instead come from the payload field the event declares.
         #[arg(long)]
         event: String,
+        /// The present, in milliseconds since the Unix epoch (default: now):
+        /// timers due by then fire before the event.
+        #[arg(long)]
+        now: Option<u64>,
+    },
+    /// Fire the timers that are due (`after`, delayed `send`): of one process
+    /// with `--process`, else of every process of the machine whose next timer
+    /// is due. Prints one JSON line per process:
+    /// `{"process", "revision", "fired": [responses], "next_timer_at"}`.
+    Advance {
+        #[command(flatten)]
+        store: StoreArgs,
+        #[arg(long)]
+        machine: PathBuf,
+        #[arg(long)]
+        process: Option<String>,
+        /// The present, in milliseconds since the Unix epoch (default: now).
+        #[arg(long)]
+        now: Option<u64>,
+        /// At most this many processes in one run.
+        #[arg(long, default_value_t = 1000)]
+        limit: usize,
     },
     /// Print a stored process: `{"process", "revision", "configuration", "context"}`.
     Inspect {
@@ -142,6 +164,16 @@ impl Store for AnyStore {
         last_error: Option<&str>,
     ) -> Result<(), StoreError> {
         forward!(self, store => store.finish_attempt(key, status, attempts, next_attempt_at, last_error))
+    }
+
+    fn due_processes(
+        &mut self,
+        machine: &str,
+        version: Option<u64>,
+        now: u64,
+        limit: usize,
+    ) -> Result<Vec<String>, StoreError> {
+        forward!(self, store => store.due_processes(machine, version, now, limit))
     }
 
     fn purge_applied(&mut self, machine: &str, before: u64) -> Result<usize, StoreError> {
@@ -270,6 +302,7 @@ pub fn run(command: DurableCommand) -> CommandResult {
             machine,
             process,
             event,
+            now,
         } => {
             let Some(machine) = load_or_report(&machine)? else {
                 return Ok(ExitCode::from(1));
@@ -277,8 +310,9 @@ pub fn run(command: DurableCommand) -> CommandResult {
             let chart = Arc::new(Chart::new(machine));
             let event = parse_event(&event, &chart)?;
             let mut store = open(&store)?;
-            let outcome =
-                runtime::apply(&mut store, &chart, &process, &event).map_err(|e| e.to_string())?;
+            let now = now.unwrap_or_else(runtime::now_millis);
+            let outcome = runtime::apply_at(&mut store, &chart, &process, &event, now)
+                .map_err(|e| e.to_string())?;
             let response = match outcome.response() {
                 Some(text) => serde_json::from_str(text).map_err(|e| e.to_string())?,
                 None => serde_json::Value::Null,
@@ -297,6 +331,61 @@ pub fn run(command: DurableCommand) -> CommandResult {
             });
             println!("{line}");
             Ok(ExitCode::SUCCESS)
+        }
+        DurableCommand::Advance {
+            store,
+            machine,
+            process,
+            now,
+            limit,
+        } => {
+            let Some(machine) = load_or_report(&machine)? else {
+                return Ok(ExitCode::from(1));
+            };
+            let chart = Arc::new(Chart::new(machine));
+            let mut store = open(&store)?;
+            let now = now.unwrap_or_else(runtime::now_millis);
+            let results = match process {
+                Some(process) => {
+                    let result = runtime::advance(&mut store, &chart, &process, now);
+                    if matches!(&result, Ok(advanced) if advanced.revision.is_none()) {
+                        return Err(format!("no process `{process}` in the store"));
+                    }
+                    vec![(process, result)]
+                }
+                None => runtime::advance_due(&mut store, &chart, now, limit)
+                    .map_err(|e| e.to_string())?
+                    .into_iter()
+                    .map(|due| (due.process, due.result))
+                    .collect(),
+            };
+            // One broken process does not hide the others' answers; it makes
+            // the command fail once all are printed.
+            let mut failed = false;
+            for (process, result) in results {
+                let line = match result {
+                    Ok(advanced) => serde_json::json!({
+                        "process": process,
+                        "revision": advanced.revision,
+                        "fired": advanced
+                            .fired
+                            .iter()
+                            .map(|f| serde_json::from_str(&f.response).unwrap_or(serde_json::Value::Null))
+                            .collect::<Vec<serde_json::Value>>(),
+                        "next_timer_at": advanced.next_timer_at,
+                    }),
+                    Err(e) => {
+                        failed = true;
+                        serde_json::json!({ "process": process, "error": e.to_string() })
+                    }
+                };
+                println!("{line}");
+            }
+            Ok(if failed {
+                ExitCode::from(2)
+            } else {
+                ExitCode::SUCCESS
+            })
         }
         DurableCommand::Inspect { store, process } => {
             let mut store = open(&store)?;
