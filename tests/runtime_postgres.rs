@@ -55,6 +55,7 @@ fn backend() -> Postgres {
 }
 
 contract_tests!(backend());
+batch_contract_tests!(backend());
 
 #[test]
 fn commits_are_synchronous() {

@@ -55,6 +55,7 @@ fn backend() -> Sqlite {
 }
 
 contract_tests!(backend());
+batch_contract_tests!(backend());
 
 #[test]
 fn the_defaults_are_wal_full_and_a_busy_timeout() {

@@ -10,10 +10,13 @@
 //! new snapshot (under a revision check) together. An event that enables no
 //! transition is `Ignored`, and recorded and frozen like any answer.
 
+mod batch;
 mod dispatch;
 
+pub use batch::{apply_batch, apply_batch_at};
 pub use dispatch::{Dispatch, DispatchPolicy, DispatchReport, dispatch};
 
+use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::{SystemTime, UNIX_EPOCH};
 
@@ -223,25 +226,13 @@ pub fn apply_at<S: Store>(
     event: &Event,
     now: u64,
 ) -> Result<Outcome, RuntimeError> {
-    let id = event_id(event).ok_or_else(|| RuntimeError::MissingId(event.name.to_string()))?;
-    let hash = payload_hash(event);
+    let delivery = Delivery::new(process, event, now)?;
     for retry in 0..MAX_REVISION_RETRIES {
         if retry > 0 {
             back_off(retry);
         }
-        let result = store.transaction(|tx| {
-            attempt(
-                tx,
-                chart,
-                &Delivery {
-                    process,
-                    id: &id,
-                    hash: &hash,
-                    event,
-                    now,
-                },
-            )
-        });
+        let result =
+            store.transaction(|tx| attempt(tx, chart, &delivery, &mut Restored::default()));
         match result {
             Ok(outcome) => return Ok(outcome),
             // Another writer moved the snapshot: start over, where the id may
@@ -256,12 +247,30 @@ pub fn apply_at<S: Store>(
     ))
 }
 
+/// One event to apply to one process, with its id and payload hash.
 struct Delivery<'a> {
     process: &'a str,
-    id: &'a str,
-    hash: &'a str,
+    id: String,
+    hash: String,
     event: &'a Event,
     now: u64,
+}
+
+impl<'a> Delivery<'a> {
+    fn new(process: &'a str, event: &'a Event, now: u64) -> Result<Delivery<'a>, RuntimeError> {
+        let id = event_id(event).ok_or_else(|| missing_id(event))?;
+        Ok(Delivery {
+            process,
+            id,
+            hash: payload_hash(event),
+            event,
+            now,
+        })
+    }
+}
+
+fn missing_id(event: &Event) -> RuntimeError {
+    RuntimeError::MissingId(event.name.to_string())
 }
 
 enum Attempt {
@@ -285,13 +294,29 @@ impl From<RuntimeError> for Attempt {
     }
 }
 
+/// Snapshots this transaction wrote, by process, with their revision. A batch
+/// restores a process it already applied an event to from here instead of
+/// reading and parsing its row again; the row cannot have moved meanwhile,
+/// because the transaction holds the write lock (SQLite) or the row lock
+/// (PostgreSQL) since its update, and the update checks the revision anyway.
+/// `apply` starts every transaction with an empty one.
+#[derive(Default)]
+struct Restored {
+    snapshots: HashMap<String, (Snapshot, u64)>,
+}
+
+/// Applies one delivery inside `tx`: the whole per-event contract, shared by
+/// `apply` and `apply_batch`. Every error other than a store error is
+/// returned before anything is written for this delivery, so a batch may
+/// answer it and go on.
 fn attempt(
     tx: &mut dyn crate::store::Transaction,
     chart: &Arc<Chart>,
     delivery: &Delivery<'_>,
+    restored: &mut Restored,
 ) -> Result<Outcome, Attempt> {
     let process = delivery.process;
-    if let Some(applied) = tx.applied_event(process, delivery.id)? {
+    if let Some(applied) = tx.applied_event(process, &delivery.id)? {
         return Ok(if applied.payload_hash == delivery.hash {
             Outcome::Duplicate {
                 response: applied.response,
@@ -302,35 +327,38 @@ fn attempt(
         });
     }
     let machine = chart.machine();
-    let (mut actor, revision, start_effects) = match tx.process(process)? {
-        Some(row) => {
-            if row.machine != machine.name {
-                return Err(RuntimeError::WrongMachine {
-                    process: process.to_string(),
-                    expected: machine.name.clone(),
-                    found: row.machine,
+    let restore = |snapshot: &Snapshot| {
+        // `restore` refuses another machine version: a process keeps the
+        // version it started with until it is migrated explicitly.
+        Actor::restore(Arc::clone(chart), snapshot).map_err(|source| RuntimeError::Restore {
+            process: process.to_string(),
+            source,
+        })
+    };
+    let (mut actor, revision, start_effects) = match restored.snapshots.get(process) {
+        Some((snapshot, revision)) => (restore(snapshot)?, Some(*revision), Vec::new()),
+        None => match tx.process(process)? {
+            Some(row) => {
+                if row.machine != machine.name {
+                    return Err(RuntimeError::WrongMachine {
+                        process: process.to_string(),
+                        expected: machine.name.clone(),
+                        found: row.machine,
+                    }
+                    .into());
                 }
-                .into());
+                let snapshot: Snapshot = serde_json::from_str(&row.snapshot)
+                    .map_err(|e| RuntimeError::BadSnapshot(process.to_string(), e.to_string()))?;
+                (restore(&snapshot)?, Some(row.revision), Vec::new())
             }
-            let snapshot: Snapshot = serde_json::from_str(&row.snapshot)
-                .map_err(|e| RuntimeError::BadSnapshot(process.to_string(), e.to_string()))?;
-            // `restore` refuses another machine version: a process keeps the
-            // version it started with until it is migrated explicitly.
-            let actor = Actor::restore(Arc::clone(chart), &snapshot).map_err(|source| {
-                RuntimeError::Restore {
-                    process: process.to_string(),
-                    source,
-                }
-            })?;
-            (actor, Some(row.revision), Vec::new())
-        }
-        None => {
-            let actor = Actor::new(Arc::clone(chart));
-            // The start's entry effects belong to the first event's step, so
-            // they leave through the outbox with it.
-            let effects = actor.last_step().effects.clone();
-            (actor, None, effects)
-        }
+            None => {
+                let actor = Actor::new(Arc::clone(chart));
+                // The start's entry effects belong to the first event's step, so
+                // they leave through the outbox with it.
+                let effects = actor.last_step().effects.clone();
+                (actor, None, effects)
+            }
+        },
     };
     let step = actor.send(delivery.event);
     let ignored = step.ignored;
@@ -341,6 +369,7 @@ fn attempt(
     let snapshot = actor.snapshot();
     let snapshot_json = serde_json::to_string(&snapshot)
         .map_err(|e| RuntimeError::BadSnapshot(process.to_string(), e.to_string()))?;
+    // From here on only store errors can stop this delivery.
     let new_revision = match revision {
         Some(revision) => {
             if !tx.update_process(process, revision, &snapshot_json)? {
@@ -371,9 +400,9 @@ fn attempt(
             let position = u32::try_from(position).unwrap_or(u32::MAX);
             OutboxItem {
                 process: process.to_string(),
-                event_id: delivery.id.to_string(),
+                event_id: delivery.id.clone(),
                 position,
-                key: idempotency_key(process, delivery.id, position),
+                key: idempotency_key(process, &delivery.id, position),
                 effect: effect.name.to_string(),
                 args: effect.args.to_json().to_string(),
                 status: OutboxStatus::Pending,
@@ -397,17 +426,22 @@ fn attempt(
         })).collect::<Vec<_>>(),
     })
     .to_string();
-    tx.insert_applied_event(&AppliedEvent {
+    let applied = AppliedEvent {
         process: process.to_string(),
-        event_id: delivery.id.to_string(),
-        payload_hash: delivery.hash.to_string(),
-        response: response.clone(),
+        event_id: delivery.id.clone(),
+        payload_hash: delivery.hash.clone(),
+        response,
         revision: new_revision,
         applied_at: delivery.now,
-    })?;
+    };
+    tx.insert_applied_event(&applied)?;
+    let response = applied.response;
     for item in &items {
         tx.insert_outbox(item)?;
     }
+    restored
+        .snapshots
+        .insert(process.to_string(), (snapshot, new_revision));
     Ok(if ignored {
         Outcome::Ignored {
             response,

@@ -718,3 +718,362 @@ pub fn duplicates_change_nothing<B: Backend>(
     assert_eq!(clean["context"], noisy["context"]);
     assert_eq!(clean["context"], clean_replay(&chart, events));
 }
+
+// ---------------------------------------------------------------------------
+// `apply_batch`: many events in one transaction, each answered as `apply`
+// would answer it. Declared per backend by `batch_contract_tests!`.
+
+/// Applies `events` one by one with `apply` on one fresh store and in
+/// batches cut at `cuts` (sorted positions) with `apply_batch` on another:
+/// every answer is the same, byte for byte, and so is everything stored.
+pub fn batch_equals_one_by_one<B: Backend>(
+    backend: &B,
+    events: &[(String, Event)],
+    cuts: &[usize],
+) {
+    let chart = ledger();
+    let mut single = backend.connect(&backend.fresh());
+    let one_by_one: Vec<String> = events
+        .iter()
+        .map(|(process, event)| format!("{:?}", apply_at(&mut single, &chart, process, event, T0)))
+        .collect();
+    let mut batched = backend.connect(&backend.fresh());
+    let mut answers = Vec::new();
+    let mut start = 0;
+    for end in cuts.iter().copied().chain([events.len()]) {
+        let end = end.clamp(start, events.len());
+        let batch = runtime::apply_batch_at(&mut batched, &chart, &events[start..end], T0)
+            .expect("no store error");
+        assert_eq!(batch.len(), end - start);
+        answers.extend(batch.iter().map(|answer| format!("{answer:?}")));
+        start = end;
+    }
+    assert_eq!(answers, one_by_one);
+    let mut processes: Vec<&str> = events.iter().map(|(p, _)| p.as_str()).collect();
+    processes.sort();
+    processes.dedup();
+    for process in processes {
+        assert_eq!(
+            single.process(process).unwrap(),
+            batched.process(process).unwrap(),
+            "{process}"
+        );
+        assert_eq!(
+            single.applied_count(process).unwrap(),
+            batched.applied_count(process).unwrap(),
+            "{process}"
+        );
+    }
+    assert_eq!(single.outbox(None).unwrap(), batched.outbox(None).unwrap());
+}
+
+/// `batch_equals_one_by_one` on random events: ids from a small pool so
+/// they recur (within a batch too), some with another payload (conflicts),
+/// some without an id, spread over three processes, cut into random batches.
+pub fn batch_equals_one_by_one_property<B: Backend>(backend: &B, cases: u32) {
+    use proptest::prelude::*;
+    use proptest::test_runner::{Config, TestRunner};
+    let event = (0..3usize, 0..14u32, 1..3i64).prop_map(|(process, pick, amount)| {
+        let event = match pick {
+            10 => named("CLOSE", "close"),
+            11 => named("REOPEN", "reopen"),
+            12 => Event::new("CLOSE", None, Value::Null),
+            // The id of `add-0` with another amount: a conflict once `add-0` is in.
+            13 => add("add-0", 100),
+            _ => add(&format!("add-{pick}"), i64::from(pick) * amount),
+        };
+        (format!("p{process}"), event)
+    });
+    let strategy = (
+        prop::collection::vec(event, 1..30),
+        prop::collection::vec(0..30usize, 0..5),
+    );
+    let mut runner = TestRunner::new(Config {
+        cases,
+        failure_persistence: None,
+        ..Config::default()
+    });
+    runner
+        .run(&strategy, |(events, mut cuts)| {
+            cuts.sort_unstable();
+            batch_equals_one_by_one(backend, &events, &cuts);
+            Ok(())
+        })
+        .unwrap();
+}
+
+pub fn a_batch_answers_each_event_as_apply_would<B: Backend>(backend: &B) {
+    let chart = ledger();
+    let mut store = backend.connect(&backend.fresh());
+    let events = vec![
+        ("p1", add("a", 5)),
+        ("p2", add("a", 1)),
+        // The same id twice in one batch: the second is a duplicate of the first.
+        ("p1", add("a", 5)),
+        // The same id with another payload: a conflict, which writes nothing.
+        ("p1", add("a", 6)),
+        ("p1", Event::new("CLOSE", None, Value::Null)),
+        ("p1", named("CLOSE", "c1")),
+        ("p1", add("late", 2)),
+        ("p1", add("b", 7)),
+    ];
+    let answers = runtime::apply_batch_at(&mut store, &chart, &events, T0).unwrap();
+    let kinds: Vec<&str> = answers
+        .iter()
+        .map(|a| a.as_ref().map_or("error", Outcome::kind))
+        .collect();
+    assert_eq!(
+        kinds,
+        [
+            "applied",
+            "applied",
+            "duplicate",
+            "conflict",
+            "error",
+            "applied",
+            "ignored",
+            "ignored"
+        ]
+    );
+    let first = answers[0].as_ref().unwrap();
+    assert_eq!(
+        answers[2].as_ref().unwrap(),
+        &Outcome::Duplicate {
+            response: first.response().unwrap().to_string(),
+            revision: 1
+        }
+    );
+    let error = answers[4].as_ref().unwrap_err();
+    assert!(error.to_string().contains("has no id"), "{error}");
+    // Revisions count the recorded events of each process, as with `apply`.
+    let revisions: Vec<Option<u64>> = answers
+        .iter()
+        .map(|a| a.as_ref().ok().and_then(Outcome::revision))
+        .collect();
+    assert_eq!(
+        revisions,
+        [
+            Some(1),
+            Some(1),
+            Some(1),
+            None,
+            None,
+            Some(2),
+            Some(3),
+            Some(4)
+        ]
+    );
+    let (row, applied, _) = state_of(&mut store, "p1");
+    assert_eq!(row.unwrap().revision, 4);
+    assert_eq!(applied, 4);
+    assert_eq!(store.outbox(None).unwrap().len(), 2);
+    let state = runtime::inspect(&mut store, "p1").unwrap().unwrap();
+    assert_eq!(state["context"]["total"], 5);
+    assert_eq!(state["configuration"], serde_json::json!(["closed"]));
+    // Sent again after the batch, each is a duplicate with the batch's answer.
+    let again = apply_at(&mut store, &chart, "p1", &add("late", 2), T0 + 1).unwrap();
+    assert_eq!(again.response(), answers[6].as_ref().unwrap().response());
+    assert_eq!(again.kind(), "duplicate");
+}
+
+pub fn a_batch_event_its_process_cannot_take_writes_nothing<B: Backend>(backend: &B) {
+    let chart = ledger();
+    let mut store = backend.connect(&backend.fresh());
+    apply_at(&mut store, &chart, "old", &add("a", 5), T0).unwrap();
+    let before = state_of(&mut store, "old");
+    let v2 = self::chart(
+        &include_str!("../data/runtime/ledger.yaml").replace("version: 1", "version: 2"),
+    );
+    let events = [
+        ("new", add("a", 1)),
+        ("old", add("b", 1)),
+        ("new", add("b", 2)),
+    ];
+    let answers = runtime::apply_batch_at(&mut store, &v2, &events, T0).unwrap();
+    assert_eq!(answers[0].as_ref().unwrap().kind(), "applied");
+    let error = answers[1].as_ref().unwrap_err();
+    assert!(error.to_string().contains("old"), "{error}");
+    assert_eq!(answers[2].as_ref().unwrap().kind(), "applied");
+    let (row, applied, _) = state_of(&mut store, "old");
+    assert_eq!((row, applied), (before.0, before.1));
+    assert_eq!(store.applied_count("new").unwrap(), 2);
+}
+
+/// A store whose transactions fail at the `fail_at`-th outbox insert (counted
+/// over the store's life), as a full disk or a dropped connection would.
+struct Failing<S> {
+    inner: S,
+    outbox_inserts: Cell<u32>,
+    fail_at: u32,
+}
+
+struct FailingTx<'a> {
+    inner: &'a mut dyn Transaction,
+    outbox_inserts: &'a Cell<u32>,
+    fail_at: u32,
+}
+
+impl Transaction for FailingTx<'_> {
+    fn applied_event(&mut self, p: &str, e: &str) -> Result<Option<AppliedEvent>, StoreError> {
+        self.inner.applied_event(p, e)
+    }
+    fn process(&mut self, id: &str) -> Result<Option<ProcessRow>, StoreError> {
+        self.inner.process(id)
+    }
+    fn insert_process(&mut self, row: &ProcessRow) -> Result<bool, StoreError> {
+        self.inner.insert_process(row)
+    }
+    fn update_process(&mut self, id: &str, rev: u64, snap: &str) -> Result<bool, StoreError> {
+        self.inner.update_process(id, rev, snap)
+    }
+    fn insert_applied_event(&mut self, row: &AppliedEvent) -> Result<(), StoreError> {
+        self.inner.insert_applied_event(row)
+    }
+    fn insert_outbox(&mut self, item: &OutboxItem) -> Result<(), StoreError> {
+        let n = self.outbox_inserts.get() + 1;
+        self.outbox_inserts.set(n);
+        if n == self.fail_at {
+            return Err(StoreError::Backend("disk full".into()));
+        }
+        self.inner.insert_outbox(item)
+    }
+}
+
+impl<S: Store> Store for Failing<S> {
+    fn transaction<R, E>(
+        &mut self,
+        body: impl FnOnce(&mut dyn Transaction) -> Result<R, E>,
+    ) -> Result<R, E>
+    where
+        E: From<StoreError>,
+    {
+        let (outbox_inserts, fail_at) = (&self.outbox_inserts, self.fail_at);
+        self.inner.transaction(|tx| {
+            body(&mut FailingTx {
+                inner: tx,
+                outbox_inserts,
+                fail_at,
+            })
+        })
+    }
+    fn process(&mut self, id: &str) -> Result<Option<ProcessRow>, StoreError> {
+        self.inner.process(id)
+    }
+    fn outbox(&mut self, s: Option<OutboxStatus>) -> Result<Vec<OutboxItem>, StoreError> {
+        self.inner.outbox(s)
+    }
+    fn claim_due(&mut self, n: u64, l: u64, c: usize) -> Result<Vec<OutboxItem>, StoreError> {
+        self.inner.claim_due(n, l, c)
+    }
+    fn finish_attempt(
+        &mut self,
+        k: &str,
+        s: OutboxStatus,
+        a: u32,
+        n: u64,
+        e: Option<&str>,
+    ) -> Result<(), StoreError> {
+        self.inner.finish_attempt(k, s, a, n, e)
+    }
+    fn purge_applied(&mut self, m: &str, b: u64) -> Result<usize, StoreError> {
+        self.inner.purge_applied(m, b)
+    }
+    fn applied_count(&mut self, p: &str) -> Result<usize, StoreError> {
+        self.inner.applied_count(p)
+    }
+}
+
+pub fn a_store_error_rolls_the_whole_batch_back<B: Backend>(backend: &B) {
+    let chart = ledger();
+    let mut store = Failing {
+        inner: backend.connect(&backend.fresh()),
+        outbox_inserts: Cell::new(0),
+        fail_at: 4,
+    };
+    apply_at(&mut store, &chart, "p1", &add("a", 1), T0).unwrap();
+    let before = (
+        state_of(&mut store.inner, "p1"),
+        state_of(&mut store.inner, "p2"),
+    );
+    // The third event's outbox row fails, after two events were written.
+    let events = [
+        ("p1", add("b", 2)),
+        ("p2", add("b", 3)),
+        ("p1", add("c", 4)),
+    ];
+    let error = runtime::apply_batch_at(&mut store, &chart, &events, T0).unwrap_err();
+    assert!(error.to_string().contains("disk full"), "{error}");
+    let after = (
+        state_of(&mut store.inner, "p1"),
+        state_of(&mut store.inner, "p2"),
+    );
+    assert_eq!(after, before, "nothing of the batch was written");
+    // Sent again, the batch goes through whole.
+    let answers = runtime::apply_batch_at(&mut store, &chart, &events, T0).unwrap();
+    assert!(
+        answers
+            .iter()
+            .all(|a| a.as_ref().unwrap().kind() == "applied")
+    );
+    assert_eq!(store.inner.applied_count("p1").unwrap(), 3);
+}
+
+pub fn a_lost_race_retries_the_whole_batch<B: Backend>(backend: &B) {
+    let chart = ledger();
+    let mut store = Stale {
+        inner: backend.connect(&backend.fresh()),
+        stale_left: Cell::new(0),
+        transactions: Cell::new(0),
+    };
+    apply_at(&mut store, &chart, "p1", &add("a", 5), T0).unwrap();
+    store.stale_left.set(1);
+    store.transactions.set(0);
+    // p2 is new and written first; p1's update then finds its revision moved.
+    let events = [
+        ("p2", add("x", 1)),
+        ("p1", add("b", 7)),
+        ("p1", add("c", 1)),
+    ];
+    let answers = runtime::apply_batch_at(&mut store, &chart, &events, T0).unwrap();
+    assert_eq!(store.transactions.get(), 2, "one lost race, then a win");
+    let revisions: Vec<u64> = answers
+        .iter()
+        .map(|a| a.as_ref().unwrap().revision().unwrap())
+        .collect();
+    assert_eq!(revisions, [1, 2, 3]);
+    assert_eq!(store.inner.applied_count("p2").unwrap(), 1);
+    assert_eq!(
+        store.outbox(None).unwrap().len(),
+        4,
+        "no rows of the lost try"
+    );
+    let state = runtime::inspect(&mut store.inner, "p1").unwrap().unwrap();
+    assert_eq!(state["context"]["total"], 13);
+}
+
+/// Declares one `#[test]` per `apply_batch` contract function for `$backend`.
+#[macro_export]
+macro_rules! batch_contract_tests {
+    ($backend:expr) => {
+        #[test]
+        fn a_batch_answers_each_event_as_apply_would() {
+            runtime_contract::a_batch_answers_each_event_as_apply_would(&$backend);
+        }
+        #[test]
+        fn a_batch_event_its_process_cannot_take_writes_nothing() {
+            runtime_contract::a_batch_event_its_process_cannot_take_writes_nothing(&$backend);
+        }
+        #[test]
+        fn a_store_error_rolls_the_whole_batch_back() {
+            runtime_contract::a_store_error_rolls_the_whole_batch_back(&$backend);
+        }
+        #[test]
+        fn a_lost_race_retries_the_whole_batch() {
+            runtime_contract::a_lost_race_retries_the_whole_batch(&$backend);
+        }
+        #[test]
+        fn a_batch_equals_applying_its_events_one_by_one() {
+            runtime_contract::batch_equals_one_by_one_property(&$backend, 24);
+        }
+    };
+}
