@@ -306,9 +306,10 @@ struct Restored {
 }
 
 /// Applies one delivery inside `tx`: the whole per-event contract, shared by
-/// `apply` and `apply_batch`. Every error other than a store error is
-/// returned before anything is written for this delivery, so a batch may
-/// answer it and go on.
+/// `apply` and `apply_batch`. It decides everything (snapshot, outbox rows,
+/// response) before it writes anything, so every error other than a store
+/// error leaves nothing written for this delivery, and a batch may answer
+/// it and go on.
 fn attempt(
     tx: &mut dyn crate::store::Transaction,
     chart: &Arc<Chart>,
@@ -367,65 +368,64 @@ fn attempt(
         .chain(step.effects.iter().cloned())
         .collect();
     let snapshot = actor.snapshot();
-    let snapshot_json = serde_json::to_string(&snapshot)
-        .map_err(|e| RuntimeError::BadSnapshot(process.to_string(), e.to_string()))?;
-    // From here on only store errors can stop this delivery.
-    let new_revision = match revision {
-        Some(revision) => {
-            if !tx.update_process(process, revision, &snapshot_json)? {
-                return Err(Attempt::Lost);
-            }
-            revision + 1
-        }
-        None => {
-            let row = ProcessRow {
-                id: process.to_string(),
-                machine: machine.name.clone(),
-                version: machine.version,
-                snapshot: snapshot_json,
-                revision: 1,
-            };
-            if !tx.insert_process(&row)? {
-                return Err(Attempt::Lost);
-            }
-            1
-        }
-    };
+    let json_error =
+        |e: serde_json::Error| RuntimeError::BadSnapshot(process.to_string(), e.to_string());
+    let snapshot_json = serde_json::to_string(&snapshot).map_err(json_error)?;
+    let new_revision = revision.map_or(1, |revision| revision + 1);
     // Positions are renumbered over the start's effects and the event's, so
     // keys never collide within one step.
-    let items: Vec<OutboxItem> = effects
+    let items = effects
         .iter()
         .enumerate()
         .map(|(position, effect)| {
             let position = u32::try_from(position).unwrap_or(u32::MAX);
-            OutboxItem {
+            Ok(OutboxItem {
                 process: process.to_string(),
                 event_id: delivery.id.clone(),
                 position,
                 key: idempotency_key(process, &delivery.id, position),
                 effect: effect.name.to_string(),
-                args: effect.args.to_json().to_string(),
+                args: serde_json::to_string(&effect.args)?,
                 status: OutboxStatus::Pending,
                 attempts: 0,
                 next_attempt_at: delivery.now,
                 last_error: None,
-            }
+            })
         })
-        .collect();
-    let outcome = if ignored { "ignored" } else { "applied" };
-    let response = serde_json::json!({
-        "outcome": outcome,
-        "revision": new_revision,
-        "configuration": snapshot.configuration,
-        "context": snapshot.context.to_json(),
-        "effects": items.iter().zip(&effects).map(|(item, effect)| serde_json::json!({
-            "effect": item.effect,
-            "position": item.position,
-            "key": item.key,
-            "args": effect.args.to_json(),
-        })).collect::<Vec<_>>(),
+        .collect::<Result<Vec<OutboxItem>, serde_json::Error>>()
+        .map_err(json_error)?;
+    let response = serde_json::to_string(&Response {
+        outcome: if ignored { "ignored" } else { "applied" },
+        revision: new_revision,
+        configuration: &snapshot.configuration,
+        context: &snapshot.context,
+        effects: items
+            .iter()
+            .zip(&effects)
+            .map(|(item, effect)| ResponseEffect {
+                effect: &item.effect,
+                position: item.position,
+                key: &item.key,
+                args: &effect.args,
+            })
+            .collect(),
     })
-    .to_string();
+    .map_err(json_error)?;
+    // Everything is decided; from here on only store errors can stop this
+    // delivery.
+    let stored = match revision {
+        Some(revision) => tx.update_process(process, revision, &snapshot_json)?,
+        None => tx.insert_process(&ProcessRow {
+            id: process.to_string(),
+            machine: machine.name.clone(),
+            version: machine.version,
+            snapshot: snapshot_json,
+            revision: 1,
+        })?,
+    };
+    if !stored {
+        return Err(Attempt::Lost);
+    }
     let applied = AppliedEvent {
         process: process.to_string(),
         event_id: delivery.id.clone(),
@@ -435,13 +435,13 @@ fn attempt(
         applied_at: delivery.now,
     };
     tx.insert_applied_event(&applied)?;
-    let response = applied.response;
     for item in &items {
         tx.insert_outbox(item)?;
     }
     restored
         .snapshots
         .insert(process.to_string(), (snapshot, new_revision));
+    let response = applied.response;
     Ok(if ignored {
         Outcome::Ignored {
             response,
@@ -453,6 +453,24 @@ fn attempt(
             revision: new_revision,
         }
     })
+}
+
+/// The answer to an applied or ignored event, as sent and frozen.
+#[derive(serde::Serialize)]
+struct Response<'a> {
+    outcome: &'static str,
+    revision: u64,
+    configuration: &'a [String],
+    context: &'a Value,
+    effects: Vec<ResponseEffect<'a>>,
+}
+
+#[derive(serde::Serialize)]
+struct ResponseEffect<'a> {
+    effect: &'a str,
+    position: u32,
+    key: &'a str,
+    args: &'a Value,
 }
 
 /// The stored state of a process: `{"process", "revision", "configuration",
