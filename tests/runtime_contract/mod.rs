@@ -312,16 +312,19 @@ fn chart_without_retention() -> Arc<Chart> {
 
 /// A store whose first transaction reads the process one revision behind,
 /// as if another writer had committed in between: the revision check must
-/// fail and `apply` must start over.
+/// fail and `apply` must start over. It can also fail the
+/// `fail_outbox_in`-th outbox insert from now (0: none), as a full disk would.
 struct Stale<S> {
     inner: S,
     stale_left: Cell<u32>,
     transactions: Cell<u32>,
+    fail_outbox_in: Cell<u32>,
 }
 
 struct StaleTx<'a> {
     inner: &'a mut dyn Transaction,
     stale: bool,
+    fail_outbox_in: &'a Cell<u32>,
 }
 
 impl Transaction for StaleTx<'_> {
@@ -347,6 +350,11 @@ impl Transaction for StaleTx<'_> {
         self.inner.insert_applied_event(row)
     }
     fn insert_outbox(&mut self, item: &OutboxItem) -> Result<(), StoreError> {
+        let left = self.fail_outbox_in.get();
+        self.fail_outbox_in.set(left.saturating_sub(1));
+        if left == 1 {
+            return Err(StoreError::Backend("disk full".into()));
+        }
         self.inner.insert_outbox(item)
     }
 }
@@ -364,8 +372,14 @@ impl<S: Store> Store for Stale<S> {
         if stale {
             self.stale_left.set(self.stale_left.get() - 1);
         }
-        self.inner
-            .transaction(|tx| body(&mut StaleTx { inner: tx, stale }))
+        let fail_outbox_in = &self.fail_outbox_in;
+        self.inner.transaction(|tx| {
+            body(&mut StaleTx {
+                inner: tx,
+                stale,
+                fail_outbox_in,
+            })
+        })
     }
     fn process(&mut self, id: &str) -> Result<Option<ProcessRow>, StoreError> {
         self.inner.process(id)
@@ -400,6 +414,7 @@ pub fn revision_conflicts_are_retried<B: Backend>(backend: &B) {
         inner: backend.connect(&backend.fresh()),
         stale_left: Cell::new(0),
         transactions: Cell::new(0),
+        fail_outbox_in: Cell::new(0),
     };
     apply_at(&mut store, &chart, "p1", &add("a", 5), T0).unwrap();
     store.stale_left.set(2);
@@ -899,96 +914,13 @@ pub fn a_batch_event_its_process_cannot_take_writes_nothing<B: Backend>(backend:
     assert_eq!(store.applied_count("new").unwrap(), 2);
 }
 
-/// A store whose transactions fail at the `fail_at`-th outbox insert (counted
-/// over the store's life), as a full disk or a dropped connection would.
-struct Failing<S> {
-    inner: S,
-    outbox_inserts: Cell<u32>,
-    fail_at: u32,
-}
-
-struct FailingTx<'a> {
-    inner: &'a mut dyn Transaction,
-    outbox_inserts: &'a Cell<u32>,
-    fail_at: u32,
-}
-
-impl Transaction for FailingTx<'_> {
-    fn applied_event(&mut self, p: &str, e: &str) -> Result<Option<AppliedEvent>, StoreError> {
-        self.inner.applied_event(p, e)
-    }
-    fn process(&mut self, id: &str) -> Result<Option<ProcessRow>, StoreError> {
-        self.inner.process(id)
-    }
-    fn insert_process(&mut self, row: &ProcessRow) -> Result<bool, StoreError> {
-        self.inner.insert_process(row)
-    }
-    fn update_process(&mut self, id: &str, rev: u64, snap: &str) -> Result<bool, StoreError> {
-        self.inner.update_process(id, rev, snap)
-    }
-    fn insert_applied_event(&mut self, row: &AppliedEvent) -> Result<(), StoreError> {
-        self.inner.insert_applied_event(row)
-    }
-    fn insert_outbox(&mut self, item: &OutboxItem) -> Result<(), StoreError> {
-        let n = self.outbox_inserts.get() + 1;
-        self.outbox_inserts.set(n);
-        if n == self.fail_at {
-            return Err(StoreError::Backend("disk full".into()));
-        }
-        self.inner.insert_outbox(item)
-    }
-}
-
-impl<S: Store> Store for Failing<S> {
-    fn transaction<R, E>(
-        &mut self,
-        body: impl FnOnce(&mut dyn Transaction) -> Result<R, E>,
-    ) -> Result<R, E>
-    where
-        E: From<StoreError>,
-    {
-        let (outbox_inserts, fail_at) = (&self.outbox_inserts, self.fail_at);
-        self.inner.transaction(|tx| {
-            body(&mut FailingTx {
-                inner: tx,
-                outbox_inserts,
-                fail_at,
-            })
-        })
-    }
-    fn process(&mut self, id: &str) -> Result<Option<ProcessRow>, StoreError> {
-        self.inner.process(id)
-    }
-    fn outbox(&mut self, s: Option<OutboxStatus>) -> Result<Vec<OutboxItem>, StoreError> {
-        self.inner.outbox(s)
-    }
-    fn claim_due(&mut self, n: u64, l: u64, c: usize) -> Result<Vec<OutboxItem>, StoreError> {
-        self.inner.claim_due(n, l, c)
-    }
-    fn finish_attempt(
-        &mut self,
-        k: &str,
-        s: OutboxStatus,
-        a: u32,
-        n: u64,
-        e: Option<&str>,
-    ) -> Result<(), StoreError> {
-        self.inner.finish_attempt(k, s, a, n, e)
-    }
-    fn purge_applied(&mut self, m: &str, b: u64) -> Result<usize, StoreError> {
-        self.inner.purge_applied(m, b)
-    }
-    fn applied_count(&mut self, p: &str) -> Result<usize, StoreError> {
-        self.inner.applied_count(p)
-    }
-}
-
 pub fn a_store_error_rolls_the_whole_batch_back<B: Backend>(backend: &B) {
     let chart = ledger();
-    let mut store = Failing {
+    let mut store = Stale {
         inner: backend.connect(&backend.fresh()),
-        outbox_inserts: Cell::new(0),
-        fail_at: 4,
+        stale_left: Cell::new(0),
+        transactions: Cell::new(0),
+        fail_outbox_in: Cell::new(0),
     };
     apply_at(&mut store, &chart, "p1", &add("a", 1), T0).unwrap();
     let before = (
@@ -996,6 +928,7 @@ pub fn a_store_error_rolls_the_whole_batch_back<B: Backend>(backend: &B) {
         state_of(&mut store.inner, "p2"),
     );
     // The third event's outbox row fails, after two events were written.
+    store.fail_outbox_in.set(3);
     let events = [
         ("p1", add("b", 2)),
         ("p2", add("b", 3)),
@@ -1024,6 +957,7 @@ pub fn a_lost_race_retries_the_whole_batch<B: Backend>(backend: &B) {
         inner: backend.connect(&backend.fresh()),
         stale_left: Cell::new(0),
         transactions: Cell::new(0),
+        fail_outbox_in: Cell::new(0),
     };
     apply_at(&mut store, &chart, "p1", &add("a", 5), T0).unwrap();
     store.stale_left.set(1);
