@@ -112,44 +112,54 @@ pub fn event_id(event: &Event) -> Option<String> {
 }
 
 /// Hex SHA-256 of the event's type and payload in canonical JSON (object keys
-/// sorted), so key order and whitespace do not make a conflict.
+/// sorted), so key order and whitespace do not make a conflict: the text of
+/// `{"data": <payload>, "type": <name>}` with its keys in that (sorted) order.
 pub fn payload_hash(event: &Event) -> String {
-    let mut text = String::new();
-    canonical(
-        &serde_json::json!({ "type": &*event.name, "data": event.data.to_json() }),
-        &mut text,
-    );
-    hex(&Sha256::digest(text.as_bytes()))
+    let mut text = Vec::with_capacity(128);
+    text.extend_from_slice(b"{\"data\":");
+    canonical(&event.data.to_json(), &mut text);
+    text.extend_from_slice(b",\"type\":");
+    json_into(&mut text, &*event.name);
+    text.push(b'}');
+    hex(&Sha256::digest(&text))
 }
 
-fn canonical(value: &serde_json::Value, out: &mut String) {
+/// Appends `value` as compact JSON, its objects' keys sorted.
+fn canonical(value: &serde_json::Value, out: &mut Vec<u8>) {
     match value {
         serde_json::Value::Object(map) => {
             let mut keys: Vec<&String> = map.keys().collect();
             keys.sort();
-            out.push('{');
+            out.push(b'{');
             for (i, key) in keys.into_iter().enumerate() {
                 if i > 0 {
-                    out.push(',');
+                    out.push(b',');
                 }
-                out.push_str(&serde_json::Value::from(key.as_str()).to_string());
-                out.push(':');
+                json_into(out, key.as_str());
+                out.push(b':');
                 canonical(&map[key], out);
             }
-            out.push('}');
+            out.push(b'}');
         }
         serde_json::Value::Array(items) => {
-            out.push('[');
+            out.push(b'[');
             for (i, item) in items.iter().enumerate() {
                 if i > 0 {
-                    out.push(',');
+                    out.push(b',');
                 }
                 canonical(item, out);
             }
-            out.push(']');
+            out.push(b']');
         }
-        other => out.push_str(&other.to_string()),
+        other => json_into(out, other),
     }
+}
+
+/// Appends a string or scalar as compact JSON, as `Display` would write it
+/// but without the formatting machinery.
+fn json_into<T: serde::Serialize + ?Sized>(out: &mut Vec<u8>, value: &T) {
+    // Writing a string or a scalar into memory cannot fail.
+    serde_json::to_writer(out, value).expect("JSON text of a string or scalar");
 }
 
 /// The idempotency key of the effect at `position` of the step that applied
@@ -503,4 +513,38 @@ pub fn purge<S: Store>(store: &mut S, chart: &Chart, now: u64) -> Result<usize, 
     };
     let before = now.saturating_sub(dedup.retention.millis);
     Ok(store.purge_applied(&machine.name, before)?)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Stored hashes must match the hashes of redeliveries after an upgrade:
+    /// these were computed by the first implementation.
+    #[test]
+    fn payload_hashes_do_not_change() {
+        let data = serde_json::json!({
+            "zeta": [1, 2.5, -0.0, 1e300, "x\"y\\z\n\u{1}é😀", null, true],
+            "alpha": { "b": { "d": 1, "c": 2 }, "a": [] },
+            "Alpha": {},
+            "n": 9_007_199_254_740_993_u64,
+        });
+        let cases = [
+            (
+                Event::new("ADD", None, Value::from(&data)),
+                "9fe86cdec539758f3faabdeafc2c825c0591313de5ab052270688a786d0864e4",
+            ),
+            (
+                Event::new("CLOSE", None, Value::Null),
+                "d72e67ce68488aa3c451495834b37369746eb81492d7c0ea9bebb22bbff938e1",
+            ),
+            (
+                Event::new("s\u{e9}\"nd", None, Value::from("text")),
+                "ae37beca3718217da5777cba2277a258759a84b5762736a66493f9d7c54a8550",
+            ),
+        ];
+        for (event, expected) in cases {
+            assert_eq!(payload_hash(&event), expected, "{}", event.name);
+        }
+    }
 }
