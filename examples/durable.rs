@@ -35,7 +35,7 @@ const PROCESSES: usize = 10;
 const BATCH: usize = 100;
 /// Runtime and bare loop alternate this many times; the best run of each
 /// counts, which keeps the other load of a shared machine out of the ratio.
-const ROUNDS: usize = 3;
+const ROUNDS: usize = 5;
 const NOW: u64 = 1_700_000_000_000;
 
 /// `(process, event)` pairs: event `i` goes to process `p{i % PROCESSES}`.
@@ -253,7 +253,7 @@ fn compare(
         best_bare = best_bare.max(bare(round)?);
     }
     println!(
-        "{label:<50} apply {best_runtime:>7.0} events/s   bare loop {best_bare:>7.0} events/s   ratio {:.2}",
+        "{label:<52} apply {best_runtime:>7.0} events/s   bare loop {best_bare:>7.0} events/s   ratio {:.2}",
         best_runtime / best_bare
     );
     Ok(())
@@ -266,7 +266,7 @@ fn sqlite(chart: &Arc<Chart>, events: usize) -> Result<(), Error> {
         for batch in [1, BATCH] {
             // One fsync per event makes FULL slow: fewer events say as much.
             let n = if sync == Synchronous::Full && batch == 1 {
-                events.min(500)
+                events.min(1_000)
             } else {
                 events
             };
@@ -447,7 +447,7 @@ mod pg {
 }
 
 fn main() -> Result<(), Error> {
-    let mut events = 5_000;
+    let mut events = 20_000;
     let mut pg = std::env::var("IDEMCHART_PG").ok();
     let mut args = std::env::args().skip(1);
     while let Some(arg) = args.next() {
