@@ -56,6 +56,7 @@ fn backend() -> Postgres {
 }
 
 contract_tests!(backend(), #[ignore = "needs a PostgreSQL server: IDEMCHART_PG"]);
+batch_contract_tests!(backend(), #[ignore = "needs a PostgreSQL server: IDEMCHART_PG"]);
 
 /// The tables as the version before timers made them.
 const SCHEMA_BEFORE_TIMERS: &str = "

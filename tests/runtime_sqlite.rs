@@ -55,6 +55,7 @@ fn backend() -> Sqlite {
 }
 
 contract_tests!(backend());
+batch_contract_tests!(backend());
 
 /// The tables as the version before timers made them.
 const SCHEMA_BEFORE_TIMERS: &str = "

@@ -113,7 +113,7 @@ const CONNECT_TIMEOUT_SECONDS: u32 = 10;
 enum AnyStore {
     Sqlite(SqliteStore),
     #[cfg(feature = "postgres")]
-    Postgres(PostgresStore),
+    Postgres(Box<PostgresStore>),
 }
 
 /// Runs `$call` on the store inside `$self`, bound to `$store`.
@@ -286,7 +286,7 @@ fn open_postgres(params: &str) -> Result<AnyStore, String> {
         format!("{params} connect_timeout={CONNECT_TIMEOUT_SECONDS}")
     };
     PostgresStore::connect(&params)
-        .map(AnyStore::Postgres)
+        .map(|store| AnyStore::Postgres(Box::new(store)))
         .map_err(|e| format!("cannot open the PostgreSQL store: {}", store_message(e)))
 }
 

@@ -10,15 +10,18 @@
 //! new snapshot (under a revision check) together. An event that enables no
 //! transition is `Ignored`, and recorded and frozen like any answer.
 
+mod batch;
 mod dispatch;
 mod timers;
 
+pub use batch::{apply_batch, apply_batch_at};
 pub use dispatch::{Dispatch, DispatchPolicy, DispatchReport, dispatch};
 pub use timers::{
     Advanced, DueProcess, Fired, MAX_FIRINGS_PER_TRANSACTION, TIMER_ID_PREFIX, advance,
     advance_due, firing_id,
 };
 
+use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::{SystemTime, UNIX_EPOCH};
 
@@ -116,44 +119,54 @@ pub fn event_id(event: &Event) -> Option<String> {
 }
 
 /// Hex SHA-256 of the event's type and payload in canonical JSON (object keys
-/// sorted), so key order and whitespace do not make a conflict.
+/// sorted), so key order and whitespace do not make a conflict: the text of
+/// `{"data": <payload>, "type": <name>}` with its keys in that (sorted) order.
 pub fn payload_hash(event: &Event) -> String {
-    let mut text = String::new();
-    canonical(
-        &serde_json::json!({ "type": &*event.name, "data": event.data.to_json() }),
-        &mut text,
-    );
-    hex(&Sha256::digest(text.as_bytes()))
+    let mut text = Vec::with_capacity(128);
+    text.extend_from_slice(b"{\"data\":");
+    canonical(&event.data.to_json(), &mut text);
+    text.extend_from_slice(b",\"type\":");
+    json_into(&mut text, &*event.name);
+    text.push(b'}');
+    hex(&Sha256::digest(&text))
 }
 
-fn canonical(value: &serde_json::Value, out: &mut String) {
+/// Appends `value` as compact JSON, its objects' keys sorted.
+fn canonical(value: &serde_json::Value, out: &mut Vec<u8>) {
     match value {
         serde_json::Value::Object(map) => {
             let mut keys: Vec<&String> = map.keys().collect();
             keys.sort();
-            out.push('{');
+            out.push(b'{');
             for (i, key) in keys.into_iter().enumerate() {
                 if i > 0 {
-                    out.push(',');
+                    out.push(b',');
                 }
-                out.push_str(&serde_json::Value::from(key.as_str()).to_string());
-                out.push(':');
+                json_into(out, key.as_str());
+                out.push(b':');
                 canonical(&map[key], out);
             }
-            out.push('}');
+            out.push(b'}');
         }
         serde_json::Value::Array(items) => {
-            out.push('[');
+            out.push(b'[');
             for (i, item) in items.iter().enumerate() {
                 if i > 0 {
-                    out.push(',');
+                    out.push(b',');
                 }
                 canonical(item, out);
             }
-            out.push(']');
+            out.push(b']');
         }
-        other => out.push_str(&other.to_string()),
+        other => json_into(out, other),
     }
+}
+
+/// Appends a string or scalar as compact JSON, as `Display` would write it
+/// but without the formatting machinery.
+fn json_into<T: serde::Serialize + ?Sized>(out: &mut Vec<u8>, value: &T) {
+    // Writing a string or a scalar into memory cannot fail.
+    serde_json::to_writer(out, value).expect("JSON text of a string or scalar");
 }
 
 /// The idempotency key of the effect at `position` of the step that applied
@@ -236,28 +249,13 @@ pub fn apply_at<S: Store>(
     event: &Event,
     now: u64,
 ) -> Result<Outcome, RuntimeError> {
-    let id = event_id(event).ok_or_else(|| RuntimeError::MissingId(event.name.to_string()))?;
-    if id.starts_with(TIMER_ID_PREFIX) {
-        return Err(RuntimeError::ReservedId(id));
-    }
-    let hash = payload_hash(event);
+    let delivery = Delivery::new(process, event, now)?;
     for retry in 0..MAX_REVISION_RETRIES {
         if retry > 0 {
             back_off(retry);
         }
-        let result = store.transaction(|tx| {
-            attempt(
-                tx,
-                chart,
-                &Delivery {
-                    process,
-                    id: &id,
-                    hash: &hash,
-                    event,
-                    now,
-                },
-            )
-        });
+        let result =
+            store.transaction(|tx| attempt(tx, chart, &delivery, &mut Restored::default()));
         match result {
             Ok(outcome) => return Ok(outcome),
             // Another writer moved the snapshot: start over, where the id may
@@ -272,12 +270,33 @@ pub fn apply_at<S: Store>(
     ))
 }
 
+/// One event to apply to one process, with its id and payload hash.
 struct Delivery<'a> {
     process: &'a str,
-    id: &'a str,
-    hash: &'a str,
+    id: String,
+    hash: String,
     event: &'a Event,
     now: u64,
+}
+
+impl<'a> Delivery<'a> {
+    fn new(process: &'a str, event: &'a Event, now: u64) -> Result<Delivery<'a>, RuntimeError> {
+        let id = event_id(event).ok_or_else(|| missing_id(event))?;
+        if id.starts_with(TIMER_ID_PREFIX) {
+            return Err(RuntimeError::ReservedId(id));
+        }
+        Ok(Delivery {
+            process,
+            id,
+            hash: payload_hash(event),
+            event,
+            now,
+        })
+    }
+}
+
+fn missing_id(event: &Event) -> RuntimeError {
+    RuntimeError::MissingId(event.name.to_string())
 }
 
 enum Attempt {
@@ -301,13 +320,30 @@ impl From<RuntimeError> for Attempt {
     }
 }
 
+/// Snapshots this transaction wrote, by process, with their revision. A batch
+/// restores a process it already applied an event to from here instead of
+/// reading and parsing its row again; the row cannot have moved meanwhile,
+/// because the transaction holds the write lock (SQLite) or the row lock
+/// (PostgreSQL) since its update, and the update checks the revision anyway.
+/// `apply` starts every transaction with an empty one.
+#[derive(Default)]
+struct Restored {
+    snapshots: HashMap<String, (Snapshot, u64)>,
+}
+
+/// Applies one delivery inside `tx`: the whole per-event contract, shared by
+/// `apply` and `apply_batch`. It decides everything (snapshot, outbox rows,
+/// response) before it writes anything, so every error other than a store
+/// error leaves nothing written for this delivery, and a batch may answer
+/// it and go on.
 fn attempt(
     tx: &mut dyn crate::store::Transaction,
     chart: &Arc<Chart>,
     delivery: &Delivery<'_>,
+    restored: &mut Restored,
 ) -> Result<Outcome, Attempt> {
     let process = delivery.process;
-    if let Some(applied) = tx.applied_event(process, delivery.id)? {
+    if let Some(applied) = tx.applied_event(process, &delivery.id)? {
         return Ok(if applied.payload_hash == delivery.hash {
             Outcome::Duplicate {
                 response: applied.response,
@@ -318,21 +354,28 @@ fn attempt(
         });
     }
     let machine = chart.machine();
-    let (mut actor, revision, start_effects) = match tx.process(process)? {
-        Some(row) => (restore(chart, &row)?, Some(row.revision), Vec::new()),
-        None => {
-            // The process starts when its first event arrives, so none of its
-            // timers can be due before that event.
-            let actor = Actor::with_context(Arc::clone(chart), &Value::Null, delivery.now)
-                .map_err(|source| RuntimeError::Restore {
-                    process: process.to_string(),
-                    source,
-                })?;
-            // The start's entry effects belong to the first event's step, so
-            // they leave through the outbox with it.
-            let effects = actor.last_step().effects.clone();
-            (actor, None, effects)
-        }
+    let (mut actor, revision, start_effects) = match restored.snapshots.get(process) {
+        Some((snapshot, revision)) => (
+            restore_snapshot(chart, process, snapshot)?,
+            Some(*revision),
+            Vec::new(),
+        ),
+        None => match tx.process(process)? {
+            Some(row) => (restore(chart, &row)?, Some(row.revision), Vec::new()),
+            None => {
+                // The process starts when its first event arrives, so none of
+                // its timers can be due before that event.
+                let actor = Actor::with_context(Arc::clone(chart), &Value::Null, delivery.now)
+                    .map_err(|source| RuntimeError::Restore {
+                        process: process.to_string(),
+                        source,
+                    })?;
+                // The start's entry effects belong to the first event's step,
+                // so they leave through the outbox with it.
+                let effects = actor.last_step().effects.clone();
+                (actor, None, effects)
+            }
+        },
     };
     let firings = match revision {
         Some(revision) => timers::fire_due(&mut actor, revision, delivery.now),
@@ -342,57 +385,61 @@ fn attempt(
     let step = actor.send(delivery.event);
     let ignored = step.ignored;
     let effects: Vec<EffectCall> = start_effects
-        .into_iter()
-        .chain(step.effects.iter().cloned())
+        .iter()
+        .chain(&step.effects)
+        .filter(|effect| leaves_through_outbox(effect))
+        .cloned()
         .collect();
     let snapshot = actor.snapshot();
-    let snapshot_json = serde_json::to_string(&snapshot)
-        .map_err(|e| RuntimeError::BadSnapshot(process.to_string(), e.to_string()))?;
-    let new_revision = match revision {
-        Some(revision) => {
-            if !tx.update_process(process, revision, &snapshot_json, actor.next_due())? {
-                return Err(Attempt::Lost);
-            }
-            revision + 1
-        }
-        None => {
-            let row = ProcessRow {
-                id: process.to_string(),
-                machine: machine.name.clone(),
-                version: machine.version,
-                snapshot: snapshot_json,
-                revision: 1,
-                next_timer_at: actor.next_due(),
-            };
-            if !tx.insert_process(&row)? {
-                return Err(Attempt::Lost);
-            }
-            1
-        }
-    };
-    timers::record(tx, process, &firings, new_revision, delivery.now)?;
+    let json_error =
+        |e: serde_json::Error| RuntimeError::BadSnapshot(process.to_string(), e.to_string());
+    let snapshot_json = serde_json::to_string(&snapshot).map_err(json_error)?;
+    let new_revision = revision.map_or(1, |revision| revision + 1);
     // Positions are renumbered over the start's effects and the event's, so
     // keys never collide within one step.
-    let items = outbox_items(process, delivery.id, &effects, delivery.now);
-    let mut response = serde_json::json!({
-        "outcome": if ignored { "ignored" } else { "applied" },
-        "revision": new_revision,
-        "configuration": snapshot.configuration,
-        "context": snapshot.context.to_json(),
-    });
-    response["effects"] = effects_json(&items, &effects);
-    let response = response.to_string();
-    tx.insert_applied_event(&AppliedEvent {
+    let items = outbox_items(process, &delivery.id, &effects, delivery.now).map_err(json_error)?;
+    let response = serde_json::to_string(&Response {
+        outcome: if ignored { "ignored" } else { "applied" },
+        revision: new_revision,
+        configuration: &snapshot.configuration,
+        context: &snapshot.context,
+        effects: response_effects(&items, &effects),
+    })
+    .map_err(json_error)?;
+    // Everything is decided; from here on only store errors can stop this
+    // delivery.
+    let next_timer_at = actor.next_due();
+    let stored = match revision {
+        Some(revision) => tx.update_process(process, revision, &snapshot_json, next_timer_at)?,
+        None => tx.insert_process(&ProcessRow {
+            id: process.to_string(),
+            machine: machine.name.clone(),
+            version: machine.version,
+            snapshot: snapshot_json,
+            revision: 1,
+            next_timer_at,
+        })?,
+    };
+    if !stored {
+        return Err(Attempt::Lost);
+    }
+    timers::record(tx, process, &firings, new_revision, delivery.now)?;
+    let applied = AppliedEvent {
         process: process.to_string(),
-        event_id: delivery.id.to_string(),
-        payload_hash: delivery.hash.to_string(),
-        response: response.clone(),
+        event_id: delivery.id.clone(),
+        payload_hash: delivery.hash.clone(),
+        response,
         revision: new_revision,
         applied_at: delivery.now,
-    })?;
+    };
+    tx.insert_applied_event(&applied)?;
     for item in &items {
         tx.insert_outbox(item)?;
     }
+    restored
+        .snapshots
+        .insert(process.to_string(), (snapshot, new_revision));
+    let response = applied.response;
     Ok(if ignored {
         Outcome::Ignored {
             response,
@@ -420,12 +467,29 @@ fn restore(chart: &Arc<Chart>, row: &ProcessRow) -> Result<Actor, RuntimeError> 
     }
     let snapshot: Snapshot = serde_json::from_str(&row.snapshot)
         .map_err(|e| RuntimeError::BadSnapshot(process.to_string(), e.to_string()))?;
-    // `restore` refuses another machine version: a process keeps the
-    // version it started with until it is migrated explicitly.
-    Actor::restore(Arc::clone(chart), &snapshot).map_err(|source| RuntimeError::Restore {
+    restore_snapshot(chart, process, &snapshot)
+}
+
+/// Continues `process` from `snapshot`. `Actor::restore` refuses another
+/// machine version: a process keeps the version it started with until it is
+/// migrated explicitly.
+fn restore_snapshot(
+    chart: &Arc<Chart>,
+    process: &str,
+    snapshot: &Snapshot,
+) -> Result<Actor, RuntimeError> {
+    Actor::restore(Arc::clone(chart), snapshot).map_err(|source| RuntimeError::Restore {
         process: process.to_string(),
         source,
     })
+}
+
+/// Whether an effect of a step is handed to the outbox: declared effects
+/// and host actions the chart has no implementation for. A host action the
+/// chart implements already ran in the step; dispatching it again would
+/// perform it twice.
+fn leaves_through_outbox(effect: &EffectCall) -> bool {
+    !effect.ran
 }
 
 /// The outbox rows of the effects one step of `process` produced for
@@ -435,42 +499,61 @@ fn outbox_items(
     event_id: &str,
     effects: &[EffectCall],
     now: u64,
-) -> Vec<OutboxItem> {
+) -> Result<Vec<OutboxItem>, serde_json::Error> {
     effects
         .iter()
         .enumerate()
         .map(|(position, effect)| {
             let position = u32::try_from(position).unwrap_or(u32::MAX);
-            OutboxItem {
+            Ok(OutboxItem {
                 process: process.to_string(),
                 event_id: event_id.to_string(),
                 position,
                 key: idempotency_key(process, event_id, position),
                 effect: effect.name.to_string(),
-                args: effect.args.to_json().to_string(),
+                args: serde_json::to_string(&effect.args)?,
                 status: OutboxStatus::Pending,
                 attempts: 0,
                 next_attempt_at: now,
                 last_error: None,
-            }
+            })
         })
         .collect()
 }
 
 /// The `effects` list of a response.
-fn effects_json(items: &[OutboxItem], effects: &[EffectCall]) -> serde_json::Value {
+fn response_effects<'a>(
+    items: &'a [OutboxItem],
+    effects: &'a [EffectCall],
+) -> Vec<ResponseEffect<'a>> {
     items
         .iter()
         .zip(effects)
-        .map(|(item, effect)| {
-            serde_json::json!({
-                "effect": item.effect,
-                "position": item.position,
-                "key": item.key,
-                "args": effect.args.to_json(),
-            })
+        .map(|(item, effect)| ResponseEffect {
+            effect: &item.effect,
+            position: item.position,
+            key: &item.key,
+            args: &effect.args,
         })
         .collect()
+}
+
+/// The answer to an applied or ignored event, as sent and frozen.
+#[derive(serde::Serialize)]
+struct Response<'a> {
+    outcome: &'static str,
+    revision: u64,
+    configuration: &'a [String],
+    context: &'a Value,
+    effects: Vec<ResponseEffect<'a>>,
+}
+
+#[derive(serde::Serialize)]
+struct ResponseEffect<'a> {
+    effect: &'a str,
+    position: u32,
+    key: &'a str,
+    args: &'a Value,
 }
 
 /// The stored state of a process: `{"process", "revision", "configuration",
@@ -503,4 +586,69 @@ pub fn purge<S: Store>(store: &mut S, chart: &Chart, now: u64) -> Result<usize, 
     };
     let before = now.saturating_sub(dedup.retention.millis);
     Ok(store.purge_applied(&machine.name, before)?)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A host action the chart implements ran in the step and is not handed
+    /// to the outbox again; one it does not implement is, for the host to
+    /// carry out; a declared effect always is.
+    #[test]
+    fn only_what_did_not_run_leaves_through_the_outbox() {
+        let text = "machine: m\ncontext: { audited: 0 }\neffects: { notify: { idempotency: key } }\ninitial: a\nstates:\n  a:\n    on:\n      GO: { target: b, actions: [audit, archive, notify] }\n  b: {}\n";
+        let machine = crate::syntax::parse(text, crate::syntax::Syntax::Yaml).unwrap();
+        let chart = Arc::new(
+            Chart::builder(machine)
+                .action("audit", |_| {
+                    Ok(crate::interp::Updates::new()
+                        .set("audited", Value::from(&serde_json::json!(1))))
+                })
+                .build()
+                .unwrap(),
+        );
+        let mut store = crate::store::SqliteStore::in_memory().unwrap();
+        let go = Event::new("GO", Some(Value::from("g1")), Value::Null);
+        let outcome = apply_at(&mut store, &chart, "p", &go, 1).unwrap();
+        let response: serde_json::Value =
+            serde_json::from_str(outcome.response().unwrap()).unwrap();
+        assert_eq!(response["context"]["audited"], 1);
+        let effects: Vec<String> = store
+            .outbox(None)
+            .unwrap()
+            .into_iter()
+            .map(|item| item.effect)
+            .collect();
+        assert_eq!(effects, ["archive", "notify"]);
+    }
+
+    /// Stored hashes must match the hashes of redeliveries after an upgrade:
+    /// these were computed by the first implementation.
+    #[test]
+    fn payload_hashes_do_not_change() {
+        let data = serde_json::json!({
+            "zeta": [1, 2.5, -0.0, 1e300, "x\"y\\z\n\u{1}é😀", null, true],
+            "alpha": { "b": { "d": 1, "c": 2 }, "a": [] },
+            "Alpha": {},
+            "n": 9_007_199_254_740_993_u64,
+        });
+        let cases = [
+            (
+                Event::new("ADD", None, Value::from(&data)),
+                "9fe86cdec539758f3faabdeafc2c825c0591313de5ab052270688a786d0864e4",
+            ),
+            (
+                Event::new("CLOSE", None, Value::Null),
+                "d72e67ce68488aa3c451495834b37369746eb81492d7c0ea9bebb22bbff938e1",
+            ),
+            (
+                Event::new("s\u{e9}\"nd", None, Value::from("text")),
+                "ae37beca3718217da5777cba2277a258759a84b5762736a66493f9d7c54a8550",
+            ),
+        ];
+        for (event, expected) in cases {
+            assert_eq!(payload_hash(&event), expected, "{}", event.name);
+        }
+    }
 }

@@ -22,7 +22,8 @@ use std::sync::Arc;
 use sha2::{Digest, Sha256};
 
 use super::{
-    Attempt, MAX_REVISION_RETRIES, RuntimeError, back_off, effects_json, hex, outbox_items, restore,
+    Attempt, MAX_REVISION_RETRIES, RuntimeError, back_off, hex, leaves_through_outbox,
+    outbox_items, response_effects, restore,
 };
 use crate::interp::{Actor, Chart, EffectCall};
 use crate::store::{AppliedEvent, Store, Transaction};
@@ -93,7 +94,12 @@ pub(super) fn fire_due(actor: &mut Actor, revision: u64, now: u64) -> Vec<Firing
         firings.push(Firing {
             id: firing_id(&timer.label, timer.due, revision, timer.seq),
             ignored: step.transitions.is_empty(),
-            effects: step.effects.clone(),
+            effects: step
+                .effects
+                .iter()
+                .filter(|effect| leaves_through_outbox(effect))
+                .cloned()
+                .collect(),
             label: timer.label,
             due: timer.due,
             configuration: actor.configuration_paths(),
@@ -115,7 +121,8 @@ pub(super) fn record(
 ) -> Result<Vec<Fired>, Attempt> {
     let mut fired = Vec::with_capacity(firings.len());
     for firing in firings {
-        let items = outbox_items(process, &firing.id, &firing.effects, now);
+        let items = outbox_items(process, &firing.id, &firing.effects, now)
+            .map_err(|e| RuntimeError::BadSnapshot(process.to_string(), e.to_string()))?;
         let mut response = serde_json::json!({
             "outcome": if firing.ignored { "ignored" } else { "applied" },
             "revision": revision,
@@ -124,7 +131,8 @@ pub(super) fn record(
             "configuration": firing.configuration,
             "context": firing.context,
         });
-        response["effects"] = effects_json(&items, &firing.effects);
+        response["effects"] = serde_json::to_value(response_effects(&items, &firing.effects))
+            .map_err(|e| RuntimeError::BadSnapshot(process.to_string(), e.to_string()))?;
         let response = response.to_string();
         tx.insert_applied_event(&AppliedEvent {
             process: process.to_string(),

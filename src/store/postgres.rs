@@ -8,7 +8,9 @@
 //! likewise waits for a concurrent creator. The outbox is claimed with
 //! `FOR UPDATE SKIP LOCKED`, so dispatchers do not take each other's rows.
 
-use postgres::{Client, NoTls, Row};
+use std::collections::HashMap;
+
+use postgres::{Client, NoTls, Row, Statement};
 
 use super::{
     AppliedEvent, OutboxItem, OutboxStatus, ProcessRow, Store, StoreError, Transaction, migrate,
@@ -16,7 +18,13 @@ use super::{
 
 pub struct PostgresStore {
     client: Client,
+    statements: Statements,
 }
+
+/// The statements `apply` runs, prepared once per connection: a statement
+/// given as text costs the server a parse and the client a round trip
+/// before every execution.
+type Statements = HashMap<&'static str, Statement>;
 
 const SCHEMA: &str = "
 CREATE TABLE IF NOT EXISTS processes (
@@ -124,7 +132,10 @@ impl PostgresStore {
             tx.batch_execute(INDEXES).map_err(backend)?;
         }
         tx.commit().map_err(backend)?;
-        Ok(PostgresStore { client })
+        Ok(PostgresStore {
+            client,
+            statements: Statements::new(),
+        })
     }
 
     /// Direct access, for tests and administration.
@@ -176,8 +187,12 @@ fn add_next_timer_at(tx: &mut postgres::Transaction<'_>) -> Result<(), StoreErro
     Ok(())
 }
 
-const PROCESS_COLUMNS: &str = "id, machine, version, snapshot, revision, next_timer_at";
+const SELECT_PROCESS: &str =
+    "SELECT id, machine, version, snapshot, revision, next_timer_at FROM processes WHERE id = $1";
 const OUTBOX_COLUMNS: &str = "process, event_id, position, idempotency_key, effect, args, status, attempts, next_attempt_at, last_error";
+// Spelled out, not formatted from `OUTBOX_COLUMNS`, to be a prepared statement's key.
+const INSERT_OUTBOX: &str = "INSERT INTO outbox (process, event_id, position, idempotency_key, effect, args, status, attempts, next_attempt_at, last_error)
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10) ON CONFLICT DO NOTHING";
 
 fn process_row(row: &Row) -> ProcessRow {
     ProcessRow {
@@ -209,6 +224,20 @@ fn outbox_row(row: &Row) -> Result<OutboxItem, StoreError> {
 
 struct PgTx<'a, 'c> {
     tx: &'a mut postgres::Transaction<'c>,
+    statements: &'a mut Statements,
+}
+
+impl PgTx<'_, '_> {
+    fn prepared(&mut self, sql: &'static str) -> Result<Statement, StoreError> {
+        if let Some(statement) = self.statements.get(sql) {
+            return Ok(statement.clone());
+        }
+        // Prepared statements belong to the session, not to the
+        // transaction: a rollback does not drop them.
+        let statement = self.tx.prepare(sql).map_err(backend)?;
+        self.statements.insert(sql, statement.clone());
+        Ok(statement)
+    }
 }
 
 impl Transaction for PgTx<'_, '_> {
@@ -217,13 +246,13 @@ impl Transaction for PgTx<'_, '_> {
         process: &str,
         event_id: &str,
     ) -> Result<Option<AppliedEvent>, StoreError> {
+        let statement = self.prepared(
+            "SELECT payload_hash, response, revision, applied_at FROM applied_events
+             WHERE process = $1 AND event_id = $2",
+        )?;
         let row = self
             .tx
-            .query_opt(
-                "SELECT payload_hash, response, revision, applied_at FROM applied_events
-                 WHERE process = $1 AND event_id = $2",
-                &[&process, &event_id],
-            )
+            .query_opt(&statement, &[&process, &event_id])
             .map_err(backend)?;
         Ok(row.map(|row| AppliedEvent {
             process: process.to_string(),
@@ -236,24 +265,20 @@ impl Transaction for PgTx<'_, '_> {
     }
 
     fn process(&mut self, id: &str) -> Result<Option<ProcessRow>, StoreError> {
-        let row = self
-            .tx
-            .query_opt(
-                &format!("SELECT {PROCESS_COLUMNS} FROM processes WHERE id = $1"),
-                &[&id],
-            )
-            .map_err(backend)?;
+        let statement = self.prepared(SELECT_PROCESS)?;
+        let row = self.tx.query_opt(&statement, &[&id]).map_err(backend)?;
         Ok(row.as_ref().map(process_row))
     }
 
     fn insert_process(&mut self, row: &ProcessRow) -> Result<bool, StoreError> {
+        let statement = self.prepared(
+            "INSERT INTO processes (id, machine, version, snapshot, revision, next_timer_at)
+             VALUES ($1, $2, $3, $4, $5, $6) ON CONFLICT (id) DO NOTHING",
+        )?;
         let n = self
             .tx
             .execute(
-                &format!(
-                    "INSERT INTO processes ({PROCESS_COLUMNS})
-                     VALUES ($1, $2, $3, $4, $5, $6) ON CONFLICT (id) DO NOTHING"
-                ),
+                &statement,
                 &[
                     &row.id,
                     &row.machine,
@@ -274,11 +299,14 @@ impl Transaction for PgTx<'_, '_> {
         snapshot: &str,
         next_timer_at: Option<u64>,
     ) -> Result<bool, StoreError> {
+        let statement = self.prepared(
+            "UPDATE processes SET snapshot = $1, next_timer_at = $2, revision = revision + 1
+             WHERE id = $3 AND revision = $4",
+        )?;
         let n = self
             .tx
             .execute(
-                "UPDATE processes SET snapshot = $1, next_timer_at = $2, revision = revision + 1
-                 WHERE id = $3 AND revision = $4",
+                &statement,
                 &[
                     &snapshot,
                     &next_timer_at.map(to_i64),
@@ -291,10 +319,13 @@ impl Transaction for PgTx<'_, '_> {
     }
 
     fn insert_applied_event(&mut self, row: &AppliedEvent) -> Result<(), StoreError> {
+        let statement = self.prepared(
+            "INSERT INTO applied_events (process, event_id, payload_hash, response, revision, applied_at)
+             VALUES ($1, $2, $3, $4, $5, $6)",
+        )?;
         self.tx
             .execute(
-                "INSERT INTO applied_events (process, event_id, payload_hash, response, revision, applied_at)
-                 VALUES ($1, $2, $3, $4, $5, $6)",
+                &statement,
                 &[
                     &row.process,
                     &row.event_id,
@@ -309,12 +340,10 @@ impl Transaction for PgTx<'_, '_> {
     }
 
     fn insert_outbox(&mut self, item: &OutboxItem) -> Result<(), StoreError> {
+        let statement = self.prepared(INSERT_OUTBOX)?;
         self.tx
             .execute(
-                &format!(
-                    "INSERT INTO outbox ({OUTBOX_COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)
-                     ON CONFLICT DO NOTHING"
-                ),
+                &statement,
                 &[
                     &item.process,
                     &item.event_id,
@@ -342,7 +371,10 @@ impl Store for PostgresStore {
         E: From<StoreError>,
     {
         let mut tx = self.client.transaction().map_err(backend)?;
-        let result = body(&mut PgTx { tx: &mut tx });
+        let result = body(&mut PgTx {
+            tx: &mut tx,
+            statements: &mut self.statements,
+        });
         match result {
             Ok(value) => {
                 tx.commit().map_err(backend)?;
@@ -356,10 +388,7 @@ impl Store for PostgresStore {
     fn process(&mut self, id: &str) -> Result<Option<ProcessRow>, StoreError> {
         let row = self
             .client
-            .query_opt(
-                &format!("SELECT {PROCESS_COLUMNS} FROM processes WHERE id = $1"),
-                &[&id],
-            )
+            .query_opt(SELECT_PROCESS, &[&id])
             .map_err(backend)?;
         Ok(row.as_ref().map(process_row))
     }

@@ -214,8 +214,15 @@ fn process_row(row: &rusqlite::Row<'_>) -> rusqlite::Result<ProcessRow> {
     })
 }
 
-const PROCESS_COLUMNS: &str = "id, machine, version, snapshot, revision, next_timer_at";
+// Spelled out, not formatted from a list of columns: the statement cache is
+// keyed by the text, which should not be built anew for every call.
+const SELECT_PROCESS: &str =
+    "SELECT id, machine, version, snapshot, revision, next_timer_at FROM processes WHERE id = ?1";
 const OUTBOX_COLUMNS: &str = "process, event_id, position, idempotency_key, effect, args, status, attempts, next_attempt_at, last_error";
+// Spelled out, not formatted from `OUTBOX_COLUMNS`: the statement cache is
+// keyed by the text, which should not be built anew for every row.
+const INSERT_OUTBOX: &str = "INSERT INTO outbox (process, event_id, position, idempotency_key, effect, args, status, attempts, next_attempt_at, last_error)
+     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10) ON CONFLICT DO NOTHING";
 
 fn outbox_row(row: &rusqlite::Row<'_>) -> rusqlite::Result<(OutboxItem, String)> {
     let status: String = row.get(6)?;
@@ -249,32 +256,30 @@ impl Transaction for SqliteTx<'_> {
         event_id: &str,
     ) -> Result<Option<AppliedEvent>, StoreError> {
         self.tx
-            .query_row(
+            .prepare_cached(
                 "SELECT payload_hash, response, revision, applied_at FROM applied_events
                  WHERE process = ?1 AND event_id = ?2",
-                params![process, event_id],
-                |row| {
-                    Ok(AppliedEvent {
-                        process: process.to_string(),
-                        event_id: event_id.to_string(),
-                        payload_hash: row.get(0)?,
-                        response: row.get(1)?,
-                        revision: to_u64(row.get(2)?),
-                        applied_at: to_u64(row.get(3)?),
-                    })
-                },
             )
+            .map_err(backend)?
+            .query_row(params![process, event_id], |row| {
+                Ok(AppliedEvent {
+                    process: process.to_string(),
+                    event_id: event_id.to_string(),
+                    payload_hash: row.get(0)?,
+                    response: row.get(1)?,
+                    revision: to_u64(row.get(2)?),
+                    applied_at: to_u64(row.get(3)?),
+                })
+            })
             .optional()
             .map_err(backend)
     }
 
     fn process(&mut self, id: &str) -> Result<Option<ProcessRow>, StoreError> {
         self.tx
-            .query_row(
-                &format!("SELECT {PROCESS_COLUMNS} FROM processes WHERE id = ?1"),
-                params![id],
-                process_row,
-            )
+            .prepare_cached(SELECT_PROCESS)
+            .map_err(backend)?
+            .query_row(params![id], process_row)
             .optional()
             .map_err(backend)
     }
@@ -282,20 +287,19 @@ impl Transaction for SqliteTx<'_> {
     fn insert_process(&mut self, row: &ProcessRow) -> Result<bool, StoreError> {
         let n = self
             .tx
-            .execute(
-                &format!(
-                    "INSERT INTO processes ({PROCESS_COLUMNS})
-                     VALUES (?1, ?2, ?3, ?4, ?5, ?6) ON CONFLICT (id) DO NOTHING"
-                ),
-                params![
-                    row.id,
-                    row.machine,
-                    row.version.map(to_i64),
-                    row.snapshot,
-                    to_i64(row.revision),
-                    row.next_timer_at.map(to_i64)
-                ],
+            .prepare_cached(
+                "INSERT INTO processes (id, machine, version, snapshot, revision, next_timer_at)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6) ON CONFLICT (id) DO NOTHING",
             )
+            .map_err(backend)?
+            .execute(params![
+                row.id,
+                row.machine,
+                row.version.map(to_i64),
+                row.snapshot,
+                to_i64(row.revision),
+                row.next_timer_at.map(to_i64)
+            ])
             .map_err(backend)?;
         Ok(n == 1)
     }
@@ -309,51 +313,56 @@ impl Transaction for SqliteTx<'_> {
     ) -> Result<bool, StoreError> {
         let n = self
             .tx
-            .execute(
+            .prepare_cached(
                 "UPDATE processes SET snapshot = ?1, next_timer_at = ?2, revision = revision + 1
                  WHERE id = ?3 AND revision = ?4",
-                params![snapshot, next_timer_at.map(to_i64), id, to_i64(revision)],
             )
+            .map_err(backend)?
+            .execute(params![
+                snapshot,
+                next_timer_at.map(to_i64),
+                id,
+                to_i64(revision)
+            ])
             .map_err(backend)?;
         Ok(n == 1)
     }
 
     fn insert_applied_event(&mut self, row: &AppliedEvent) -> Result<(), StoreError> {
         self.tx
-            .execute(
+            .prepare_cached(
                 "INSERT INTO applied_events (process, event_id, payload_hash, response, revision, applied_at)
                  VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
-                params![
-                    row.process,
-                    row.event_id,
-                    row.payload_hash,
-                    row.response,
-                    to_i64(row.revision),
-                    to_i64(row.applied_at)
-                ],
             )
+            .map_err(backend)?
+            .execute(params![
+                row.process,
+                row.event_id,
+                row.payload_hash,
+                row.response,
+                to_i64(row.revision),
+                to_i64(row.applied_at)
+            ])
             .map_err(backend)?;
         Ok(())
     }
 
     fn insert_outbox(&mut self, item: &OutboxItem) -> Result<(), StoreError> {
         self.tx
-            .execute(
-                &format!("INSERT INTO outbox ({OUTBOX_COLUMNS}) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)
-                  ON CONFLICT DO NOTHING"),
-                params![
-                    item.process,
-                    item.event_id,
-                    item.position,
-                    item.key,
-                    item.effect,
-                    item.args,
-                    item.status.as_str(),
-                    item.attempts,
-                    to_i64(item.next_attempt_at),
-                    item.last_error
-                ],
-            )
+            .prepare_cached(INSERT_OUTBOX)
+            .map_err(backend)?
+            .execute(params![
+                item.process,
+                item.event_id,
+                item.position,
+                item.key,
+                item.effect,
+                item.args,
+                item.status.as_str(),
+                item.attempts,
+                to_i64(item.next_attempt_at),
+                item.last_error
+            ])
             .map_err(backend)?;
         Ok(())
     }
@@ -384,11 +393,9 @@ impl Store for SqliteStore {
 
     fn process(&mut self, id: &str) -> Result<Option<ProcessRow>, StoreError> {
         self.conn
-            .query_row(
-                &format!("SELECT {PROCESS_COLUMNS} FROM processes WHERE id = ?1"),
-                params![id],
-                process_row,
-            )
+            .prepare_cached(SELECT_PROCESS)
+            .map_err(backend)?
+            .query_row(params![id], process_row)
             .optional()
             .map_err(backend)
     }

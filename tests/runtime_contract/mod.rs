@@ -316,12 +316,15 @@ fn chart_without_retention() -> Arc<Chart> {
 /// as if another writer had committed in between: the revision check must
 /// fail and `apply` must start over.
 /// With `crash_left` set, a transaction runs to its end and is then rolled
-/// back with an error, as if the process had died before the commit.
+/// back with an error, as if the process had died before the commit. It can
+/// also fail the `fail_outbox_in`-th outbox insert from now (0: none), as a
+/// full disk would.
 pub struct Stale<S> {
     pub inner: S,
     pub stale_left: Cell<u32>,
     pub crash_left: Cell<u32>,
     pub transactions: Cell<u32>,
+    pub fail_outbox_in: Cell<u32>,
 }
 
 impl<S> Stale<S> {
@@ -331,6 +334,7 @@ impl<S> Stale<S> {
             stale_left: Cell::new(0),
             crash_left: Cell::new(0),
             transactions: Cell::new(0),
+            fail_outbox_in: Cell::new(0),
         }
     }
 }
@@ -338,6 +342,7 @@ impl<S> Stale<S> {
 struct StaleTx<'a> {
     inner: &'a mut dyn Transaction,
     stale: bool,
+    fail_outbox_in: &'a Cell<u32>,
 }
 
 impl Transaction for StaleTx<'_> {
@@ -369,6 +374,11 @@ impl Transaction for StaleTx<'_> {
         self.inner.insert_applied_event(row)
     }
     fn insert_outbox(&mut self, item: &OutboxItem) -> Result<(), StoreError> {
+        let left = self.fail_outbox_in.get();
+        self.fail_outbox_in.set(left.saturating_sub(1));
+        if left == 1 {
+            return Err(StoreError::Backend("disk full".into()));
+        }
         self.inner.insert_outbox(item)
     }
 }
@@ -390,8 +400,13 @@ impl<S: Store> Store for Stale<S> {
         if crash {
             self.crash_left.set(self.crash_left.get() - 1);
         }
+        let fail_outbox_in = &self.fail_outbox_in;
         self.inner.transaction(|tx| {
-            let value = body(&mut StaleTx { inner: tx, stale })?;
+            let value = body(&mut StaleTx {
+                inner: tx,
+                stale,
+                fail_outbox_in,
+            })?;
             if crash {
                 return Err(E::from(StoreError::Backend("crashed before commit".into())));
             }
@@ -807,4 +822,277 @@ pub fn duplicates_change_nothing<B: Backend>(
     assert_eq!(clean["configuration"], noisy["configuration"]);
     assert_eq!(clean["context"], noisy["context"]);
     assert_eq!(clean["context"], clean_replay(&chart, events));
+}
+
+// ---------------------------------------------------------------------------
+// `apply_batch`: many events in one transaction, each answered as `apply`
+// would answer it. Declared per backend by `batch_contract_tests!`.
+
+/// Applies `events` one by one with `apply` on one fresh store and in
+/// batches cut at `cuts` (sorted positions) with `apply_batch` on another:
+/// every answer is the same, byte for byte, and so is everything stored.
+pub fn batch_equals_one_by_one<B: Backend>(
+    backend: &B,
+    events: &[(String, Event)],
+    cuts: &[usize],
+) {
+    let chart = ledger();
+    let mut single = backend.connect(&backend.fresh());
+    let one_by_one: Vec<String> = events
+        .iter()
+        .map(|(process, event)| format!("{:?}", apply_at(&mut single, &chart, process, event, T0)))
+        .collect();
+    let mut batched = backend.connect(&backend.fresh());
+    let mut answers = Vec::new();
+    let mut start = 0;
+    for end in cuts.iter().copied().chain([events.len()]) {
+        let end = end.clamp(start, events.len());
+        let batch = runtime::apply_batch_at(&mut batched, &chart, &events[start..end], T0)
+            .expect("no store error");
+        assert_eq!(batch.len(), end - start);
+        answers.extend(batch.iter().map(|answer| format!("{answer:?}")));
+        start = end;
+    }
+    assert_eq!(answers, one_by_one);
+    let mut processes: Vec<&str> = events.iter().map(|(p, _)| p.as_str()).collect();
+    processes.sort();
+    processes.dedup();
+    for process in processes {
+        assert_eq!(
+            single.process(process).unwrap(),
+            batched.process(process).unwrap(),
+            "{process}"
+        );
+        assert_eq!(
+            single.applied_count(process).unwrap(),
+            batched.applied_count(process).unwrap(),
+            "{process}"
+        );
+    }
+    assert_eq!(single.outbox(None).unwrap(), batched.outbox(None).unwrap());
+}
+
+/// `batch_equals_one_by_one` on random events: ids from a small pool so
+/// they recur (within a batch too), some with another payload (conflicts),
+/// some without an id, spread over three processes, cut into random batches.
+pub fn batch_equals_one_by_one_property<B: Backend>(backend: &B, cases: u32) {
+    use proptest::prelude::*;
+    use proptest::test_runner::{Config, TestRunner};
+    let event = (0..3usize, 0..14u32, 1..3i64).prop_map(|(process, pick, amount)| {
+        let event = match pick {
+            10 => named("CLOSE", "close"),
+            11 => named("REOPEN", "reopen"),
+            12 => Event::new("CLOSE", None, Value::Null),
+            // The id of `add-0` with another amount: a conflict once `add-0` is in.
+            13 => add("add-0", 100),
+            _ => add(&format!("add-{pick}"), i64::from(pick) * amount),
+        };
+        (format!("p{process}"), event)
+    });
+    let strategy = (
+        prop::collection::vec(event, 1..30),
+        prop::collection::vec(0..30usize, 0..5),
+    );
+    let mut runner = TestRunner::new(Config {
+        cases,
+        failure_persistence: None,
+        ..Config::default()
+    });
+    runner
+        .run(&strategy, |(events, mut cuts)| {
+            cuts.sort_unstable();
+            batch_equals_one_by_one(backend, &events, &cuts);
+            Ok(())
+        })
+        .unwrap();
+}
+
+pub fn a_batch_answers_each_event_as_apply_would<B: Backend>(backend: &B) {
+    let chart = ledger();
+    let mut store = backend.connect(&backend.fresh());
+    let events = vec![
+        ("p1", add("a", 5)),
+        ("p2", add("a", 1)),
+        // The same id twice in one batch: the second is a duplicate of the first.
+        ("p1", add("a", 5)),
+        // The same id with another payload: a conflict, which writes nothing.
+        ("p1", add("a", 6)),
+        ("p1", Event::new("CLOSE", None, Value::Null)),
+        ("p1", named("CLOSE", "c1")),
+        ("p1", add("late", 2)),
+        ("p1", add("b", 7)),
+    ];
+    let answers = runtime::apply_batch_at(&mut store, &chart, &events, T0).unwrap();
+    let kinds: Vec<&str> = answers
+        .iter()
+        .map(|a| a.as_ref().map_or("error", Outcome::kind))
+        .collect();
+    assert_eq!(
+        kinds,
+        [
+            "applied",
+            "applied",
+            "duplicate",
+            "conflict",
+            "error",
+            "applied",
+            "ignored",
+            "ignored"
+        ]
+    );
+    let first = answers[0].as_ref().unwrap();
+    assert_eq!(
+        answers[2].as_ref().unwrap(),
+        &Outcome::Duplicate {
+            response: first.response().unwrap().to_string(),
+            revision: 1
+        }
+    );
+    let error = answers[4].as_ref().unwrap_err();
+    assert!(error.to_string().contains("has no id"), "{error}");
+    // Revisions count the recorded events of each process, as with `apply`.
+    let revisions: Vec<Option<u64>> = answers
+        .iter()
+        .map(|a| a.as_ref().ok().and_then(Outcome::revision))
+        .collect();
+    assert_eq!(
+        revisions,
+        [
+            Some(1),
+            Some(1),
+            Some(1),
+            None,
+            None,
+            Some(2),
+            Some(3),
+            Some(4)
+        ]
+    );
+    let (row, applied, _) = state_of(&mut store, "p1");
+    assert_eq!(row.unwrap().revision, 4);
+    assert_eq!(applied, 4);
+    assert_eq!(store.outbox(None).unwrap().len(), 2);
+    let state = runtime::inspect(&mut store, "p1").unwrap().unwrap();
+    assert_eq!(state["context"]["total"], 5);
+    assert_eq!(state["configuration"], serde_json::json!(["closed"]));
+    // Sent again after the batch, each is a duplicate with the batch's answer.
+    let again = apply_at(&mut store, &chart, "p1", &add("late", 2), T0 + 1).unwrap();
+    assert_eq!(again.response(), answers[6].as_ref().unwrap().response());
+    assert_eq!(again.kind(), "duplicate");
+}
+
+pub fn a_batch_event_its_process_cannot_take_writes_nothing<B: Backend>(backend: &B) {
+    let chart = ledger();
+    let mut store = backend.connect(&backend.fresh());
+    apply_at(&mut store, &chart, "old", &add("a", 5), T0).unwrap();
+    let before = state_of(&mut store, "old");
+    let v2 = self::chart(
+        &include_str!("../data/runtime/ledger.yaml").replace("version: 1", "version: 2"),
+    );
+    let events = [
+        ("new", add("a", 1)),
+        ("old", add("b", 1)),
+        ("new", add("b", 2)),
+    ];
+    let answers = runtime::apply_batch_at(&mut store, &v2, &events, T0).unwrap();
+    assert_eq!(answers[0].as_ref().unwrap().kind(), "applied");
+    let error = answers[1].as_ref().unwrap_err();
+    assert!(error.to_string().contains("old"), "{error}");
+    assert_eq!(answers[2].as_ref().unwrap().kind(), "applied");
+    let (row, applied, _) = state_of(&mut store, "old");
+    assert_eq!((row, applied), (before.0, before.1));
+    assert_eq!(store.applied_count("new").unwrap(), 2);
+}
+
+pub fn a_store_error_rolls_the_whole_batch_back<B: Backend>(backend: &B) {
+    let chart = ledger();
+    let mut store = Stale::new(backend.connect(&backend.fresh()));
+    apply_at(&mut store, &chart, "p1", &add("a", 1), T0).unwrap();
+    let before = (
+        state_of(&mut store.inner, "p1"),
+        state_of(&mut store.inner, "p2"),
+    );
+    // The third event's outbox row fails, after two events were written.
+    store.fail_outbox_in.set(3);
+    let events = [
+        ("p1", add("b", 2)),
+        ("p2", add("b", 3)),
+        ("p1", add("c", 4)),
+    ];
+    let error = runtime::apply_batch_at(&mut store, &chart, &events, T0).unwrap_err();
+    assert!(error.to_string().contains("disk full"), "{error}");
+    let after = (
+        state_of(&mut store.inner, "p1"),
+        state_of(&mut store.inner, "p2"),
+    );
+    assert_eq!(after, before, "nothing of the batch was written");
+    // Sent again, the batch goes through whole.
+    let answers = runtime::apply_batch_at(&mut store, &chart, &events, T0).unwrap();
+    assert!(
+        answers
+            .iter()
+            .all(|a| a.as_ref().unwrap().kind() == "applied")
+    );
+    assert_eq!(store.inner.applied_count("p1").unwrap(), 3);
+}
+
+pub fn a_lost_race_retries_the_whole_batch<B: Backend>(backend: &B) {
+    let chart = ledger();
+    let mut store = Stale::new(backend.connect(&backend.fresh()));
+    apply_at(&mut store, &chart, "p1", &add("a", 5), T0).unwrap();
+    store.stale_left.set(1);
+    store.transactions.set(0);
+    // p2 is new and written first; p1's update then finds its revision moved.
+    let events = [
+        ("p2", add("x", 1)),
+        ("p1", add("b", 7)),
+        ("p1", add("c", 1)),
+    ];
+    let answers = runtime::apply_batch_at(&mut store, &chart, &events, T0).unwrap();
+    assert_eq!(store.transactions.get(), 2, "one lost race, then a win");
+    let revisions: Vec<u64> = answers
+        .iter()
+        .map(|a| a.as_ref().unwrap().revision().unwrap())
+        .collect();
+    assert_eq!(revisions, [1, 2, 3]);
+    assert_eq!(store.inner.applied_count("p2").unwrap(), 1);
+    assert_eq!(
+        store.outbox(None).unwrap().len(),
+        4,
+        "no rows of the lost try"
+    );
+    let state = runtime::inspect(&mut store.inner, "p1").unwrap().unwrap();
+    assert_eq!(state["context"]["total"], 13);
+}
+
+/// Declares one `#[test]` per `apply_batch` contract function for `$backend`.
+#[macro_export]
+macro_rules! batch_contract_tests {
+    ($backend:expr $(, #[$attr:meta])* $(,)?) => {
+        $(#[$attr])*
+        #[test]
+        fn a_batch_answers_each_event_as_apply_would() {
+            runtime_contract::a_batch_answers_each_event_as_apply_would(&$backend);
+        }
+        $(#[$attr])*
+        #[test]
+        fn a_batch_event_its_process_cannot_take_writes_nothing() {
+            runtime_contract::a_batch_event_its_process_cannot_take_writes_nothing(&$backend);
+        }
+        $(#[$attr])*
+        #[test]
+        fn a_store_error_rolls_the_whole_batch_back() {
+            runtime_contract::a_store_error_rolls_the_whole_batch_back(&$backend);
+        }
+        $(#[$attr])*
+        #[test]
+        fn a_lost_race_retries_the_whole_batch() {
+            runtime_contract::a_lost_race_retries_the_whole_batch(&$backend);
+        }
+        $(#[$attr])*
+        #[test]
+        fn a_batch_equals_applying_its_events_one_by_one() {
+            runtime_contract::batch_equals_one_by_one_property(&$backend, 24);
+        }
+    };
 }
