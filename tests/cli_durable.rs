@@ -274,6 +274,15 @@ fn advance_fires_due_timers_once(store: String) {
         "{}",
         early.stderr
     );
+    // The process shows when its next timer is due: the first reminder.
+    let waiting = session.run("inspect", &["--process", "o1"]);
+    assert!(
+        waiting
+            .stdout
+            .contains(&format!(r#""next_timer_at":{}"#, at(10))),
+        "{}",
+        waiting.stdout
+    );
     // Without `--process`, every process whose next timer is due.
     let reminder = session.run("advance", &["--machine", REMINDER, "--now", &at(10)]);
     assert_eq!((reminder.code, fired(&reminder)), (Some(0), 1));

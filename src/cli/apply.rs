@@ -60,7 +60,8 @@ pub enum DurableCommand {
         #[arg(long, default_value_t = 1000)]
         limit: usize,
     },
-    /// Print a stored process: `{"process", "revision", "configuration", "context"}`.
+    /// Print a stored process: `{"process", "revision", "configuration", "context",
+    /// "next_timer_at"}`.
     Inspect {
         #[command(flatten)]
         store: StoreArgs,

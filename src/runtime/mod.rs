@@ -556,8 +556,9 @@ struct ResponseEffect<'a> {
     args: &'a Value,
 }
 
-/// The stored state of a process: `{"process", "revision", "configuration",
-/// "context"}`, or `None` when it does not exist.
+/// The stored state of a process: `{"process", "machine", "revision",
+/// "configuration", "context", "next_timer_at"}`, or `None` when it does not
+/// exist.
 pub fn inspect<S: Store>(
     store: &mut S,
     process: &str,
@@ -573,6 +574,7 @@ pub fn inspect<S: Store>(
         "revision": row.revision,
         "configuration": snapshot.configuration,
         "context": snapshot.context.to_json(),
+        "next_timer_at": row.next_timer_at,
     })))
 }
 
