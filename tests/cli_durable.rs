@@ -207,22 +207,24 @@ fn outbox_lists_and_dispatches_once(store: String) {
     insta::assert_snapshot!("outbox_lists_and_dispatches_once", session.transcript);
 }
 
-fn purge_deletes_marks_older_than_the_retention(store: String) {
+fn purge_deletes_marks_and_settled_rows_older_than_the_retention(store: String) {
     let mut session = Session::new(store);
     let add = r#"{"type":"ADD","data":{"addId":"a1","amount":5}}"#;
     session.apply("p1", add);
     session.apply("p1", r#"{"type":"ADD","data":{"addId":"a2","amount":7}}"#);
-    // The marks were written at the system clock's present; the ledger keeps
-    // them for 1h.
+    // Both effects are handed out and marked done.
+    session.run("outbox", &["--dispatch"]);
+    // The marks were written, and the rows settled, at the system clock's
+    // present; the ledger keeps them for 1h.
     let now = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .expect("a clock after 1970")
         .as_millis() as u64;
     let within = session.run("purge", &["--machine", LEDGER, "--now", &now.to_string()]);
-    assert_eq!(within.stdout.trim(), r#"{"purged":0}"#);
+    assert_eq!(within.stdout.trim(), r#"{"purged":0,"outbox_purged":0}"#);
     let after = (now + 2 * 3_600_000).to_string();
     let purged = session.run("purge", &["--machine", LEDGER, "--now", &after]);
-    assert_eq!(purged.stdout.trim(), r#"{"purged":2}"#);
+    assert_eq!(purged.stdout.trim(), r#"{"purged":2,"outbox_purged":2}"#);
     // Without its mark, a very late duplicate in `open` is applied again:
     // the hazard the README describes, which retention must outlast.
     let late = session.apply("p1", add);
@@ -230,12 +232,25 @@ fn purge_deletes_marks_older_than_the_retention(store: String) {
         late.stdout
             .starts_with(r#"{"outcome":"applied","revision":3"#)
     );
+    // Its effect is queued again under the same key, for the receiver to
+    // recognise.
+    let queued = session.run("outbox", &[]);
+    assert_eq!(queued.stdout.lines().count(), 1);
+    // No row is dead: requeueing a key that is not dead is an error, `all`
+    // requeues none.
+    let missing = session.run("outbox", &["--requeue", "no-such-key"]);
+    assert_eq!(missing.code, Some(2));
+    let all = session.run("outbox", &["--requeue", "all"]);
+    assert_eq!(all.stdout.trim(), r#"{"requeued":0}"#);
     // The transcript leaves out the `--now` values, which are clock readings.
     let transcript = session
         .transcript
         .replace(&now.to_string(), "[now]")
         .replace(&after, "[now + 2h]");
-    insta::assert_snapshot!("purge_deletes_marks_older_than_the_retention", transcript);
+    insta::assert_snapshot!(
+        "purge_deletes_marks_and_settled_rows_older_than_the_retention",
+        transcript
+    );
 }
 
 /// Timers of stored processes fire when `advance` (or an `apply`) reaches
@@ -389,7 +404,7 @@ on_both_stores!(
     apply_answers_every_delivery,
     inspect_shows_a_known_process_only,
     outbox_lists_and_dispatches_once,
-    purge_deletes_marks_older_than_the_retention,
+    purge_deletes_marks_and_settled_rows_older_than_the_retention,
     advance_fires_due_timers_once,
     concurrent_appliers_never_fail_for_contention,
 );

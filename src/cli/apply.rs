@@ -74,10 +74,17 @@ pub enum DurableCommand {
     Outbox {
         #[command(flatten)]
         store: StoreArgs,
-        #[arg(long)]
+        #[arg(long, conflicts_with = "requeue")]
         dispatch: bool,
+        /// Put dead rows back in the queue, due now with no attempts
+        /// counted: the row with this key, or every dead row with `all`.
+        /// Prints `{"requeued": N}`.
+        #[arg(long, value_name = "KEY|all")]
+        requeue: Option<String>,
     },
-    /// Delete applied event ids older than the machine's `dedup.retention`.
+    /// Delete applied event ids, and outbox rows settled (done, or unknown
+    /// and told to the machine), older than the machine's `dedup.retention`.
+    /// Prints `{"purged": N, "outbox_purged": M}`.
     Purge {
         #[command(flatten)]
         store: StoreArgs,
@@ -179,6 +186,14 @@ impl Store for AnyStore {
 
     fn purge_applied(&mut self, machine: &str, before: u64) -> Result<usize, StoreError> {
         forward!(self, store => store.purge_applied(machine, before))
+    }
+
+    fn purge_outbox(&mut self, machine: &str, before: u64) -> Result<usize, StoreError> {
+        forward!(self, store => store.purge_outbox(machine, before))
+    }
+
+    fn requeue_dead(&mut self, key: Option<&str>, now: u64) -> Result<usize, StoreError> {
+        forward!(self, store => store.requeue_dead(key, now))
     }
 
     fn applied_count(&mut self, process: &str) -> Result<usize, StoreError> {
@@ -401,8 +416,23 @@ pub fn run(command: DurableCommand) -> CommandResult {
                 None => Err(format!("no process `{process}` in the store")),
             }
         }
-        DurableCommand::Outbox { store, dispatch } => {
+        DurableCommand::Outbox {
+            store,
+            dispatch,
+            requeue,
+        } => {
             let mut store = open(&store)?;
+            if let Some(which) = requeue {
+                let key = (which != "all").then_some(which.as_str());
+                let requeued = store
+                    .requeue_dead(key, runtime::now_millis())
+                    .map_err(|e| e.to_string())?;
+                if requeued == 0 && key.is_some() {
+                    return Err(format!("no dead outbox row has the key `{which}`"));
+                }
+                println!("{}", serde_json::json!({ "requeued": requeued }));
+                return Ok(ExitCode::SUCCESS);
+            }
             if dispatch {
                 let now = runtime::now_millis();
                 let items = store
@@ -439,7 +469,10 @@ pub fn run(command: DurableCommand) -> CommandResult {
             let mut store = open(&store)?;
             let now = now.unwrap_or_else(runtime::now_millis);
             let purged = runtime::purge(&mut store, &chart, now).map_err(|e| e.to_string())?;
-            println!("{}", serde_json::json!({ "purged": purged }));
+            println!(
+                "{}",
+                serde_json::json!({ "purged": purged.applied, "outbox_purged": purged.outbox })
+            );
             Ok(ExitCode::SUCCESS)
         }
     }

@@ -578,16 +578,31 @@ pub fn inspect<S: Store>(
     })))
 }
 
-/// Deletes the applied-event rows of `chart`'s processes older than the
-/// machine's `dedup.retention` at `now`; returns how many. A machine without
-/// a retention keeps its ids forever, the safe side.
-pub fn purge<S: Store>(store: &mut S, chart: &Chart, now: u64) -> Result<usize, RuntimeError> {
+/// What `purge` deleted.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Purged {
+    /// Applied-event rows (marks of applied ids).
+    pub applied: usize,
+    /// Settled outbox rows (done, or unknown and told to the machine).
+    pub outbox: usize,
+}
+
+/// Deletes what `chart`'s processes no longer need once the machine's
+/// `dedup.retention` has passed at `now`: the applied-event rows, and the
+/// outbox rows that were settled before then. Both go together: while a mark
+/// is kept, the effects' rows are kept too, so a redelivery inside the window
+/// never finds a key missing. Pending and dead rows stay. A machine without a
+/// retention keeps everything, the safe side.
+pub fn purge<S: Store>(store: &mut S, chart: &Chart, now: u64) -> Result<Purged, RuntimeError> {
     let machine = chart.machine();
     let Some(dedup) = &machine.dedup else {
-        return Ok(0);
+        return Ok(Purged::default());
     };
     let before = now.saturating_sub(dedup.retention.millis);
-    Ok(store.purge_applied(&machine.name, before)?)
+    Ok(Purged {
+        applied: store.purge_applied(&machine.name, before)?,
+        outbox: store.purge_outbox(&machine.name, before)?,
+    })
 }
 
 #[cfg(test)]

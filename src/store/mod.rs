@@ -187,6 +187,16 @@ pub trait Store {
     /// `before`; returns how many.
     fn purge_applied(&mut self, machine: &str, before: u64) -> Result<usize, StoreError>;
 
+    /// Deletes the settled outbox rows (done, or unknown: the machine was
+    /// told) of processes of `machine` last attempted before `before`;
+    /// returns how many. Pending rows wait for dispatch and dead rows for an
+    /// operator, so both stay.
+    fn purge_outbox(&mut self, machine: &str, before: u64) -> Result<usize, StoreError>;
+
+    /// Puts dead rows back in the queue, due at `now` with no attempts
+    /// counted: the row with `key`, or every dead row; returns how many.
+    fn requeue_dead(&mut self, key: Option<&str>, now: u64) -> Result<usize, StoreError>;
+
     /// How many applied-event rows a process has (for tests and `inspect`).
     fn applied_count(&mut self, process: &str) -> Result<usize, StoreError>;
 }

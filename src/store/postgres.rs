@@ -512,6 +512,30 @@ impl Store for PostgresStore {
         Ok(usize::try_from(n).unwrap_or(usize::MAX))
     }
 
+    fn purge_outbox(&mut self, machine: &str, before: u64) -> Result<usize, StoreError> {
+        let n = self
+            .client
+            .execute(
+                "DELETE FROM outbox WHERE status IN ('done', 'unknown') AND next_attempt_at < $1
+                 AND process IN (SELECT id FROM processes WHERE machine = $2)",
+                &[&to_i64(before), &machine],
+            )
+            .map_err(backend)?;
+        Ok(usize::try_from(n).unwrap_or(usize::MAX))
+    }
+
+    fn requeue_dead(&mut self, key: Option<&str>, now: u64) -> Result<usize, StoreError> {
+        let n = self
+            .client
+            .execute(
+                "UPDATE outbox SET status = 'pending', attempts = 0, next_attempt_at = $1
+                 WHERE status = 'dead' AND ($2::TEXT IS NULL OR idempotency_key = $2)",
+                &[&to_i64(now), &key],
+            )
+            .map_err(backend)?;
+        Ok(usize::try_from(n).unwrap_or(usize::MAX))
+    }
+
     fn applied_count(&mut self, process: &str) -> Result<usize, StoreError> {
         let row = self
             .client

@@ -513,6 +513,26 @@ impl Store for SqliteStore {
             .map_err(backend)
     }
 
+    fn purge_outbox(&mut self, machine: &str, before: u64) -> Result<usize, StoreError> {
+        self.conn
+            .execute(
+                "DELETE FROM outbox WHERE status IN ('done', 'unknown') AND next_attempt_at < ?1
+                 AND process IN (SELECT id FROM processes WHERE machine = ?2)",
+                params![to_i64(before), machine],
+            )
+            .map_err(backend)
+    }
+
+    fn requeue_dead(&mut self, key: Option<&str>, now: u64) -> Result<usize, StoreError> {
+        self.conn
+            .execute(
+                "UPDATE outbox SET status = 'pending', attempts = 0, next_attempt_at = ?1
+                 WHERE status = 'dead' AND (?2 IS NULL OR idempotency_key = ?2)",
+                params![to_i64(now), key],
+            )
+            .map_err(backend)
+    }
+
     fn applied_count(&mut self, process: &str) -> Result<usize, StoreError> {
         self.conn
             .query_row(

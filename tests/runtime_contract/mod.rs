@@ -271,7 +271,12 @@ pub fn purge_uses_the_injected_clock<B: Backend>(backend: &B) {
     apply_at(&mut store, &chart, "p1", &add("old", 1), T0).unwrap();
     apply_at(&mut store, &chart, "p1", &add("new", 2), T0 + hour / 2).unwrap();
     // Exactly at the window's end the old id is still kept.
-    assert_eq!(runtime::purge(&mut store, &chart, T0 + hour).unwrap(), 0);
+    assert_eq!(
+        runtime::purge(&mut store, &chart, T0 + hour)
+            .unwrap()
+            .applied,
+        0
+    );
     assert_eq!(
         apply_at(&mut store, &chart, "p1", &add("old", 1), T0 + hour)
             .unwrap()
@@ -279,7 +284,9 @@ pub fn purge_uses_the_injected_clock<B: Backend>(backend: &B) {
         "duplicate"
     );
     assert_eq!(
-        runtime::purge(&mut store, &chart, T0 + hour + 1).unwrap(),
+        runtime::purge(&mut store, &chart, T0 + hour + 1)
+            .unwrap()
+            .applied,
         1
     );
     assert_eq!(store.applied_count("p1").unwrap(), 1);
@@ -302,8 +309,91 @@ pub fn purge_uses_the_injected_clock<B: Backend>(backend: &B) {
     let forever = chart_without_retention();
     let mut other = backend.connect(&backend.fresh());
     apply_at(&mut other, &forever, "q", &add("x", 1), T0).unwrap();
-    assert_eq!(runtime::purge(&mut other, &forever, u64::MAX).unwrap(), 0);
+    assert_eq!(
+        runtime::purge(&mut other, &forever, u64::MAX).unwrap(),
+        runtime::Purged::default()
+    );
     assert_eq!(other.applied_count("q").unwrap(), 1);
+}
+
+/// Settled outbox rows go with the marks, once the retention has passed
+/// since they were settled; pending and dead rows stay, and a dead row can
+/// be put back in the queue.
+pub fn purge_keeps_pending_and_dead_rows_and_requeue_revives_dead_ones<B: Backend>(backend: &B) {
+    let chart = ledger();
+    let hour = 3_600_000;
+    let mut store = backend.connect(&backend.fresh());
+    for (id, amount) in [("done", 1), ("dead", 2), ("waiting", 3)] {
+        apply_at(&mut store, &chart, "p1", &add(id, amount), T0).unwrap();
+    }
+    let rows = store.outbox(None).unwrap();
+    let key_of = |event_id: &str| {
+        rows.iter()
+            .find(|r| r.event_id == event_id)
+            .map(|r| r.key.clone())
+            .unwrap()
+    };
+    store
+        .finish_attempt(&key_of("done"), OutboxStatus::Done, 1, T0 + 10, None)
+        .unwrap();
+    store
+        .finish_attempt(
+            &key_of("dead"),
+            OutboxStatus::Dead,
+            8,
+            T0 + 10,
+            Some("refused"),
+        )
+        .unwrap();
+    // Inside the window nothing goes; each row leaves a window after it was
+    // written (the marks) or settled (the outbox row).
+    let inside = runtime::purge(&mut store, &chart, T0 + hour).unwrap();
+    assert_eq!(
+        inside,
+        runtime::Purged {
+            applied: 0,
+            outbox: 0
+        }
+    );
+    let marks = runtime::purge(&mut store, &chart, T0 + 10 + hour).unwrap();
+    assert_eq!(
+        marks,
+        runtime::Purged {
+            applied: 3,
+            outbox: 0
+        }
+    );
+    let settled = runtime::purge(&mut store, &chart, T0 + 11 + hour).unwrap();
+    assert_eq!(
+        settled,
+        runtime::Purged {
+            applied: 0,
+            outbox: 1
+        }
+    );
+    let left: Vec<(String, OutboxStatus)> = store
+        .outbox(None)
+        .unwrap()
+        .into_iter()
+        .map(|r| (r.event_id, r.status))
+        .collect();
+    assert_eq!(
+        left,
+        [
+            ("dead".to_string(), OutboxStatus::Dead),
+            ("waiting".to_string(), OutboxStatus::Pending)
+        ]
+    );
+    // Requeue: an unknown key changes nothing; the dead row's key revives it.
+    assert_eq!(store.requeue_dead(Some("no-such-key"), T0).unwrap(), 0);
+    assert_eq!(store.requeue_dead(Some(&key_of("waiting")), T0).unwrap(), 0);
+    let now = T0 + 2 * hour;
+    assert_eq!(store.requeue_dead(None, now).unwrap(), 1);
+    let revived = store.outbox(Some(OutboxStatus::Pending)).unwrap();
+    let dead = revived.iter().find(|r| r.event_id == "dead").unwrap();
+    assert_eq!((dead.attempts, dead.next_attempt_at), (0, now));
+    assert_eq!(dead.key, key_of("dead"));
+    assert_eq!(store.claim_due(now, 30_000, 10).unwrap().len(), 2);
 }
 
 fn chart_without_retention() -> Arc<Chart> {
@@ -443,6 +533,12 @@ impl<S: Store> Store for Stale<S> {
     }
     fn purge_applied(&mut self, m: &str, b: u64) -> Result<usize, StoreError> {
         self.inner.purge_applied(m, b)
+    }
+    fn purge_outbox(&mut self, m: &str, b: u64) -> Result<usize, StoreError> {
+        self.inner.purge_outbox(m, b)
+    }
+    fn requeue_dead(&mut self, k: Option<&str>, n: u64) -> Result<usize, StoreError> {
+        self.inner.requeue_dead(k, n)
     }
     fn applied_count(&mut self, p: &str) -> Result<usize, StoreError> {
         self.inner.applied_count(p)
@@ -714,6 +810,13 @@ macro_rules! contract_tests {
         #[test]
         fn purge_uses_the_injected_clock() {
             runtime_contract::purge_uses_the_injected_clock(&$backend);
+        }
+        $(#[$attr])*
+        #[test]
+        fn purge_keeps_pending_and_dead_rows_and_requeue_revives_dead_ones() {
+            runtime_contract::purge_keeps_pending_and_dead_rows_and_requeue_revives_dead_ones(
+                &$backend,
+            );
         }
         $(#[$attr])*
         #[test]
