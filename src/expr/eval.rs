@@ -531,7 +531,7 @@ fn eval_ref<'a>(node: &'a Node, env: &Env<'a>) -> Result<Cow<'a, Value>, Fail> {
         Op::Event(field) => {
             let event = env.event(span)?;
             match field {
-                EventField::Type => Cow::Owned(Value::String(event.name.clone())),
+                EventField::Type => Cow::Owned(Value::from(event.name.clone())),
                 EventField::Id => Cow::Borrowed(
                     event
                         .id
@@ -578,7 +578,7 @@ fn eval_ref<'a>(node: &'a Node, env: &Env<'a>) -> Result<Cow<'a, Value>, Fail> {
                     return Err(EvalError::new("map keys must be strings", key.span));
                 };
                 let v = eval_ref(value, env)?.into_owned();
-                if map.insert(k.clone(), v).is_some() {
+                if map.insert(Arc::from(k.as_str()), v).is_some() {
                     return Err(EvalError::new(
                         format!("the key `{k}` appears twice in the map"),
                         key.span,

@@ -1,10 +1,15 @@
 //! Runtime values: what expressions compute and what the context holds.
 //!
-//! Strings, lists and maps sit behind `Arc`, so cloning a value never copies
-//! its contents and a value can cross threads (the durable runtime runs on
+//! Lists and maps sit behind `Arc`, so cloning a value never copies their
+//! contents and a value can cross threads (the durable runtime runs on
 //! several). A list that is owned by one holder alone can still grow in place
 //! through `Arc::make_mut`, which is how an assign appends to a list without
 //! copying it.
+//!
+//! Strings are `SmolStr`s: up to 23 bytes are stored inside the value itself,
+//! longer ones behind an `Arc`, so cloning stays cheap either way. Ids, the
+//! strings a context mostly holds, are short: reading a snapshot, copying an
+//! id into a list and dropping the list then cost no allocation per string.
 
 use std::cmp::Ordering;
 use std::fmt::{self, Write};
@@ -13,6 +18,7 @@ use std::sync::Arc;
 use indexmap::IndexMap;
 use serde::de::{self, Deserialize, Deserializer, MapAccess, SeqAccess, Visitor};
 use serde::ser::{Serialize, Serializer};
+pub use smol_str::SmolStr;
 
 /// The map of a `Value::Map`: string keys in insertion order, as JSON objects.
 pub type Map = IndexMap<Arc<str>, Value>;
@@ -30,7 +36,7 @@ pub enum Value {
     Bool(bool),
     Int(i64),
     Double(f64),
-    String(Arc<str>),
+    String(SmolStr),
     List(Arc<Vec<Value>>),
     Map(Arc<Map>),
 }
@@ -128,9 +134,9 @@ pub fn map_get<'m>(map: &'m Map, key: &str) -> Option<&'m Value> {
     }
 }
 
-/// String equality that first asks whether both are the same allocation: an
-/// id stored in the context earlier is usually the very string a later event
-/// carries, so most matches end without reading a byte.
+/// Equality of shared strings (event names) that first asks whether both
+/// are the same allocation: an event's name is often the very string the
+/// chart holds, so most matches end without reading a byte.
 #[inline]
 pub fn str_eq(a: &Arc<str>, b: &Arc<str>) -> bool {
     Arc::ptr_eq(a, b) || bytes_eq(a.as_bytes(), b.as_bytes())
@@ -174,42 +180,45 @@ pub fn list_contains(items: &[Value], needle: &Value) -> bool {
 }
 
 /// Membership of a string: one loop per length class, with the needle's
-/// words read once, so that each element costs a few compares.
-fn list_contains_str(items: &[Value], s: &Arc<str>) -> bool {
+/// words read once, so that each element costs a few compares. A short
+/// string's bytes sit inside the element itself, so the loop reads the list
+/// alone.
+fn list_contains_str(items: &[Value], s: &str) -> bool {
     let needle = s.as_bytes();
     let n = needle.len();
     match n {
-        0 => scan(items, s, |_| true),
-        1 => scan(items, s, |t| t[0] == needle[0]),
+        0 => scan(items, n, |_| true),
+        1 => scan(items, n, |t| t[0] == needle[0]),
         2..=3 => {
             let (first, last) = (word::<2>(needle, 0), word::<2>(needle, n - 2));
-            scan(items, s, |t| {
+            scan(items, n, |t| {
                 word::<2>(t, 0) == first && word::<2>(t, n - 2) == last
             })
         }
         4..=7 => {
             let (first, last) = (word::<4>(needle, 0), word::<4>(needle, n - 4));
-            scan(items, s, |t| {
+            scan(items, n, |t| {
                 word::<4>(t, 0) == first && word::<4>(t, n - 4) == last
             })
         }
         8..=16 => {
             let (first, last) = (word::<8>(needle, 0), word::<8>(needle, n - 8));
-            scan(items, s, |t| {
+            scan(items, n, |t| {
                 word::<8>(t, 0) == first && word::<8>(t, n - 8) == last
             })
         }
-        _ => scan(items, s, |t| t == needle),
+        _ => scan(items, n, |t| t == needle),
     }
 }
 
-/// Whether a string of `items` is `s`: the same allocation, or the same
-/// length and `same_bytes`.
+/// Whether a string of `items` has length `n` and `same_bytes`.
 #[inline(always)]
-fn scan(items: &[Value], s: &Arc<str>, same_bytes: impl Fn(&[u8]) -> bool) -> bool {
-    let n = s.len();
+fn scan(items: &[Value], n: usize, same_bytes: impl Fn(&[u8]) -> bool) -> bool {
     items.iter().any(|v| match v {
-        Value::String(t) => t.len() == n && (Arc::ptr_eq(s, t) || same_bytes(t.as_bytes())),
+        Value::String(t) => {
+            let t = t.as_bytes();
+            t.len() == n && same_bytes(t)
+        }
         _ => false,
     })
 }
@@ -271,7 +280,7 @@ impl PartialEq for Value {
             (Value::Int(i), Value::Double(d)) | (Value::Double(d), Value::Int(i)) => {
                 int_eq_double(*i, *d)
             }
-            (Value::String(x), Value::String(y)) => str_eq(x, y),
+            (Value::String(x), Value::String(y)) => x == y,
             // No pointer shortcut for lists and maps: a list holding NaN is
             // not equal to itself.
             (Value::List(x), Value::List(y)) => {
@@ -304,8 +313,21 @@ impl From<f64> for Value {
 }
 
 impl From<&str> for Value {
+    #[inline]
     fn from(s: &str) -> Value {
-        Value::String(s.into())
+        Value::String(small_str(s))
+    }
+}
+
+/// `s` as a `SmolStr`, copied inline by a loop the compiler unrolls rather
+/// than by `SmolStr::new`'s call to `memcpy`, which costs more than the copy
+/// itself for a short id.
+#[inline]
+fn small_str(s: &str) -> SmolStr {
+    if s.len() <= SmolStr::INLINE_CAP {
+        SmolStr::new_inline(s)
+    } else {
+        SmolStr::new(s)
     }
 }
 
@@ -317,6 +339,12 @@ impl From<String> for Value {
 
 impl From<Arc<str>> for Value {
     fn from(s: Arc<str>) -> Value {
+        Value::String(s.into())
+    }
+}
+
+impl From<SmolStr> for Value {
+    fn from(s: SmolStr) -> Value {
         Value::String(s)
     }
 }
@@ -438,7 +466,10 @@ impl<'de> Visitor<'de> for ValueVisitor {
     }
 
     fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Value, A::Error> {
-        let mut items = Vec::with_capacity(seq.size_hint().unwrap_or(0).min(1024));
+        // JSON gives no length up front; starting at 16 instead of 4 saves
+        // the list of a context two of the four copies it takes to grow to
+        // a few dozen items.
+        let mut items = Vec::with_capacity(seq.size_hint().unwrap_or(16).min(1024));
         while let Some(item) = seq.next_element()? {
             items.push(item);
         }
@@ -549,8 +580,27 @@ mod tests {
     #[test]
     fn is_shared_across_threads_and_small() {
         assert_send_sync::<Value>();
-        // A tag and a fat `Arc<str>`: cloning and moving stay cheap.
+        // An inline string fills the value, and the other kinds fit beside
+        // its length byte: cloning and moving stay cheap.
         assert_eq!(std::mem::size_of::<Value>(), 24);
+    }
+
+    #[test]
+    fn keeps_short_strings_inline_and_shares_long_ones() {
+        let long = "an id longer than twenty-three bytes";
+        let value: Value = serde_json::from_str(&format!(r#"["c1", "{long}"]"#)).unwrap();
+        let [Value::String(short), Value::String(shared)] = value.as_list().unwrap() else {
+            panic!("two strings expected");
+        };
+        assert!(!short.is_heap_allocated());
+        assert!(shared.is_heap_allocated());
+        // A clone of the long string shares its bytes rather than copying them.
+        let Value::String(again) = value.as_list().unwrap()[1].clone() else {
+            panic!("a string expected");
+        };
+        assert_eq!(again.as_ptr(), shared.as_ptr());
+        assert_eq!(Value::from(Arc::<str>::from(long)), Value::from(long));
+        assert_eq!(Value::from(Arc::<str>::from("c1")), Value::from("c1"));
     }
 
     #[test]
@@ -654,9 +704,11 @@ mod tests {
 
     #[test]
     fn membership_compares_strings_by_content_too() {
-        let shared: Arc<str> = Arc::from("c1");
-        let list = vec![Value::from("c0"), Value::String(shared.clone())];
-        assert!(list_contains(&list, &Value::String(shared)));
+        let long = "an id longer than the 23 bytes kept inline";
+        let shared: Arc<str> = Arc::from(long);
+        let list = vec![Value::from("c0"), Value::from(shared.clone())];
+        assert!(list_contains(&list, &Value::from(shared)));
+        assert!(list_contains(&list, &Value::from(long.to_string())));
         assert!(list_contains(&list, &Value::from("c0")));
         assert!(!list_contains(&list, &Value::from("c2")));
         assert!(list_contains(&[Value::Int(1)], &Value::Double(1.0)));
