@@ -4,47 +4,20 @@
 //! Every command runs in the crate's directory with relative paths, so that
 //! the paths in messages (and so the snapshots) are the same on any checkout.
 
-use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::path::PathBuf;
 
 use idemchart::syntax::{self, Syntax};
 
-/// What one run of the binary gave.
-struct Run {
-    code: Option<i32>,
-    stdout: String,
-    stderr: String,
-}
+#[path = "support/run.rs"]
+mod run;
+
+use run::{Run, idemchart, manifest_dir};
 
 impl Run {
     /// The exit code and standard error, as a snapshot shows them.
     fn code_and_stderr(&self) -> String {
         format!("exit: {:?}\n{}", self.code, self.stderr)
     }
-}
-
-fn manifest_dir() -> &'static Path {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-}
-
-#[track_caller]
-fn idemchart(args: &[&str]) -> Run {
-    let output: Output = Command::new(env!("CARGO_BIN_EXE_idemchart"))
-        .args(args)
-        .current_dir(manifest_dir())
-        .output()
-        .unwrap_or_else(|e| panic!("cannot start idemchart: {e}"));
-    let run = Run {
-        code: output.status.code(),
-        stdout: String::from_utf8(output.stdout).expect("stdout is UTF-8"),
-        stderr: String::from_utf8(output.stderr).expect("stderr is UTF-8"),
-    };
-    assert!(
-        !run.stderr.contains("panicked"),
-        "idemchart {args:?} panicked:\n{}",
-        run.stderr
-    );
-    run
 }
 
 /// A fresh scratch directory for files a command writes.

@@ -7,43 +7,15 @@
 //! does). Both stores compare against the same snapshot, so they must answer
 //! alike, byte for byte.
 
-use std::path::Path;
-use std::process::{Command, Output};
 use std::sync::atomic::{AtomicU64, Ordering};
 
 const LEDGER: &str = "tests/data/runtime/ledger.yaml";
 const REMINDER: &str = "tests/data/runtime/reminder.yaml";
 
-/// What one run of the binary gave.
-struct Run {
-    code: Option<i32>,
-    stdout: String,
-    stderr: String,
-}
+#[path = "support/run.rs"]
+mod run;
 
-fn manifest_dir() -> &'static Path {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-}
-
-#[track_caller]
-fn idemchart(args: &[&str]) -> Run {
-    let output: Output = Command::new(env!("CARGO_BIN_EXE_idemchart"))
-        .args(args)
-        .current_dir(manifest_dir())
-        .output()
-        .unwrap_or_else(|e| panic!("cannot start idemchart: {e}"));
-    let run = Run {
-        code: output.status.code(),
-        stdout: String::from_utf8(output.stdout).expect("stdout is UTF-8"),
-        stderr: String::from_utf8(output.stderr).expect("stderr is UTF-8"),
-    };
-    assert!(
-        !run.stderr.contains("panicked"),
-        "idemchart {args:?} panicked:\n{}",
-        run.stderr
-    );
-    run
-}
+use run::{Run, idemchart};
 
 static NEXT: AtomicU64 = AtomicU64::new(0);
 
