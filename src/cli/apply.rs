@@ -439,15 +439,19 @@ pub fn run(command: DurableCommand) -> CommandResult {
                     .claim_due(now, 30_000, usize::MAX >> 1)
                     .map_err(|e| e.to_string())?;
                 for item in items {
-                    println!("{}", outbox_json(&item));
+                    // The line shows the row as this attempt leaves it. It is
+                    // printed before the row is marked, so a crash in between
+                    // hands it out again later: at least once, under one key.
+                    let handed = OutboxItem {
+                        status: OutboxStatus::Done,
+                        attempts: item.attempts.saturating_add(1),
+                        next_attempt_at: now,
+                        last_error: None,
+                        ..item
+                    };
+                    println!("{}", outbox_json(&handed));
                     store
-                        .finish_attempt(
-                            &item.key,
-                            OutboxStatus::Done,
-                            item.attempts.saturating_add(1),
-                            now,
-                            None,
-                        )
+                        .finish_attempt(&handed.key, handed.status, handed.attempts, now, None)
                         .map_err(|e| e.to_string())?;
                 }
             } else {
