@@ -19,10 +19,13 @@ use run::{Run, idemchart};
 
 static NEXT: AtomicU64 = AtomicU64::new(0);
 
-/// A unique name for a store of this test run.
+/// A unique name for a store of this test run. PostgreSQL cuts identifiers
+/// at 63 bytes, so the scenario's name is cut first, keeping the part that
+/// makes the name unique.
 fn unique(name: &str) -> String {
+    let short = &name[..name.len().min(32)];
     format!(
-        "{name}_{}_{}",
+        "{short}_{}_{}",
         std::process::id(),
         NEXT.fetch_add(1, Ordering::Relaxed)
     )
