@@ -14,8 +14,11 @@ declare_lint! {
     /// Flags a transition that performs an effect with `idempotency: none`
     /// again, after a run already performed it, on a path that does not go
     /// through the effect's `verify` state (any path, when the effect names
-    /// none). The effect counts as performed by a transition's actions and
-    /// by the entry actions of the states a transition enters.
+    /// none). The effect counts as performed by a transition's actions, by
+    /// the exit actions of the states it leaves (its source and the source's
+    /// ancestors below the transition's domain; descendants that may be
+    /// active are not counted) and by the entry actions of the states it
+    /// enters.
     ///
     /// ### Why is this bad?
     ///
@@ -77,7 +80,13 @@ fn check(cx: &mut Cx) {
                 .any(|a| matches!(a, Action::Effect { name: n, .. } if &n.text == name))
         };
         let entering = entering_states(cx, |s| performs(&m.state(s).entry));
-        if !entering.iter().any(|&b| b) && !m.transitions.iter().any(|t| performs(&t.actions)) {
+        // Whether a transition performs it by its actions or by the exit
+        // actions of the states it leaves.
+        let acts: Vec<bool> = (0..m.transitions.len() as u32)
+            .map(TransitionId)
+            .map(|t| performs(&m.transition(t).actions) || exits_performing(cx, t, &performs))
+            .collect();
+        if !entering.iter().any(|&b| b) && !acts.iter().any(|&b| b) {
             continue;
         }
         let blocked = |node: NodeIndex| {
@@ -86,7 +95,6 @@ fn check(cx: &mut Cx) {
             };
             verify.is_some_and(|v| cx.graph.contains(v, s))
         };
-        let acts: Vec<bool> = m.transitions.iter().map(|t| performs(&t.actions)).collect();
         let runs_edge = |edge: Edge, to: NodeIndex| match edge {
             Edge::Transition(t) => {
                 acts[t.index()]
@@ -231,6 +239,20 @@ fn check(cx: &mut Cx) {
 /// For each state, whether entering it (by default entry below it) enters
 /// a state that `performs` on entry. History states count when their
 /// parent holds one, since they may restore it.
+/// Whether a state that transition `t` leaves, its source or an ancestor of
+/// it below the transition's domain, performs the effect on exit.
+fn exits_performing(cx: &Cx, t: TransitionId, performs: &impl Fn(&[Action]) -> bool) -> bool {
+    let m = cx.machine;
+    let Some(domain) = cx.graph.domain(t) else {
+        return false;
+    };
+    let source = m.transition(t).source;
+    std::iter::once(source)
+        .chain(m.ancestors(source))
+        .take_while(|&s| s != domain)
+        .any(|s| performs(&m.state(s).exit))
+}
+
 fn entering_states(cx: &Cx, performs: impl Fn(StateId) -> bool) -> Vec<bool> {
     let m = cx.machine;
     let mut out = vec![false; m.states.len()];
