@@ -413,30 +413,50 @@ impl Reader {
         })
     }
 
-    fn sources(&mut self, key: &Node, value: &Node) -> Vec<SourceDoc> {
-        let entries = self.map(key, value, "a mapping of sender name → `{ retry_horizon }`");
-        let mut sources = Vec::new();
-        for (k, v) in entries {
+    /// A mapping of NAME → a mapping of fields (`sources`, `events`,
+    /// `effects`): one `T` per entry whose key is a name, made by `new` and
+    /// filled by `field` for each of its fields.
+    fn declarations<T>(
+        &mut self,
+        (key, value): (&Node, &Node),
+        (what, entry_what): (&str, &str),
+        new: impl Fn(Name) -> T,
+        mut field: impl FnMut(&mut Self, &mut T, &Node, &Node),
+    ) -> Vec<T> {
+        let mut out = Vec::new();
+        for (k, v) in self.map(key, value, what) {
             let Some(name) = self.key_name(k) else {
                 continue;
             };
-            let mut source = SourceDoc {
+            let mut item = new(name);
+            for (fk, fv) in self.map(k, v, entry_what) {
+                field(self, &mut item, fk, fv);
+            }
+            out.push(item);
+        }
+        out
+    }
+
+    fn sources(&mut self, key: &Node, value: &Node) -> Vec<SourceDoc> {
+        self.declarations(
+            (key, value),
+            (
+                "a mapping of sender name → `{ retry_horizon }`",
+                "a mapping such as `{ retry_horizon: 72h }`",
+            ),
+            |name| SourceDoc {
                 name,
                 retry_horizon: None,
                 description: None,
-            };
-            for (fk, fv) in self.map(k, v, "a mapping such as `{ retry_horizon: 72h }`") {
-                match key_text(fk) {
-                    "retry_horizon" => {
-                        source.retry_horizon = self.name(fk, fv, "a duration such as `72h`")
-                    }
-                    "description" => source.description = self.text(fk, fv),
-                    other => self.unknown_key(fk, other, &SOURCE_KEYS),
+            },
+            |this, source, fk, fv| match key_text(fk) {
+                "retry_horizon" => {
+                    source.retry_horizon = this.name(fk, fv, "a duration such as `72h`")
                 }
-            }
-            sources.push(source);
-        }
-        sources
+                "description" => source.description = this.text(fk, fv),
+                other => this.unknown_key(fk, other, &SOURCE_KEYS),
+            },
+        )
     }
 
     fn dedup(&mut self, key: &Node, value: &Node) -> Option<DedupDoc> {
@@ -454,74 +474,62 @@ impl Reader {
     }
 
     fn events(&mut self, key: &Node, value: &Node) -> Vec<EventDoc> {
-        let entries = self.map(
-            key,
-            value,
-            "a mapping of event name → `{ id, source, payload }`",
-        );
-        let mut events = Vec::new();
-        for (k, v) in entries {
-            let Some(name) = self.key_name(k) else {
-                continue;
-            };
-            let mut event = EventDoc {
+        self.declarations(
+            (key, value),
+            (
+                "a mapping of event name → `{ id, source, payload }`",
+                "a mapping such as `{ id: pagoId }`",
+            ),
+            |name| EventDoc {
                 name,
                 id_field: None,
                 source: None,
                 payload: None,
                 description: None,
-            };
-            for (fk, fv) in self.map(k, v, "a mapping such as `{ id: pagoId }`") {
-                match key_text(fk) {
-                    "id" => event.id_field = self.name(fk, fv, "a payload field name"),
-                    "source" => event.source = self.name(fk, fv, "a source name"),
-                    "payload" => {
-                        let fields = self.map(fk, fv, "a mapping of field → type");
-                        let payload = fields
-                            .iter()
-                            .filter_map(|(pk, pv)| {
-                                let field = self.key_name(pk)?;
-                                let ty = self.name(pk, pv, "a type such as `string`")?;
-                                Some((field, ty))
-                            })
-                            .collect();
-                        event.payload = Some(payload);
-                    }
-                    "description" => event.description = self.text(fk, fv),
-                    other => self.unknown_key(fk, other, &EVENT_KEYS),
+            },
+            |this, event, fk, fv| match key_text(fk) {
+                "id" => event.id_field = this.name(fk, fv, "a payload field name"),
+                "source" => event.source = this.name(fk, fv, "a source name"),
+                "payload" => {
+                    let fields = this.map(fk, fv, "a mapping of field → type");
+                    let payload = fields
+                        .iter()
+                        .filter_map(|(pk, pv)| {
+                            let field = this.key_name(pk)?;
+                            let ty = this.name(pk, pv, "a type such as `string`")?;
+                            Some((field, ty))
+                        })
+                        .collect();
+                    event.payload = Some(payload);
                 }
-            }
-            events.push(event);
-        }
-        events
+                "description" => event.description = this.text(fk, fv),
+                other => this.unknown_key(fk, other, &EVENT_KEYS),
+            },
+        )
     }
 
     fn effects(&mut self, key: &Node, value: &Node) -> Vec<EffectDoc> {
-        let entries = self.map(key, value, "a mapping of effect name → `{ idempotency }`");
-        let mut effects = Vec::new();
-        for (k, v) in entries {
-            let Some(name) = self.key_name(k) else {
-                continue;
-            };
-            let mut effect = EffectDoc {
+        self.declarations(
+            (key, value),
+            (
+                "a mapping of effect name → `{ idempotency }`",
+                "a mapping such as `{ idempotency: key }`",
+            ),
+            |name| EffectDoc {
                 name,
                 idempotency: None,
                 verify: None,
                 description: None,
-            };
-            for (fk, fv) in self.map(k, v, "a mapping such as `{ idempotency: key }`") {
-                match key_text(fk) {
-                    "idempotency" => {
-                        effect.idempotency = self.name(fk, fv, "`key`, `natural` or `none`")
-                    }
-                    "verify" => effect.verify = self.name(fk, fv, "a state"),
-                    "description" => effect.description = self.text(fk, fv),
-                    other => self.unknown_key(fk, other, &EFFECT_KEYS),
+            },
+            |this, effect, fk, fv| match key_text(fk) {
+                "idempotency" => {
+                    effect.idempotency = this.name(fk, fv, "`key`, `natural` or `none`")
                 }
-            }
-            effects.push(effect);
-        }
-        effects
+                "verify" => effect.verify = this.name(fk, fv, "a state"),
+                "description" => effect.description = this.text(fk, fv),
+                other => this.unknown_key(fk, other, &EFFECT_KEYS),
+            },
+        )
     }
 
     fn state(&mut self, key: &Node, value: &Node) -> Option<StateDoc> {
@@ -559,6 +567,23 @@ impl Reader {
     }
 
     /// Reads one key of a state; false when the key is not a state key.
+    /// `on` and `after`: a mapping of an event or a delay → transitions, each
+    /// starting from the `template` its key makes.
+    fn keyed_transitions(
+        &mut self,
+        (key, value): (&Node, &Node),
+        what: &str,
+        template: impl Fn(Name) -> TransitionDoc,
+        out: &mut Vec<TransitionDoc>,
+    ) {
+        for (k, v) in self.map(key, value, what) {
+            let Some(name) = self.key_name(k) else {
+                continue;
+            };
+            self.transitions(k, v, Some(k), &template(name), out);
+        }
+    }
+
     fn state_key(&mut self, state: &mut StateDoc, key: &Node, value: &Node) -> bool {
         match key_text(key) {
             "type" => state.kind = self.name(key, value, "a state type such as `final`"),
@@ -568,38 +593,30 @@ impl Reader {
             "id" => state.id = self.name(key, value, "an id"),
             "entry" => state.entry = self.actions(key, value),
             "exit" => state.exit = self.actions(key, value),
-            "on" => {
-                let entries = self.map(key, value, "a mapping of event → transitions");
-                for (k, v) in entries {
-                    let Some(event) = self.key_name(k) else {
-                        continue;
-                    };
-                    let template = TransitionDoc {
-                        event: Some(event),
-                        ..TransitionDoc::default()
-                    };
-                    self.transitions(k, v, Some(k), &template, &mut state.on);
-                }
-            }
+            "on" => self.keyed_transitions(
+                (key, value),
+                "a mapping of event → transitions",
+                |event| TransitionDoc {
+                    event: Some(event),
+                    ..TransitionDoc::default()
+                },
+                &mut state.on,
+            ),
             "always" => {
                 let template = TransitionDoc::default();
                 if !value.is_null() {
                     self.transitions(key, value, None, &template, &mut state.always);
                 }
             }
-            "after" => {
-                let entries = self.map(key, value, "a mapping of duration → transitions");
-                for (k, v) in entries {
-                    let Some(delay) = self.key_name(k) else {
-                        continue;
-                    };
-                    let template = TransitionDoc {
-                        delay: Some(delay),
-                        ..TransitionDoc::default()
-                    };
-                    self.transitions(k, v, Some(k), &template, &mut state.after);
-                }
-            }
+            "after" => self.keyed_transitions(
+                (key, value),
+                "a mapping of duration → transitions",
+                |delay| TransitionDoc {
+                    delay: Some(delay),
+                    ..TransitionDoc::default()
+                },
+                &mut state.after,
+            ),
             "states" => {
                 let entries = self.map(key, value, "a mapping of state name → state");
                 for (k, v) in entries {
