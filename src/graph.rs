@@ -678,55 +678,13 @@ impl<'m> MachineGraph<'m> {
         stop: impl Fn(NodeIndex) -> bool,
         limit: usize,
     ) -> Search {
-        let n = self.steps.node_count();
-        let mut search = Search {
-            dist: vec![u32::MAX; n],
-            pred: vec![None; n],
-            found: None,
-        };
-        let mut queue = VecDeque::new();
-        for &s in sources {
-            if search.dist[s.index()] != 0 {
-                search.dist[s.index()] = 0;
-                queue.push_back(s);
-            }
+        let mut scratch = Scratch::default();
+        let found = self.settle(&mut scratch, sources, follow, stop, limit);
+        Search {
+            dist: scratch.dist,
+            pred: scratch.pred,
+            found,
         }
-        let mut done = vec![false; n];
-        let mut settled = 0;
-        while let Some(node) = queue.pop_front() {
-            if done[node.index()] {
-                continue;
-            }
-            done[node.index()] = true;
-            settled += 1;
-            if settled > limit {
-                break;
-            }
-            if stop(node) {
-                search.found = Some(node);
-                break;
-            }
-            let d = search.dist[node.index()];
-            for e in self.steps.edges(node) {
-                let weight = *e.weight();
-                if !follow(e.id(), weight) {
-                    continue;
-                }
-                let free = self.cost(weight) == Cost::Free;
-                let next = d + u32::from(!free);
-                let target = e.target();
-                if next < search.dist[target.index()] {
-                    search.dist[target.index()] = next;
-                    search.pred[target.index()] = Some(e.id());
-                    if free {
-                        queue.push_front(target);
-                    } else {
-                        queue.push_back(target);
-                    }
-                }
-            }
-        }
-        search
     }
 }
 
@@ -758,16 +716,16 @@ impl Scratch {
 }
 
 impl MachineGraph<'_> {
-    /// `search`, stopping at the first node `stop` accepts and returning it
-    /// with the edges that lead to it from a source; over reused buffers.
-    pub fn find(
+    /// The 0-1 breadth-first search behind `search` and `find`: distances
+    /// and predecessors in `scratch`, and the node `stop` accepted, if any.
+    fn settle(
         &self,
         scratch: &mut Scratch,
         sources: &[NodeIndex],
         follow: impl Fn(EdgeIndex, Edge) -> bool,
         stop: impl Fn(NodeIndex) -> bool,
         limit: usize,
-    ) -> Option<(NodeIndex, Vec<EdgeIndex>)> {
+    ) -> Option<NodeIndex> {
         scratch.reset(self.steps.node_count());
         let mut queue = VecDeque::new();
         for &s in sources {
@@ -815,7 +773,20 @@ impl MachineGraph<'_> {
                 }
             }
         }
-        let found = found?;
+        found
+    }
+
+    /// `search`, stopping at the first node `stop` accepts and returning it
+    /// with the edges that lead to it from a source; over reused buffers.
+    pub fn find(
+        &self,
+        scratch: &mut Scratch,
+        sources: &[NodeIndex],
+        follow: impl Fn(EdgeIndex, Edge) -> bool,
+        stop: impl Fn(NodeIndex) -> bool,
+        limit: usize,
+    ) -> Option<(NodeIndex, Vec<EdgeIndex>)> {
+        let found = self.settle(scratch, sources, follow, stop, limit)?;
         let mut path = Vec::new();
         let mut at = found;
         while let Some(e) = scratch.pred[at.index()] {
