@@ -14,6 +14,7 @@ pub use eval::{
     eval_guard_with_host,
 };
 pub use parse::parse;
+pub(crate) use value::write_quoted;
 pub use value::{Map, Value, compare, list_contains, map_get, str_eq};
 
 use crate::span::Span;

@@ -701,19 +701,10 @@ fn operand(expr: &Js, min: u8, names: &dyn Names, out: &mut String) -> Result<()
     }
 }
 
-fn quote(s: &str, out: &mut String) {
-    out.push('"');
-    for c in s.chars() {
-        match c {
-            '"' => out.push_str("\\\""),
-            '\\' => out.push_str("\\\\"),
-            '\n' => out.push_str("\\n"),
-            '\t' => out.push_str("\\t"),
-            '\r' => out.push_str("\\r"),
-            c => out.push(c),
-        }
-    }
-    out.push('"');
+/// A CEL string literal, quoted as the expression printer quotes it.
+pub(super) fn quote(s: &str, out: &mut String) {
+    // Writing to a `String` cannot fail.
+    let _ = crate::expr::write_quoted(s, out);
 }
 
 fn json(expr: &Js) -> Result<serde_json::Value, JsError> {

@@ -1047,7 +1047,7 @@ impl Importer {
             Some(expr) => {
                 let value = js::to_cel(&expr.value, self).unwrap_or_else(|_| {
                     let mut text = String::new();
-                    quote_into(&format!("untranslated: {}", expr.value), &mut text);
+                    js::quote(&format!("untranslated: {}", expr.value), &mut text);
                     text
                 });
                 (Some(value), expr.span.start)
@@ -1057,13 +1057,13 @@ impl Importer {
         let text = match (label, value) {
             (Some(label), Some(value)) => {
                 let mut key = String::new();
-                quote_into(&label.value, &mut key);
+                js::quote(&label.value, &mut key);
                 format!("{{{key}: {value}}}")
             }
             (None, Some(value)) => value,
             (Some(label), None) => {
                 let mut text = String::new();
-                quote_into(&label.value, &mut text);
+                js::quote(&label.value, &mut text);
                 text
             }
             (None, None) => "\"\"".to_string(),
@@ -1448,17 +1448,4 @@ fn descriptor(text: &str) -> String {
         })
         .collect::<Vec<_>>()
         .join(" ")
-}
-
-fn quote_into(s: &str, out: &mut String) {
-    out.push('"');
-    for c in s.chars() {
-        match c {
-            '"' => out.push_str("\\\""),
-            '\\' => out.push_str("\\\\"),
-            '\n' => out.push_str("\\n"),
-            c => out.push(c),
-        }
-    }
-    out.push('"');
 }
