@@ -401,6 +401,8 @@ fn attempt(
     let response = serde_json::to_string(&Response {
         outcome: if ignored { "ignored" } else { "applied" },
         revision: new_revision,
+        timer: None,
+        due: None,
         configuration: &snapshot.configuration,
         context: &snapshot.context,
         effects: response_effects(&items, &effects),
@@ -538,11 +540,16 @@ fn response_effects<'a>(
         .collect()
 }
 
-/// The answer to an applied or ignored event, as sent and frozen.
+/// The answer to an applied or ignored event, or to a timer firing (with
+/// `timer` and `due`), as sent and frozen.
 #[derive(serde::Serialize)]
 struct Response<'a> {
     outcome: &'static str,
     revision: u64,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    timer: Option<&'a str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    due: Option<u64>,
     configuration: &'a [String],
     context: &'a Value,
     effects: Vec<ResponseEffect<'a>>,

@@ -22,9 +22,10 @@ use std::sync::Arc;
 use sha2::{Digest, Sha256};
 
 use super::{
-    Attempt, MAX_REVISION_RETRIES, RuntimeError, back_off, hex, leaves_through_outbox,
+    Attempt, MAX_REVISION_RETRIES, Response, RuntimeError, back_off, hex, leaves_through_outbox,
     outbox_items, response_effects, restore,
 };
+use crate::expr::Value;
 use crate::interp::{Actor, Chart, EffectCall};
 use crate::store::{AppliedEvent, Store, Transaction};
 
@@ -78,7 +79,7 @@ pub(super) struct Firing {
     ignored: bool,
     effects: Vec<EffectCall>,
     configuration: Vec<String>,
-    context: serde_json::Value,
+    context: Value,
 }
 
 /// Fires the timers of `actor` (restored from `revision`) due at `now`, one
@@ -103,7 +104,7 @@ pub(super) fn fire_due(actor: &mut Actor, revision: u64, now: u64) -> Vec<Firing
             label: timer.label,
             due: timer.due,
             configuration: actor.configuration_paths(),
-            context: actor.context().to_json(),
+            context: actor.context(),
         });
     }
     actor.set_clock(now);
@@ -123,17 +124,16 @@ pub(super) fn record(
     for firing in firings {
         let items = outbox_items(process, &firing.id, &firing.effects, now)
             .map_err(|e| RuntimeError::BadSnapshot(process.to_string(), e.to_string()))?;
-        let mut response = serde_json::json!({
-            "outcome": if firing.ignored { "ignored" } else { "applied" },
-            "revision": revision,
-            "timer": firing.label,
-            "due": firing.due,
-            "configuration": firing.configuration,
-            "context": firing.context,
-        });
-        response["effects"] = serde_json::to_value(response_effects(&items, &firing.effects))
-            .map_err(|e| RuntimeError::BadSnapshot(process.to_string(), e.to_string()))?;
-        let response = response.to_string();
+        let response = serde_json::to_string(&Response {
+            outcome: if firing.ignored { "ignored" } else { "applied" },
+            revision,
+            timer: Some(&firing.label),
+            due: Some(firing.due),
+            configuration: &firing.configuration,
+            context: &firing.context,
+            effects: response_effects(&items, &firing.effects),
+        })
+        .map_err(|e| RuntimeError::BadSnapshot(process.to_string(), e.to_string()))?;
         tx.insert_applied_event(&AppliedEvent {
             process: process.to_string(),
             event_id: firing.id.clone(),
