@@ -224,6 +224,16 @@ const OUTBOX_COLUMNS: &str = "process, event_id, position, idempotency_key, effe
 const INSERT_OUTBOX: &str = "INSERT INTO outbox (process, event_id, position, idempotency_key, effect, args, status, attempts, next_attempt_at, last_error)
      VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10) ON CONFLICT DO NOTHING";
 
+/// The process row with `id`, read inside a transaction or outside one (a
+/// `rusqlite::Transaction` is a `Connection`).
+fn select_process(conn: &Connection, id: &str) -> Result<Option<ProcessRow>, StoreError> {
+    conn.prepare_cached(SELECT_PROCESS)
+        .map_err(backend)?
+        .query_row(params![id], process_row)
+        .optional()
+        .map_err(backend)
+}
+
 fn outbox_row(row: &rusqlite::Row<'_>) -> rusqlite::Result<(OutboxItem, String)> {
     let status: String = row.get(6)?;
     Ok((
@@ -276,12 +286,7 @@ impl Transaction for SqliteTx<'_> {
     }
 
     fn process(&mut self, id: &str) -> Result<Option<ProcessRow>, StoreError> {
-        self.tx
-            .prepare_cached(SELECT_PROCESS)
-            .map_err(backend)?
-            .query_row(params![id], process_row)
-            .optional()
-            .map_err(backend)
+        select_process(&self.tx, id)
     }
 
     fn insert_process(&mut self, row: &ProcessRow) -> Result<bool, StoreError> {
@@ -392,12 +397,7 @@ impl Store for SqliteStore {
     }
 
     fn process(&mut self, id: &str) -> Result<Option<ProcessRow>, StoreError> {
-        self.conn
-            .prepare_cached(SELECT_PROCESS)
-            .map_err(backend)?
-            .query_row(params![id], process_row)
-            .optional()
-            .map_err(backend)
+        select_process(&self.conn, id)
     }
 
     fn outbox(&mut self, status: Option<OutboxStatus>) -> Result<Vec<OutboxItem>, StoreError> {
