@@ -286,7 +286,7 @@ impl Transaction for SqliteTx<'_> {
     }
 
     fn process(&mut self, id: &str) -> Result<Option<ProcessRow>, StoreError> {
-        select_process(&self.tx, id)
+        select_process(self.tx, id)
     }
 
     fn insert_process(&mut self, row: &ProcessRow) -> Result<bool, StoreError> {
