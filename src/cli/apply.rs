@@ -4,7 +4,7 @@
 //! each is a definite answer the sender may stop on. Exit 2 means no answer
 //! (bad input, store unavailable); nothing was written and the sender retries.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::Arc;
 
@@ -13,11 +13,8 @@ use clap::Subcommand;
 use idemchart::expr::{Event, Value};
 use idemchart::interp::Chart;
 use idemchart::runtime::{self, Outcome};
-#[cfg(feature = "postgres")]
-use idemchart::store::PostgresStore;
 use idemchart::store::{
-    OutboxItem, OutboxStatus, ProcessRow, SqliteOptions, SqliteStore, Store, StoreError,
-    Synchronous, Transaction,
+    AnyStore, OutboxItem, OutboxStatus, SqliteOptions, Store, StoreAddress, Synchronous,
 };
 
 use super::{CommandResult, load_or_report};
@@ -109,206 +106,22 @@ pub struct StoreArgs {
     synchronous: Option<String>,
 }
 
-/// How long a PostgreSQL connection attempt may take when the store string
-/// does not say (`connect_timeout`): an unreachable server is then an error
-/// within seconds instead of after the system's TCP timeout.
-#[cfg(feature = "postgres")]
-const CONNECT_TIMEOUT_SECONDS: u32 = 10;
-
-/// Either store the CLI can open. `Store::transaction` is generic, so `Store`
-/// is not object safe and cannot be boxed as `dyn Store`; this enum forwards
-/// each call to the store it holds, and the commands see one type.
-enum AnyStore {
-    Sqlite(SqliteStore),
-    #[cfg(feature = "postgres")]
-    Postgres(Box<PostgresStore>),
-}
-
-/// Runs `$call` on the store inside `$self`, bound to `$store`.
-macro_rules! forward {
-    ($self:ident, $store:ident => $call:expr) => {
-        match $self {
-            AnyStore::Sqlite($store) => $call,
-            #[cfg(feature = "postgres")]
-            AnyStore::Postgres($store) => $call,
-        }
-    };
-}
-
-impl Store for AnyStore {
-    fn transaction<R, E>(
-        &mut self,
-        body: impl FnOnce(&mut dyn Transaction) -> Result<R, E>,
-    ) -> Result<R, E>
-    where
-        E: From<StoreError>,
-    {
-        forward!(self, store => store.transaction(body))
-    }
-
-    fn process(&mut self, id: &str) -> Result<Option<ProcessRow>, StoreError> {
-        forward!(self, store => store.process(id))
-    }
-
-    fn outbox(&mut self, status: Option<OutboxStatus>) -> Result<Vec<OutboxItem>, StoreError> {
-        forward!(self, store => store.outbox(status))
-    }
-
-    fn claim_due(
-        &mut self,
-        now: u64,
-        lease_ms: u64,
-        limit: usize,
-    ) -> Result<Vec<OutboxItem>, StoreError> {
-        forward!(self, store => store.claim_due(now, lease_ms, limit))
-    }
-
-    fn finish_attempt(
-        &mut self,
-        key: &str,
-        status: OutboxStatus,
-        attempts: u32,
-        next_attempt_at: u64,
-        last_error: Option<&str>,
-    ) -> Result<(), StoreError> {
-        forward!(self, store => store.finish_attempt(key, status, attempts, next_attempt_at, last_error))
-    }
-
-    fn due_processes(
-        &mut self,
-        machine: &str,
-        version: Option<u64>,
-        now: u64,
-        limit: usize,
-    ) -> Result<Vec<String>, StoreError> {
-        forward!(self, store => store.due_processes(machine, version, now, limit))
-    }
-
-    fn purge_applied(&mut self, machine: &str, before: u64) -> Result<usize, StoreError> {
-        forward!(self, store => store.purge_applied(machine, before))
-    }
-
-    fn purge_outbox(&mut self, machine: &str, before: u64) -> Result<usize, StoreError> {
-        forward!(self, store => store.purge_outbox(machine, before))
-    }
-
-    fn requeue_dead(&mut self, key: Option<&str>, now: u64) -> Result<usize, StoreError> {
-        forward!(self, store => store.requeue_dead(key, now))
-    }
-
-    fn applied_count(&mut self, process: &str) -> Result<usize, StoreError> {
-        forward!(self, store => store.applied_count(process))
-    }
-}
-
-/// A `--store` string, read but not yet opened.
-#[derive(Debug, PartialEq)]
-enum Address<'a> {
-    Sqlite(&'a str),
-    /// What the `postgres` crate connects with: a URL or `KEY=VALUE` pairs.
-    Postgres(&'a str),
-}
-
-const STORE_FORMS: &str = "`sqlite:PATH`, `postgres://…` or `postgres:KEY=VALUE …`";
-
-/// Reads a `--store` string. Errors name only its scheme, never the rest,
-/// which may hold a password.
-fn address(text: &str) -> Result<Address<'_>, String> {
-    if let Some(path) = text.strip_prefix("sqlite:") {
-        if path.is_empty() {
-            return Err("`--store sqlite:` needs a path after the colon".into());
-        }
-        return Ok(Address::Sqlite(path));
-    }
-    if text.starts_with("postgres://") || text.starts_with("postgresql://") {
-        return Ok(Address::Postgres(text));
-    }
-    if let Some(params) = text.strip_prefix("postgres:") {
-        if !params.contains('=') {
-            return Err(
-                "`--store postgres:` needs libpq `KEY=VALUE` pairs after the colon (`postgres:host=… dbname=…`), or write a `postgres://` URL".into(),
-            );
-        }
-        return Ok(Address::Postgres(params));
-    }
-    Err(match text.split_once(':') {
-        Some((scheme, _)) if !scheme.is_empty() => {
-            format!("unknown store scheme `{scheme}`: write {STORE_FORMS}")
-        }
-        _ => format!("`--store` needs a scheme: write {STORE_FORMS}"),
-    })
-}
-
-/// The text of a store error, without `StoreError`'s `store:` prefix, which
-/// the callers' own context replaces.
-fn store_message(error: StoreError) -> String {
-    match error {
-        StoreError::Backend(m) | StoreError::Race(m) | StoreError::Corrupt(m) => m,
-    }
-}
-
+/// Opens the `--store`, with `--synchronous` for a SQLite store.
 fn open(args: &StoreArgs) -> Result<AnyStore, String> {
-    match address(&args.store)? {
-        Address::Sqlite(path) => {
-            let synchronous = match args.synchronous.as_deref() {
-                None | Some("full") => Synchronous::Full,
-                Some("normal") => Synchronous::Normal,
-                Some(other) => {
-                    return Err(format!("unknown synchronous `{other}`: full or normal"));
-                }
-            };
-            let options = SqliteOptions {
-                synchronous,
-                ..SqliteOptions::default()
-            };
-            SqliteStore::open(Path::new(path), &options)
-                .map(AnyStore::Sqlite)
-                .map_err(|e| {
-                    // SQLite names the file in some messages, not in others.
-                    let message = store_message(e);
-                    if message.contains(path) {
-                        format!("cannot open the SQLite store: {message}")
-                    } else {
-                        format!("cannot open the SQLite store `{path}`: {message}")
-                    }
-                })
-        }
-        Address::Postgres(params) => {
-            if args.synchronous.is_some() {
-                return Err("`--synchronous` is for a SQLite store; PostgreSQL commits as its `synchronous_commit` setting says".into());
-            }
-            open_postgres(params)
-        }
+    let address = StoreAddress::parse(&args.store).map_err(|e| e.to_string())?;
+    if matches!(address, StoreAddress::Postgres(_)) && args.synchronous.is_some() {
+        return Err("`--synchronous` is for a SQLite store; PostgreSQL commits as its `synchronous_commit` setting says".into());
     }
-}
-
-#[cfg(feature = "postgres")]
-fn open_postgres(params: &str) -> Result<AnyStore, String> {
-    let config: postgres::Config =
-        params
-            .parse()
-            .map_err(|e| match std::error::Error::source(&e) {
-                Some(cause) => format!("bad PostgreSQL store string: {e}: {cause}"),
-                None => format!("bad PostgreSQL store string: {e}"),
-            })?;
-    // The timeout is added in the string's own syntax, so that the store
-    // connects with exactly what the user wrote plus this one setting.
-    let params = if config.get_connect_timeout().is_some() {
-        params.to_string()
-    } else if params.contains("://") {
-        let separator = if params.contains('?') { '&' } else { '?' };
-        format!("{params}{separator}connect_timeout={CONNECT_TIMEOUT_SECONDS}")
-    } else {
-        format!("{params} connect_timeout={CONNECT_TIMEOUT_SECONDS}")
+    let synchronous = match args.synchronous.as_deref() {
+        None | Some("full") => Synchronous::Full,
+        Some("normal") => Synchronous::Normal,
+        Some(other) => return Err(format!("unknown synchronous `{other}`: full or normal")),
     };
-    PostgresStore::connect(&params)
-        .map(|store| AnyStore::Postgres(Box::new(store)))
-        .map_err(|e| format!("cannot open the PostgreSQL store: {}", store_message(e)))
-}
-
-#[cfg(not(feature = "postgres"))]
-fn open_postgres(_params: &str) -> Result<AnyStore, String> {
-    Err("this idemchart was built without PostgreSQL support: build it with the `postgres` feature (on by default) to use a `postgres` store".into())
+    let options = SqliteOptions {
+        synchronous,
+        ..SqliteOptions::default()
+    };
+    address.open(&options).map_err(|e| e.to_string())
 }
 
 pub fn run(command: DurableCommand) -> CommandResult {
@@ -525,36 +338,4 @@ fn parse_event(text: &str, chart: &Chart) -> Result<Event, String> {
         data.get(&field.text).cloned()
     });
     Ok(Event::new(name, id, data))
-}
-
-#[cfg(test)]
-mod tests {
-    use super::{Address, address};
-
-    #[test]
-    fn store_strings_name_their_store() {
-        assert_eq!(address("sqlite:a/b.db"), Ok(Address::Sqlite("a/b.db")));
-        assert_eq!(
-            address("postgres://u@h:5432/d"),
-            Ok(Address::Postgres("postgres://u@h:5432/d"))
-        );
-        assert_eq!(
-            address("postgresql://h/d"),
-            Ok(Address::Postgres("postgresql://h/d"))
-        );
-        assert_eq!(
-            address("postgres:host=h dbname=d"),
-            Ok(Address::Postgres("host=h dbname=d"))
-        );
-    }
-
-    #[test]
-    fn bad_store_strings_name_the_scheme_but_not_the_rest() {
-        let error = address("mysql://root:secret@h/d").unwrap_err();
-        assert!(error.starts_with("unknown store scheme `mysql`"), "{error}");
-        assert!(!error.contains("secret"), "{error}");
-        assert!(address("orders.db").unwrap_err().contains("needs a scheme"));
-        assert!(address("sqlite:").unwrap_err().contains("needs a path"));
-        assert!(address("postgres:h").unwrap_err().contains("KEY=VALUE"));
-    }
 }

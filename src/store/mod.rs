@@ -6,10 +6,12 @@
 //! snapshot and the outbox rows are committed together or not at all.
 
 mod migrate;
+mod open;
 #[cfg(feature = "postgres")]
 pub mod postgres;
 pub mod sqlite;
 
+pub use open::{AnyStore, OpenError, StoreAddress, open};
 #[cfg(feature = "postgres")]
 pub use postgres::PostgresStore;
 pub use sqlite::{SqliteOptions, SqliteStore, Synchronous};

@@ -1,0 +1,306 @@
+//! Opening a store from a store string: `sqlite:PATH`, a PostgreSQL URL
+//! (`postgres://…`, `postgresql://…`) or `postgres:` with libpq `KEY=VALUE`
+//! pairs. A host program that reads its store from configuration gets the
+//! same strings, checks and messages as `idemchart apply --store`.
+
+use std::path::Path;
+
+#[cfg(feature = "postgres")]
+use super::PostgresStore;
+use super::{
+    OutboxItem, OutboxStatus, ProcessRow, SqliteOptions, SqliteStore, Store, StoreError,
+    Transaction,
+};
+
+/// How long a PostgreSQL connection attempt may take when the store string
+/// does not say (`connect_timeout`): an unreachable server is then an error
+/// within seconds instead of after the system's TCP timeout.
+#[cfg(feature = "postgres")]
+const CONNECT_TIMEOUT_SECONDS: u32 = 10;
+
+const STORE_FORMS: &str = "`sqlite:PATH`, `postgres://…` or `postgres:KEY=VALUE …`";
+
+/// Why a store string cannot be opened. No message repeats the string past
+/// its scheme: the rest may hold a password.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum OpenError {
+    #[error("a store string needs a scheme: write {STORE_FORMS}")]
+    NoScheme,
+    #[error("unknown store scheme `{0}`: write {STORE_FORMS}")]
+    UnknownScheme(String),
+    #[error("`sqlite:` needs a path after the colon")]
+    NoPath,
+    #[error(
+        "`postgres:` needs libpq `KEY=VALUE` pairs after the colon (`postgres:host=… dbname=…`), or write a `postgres://` URL"
+    )]
+    NoPairs,
+    /// `path` is set when SQLite's message does not name the file itself.
+    #[error("cannot open the SQLite store{}: {message}", quoted(.path))]
+    Sqlite {
+        path: Option<String>,
+        message: String,
+    },
+    #[error("bad PostgreSQL store string: {0}")]
+    PostgresString(String),
+    #[error("cannot open the PostgreSQL store: {0}")]
+    Postgres(String),
+    #[error(
+        "this idemchart was built without PostgreSQL support: build it with the `postgres` feature (on by default) to use a `postgres` store"
+    )]
+    NoPostgresSupport,
+}
+
+/// The path in backquotes after a space, or nothing.
+fn quoted(path: &Option<String>) -> String {
+    path.as_ref().map(|p| format!(" `{p}`")).unwrap_or_default()
+}
+
+/// A store string, read but not yet opened.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum StoreAddress<'a> {
+    Sqlite(&'a str),
+    /// What the `postgres` crate connects with: a URL or `KEY=VALUE` pairs.
+    Postgres(&'a str),
+}
+
+impl<'a> StoreAddress<'a> {
+    /// Reads a store string without touching the store.
+    pub fn parse(text: &'a str) -> Result<StoreAddress<'a>, OpenError> {
+        if let Some(path) = text.strip_prefix("sqlite:") {
+            if path.is_empty() {
+                return Err(OpenError::NoPath);
+            }
+            return Ok(StoreAddress::Sqlite(path));
+        }
+        if text.starts_with("postgres://") || text.starts_with("postgresql://") {
+            return Ok(StoreAddress::Postgres(text));
+        }
+        if let Some(params) = text.strip_prefix("postgres:") {
+            if !params.contains('=') {
+                return Err(OpenError::NoPairs);
+            }
+            return Ok(StoreAddress::Postgres(params));
+        }
+        Err(match text.split_once(':') {
+            Some((scheme, _)) if !scheme.is_empty() => OpenError::UnknownScheme(scheme.into()),
+            _ => OpenError::NoScheme,
+        })
+    }
+
+    /// Opens (and migrates) the store; `sqlite` applies to a SQLite store
+    /// only.
+    pub fn open(self, sqlite: &SqliteOptions) -> Result<AnyStore, OpenError> {
+        match self {
+            StoreAddress::Sqlite(path) => SqliteStore::open(Path::new(path), sqlite)
+                .map(AnyStore::Sqlite)
+                .map_err(|e| {
+                    // SQLite names the file in some messages, not in others.
+                    let message = store_message(e);
+                    OpenError::Sqlite {
+                        path: (!message.contains(path)).then(|| path.to_string()),
+                        message,
+                    }
+                }),
+            StoreAddress::Postgres(params) => open_postgres(params),
+        }
+    }
+}
+
+/// Opens the store a store string names, SQLite with its default options.
+///
+/// ```
+/// use idemchart::store::{OpenError, open};
+///
+/// let dir = std::env::temp_dir().join(format!("idemchart-open-doc-{}", std::process::id()));
+/// std::fs::create_dir_all(&dir).unwrap();
+/// let path = dir.join("orders.db");
+/// let mut store = open(&format!("sqlite:{}", path.display())).unwrap();
+/// # use idemchart::store::Store;
+/// assert_eq!(store.process("order-1").unwrap(), None);
+///
+/// let error = open("mysql://root:secret@db/orders").unwrap_err();
+/// assert_eq!(error, OpenError::UnknownScheme("mysql".into()));
+/// assert!(!error.to_string().contains("secret"));
+/// # std::fs::remove_dir_all(&dir).unwrap();
+/// ```
+pub fn open(text: &str) -> Result<AnyStore, OpenError> {
+    StoreAddress::parse(text)?.open(&SqliteOptions::default())
+}
+
+/// The text of a store error without `StoreError`'s `store:` prefix, which
+/// the open error's own words replace.
+fn store_message(error: StoreError) -> String {
+    match error {
+        StoreError::Backend(m) | StoreError::Race(m) | StoreError::Corrupt(m) => m,
+    }
+}
+
+#[cfg(feature = "postgres")]
+fn open_postgres(params: &str) -> Result<AnyStore, OpenError> {
+    let config: postgres::Config = params.parse().map_err(|e: postgres::Error| {
+        OpenError::PostgresString(match std::error::Error::source(&e) {
+            Some(cause) => format!("{e}: {cause}"),
+            None => e.to_string(),
+        })
+    })?;
+    // The timeout is added in the string's own syntax, so that the store
+    // connects with exactly what the user wrote plus this one setting.
+    let params = if config.get_connect_timeout().is_some() {
+        params.to_string()
+    } else if params.contains("://") {
+        let separator = if params.contains('?') { '&' } else { '?' };
+        format!("{params}{separator}connect_timeout={CONNECT_TIMEOUT_SECONDS}")
+    } else {
+        format!("{params} connect_timeout={CONNECT_TIMEOUT_SECONDS}")
+    };
+    PostgresStore::connect(&params)
+        .map(|store| AnyStore::Postgres(Box::new(store)))
+        .map_err(|e| OpenError::Postgres(store_message(e)))
+}
+
+#[cfg(not(feature = "postgres"))]
+fn open_postgres(_params: &str) -> Result<AnyStore, OpenError> {
+    Err(OpenError::NoPostgresSupport)
+}
+
+/// Either store. `Store::transaction` is generic, so `Store` is not object
+/// safe and cannot be boxed as `dyn Store`; this enum forwards each call to
+/// the store it holds, so that a program picks its store at run time.
+pub enum AnyStore {
+    Sqlite(SqliteStore),
+    #[cfg(feature = "postgres")]
+    Postgres(Box<PostgresStore>),
+}
+
+/// Names the kind of store; the connections themselves have nothing to show.
+impl std::fmt::Debug for AnyStore {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            AnyStore::Sqlite(_) => "AnyStore::Sqlite",
+            #[cfg(feature = "postgres")]
+            AnyStore::Postgres(_) => "AnyStore::Postgres",
+        })
+    }
+}
+
+/// Runs `$call` on the store inside `$self`, bound to `$store`.
+macro_rules! forward {
+    ($self:ident, $store:ident => $call:expr) => {
+        match $self {
+            AnyStore::Sqlite($store) => $call,
+            #[cfg(feature = "postgres")]
+            AnyStore::Postgres($store) => $call,
+        }
+    };
+}
+
+impl Store for AnyStore {
+    fn transaction<R, E>(
+        &mut self,
+        body: impl FnOnce(&mut dyn Transaction) -> Result<R, E>,
+    ) -> Result<R, E>
+    where
+        E: From<StoreError>,
+    {
+        forward!(self, store => store.transaction(body))
+    }
+
+    fn process(&mut self, id: &str) -> Result<Option<ProcessRow>, StoreError> {
+        forward!(self, store => store.process(id))
+    }
+
+    fn outbox(&mut self, status: Option<OutboxStatus>) -> Result<Vec<OutboxItem>, StoreError> {
+        forward!(self, store => store.outbox(status))
+    }
+
+    fn claim_due(
+        &mut self,
+        now: u64,
+        lease_ms: u64,
+        limit: usize,
+    ) -> Result<Vec<OutboxItem>, StoreError> {
+        forward!(self, store => store.claim_due(now, lease_ms, limit))
+    }
+
+    fn finish_attempt(
+        &mut self,
+        key: &str,
+        status: OutboxStatus,
+        attempts: u32,
+        next_attempt_at: u64,
+        last_error: Option<&str>,
+    ) -> Result<(), StoreError> {
+        forward!(self, store => store.finish_attempt(key, status, attempts, next_attempt_at, last_error))
+    }
+
+    fn due_processes(
+        &mut self,
+        machine: &str,
+        version: Option<u64>,
+        now: u64,
+        limit: usize,
+    ) -> Result<Vec<String>, StoreError> {
+        forward!(self, store => store.due_processes(machine, version, now, limit))
+    }
+
+    fn purge_applied(&mut self, machine: &str, before: u64) -> Result<usize, StoreError> {
+        forward!(self, store => store.purge_applied(machine, before))
+    }
+
+    fn purge_outbox(&mut self, machine: &str, before: u64) -> Result<usize, StoreError> {
+        forward!(self, store => store.purge_outbox(machine, before))
+    }
+
+    fn requeue_dead(&mut self, key: Option<&str>, now: u64) -> Result<usize, StoreError> {
+        forward!(self, store => store.requeue_dead(key, now))
+    }
+
+    fn applied_count(&mut self, process: &str) -> Result<usize, StoreError> {
+        forward!(self, store => store.applied_count(process))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{OpenError, StoreAddress};
+
+    #[test]
+    fn store_strings_name_their_store() {
+        let parse = StoreAddress::parse;
+        assert_eq!(parse("sqlite:a/b.db"), Ok(StoreAddress::Sqlite("a/b.db")));
+        assert_eq!(
+            parse("postgres://u@h:5432/d"),
+            Ok(StoreAddress::Postgres("postgres://u@h:5432/d"))
+        );
+        assert_eq!(
+            parse("postgresql://h/d"),
+            Ok(StoreAddress::Postgres("postgresql://h/d"))
+        );
+        assert_eq!(
+            parse("postgres:host=h dbname=d"),
+            Ok(StoreAddress::Postgres("host=h dbname=d"))
+        );
+    }
+
+    #[test]
+    fn bad_store_strings_name_the_scheme_but_not_the_rest() {
+        let parse = StoreAddress::parse;
+        let error = parse("mysql://root:secret@h/d").unwrap_err();
+        assert_eq!(error, OpenError::UnknownScheme("mysql".into()));
+        assert!(!error.to_string().contains("secret"), "{error}");
+        assert_eq!(parse("orders.db"), Err(OpenError::NoScheme));
+        assert_eq!(parse(":x"), Err(OpenError::NoScheme));
+        assert_eq!(parse("sqlite:"), Err(OpenError::NoPath));
+        assert_eq!(parse("postgres:h"), Err(OpenError::NoPairs));
+    }
+
+    #[cfg(not(feature = "postgres"))]
+    #[test]
+    fn a_build_without_postgres_refuses_postgres_stores() {
+        let address = StoreAddress::parse("postgres://h/d").unwrap();
+        assert!(matches!(
+            address.open(&Default::default()),
+            Err(OpenError::NoPostgresSupport)
+        ));
+    }
+}
