@@ -143,19 +143,27 @@ fn open_postgres(params: &str) -> Result<AnyStore, OpenError> {
             None => e.to_string(),
         })
     })?;
-    // The timeout is added in the string's own syntax, so that the store
-    // connects with exactly what the user wrote plus this one setting.
     let params = if config.get_connect_timeout().is_some() {
         params.to_string()
-    } else if params.contains("://") {
-        let separator = if params.contains('?') { '&' } else { '?' };
-        format!("{params}{separator}connect_timeout={CONNECT_TIMEOUT_SECONDS}")
     } else {
-        format!("{params} connect_timeout={CONNECT_TIMEOUT_SECONDS}")
+        with_connect_timeout(params)
     };
     PostgresStore::connect(&params)
         .map(|store| AnyStore::Postgres(Box::new(store)))
         .map_err(|e| OpenError::Postgres(store_message(e)))
+}
+
+/// `params` with the default `connect_timeout` added in the string's own
+/// syntax, so that the store connects with exactly what the user wrote plus
+/// this one setting.
+#[cfg(feature = "postgres")]
+fn with_connect_timeout(params: &str) -> String {
+    if params.contains("://") {
+        let separator = if params.contains('?') { '&' } else { '?' };
+        format!("{params}{separator}connect_timeout={CONNECT_TIMEOUT_SECONDS}")
+    } else {
+        format!("{params} connect_timeout={CONNECT_TIMEOUT_SECONDS}")
+    }
 }
 
 #[cfg(not(feature = "postgres"))]
@@ -292,6 +300,53 @@ mod tests {
         assert_eq!(parse(":x"), Err(OpenError::NoScheme));
         assert_eq!(parse("sqlite:"), Err(OpenError::NoPath));
         assert_eq!(parse("postgres:h"), Err(OpenError::NoPairs));
+    }
+
+    /// The default timeout is added in the syntax of the string, and
+    /// parses back as the timeout.
+    #[cfg(feature = "postgres")]
+    #[test]
+    fn the_default_connect_timeout_fits_each_syntax() {
+        use super::with_connect_timeout;
+        use std::time::Duration;
+
+        for (params, expected) in [
+            ("postgres://u@h/d", "postgres://u@h/d?connect_timeout=10"),
+            (
+                "postgres://u@h/d?sslmode=disable",
+                "postgres://u@h/d?sslmode=disable&connect_timeout=10",
+            ),
+            ("host=h dbname=d", "host=h dbname=d connect_timeout=10"),
+        ] {
+            let with = with_connect_timeout(params);
+            assert_eq!(with, expected);
+            let config: postgres::Config = with.parse().unwrap();
+            assert_eq!(config.get_connect_timeout(), Some(&Duration::from_secs(10)));
+        }
+    }
+
+    /// A server that accepts the connection and then says nothing is an
+    /// error once the string's `connect_timeout` passes, not a hang.
+    #[cfg(feature = "postgres")]
+    #[test]
+    fn a_silent_server_is_an_error_after_the_connect_timeout() {
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let port = listener.local_addr().unwrap().port();
+        // Keep the accepted connection open and unanswered for longer than
+        // the timeout; closing it sooner would end the attempt with a reset.
+        let silent = std::thread::spawn(move || {
+            let held = listener.accept();
+            std::thread::sleep(std::time::Duration::from_secs(3));
+            drop(held);
+        });
+        let text = format!("postgres://u@127.0.0.1:{port}/d?connect_timeout=1");
+        let error = super::open(&text).unwrap_err();
+        assert!(matches!(error, OpenError::Postgres(_)), "{error}");
+        assert_eq!(
+            error.to_string(),
+            "cannot open the PostgreSQL store: no answer from the server within 1 s"
+        );
+        silent.join().unwrap();
     }
 
     #[cfg(not(feature = "postgres"))]

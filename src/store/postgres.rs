@@ -114,8 +114,33 @@ impl PostgresStore {
     /// Connects with a libpq-style string (`host=… user=… dbname=…`, or a
     /// `postgresql://` URL) and creates the tables if needed, in the first
     /// schema of the search path.
+    ///
+    /// A `connect_timeout` in `params` bounds the whole connection, the
+    /// startup exchange included, as in libpq (the driver alone bounds only
+    /// the TCP connect, so a server that accepts and then says nothing would
+    /// hold the caller forever). An attempt given up on is left to end on its
+    /// own thread.
     pub fn connect(params: &str) -> Result<PostgresStore, StoreError> {
-        let mut client = Client::connect(params, NoTls).map_err(backend)?;
+        let config: postgres::Config = params.parse().map_err(backend)?;
+        let mut client = match config.get_connect_timeout() {
+            None => config.connect(NoTls).map_err(backend)?,
+            // libpq's limit is per host; so is this one.
+            Some(&limit) => {
+                let hosts = config.get_hosts().len().max(1) as u32;
+                let deadline = limit * hosts;
+                let (answer, answered) = std::sync::mpsc::channel();
+                std::thread::spawn(move || answer.send(config.connect(NoTls)));
+                match answered.recv_timeout(deadline) {
+                    Ok(connected) => connected.map_err(backend)?,
+                    Err(_) => {
+                        return Err(StoreError::Backend(format!(
+                            "no answer from the server within {} s",
+                            deadline.as_secs_f64()
+                        )));
+                    }
+                }
+            }
+        };
         let mut tx = client.transaction().map_err(backend)?;
         tx.execute("SELECT pg_advisory_xact_lock($1)", &[&SCHEMA_LOCK])
             .map_err(backend)?;
