@@ -129,7 +129,11 @@ impl PostgresStore {
                 let hosts = config.get_hosts().len().max(1) as u32;
                 let deadline = limit * hosts;
                 let (answer, answered) = std::sync::mpsc::channel();
-                std::thread::spawn(move || answer.send(config.connect(NoTls)));
+                std::thread::spawn(move || {
+                    // The caller may have stopped waiting; then the answer
+                    // has nobody to go to and the connection closes here.
+                    let _ = answer.send(config.connect(NoTls));
+                });
                 match answered.recv_timeout(deadline) {
                     Ok(connected) => connected.map_err(backend)?,
                     Err(_) => {
