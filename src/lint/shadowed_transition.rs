@@ -1,6 +1,7 @@
 use super::{Cx, Finding, Lint, Stage};
 use crate::diagnostic::Label;
-use crate::model::TransitionId;
+use crate::graph::EventId;
+use crate::model::{StateId, StateKind, TransitionId};
 
 declare_lint! {
     /// ### What it does
@@ -8,8 +9,10 @@ declare_lint! {
     /// Flags a transition of a state that is never taken because an
     /// earlier unguarded transition of the same state handles every event
     /// it handles (or, for `always`, because an earlier unguarded `always`
-    /// exists). Transitions are tried in document order and the first
-    /// enabled one wins.
+    /// exists), or because every state inside it handles those events first
+    /// with an unguarded transition of its own. Transitions are tried from
+    /// the active atomic states outwards, each state's in document order,
+    /// and the first enabled one wins.
     ///
     /// ### Why is this bad?
     ///
@@ -64,7 +67,16 @@ fn check(cx: &mut Cx) {
             if winners.iter().all(Option::is_some)
                 && let Some(Some(winner)) = winners.first()
             {
-                report(cx, t, *winner);
+                report(cx, t, *winner, Shadow::Earlier);
+                continue;
+            }
+            // The first event's handler inside, when every event has one.
+            let inner: Option<Vec<TransitionId>> = events
+                .iter()
+                .map(|&e| handled_inside(cx, s, e))
+                .collect();
+            if let Some(&winner) = inner.as_deref().and_then(<[_]>::first) {
+                report(cx, t, winner, Shadow::Inside);
             }
         }
         if let Some(&first) = state
@@ -73,24 +85,73 @@ fn check(cx: &mut Cx) {
             .find(|&&t| m.transition(t).guard.is_none())
         {
             for &t in state.always.iter().skip_while(|&&t| t != first).skip(1) {
-                report(cx, t, first);
+                report(cx, t, first, Shadow::Earlier);
             }
         }
     }
 }
 
-fn report(cx: &mut Cx, t: TransitionId, winner: TransitionId) {
+/// An unguarded transition for `event` that is selected before any of
+/// `state`'s own, whichever of its children is active: one of every child,
+/// or of every region of a parallel state. `None` when some child may let
+/// the event through to `state` (an atomic or final child without such a
+/// transition, or one whose handlers are guarded).
+fn handled_inside(cx: &Cx, state: StateId, event: EventId) -> Option<TransitionId> {
     let m = cx.machine;
+    let children: Vec<StateId> = m
+        .state(state)
+        .children
+        .iter()
+        .copied()
+        .filter(|&c| !matches!(m.state(c).kind, StateKind::History(_)))
+        .collect();
+    let mut first = None;
+    for child in children {
+        let own = cx
+            .graph
+            .own_handlers(child, event)
+            .find(|&h| m.transition(h).guard.is_none());
+        let winner = own.or_else(|| handled_inside(cx, child, event))?;
+        first.get_or_insert(winner);
+    }
+    first
+}
+
+/// Why a transition is never taken.
+enum Shadow {
+    /// An earlier transition of the same state always wins.
+    Earlier,
+    /// Every state inside the source handles the event first.
+    Inside,
+}
+
+fn report(cx: &mut Cx, t: TransitionId, winner: TransitionId, shadow: Shadow) {
+    let m = cx.machine;
+    let (message, label, help) = match shadow {
+        Shadow::Earlier => (
+            "this transition is never taken: an earlier unguarded one always wins".to_string(),
+            "this one is tried first and always enabled",
+            "put the guarded transitions first, or remove this one",
+        ),
+        Shadow::Inside => (
+            format!(
+                "this transition is never taken: every state inside `{}` handles its events first, unguarded",
+                m.display_name(m.transition(t).source)
+            ),
+            "for example this one, which is tried before the enclosing state's",
+            "guard the inner transitions, or remove this one",
+        ),
+    };
     cx.report(Finding {
         lint: Lint::ShadowedTransition,
         span: m.transition(t).span,
         state: m.transition(t).source,
-        message: "this transition is never taken: an earlier unguarded one always wins".into(),
+        message,
         labels: vec![Label {
             span: m.transition(winner).span,
-            message: "this one is tried first and always enabled".into(),
+            message: label.into(),
         }],
-        help: Some("put the guarded transitions first, or remove this one".into()),
+        help: Some(help.into()),
         witness: None,
     });
 }
