@@ -643,24 +643,9 @@ mod tests {
                 Some(_) => key.to_string(),
                 None => String::new(),
             };
-            self.machine.states.push(State {
-                key: key.to_string(),
-                id: None,
-                path,
-                kind,
-                parent,
-                children: Vec::new(),
-                initial: Vec::new(),
-                entry: Vec::new(),
-                exit: Vec::new(),
-                on: Vec::new(),
-                always: Vec::new(),
-                after: Vec::new(),
-                description: None,
-                tags: Vec::new(),
-                allow: IndexMap::new(),
-                span: Span::default(),
-            });
+            self.machine
+                .states
+                .push(State::new(key, &path, kind, parent));
             if let Some(p) = parent {
                 self.machine.states[p.index()].children.push(id);
             }
@@ -699,14 +684,9 @@ mod tests {
                 .collect();
             let kind = trigger.clone();
             self.machine.transitions.push(Transition {
-                source,
-                trigger,
-                targets,
                 guard: guard.map(|g| crate::expr::parse(g, 0).expect("test guard parses")),
-                actions: Vec::new(),
                 reenter,
-                description: None,
-                span: Span::default(),
+                ..Transition::new(source, trigger, targets)
             });
             let state = &mut self.machine.states[source.index()];
             match kind {

@@ -1070,20 +1070,15 @@ state p {
             });
             m.states[0].children.push(id);
             let next = StateId((i + 1) % n + 1);
-            m.transitions.push(Transition {
-                source: id,
-                trigger: Trigger::Event(EventDescriptor::parse("NEXT")),
-                targets: vec![Target {
+            m.transitions.push(Transition::new(
+                id,
+                Trigger::Event(EventDescriptor::parse("NEXT")),
+                vec![Target {
                     text: format!("s{}", next.0 - 1),
                     state: next,
                     span: Default::default(),
                 }],
-                guard: None,
-                actions: Vec::new(),
-                reenter: false,
-                description: None,
-                span: Default::default(),
-            });
+            ));
         }
         m
     }

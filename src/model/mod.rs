@@ -244,6 +244,23 @@ pub struct Transition {
     pub span: Span,
 }
 
+impl Transition {
+    /// An unguarded transition without actions, `reenter` or description,
+    /// written nowhere. For building machines in code.
+    pub fn new(source: StateId, trigger: Trigger, targets: Vec<Target>) -> Transition {
+        Transition {
+            source,
+            trigger,
+            targets,
+            guard: None,
+            actions: Vec::new(),
+            reenter: false,
+            description: None,
+            span: Span::default(),
+        }
+    }
+}
+
 #[derive(Clone, Debug, PartialEq)]
 pub enum Trigger {
     Event(EventDescriptor),
@@ -438,6 +455,30 @@ impl Machine {
 }
 
 impl State {
+    /// A state with nothing in it yet: no children, actions, transitions,
+    /// id, description, tags or allows, written nowhere. For building
+    /// machines in code (tests, generators); the loader fills every field.
+    pub fn new(key: &str, path: &str, kind: StateKind, parent: Option<StateId>) -> State {
+        State {
+            key: key.to_string(),
+            id: None,
+            path: path.to_string(),
+            kind,
+            parent,
+            children: Vec::new(),
+            initial: Vec::new(),
+            entry: Vec::new(),
+            exit: Vec::new(),
+            on: Vec::new(),
+            always: Vec::new(),
+            after: Vec::new(),
+            description: None,
+            tags: Vec::new(),
+            allow: IndexMap::new(),
+            span: Span::default(),
+        }
+    }
+
     pub fn is_atomic(&self) -> bool {
         matches!(self.kind, StateKind::Atomic | StateKind::Final)
     }

@@ -825,22 +825,8 @@ mod printer {
 
     fn state(key: &str, kind: StateKind, parent: Option<u32>, children: &[u32]) -> State {
         State {
-            key: key.into(),
-            id: None,
-            path: String::new(),
-            kind,
-            parent: parent.map(StateId),
             children: children.iter().map(|&c| StateId(c)).collect(),
-            initial: Vec::new(),
-            entry: Vec::new(),
-            exit: Vec::new(),
-            on: Vec::new(),
-            always: Vec::new(),
-            after: Vec::new(),
-            description: None,
-            tags: Vec::new(),
-            allow: IndexMap::new(),
-            span: Span::default(),
+            ..State::new(key, "", kind, parent.map(StateId))
         }
     }
 
@@ -863,16 +849,7 @@ mod printer {
     }
 
     fn transition(source: u32, trigger: Trigger, targets: Vec<Target>) -> Transition {
-        Transition {
-            source: StateId(source),
-            trigger,
-            targets,
-            guard: None,
-            actions: Vec::new(),
-            reenter: false,
-            description: None,
-            span: Span::default(),
-        }
+        Transition::new(StateId(source), trigger, targets)
     }
 
     fn machine() -> Machine {

@@ -706,37 +706,11 @@ mod printing {
     }
 
     fn new_state(key: &str, path: &str, kind: StateKind, parent: Option<u32>) -> State {
-        State {
-            key: key.to_string(),
-            id: None,
-            path: path.to_string(),
-            kind,
-            parent: parent.map(StateId),
-            children: Vec::new(),
-            initial: Vec::new(),
-            entry: Vec::new(),
-            exit: Vec::new(),
-            on: Vec::new(),
-            always: Vec::new(),
-            after: Vec::new(),
-            description: None,
-            tags: Vec::new(),
-            allow: IndexMap::new(),
-            span: Span::default(),
-        }
+        State::new(key, path, kind, parent.map(StateId))
     }
 
     fn transition(source: u32, trigger: Trigger, targets: Vec<Target>) -> Transition {
-        Transition {
-            source: StateId(source),
-            trigger,
-            targets,
-            guard: None,
-            actions: Vec::new(),
-            reenter: false,
-            description: None,
-            span: Span::default(),
-        }
+        Transition::new(StateId(source), trigger, targets)
     }
 
     fn on(event: &str) -> Trigger {
