@@ -50,6 +50,7 @@ mod chart;
 mod clock;
 mod host;
 mod snapshot;
+mod snapshot_json;
 mod step;
 
 #[cfg(test)]
@@ -62,6 +63,7 @@ pub use chart::{Chart, DEFAULT_MICROSTEP_LIMIT};
 pub use clock::{Clock, FiredTimer, SystemClock, VirtualClock};
 pub use host::{BuildError, ChartBuilder, HostCall, HostError, Updates};
 pub use snapshot::{RestoreError, SNAPSHOT_FORMAT, Snapshot, TimerSnapshot};
+pub use snapshot_json::SnapshotJsonError;
 pub use step::{EffectCall, Step};
 
 use std::sync::Arc;
