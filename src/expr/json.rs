@@ -74,9 +74,6 @@ pub(crate) struct Reader<'a> {
     pos: usize,
     /// Lists and maps open now.
     depth: u32,
-    /// Items of the lists being read, nested ones on top: one buffer for
-    /// all of them, so that each list is allocated once at its final length.
-    items: Vec<Value>,
 }
 
 impl<'a> Reader<'a> {
@@ -85,19 +82,13 @@ impl<'a> Reader<'a> {
             text,
             pos: 0,
             depth: 0,
-            items: Vec::new(),
         }
     }
 
     /// A reader of the same text at `pos`, with `depth` lists and maps open,
     /// to read again a value the first pass skipped over.
     pub(crate) fn at(text: &'a str, pos: usize, depth: u32) -> Reader<'a> {
-        Reader {
-            text,
-            pos,
-            depth,
-            items: Vec::new(),
-        }
+        Reader { text, pos, depth }
     }
 
     pub(crate) fn text(&self) -> &'a str {
@@ -128,12 +119,15 @@ impl<'a> Reader<'a> {
     #[inline]
     pub(crate) fn peek(&mut self) -> Option<u8> {
         let bytes = self.text.as_bytes();
-        while let Some(&b) = bytes.get(self.pos) {
+        let mut pos = self.pos;
+        while let Some(&b) = bytes.get(pos) {
             if b > b' ' || !matches!(b, b' ' | b'\n' | b'\t' | b'\r') {
+                self.pos = pos;
                 return Some(b);
             }
-            self.pos += 1;
+            pos += 1;
         }
+        self.pos = pos;
         None
     }
 
@@ -175,7 +169,6 @@ impl<'a> Reader<'a> {
     /// last. `first` says that no item was read yet.
     #[inline]
     pub(crate) fn has_next(&mut self, close: u8, first: &mut bool) -> Result<bool, JsonError> {
-        let what = if close == b']' { "list" } else { "map" };
         match self.peek() {
             Some(b) if b == close => {
                 self.pos += 1;
@@ -191,12 +184,18 @@ impl<'a> Reader<'a> {
                 match self.peek() {
                     Some(b) if b == close => Err(self.here("trailing comma")),
                     Some(_) => Ok(true),
-                    None => Err(self.here(format!("EOF while reading a {what}"))),
+                    None => Err(self.unclosed(close)),
                 }
             }
             Some(_) => Err(self.here(format!("expected `,` or `{}`", close as char))),
-            None => Err(self.here(format!("EOF while reading a {what}"))),
+            None => Err(self.unclosed(close)),
         }
+    }
+
+    #[cold]
+    fn unclosed(&self, close: u8) -> JsonError {
+        let what = if close == b']' { "list" } else { "map" };
+        self.here(format!("EOF while reading a {what}"))
     }
 
     /// A map's next key and its `:`, after `has_next` said there is one.
@@ -235,6 +234,26 @@ impl<'a> Reader<'a> {
         self.pos = i;
         self.escaped_rest(&mut out, true)?;
         Ok(Cow::Owned(out))
+    }
+
+    /// A string as a value: short ones go from the text straight into the
+    /// value, without a `Cow` on the way.
+    #[inline]
+    fn string_value(&mut self) -> Result<Value, JsonError> {
+        let bytes = self.text.as_bytes();
+        let start = self.pos + 1;
+        let mut i = start;
+        while let Some(&b) = bytes.get(i) {
+            if b == b'"' {
+                self.pos = i + 1;
+                return Ok(Value::from(self.slice(start, i)?));
+            }
+            if b == b'\\' || b < 0x20 {
+                break;
+            }
+            i += 1;
+        }
+        Ok(Value::from(&*self.string()?))
     }
 
     /// `text[start..end]`, where both ends sit next to ASCII bytes the
@@ -450,7 +469,7 @@ impl<'a> Reader<'a> {
     /// content does, where a repeated key is not an error.
     pub(crate) fn value_checking(&mut self, check_duplicates: bool) -> Result<Value, JsonError> {
         match self.peek() {
-            Some(b'"') => Ok(Value::from(&*self.string()?)),
+            Some(b'"') => self.string_value(),
             Some(b'-' | b'0'..=b'9') => Ok(self.number()?.to_value()),
             Some(b'[') => self.list(check_duplicates),
             Some(b'{') => self.map(check_duplicates),
@@ -464,27 +483,33 @@ impl<'a> Reader<'a> {
 
     fn list(&mut self, check_duplicates: bool) -> Result<Value, JsonError> {
         self.open()?;
-        let mark = self.items.len();
-        let mut first = true;
+        if self.peek() == Some(b']') {
+            self.pos += 1;
+            self.depth -= 1;
+            return Ok(Value::list(Vec::new()));
+        }
+        // JSON gives no length up front; 16 spares a list of a few dozen
+        // items most of the copies growing from 4 would take, as in
+        // `Value`'s `Deserialize`.
+        let mut items = Vec::with_capacity(16);
         loop {
-            match self.has_next(b']', &mut first) {
-                Ok(true) => {}
-                Ok(false) => break,
-                Err(e) => {
-                    self.items.truncate(mark);
-                    return Err(e);
+            items.push(self.value_checking(check_duplicates)?);
+            match self.peek() {
+                Some(b',') => {
+                    self.pos += 1;
+                    if self.peek() == Some(b']') {
+                        return Err(self.here("trailing comma"));
+                    }
                 }
-            }
-            match self.value_checking(check_duplicates) {
-                Ok(item) => self.items.push(item),
-                Err(e) => {
-                    self.items.truncate(mark);
-                    return Err(e);
+                Some(b']') => {
+                    self.pos += 1;
+                    self.depth -= 1;
+                    return Ok(Value::list(items));
                 }
+                Some(_) => return Err(self.here("expected `,` or `]`")),
+                None => return Err(self.unclosed(b']')),
             }
         }
-        let items: Vec<Value> = self.items.drain(mark..).collect();
-        Ok(Value::list(items))
     }
 
     fn map(&mut self, check_duplicates: bool) -> Result<Value, JsonError> {
@@ -595,59 +620,67 @@ impl<'a> Reader<'a> {
 const CONTROL: &str = "control character (\\u0000-\\u001F) found while parsing a string";
 
 /// Appends `value` as compact JSON, byte for byte what `serde_json`
-/// writes for it.
-pub(crate) fn write_value(out: &mut String, value: &Value) {
+/// writes for it. The writers append bytes (always UTF-8: ASCII and whole
+/// `str`s), which costs less per byte than `String::push`.
+pub(crate) fn write_value(out: &mut Vec<u8>, value: &Value) {
     match value {
-        Value::Null => out.push_str("null"),
-        Value::Bool(true) => out.push_str("true"),
-        Value::Bool(false) => out.push_str("false"),
+        Value::Null => out.extend_from_slice(b"null"),
+        Value::Bool(true) => out.extend_from_slice(b"true"),
+        Value::Bool(false) => out.extend_from_slice(b"false"),
         Value::Int(n) => write_i64(out, *n),
         Value::Double(d) => write_f64(out, *d),
         Value::String(s) => write_str(out, s),
         Value::List(items) => {
-            out.push('[');
+            out.push(b'[');
             for (i, item) in items.iter().enumerate() {
                 if i > 0 {
-                    out.push(',');
+                    out.push(b',');
                 }
                 write_value(out, item);
             }
-            out.push(']');
+            out.push(b']');
         }
         Value::Map(map) => {
-            out.push('{');
+            out.push(b'{');
             for (i, (key, item)) in map.iter().enumerate() {
                 if i > 0 {
-                    out.push(',');
+                    out.push(b',');
                 }
                 write_str(out, key);
-                out.push(':');
+                out.push(b':');
                 write_value(out, item);
             }
-            out.push('}');
+            out.push(b'}');
         }
     }
+}
+
+/// The text the writers appended, as a `String`. It is always UTF-8; were
+/// it not, the offending bytes would be replaced rather than panic.
+pub(crate) fn into_string(bytes: Vec<u8>) -> String {
+    String::from_utf8(bytes)
+        .unwrap_or_else(|error| String::from_utf8_lossy(error.as_bytes()).into_owned())
 }
 
 /// A double as serde_json writes it: the shortest text that reads back to
 /// it (through the `zmij` crate serde_json uses), `null` when it is not
 /// finite.
-pub(crate) fn write_f64(out: &mut String, d: f64) {
+pub(crate) fn write_f64(out: &mut Vec<u8>, d: f64) {
     if d.is_finite() {
-        out.push_str(zmij::Buffer::new().format_finite(d));
+        out.extend_from_slice(zmij::Buffer::new().format_finite(d).as_bytes());
     } else {
-        out.push_str("null");
+        out.extend_from_slice(b"null");
     }
 }
 
-pub(crate) fn write_i64(out: &mut String, n: i64) {
+pub(crate) fn write_i64(out: &mut Vec<u8>, n: i64) {
     if n < 0 {
-        out.push('-');
+        out.push(b'-');
     }
     write_u64(out, n.unsigned_abs());
 }
 
-pub(crate) fn write_u64(out: &mut String, mut n: u64) {
+pub(crate) fn write_u64(out: &mut Vec<u8>, mut n: u64) {
     let mut digits = [0u8; 20];
     let mut at = digits.len();
     loop {
@@ -658,7 +691,7 @@ pub(crate) fn write_u64(out: &mut String, mut n: u64) {
             break;
         }
     }
-    out.push_str(std::str::from_utf8(&digits[at..]).unwrap_or_default());
+    push_bytes(out, &digits[at..]);
 }
 
 /// What a byte becomes inside a JSON string, as serde_json escapes it: 0 for
@@ -683,8 +716,8 @@ static ESCAPE: [u8; 256] = {
 /// A string as serde_json writes it: `"` and `\` and the control characters
 /// below U+0020 escaped (`\b \f \n \r \t`, else `\u00XX` in lower-case hex),
 /// everything else as it is.
-pub(crate) fn write_str(out: &mut String, s: &str) {
-    out.push('"');
+pub(crate) fn write_str(out: &mut Vec<u8>, s: &str) {
+    out.push(b'"');
     let bytes = s.as_bytes();
     let mut start = 0;
     for (i, &b) in bytes.iter().enumerate() {
@@ -692,21 +725,33 @@ pub(crate) fn write_str(out: &mut String, s: &str) {
         if escape == 0 {
             continue;
         }
-        // Both ends sit next to ASCII bytes, so they are char boundaries.
-        out.push_str(s.get(start..i).unwrap_or_default());
-        out.push('\\');
+        push_bytes(out, &bytes[start..i]);
+        out.push(b'\\');
         if escape == b'u' {
             const HEX: &[u8; 16] = b"0123456789abcdef";
-            out.push_str("u00");
-            out.push(HEX[(b >> 4) as usize] as char);
-            out.push(HEX[(b & 0xF) as usize] as char);
+            out.extend_from_slice(b"u00");
+            out.push(HEX[(b >> 4) as usize]);
+            out.push(HEX[(b & 0xF) as usize]);
         } else {
-            out.push(escape as char);
+            out.push(escape);
         }
         start = i + 1;
     }
-    out.push_str(s.get(start..).unwrap_or_default());
-    out.push('"');
+    push_bytes(out, &bytes[start..]);
+    out.push(b'"');
+}
+
+/// Appends `bytes`; short ones one by one, which costs less than the call
+/// to `memcpy` that `extend_from_slice` makes (ids are short).
+#[inline(always)]
+fn push_bytes(out: &mut Vec<u8>, bytes: &[u8]) {
+    if bytes.len() <= 16 {
+        for &b in bytes {
+            out.push(b);
+        }
+    } else {
+        out.extend_from_slice(bytes);
+    }
 }
 
 #[cfg(test)]
@@ -721,9 +766,9 @@ mod tests {
     }
 
     fn written(value: &Value) -> String {
-        let mut out = String::new();
+        let mut out = Vec::new();
         write_value(&mut out, value);
-        out
+        into_string(out)
     }
 
     #[test]

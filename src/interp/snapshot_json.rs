@@ -80,83 +80,89 @@ impl Actor {
     /// Appends the snapshot JSON of `snapshot_json` to `out`, so that a host
     /// that persists after every event can reuse one buffer.
     pub fn write_snapshot_json(&self, out: &mut String) {
+        let mut bytes = std::mem::take(out).into_bytes();
+        self.write_snapshot_bytes(&mut bytes);
+        *out = json::into_string(bytes);
+    }
+
+    fn write_snapshot_bytes(&self, out: &mut Vec<u8>) {
         let chart = &self.chart;
         let machine = &chart.machine;
         let path = |s: StateId| machine.state(s).path.as_str();
-        out.push_str("{\"format\":");
+        out.extend_from_slice(b"{\"format\":");
         json::write_u64(out, u64::from(SNAPSHOT_FORMAT));
-        out.push_str(",\"machine\":");
+        out.extend_from_slice(b",\"machine\":");
         json::write_str(out, &machine.name);
         if let Some(version) = machine.version {
-            out.push_str(",\"version\":");
+            out.extend_from_slice(b",\"version\":");
             json::write_u64(out, version);
         }
-        out.push_str(match self.core.status {
-            Status::Active => ",\"status\":\"active\",\"configuration\":",
-            Status::Done => ",\"status\":\"done\",\"configuration\":",
+        out.extend_from_slice(match self.core.status {
+            Status::Active => b",\"status\":\"active\",\"configuration\":",
+            Status::Done => b",\"status\":\"done\",\"configuration\":",
         });
         write_paths(out, self.configuration().map(path));
         if !self.core.history.is_empty() {
-            out.push_str(",\"history\":{");
+            out.extend_from_slice(b",\"history\":{");
             for (i, (h, states)) in self.core.history.iter().enumerate() {
                 if i > 0 {
-                    out.push(',');
+                    out.push(b',');
                 }
                 json::write_str(out, path(*h));
-                out.push(':');
+                out.push(b':');
                 write_paths(out, states.iter().map(|s| path(*s)));
             }
-            out.push('}');
+            out.push(b'}');
         }
-        out.push_str(",\"context\":{");
+        out.extend_from_slice(b",\"context\":{");
         for (i, (field, value)) in chart.layout.fields().zip(&self.core.context).enumerate() {
             if i > 0 {
-                out.push(',');
+                out.push(b',');
             }
             json::write_str(out, field);
-            out.push(':');
+            out.push(b':');
             json::write_value(out, value);
         }
-        out.push('}');
+        out.push(b'}');
         if !self.core.timers.is_empty() {
-            out.push_str(",\"timers\":[");
+            out.extend_from_slice(b",\"timers\":[");
             for (i, timer) in self.core.timers.iter().enumerate() {
                 if i > 0 {
-                    out.push(',');
+                    out.push(b',');
                 }
                 match &timer.what {
                     Due::Transition(transition) => {
                         let (source, after) = snapshot::after_index(chart, *transition);
-                        out.push_str("{\"kind\":\"after\",\"state\":");
+                        out.extend_from_slice(b"{\"kind\":\"after\",\"state\":");
                         json::write_str(out, path(source));
-                        out.push_str(",\"after\":");
+                        out.extend_from_slice(b",\"after\":");
                         json::write_u64(out, u64::from(after));
                     }
                     Due::Send { event, id } => {
-                        out.push_str("{\"kind\":\"send\",\"event\":");
+                        out.extend_from_slice(b"{\"kind\":\"send\",\"event\":");
                         json::write_str(out, &event.name);
                         // As `snapshot` decides: by CEL equality.
                         if event.data != Value::Null {
-                            out.push_str(",\"data\":");
+                            out.extend_from_slice(b",\"data\":");
                             json::write_value(out, &event.data);
                         }
                         if let Some(id) = id {
-                            out.push_str(",\"id\":");
+                            out.extend_from_slice(b",\"id\":");
                             json::write_str(out, id);
                         }
                     }
                 }
-                out.push_str(",\"due\":");
+                out.extend_from_slice(b",\"due\":");
                 json::write_u64(out, timer.due);
-                out.push_str(",\"seq\":");
+                out.extend_from_slice(b",\"seq\":");
                 json::write_u64(out, timer.seq);
-                out.push('}');
+                out.push(b'}');
             }
-            out.push(']');
+            out.push(b']');
         }
-        out.push_str(",\"now\":");
+        out.extend_from_slice(b",\"now\":");
         json::write_u64(out, self.core.now);
-        out.push('}');
+        out.push(b'}');
     }
 
     /// Continues the snapshot JSON `json` on `chart`: what
@@ -222,15 +228,15 @@ impl Actor {
     }
 }
 
-fn write_paths<'p>(out: &mut String, paths: impl Iterator<Item = &'p str>) {
-    out.push('[');
+fn write_paths<'p>(out: &mut Vec<u8>, paths: impl Iterator<Item = &'p str>) {
+    out.push(b'[');
     for (i, path) in paths.enumerate() {
         if i > 0 {
-            out.push(',');
+            out.push(b',');
         }
         json::write_str(out, path);
     }
-    out.push(']');
+    out.push(b']');
 }
 
 fn syntax(text: &str, error: JsonError) -> SnapshotJsonError {
