@@ -198,6 +198,22 @@ impl<'a> Reader<'a> {
         self.here(format!("EOF while reading a {what}"))
     }
 
+    /// Consumes the key `"name"` when the text at `pos` is exactly that,
+    /// without escapes; the `:` after it is left. The fast way to recognise
+    /// keys that are expected.
+    #[inline]
+    pub(crate) fn plain_key(&mut self, name: &str) -> bool {
+        let bytes = self.text.as_bytes();
+        let (at, n) = (self.pos, name.len());
+        let plain = bytes.get(at) == Some(&b'"')
+            && bytes.get(at + 1..at + 1 + n) == Some(name.as_bytes())
+            && bytes.get(at + 1 + n) == Some(&b'"');
+        if plain {
+            self.pos = at + n + 2;
+        }
+        plain
+    }
+
     /// A map's next key and its `:`, after `has_next` said there is one.
     #[inline]
     pub(crate) fn key(&mut self) -> Result<Cow<'a, str>, JsonError> {
@@ -236,24 +252,35 @@ impl<'a> Reader<'a> {
         Ok(Cow::Owned(out))
     }
 
-    /// A string as a value: short ones go from the text straight into the
-    /// value, without a `Cow` on the way.
+    /// A string as a value: one without escapes goes from the text
+    /// straight into the value, without a `Cow` on the way.
     #[inline]
     fn string_value(&mut self) -> Result<Value, JsonError> {
+        match self.plain_string() {
+            Some(value) => Ok(value),
+            None => Ok(Value::from(&*self.string()?)),
+        }
+    }
+
+    /// The string at `pos` (its opening quote) when it has no escapes and
+    /// ends; `None`, with nothing consumed, for `string` to read or reject.
+    #[inline(always)]
+    fn plain_string(&mut self) -> Option<Value> {
         let bytes = self.text.as_bytes();
         let start = self.pos + 1;
         let mut i = start;
         while let Some(&b) = bytes.get(i) {
             if b == b'"' {
+                let value = Value::from(self.text.get(start..i)?);
                 self.pos = i + 1;
-                return Ok(Value::from(self.slice(start, i)?));
+                return Some(value);
             }
             if b == b'\\' || b < 0x20 {
-                break;
+                return None;
             }
             i += 1;
         }
-        Ok(Value::from(&*self.string()?))
+        None
     }
 
     /// `text[start..end]`, where both ends sit next to ASCII bytes the
@@ -492,9 +519,29 @@ impl<'a> Reader<'a> {
         // items most of the copies growing from 4 would take, as in
         // `Value`'s `Deserialize`.
         let mut items = Vec::with_capacity(16);
+        let bytes = self.text.as_bytes();
         loop {
-            items.push(self.value_checking(check_duplicates)?);
-            match self.peek() {
+            // A string without escapes, the usual item (an id), is read here
+            // rather than through a call to `value_checking`.
+            let plain = match bytes.get(self.pos) {
+                Some(b'"') => self.plain_string(),
+                _ => None,
+            };
+            let item = match plain {
+                Some(item) => item,
+                None => self.value_checking(check_duplicates)?,
+            };
+            if items.len() == items.capacity() {
+                // Grows four times over rather than twice: a list of a few
+                // dozen ids then takes one copy instead of two.
+                items.reserve(items.len() * 3);
+            }
+            items.push(item);
+            let next = match bytes.get(self.pos) {
+                Some(&b) if b > b' ' => Some(b),
+                _ => self.peek(),
+            };
+            match next {
                 Some(b',') => {
                     self.pos += 1;
                     if self.peek() == Some(b']') {
@@ -636,7 +683,11 @@ pub(crate) fn write_value(out: &mut Vec<u8>, value: &Value) {
                 if i > 0 {
                     out.push(b',');
                 }
-                write_value(out, item);
+                // Strings, the usual items, without the recursive call.
+                match item {
+                    Value::String(s) => write_str(out, s),
+                    _ => write_value(out, item),
+                }
             }
             out.push(b']');
         }
@@ -716,9 +767,27 @@ static ESCAPE: [u8; 256] = {
 /// A string as serde_json writes it: `"` and `\` and the control characters
 /// below U+0020 escaped (`\b \f \n \r \t`, else `\u00XX` in lower-case hex),
 /// everything else as it is.
+#[inline]
 pub(crate) fn write_str(out: &mut Vec<u8>, s: &str) {
-    out.push(b'"');
     let bytes = s.as_bytes();
+    let mark = out.len();
+    out.reserve(bytes.len() + 2);
+    out.push(b'"');
+    // One pass that copies and checks; a string with something to escape
+    // (rare) is written again by `write_escaped`.
+    for &b in bytes {
+        if ESCAPE[b as usize] != 0 {
+            out.truncate(mark);
+            return write_escaped(out, bytes);
+        }
+        out.push(b);
+    }
+    out.push(b'"');
+}
+
+/// A string with something to escape.
+fn write_escaped(out: &mut Vec<u8>, bytes: &[u8]) {
+    out.push(b'"');
     let mut start = 0;
     for (i, &b) in bytes.iter().enumerate() {
         let escape = ESCAPE[b as usize];

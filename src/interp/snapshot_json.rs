@@ -352,10 +352,27 @@ impl<'a> Decoder<'a, '_> {
             Some(b'{') => {
                 self.reader.open()?;
                 let mut first = true;
+                // Fields mostly come in the order the writer puts them, so
+                // the search for a key starts after the previous one.
+                let mut expected = 0;
                 while self.reader.has_next(b'}', &mut first)? {
                     let at = self.reader.pos();
-                    let key = self.reader.key()?;
-                    match FIELDS.iter().position(|f| **f == *key) {
+                    let found = match (expected..FIELDS.len())
+                        .find(|&i| self.reader.plain_key(FIELDS[i]))
+                    {
+                        Some(index) => {
+                            self.reader.expect(b':', "`:`")?;
+                            Some(index)
+                        }
+                        None => {
+                            let key = self.reader.key()?;
+                            FIELDS.iter().position(|f| **f == *key)
+                        }
+                    };
+                    if let Some(index) = found {
+                        expected = index + 1;
+                    }
+                    match found {
                         Some(index) if fields.has(index) => {
                             return Err(self
                                 .reader
@@ -468,7 +485,8 @@ impl<'a> Decoder<'a, '_> {
         while reader.has_next(b'}', &mut first)? {
             let at = reader.pos();
             let key = reader.key()?;
-            let fresh = match layout.slot(&key) {
+            let slot = layout.slot(&key);
+            let fresh = match slot {
                 Some(slot) => filled.insert(slot as usize),
                 None if unknown.contains(&key) => false,
                 None => {
@@ -480,7 +498,7 @@ impl<'a> Decoder<'a, '_> {
                 return Err(reader.error(at, format!("duplicate key `{key}`")));
             }
             let value = reader.value()?;
-            if let Some(slot) = layout.slot(&key) {
+            if let Some(slot) = slot {
                 slots[slot as usize] = value;
             }
         }
