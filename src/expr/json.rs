@@ -270,13 +270,13 @@ impl<'a> Reader<'a> {
         let start = self.pos + 1;
         let mut i = start;
         while let Some(&b) = bytes.get(i) {
-            if b == b'"' {
+            if STOP[b as usize] {
+                if b != b'"' {
+                    return None;
+                }
                 let value = Value::from(self.text.get(start..i)?);
                 self.pos = i + 1;
                 return Some(value);
-            }
-            if b == b'\\' || b < 0x20 {
-                return None;
             }
             i += 1;
         }
@@ -444,6 +444,22 @@ impl<'a> Reader<'a> {
     #[inline]
     pub(crate) fn number(&mut self) -> Result<Number, JsonError> {
         let start = self.pos;
+        // The usual number, a short non-negative integer, in one loop.
+        let bytes = self.text.as_bytes();
+        let mut end = start;
+        let mut n = 0u64;
+        while let Some(&b) = bytes.get(end).filter(|b| b.is_ascii_digit()) {
+            n = n.wrapping_mul(10).wrapping_add(u64::from(b - b'0'));
+            end += 1;
+        }
+        let digits = end - start;
+        if (1..=18).contains(&digits)
+            && (bytes[start] != b'0' || digits == 1)
+            && !matches!(bytes.get(end), Some(b'.' | b'e' | b'E'))
+        {
+            self.pos = end;
+            return Ok(Number::U64(n));
+        }
         let negative = self.text.as_bytes().get(start) == Some(&b'-');
         let (float, significand) = self.scan_number()?;
         match significand {
@@ -664,6 +680,20 @@ impl<'a> Reader<'a> {
     }
 }
 
+/// The bytes that end the plain run of a string: its closing quote, an
+/// escape, or a control character (an error).
+static STOP: [bool; 256] = {
+    let mut table = [false; 256];
+    let mut b = 0;
+    while b < 0x20 {
+        table[b] = true;
+        b += 1;
+    }
+    table[b'"' as usize] = true;
+    table[b'\\' as usize] = true;
+    table
+};
+
 const CONTROL: &str = "control character (\\u0000-\\u001F) found while parsing a string";
 
 /// Appends `value` as compact JSON, byte for byte what `serde_json`
@@ -764,12 +794,34 @@ static ESCAPE: [u8; 256] = {
     table
 };
 
+/// The longest string `write_str` assembles on the stack.
+const SHORT: usize = 30;
+
 /// A string as serde_json writes it: `"` and `\` and the control characters
 /// below U+0020 escaped (`\b \f \n \r \t`, else `\u00XX` in lower-case hex),
 /// everything else as it is.
 #[inline]
 pub(crate) fn write_str(out: &mut Vec<u8>, s: &str) {
     let bytes = s.as_bytes();
+    if bytes.len() <= SHORT {
+        // A short string (an id) is put together on the stack and appended
+        // whole: a copy of constant size is a few moves, where a push per
+        // byte or a copy of the exact length (a call to `memcpy`) costs
+        // more. The bytes past the string are cut off again.
+        let mut buffer = [0u8; SHORT + 2];
+        buffer[0] = b'"';
+        for (slot, &b) in buffer[1..].iter_mut().zip(bytes) {
+            if ESCAPE[b as usize] != 0 {
+                return write_escaped(out, bytes);
+            }
+            *slot = b;
+        }
+        buffer[bytes.len() + 1] = b'"';
+        let end = out.len() + bytes.len() + 2;
+        out.extend_from_slice(&buffer);
+        out.truncate(end);
+        return;
+    }
     let mark = out.len();
     out.reserve(bytes.len() + 2);
     out.push(b'"');

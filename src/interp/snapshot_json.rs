@@ -482,8 +482,21 @@ impl<'a> Decoder<'a, '_> {
         // repeated one is a syntax error first, as for any map.
         let mut unknown: Vec<Cow<'a, str>> = Vec::new();
         let mut first = true;
+        // Fields mostly come in slot order, as the writer puts them.
+        let mut expected = 0;
         while reader.has_next(b'}', &mut first)? {
             let at = reader.pos();
+            if let Some(field) = layout.field(expected)
+                && reader.plain_key(field)
+            {
+                reader.expect(b':', "`:`")?;
+                if !filled.insert(expected as usize) {
+                    return Err(reader.error(at, format!("duplicate key `{field}`")));
+                }
+                slots[expected as usize] = reader.value()?;
+                expected += 1;
+                continue;
+            }
             let key = reader.key()?;
             let slot = layout.slot(&key);
             let fresh = match slot {
