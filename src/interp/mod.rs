@@ -41,6 +41,10 @@
 //! assert_eq!(restored.configuration_paths(), ["closed"]);
 //! ```
 //!
+//! `Actor::snapshot_json` and `Actor::restore_json` do the same round trip
+//! straight between the actor and the JSON text, with the same bytes and
+//! the same accepted texts, faster (see `snapshot_json.rs`).
+//!
 //! Host guards and host actions (what expressions cannot say) are
 //! registered with `Chart::builder`; see `ChartBuilder`.
 

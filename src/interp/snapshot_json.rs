@@ -60,7 +60,7 @@ impl Actor {
     /// use idemchart::syntax::{Syntax, parse};
     ///
     /// let text = "machine door\ncontext { opened = 0 }\ninitial closed\n\
-    ///             state closed { on OPEN -> opened { assign opened = context.opened + 1 } }\n\
+    ///             state closed { on OPEN -> opened { opened = context.opened + 1 } }\n\
     ///             state opened";
     /// let mut actor = Actor::new(Arc::new(Chart::new(parse(text, Syntax::Dsl).unwrap())));
     /// actor.send(&Event::named("OPEN"));
