@@ -236,13 +236,13 @@ impl<'a> Reader<'a> {
         let mut i = start;
         loop {
             match bytes.get(i) {
+                Some(&b) if !STOP[b as usize] => i += 1,
                 Some(b'"') => {
                     self.pos = i + 1;
                     return Ok(Cow::Borrowed(self.slice(start, i)?));
                 }
                 Some(b'\\') => break,
-                Some(&b) if b < 0x20 => return Err(self.error(i, CONTROL)),
-                Some(_) => i += 1,
+                Some(_) => return Err(self.error(i, CONTROL)),
                 None => return Err(self.error(i, "EOF while reading a string")),
             }
         }

@@ -617,23 +617,27 @@ fn unsigned(reader: &mut Reader<'_>, max: u64, type_name: &str) -> Result<u64, J
     let at = reader.pos();
     match reader.number()? {
         Number::U64(n) if n <= max => Ok(n),
-        Number::U64(n) => Err(reader.error(
-            at,
-            format!("invalid value: integer `{n}`, expected {type_name}"),
-        )),
-        Number::I64(n) => Err(reader.error(
-            at,
-            format!("invalid value: integer `{n}`, expected {type_name}"),
-        )),
-        Number::F64(d) => Err(reader.error(
-            at,
-            format!("invalid type: floating point `{d:?}`, expected {type_name}"),
-        )),
+        other => Err(not_unsigned(reader, at, other, type_name)),
     }
+}
+
+#[cold]
+fn not_unsigned(reader: &Reader<'_>, at: usize, number: Number, type_name: &str) -> JsonError {
+    let message = match number {
+        Number::U64(n) => format!("invalid value: integer `{n}`, expected {type_name}"),
+        Number::I64(n) => format!("invalid value: integer `{n}`, expected {type_name}"),
+        Number::F64(d) => format!("invalid type: floating point `{d:?}`, expected {type_name}"),
+    };
+    reader.error(at, message)
 }
 
 /// `"active"` or `"done"`, or the same variant as a map to null.
 fn status(reader: &mut Reader<'_>) -> Result<Status, JsonError> {
+    // The usual text, recognised without reading a string.
+    reader.peek();
+    if reader.plain_key("active") {
+        return Ok(Status::Active);
+    }
     let variant = |reader: &mut Reader<'_>| {
         let at = reader.pos();
         match &*string(reader)? {
