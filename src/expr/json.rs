@@ -545,10 +545,12 @@ impl<'a> Reader<'a> {
             let mut after_item = false;
             while bytes.get(pos) == Some(&b'"') {
                 let start = pos + 1;
-                let mut end = start;
-                while bytes.get(end).is_some_and(|&b| !STOP[b as usize]) {
-                    end += 1;
-                }
+                let rest = bytes.get(start..).unwrap_or_default();
+                let end = start
+                    + rest
+                        .iter()
+                        .position(|&b| STOP[b as usize])
+                        .unwrap_or(rest.len());
                 let plain = match bytes.get(end) {
                     Some(b'"') => text.get(start..end),
                     _ => None,
