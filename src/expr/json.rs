@@ -266,21 +266,23 @@ impl<'a> Reader<'a> {
     /// ends; `None`, with nothing consumed, for `string` to read or reject.
     #[inline(always)]
     fn plain_string(&mut self) -> Option<Value> {
+        let (text, next) = self.plain_string_at(self.pos)?;
+        self.pos = next;
+        Some(Value::from(text))
+    }
+
+    /// The string whose opening quote is at `at`, when it has no escapes
+    /// and ends: its text, and the position after its closing quote.
+    #[inline(always)]
+    fn plain_string_at(&self, at: usize) -> Option<(&'a str, usize)> {
         let bytes = self.text.as_bytes();
-        let start = self.pos + 1;
-        let mut i = start;
-        while let Some(&b) = bytes.get(i) {
-            if STOP[b as usize] {
-                if b != b'"' {
-                    return None;
-                }
-                let value = Value::from(self.text.get(start..i)?);
-                self.pos = i + 1;
-                return Some(value);
-            }
-            i += 1;
+        let start = at + 1;
+        let rest = bytes.get(start..)?;
+        let end = start + rest.iter().position(|&b| STOP[b as usize])?;
+        if bytes.get(end) != Some(&b'"') {
+            return None;
         }
-        None
+        Some((self.text.get(start..end)?, end + 1))
     }
 
     /// `text[start..end]`, where both ends sit next to ASCII bytes the
@@ -535,7 +537,7 @@ impl<'a> Reader<'a> {
         // items most of the copies growing from 4 would take, as in
         // `Value`'s `Deserialize`.
         let mut items = Vec::with_capacity(16);
-        let (text, bytes) = (self.text, self.text.as_bytes());
+        let bytes = self.text.as_bytes();
         loop {
             // A run of strings without escapes in compact JSON (a list of
             // ids, the usual list) is read in a tight loop on a local
@@ -544,22 +546,11 @@ impl<'a> Reader<'a> {
             // Whether the run ended right after an item, not before one.
             let mut after_item = false;
             while bytes.get(pos) == Some(&b'"') {
-                let start = pos + 1;
-                let rest = bytes.get(start..).unwrap_or_default();
-                let end = start
-                    + rest
-                        .iter()
-                        .position(|&b| STOP[b as usize])
-                        .unwrap_or(rest.len());
-                let plain = match bytes.get(end) {
-                    Some(b'"') => text.get(start..end),
-                    _ => None,
-                };
-                let Some(item) = plain else {
+                let Some((item, next)) = self.plain_string_at(pos) else {
                     break;
                 };
                 push_item(&mut items, Value::from(item));
-                pos = end + 1;
+                pos = next;
                 if bytes.get(pos) == Some(&b',') && bytes.get(pos + 1) == Some(&b'"') {
                     pos += 1;
                 } else {
