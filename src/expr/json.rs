@@ -200,12 +200,14 @@ impl<'a> Reader<'a> {
 
     /// Consumes the key `"name"` when the text at `pos` is exactly that,
     /// without escapes; the `:` after it is left. The fast way to recognise
-    /// keys that are expected.
+    /// expected keys (and the usual `status`). A name that JSON must escape
+    /// (a quote in it) never matches, so the bytes matched are one string.
     #[inline]
     pub(crate) fn plain_key(&mut self, name: &str) -> bool {
         let bytes = self.text.as_bytes();
         let (at, n) = (self.pos, name.len());
         let plain = bytes.get(at) == Some(&b'"')
+            && !name.bytes().any(|b| STOP[b as usize])
             && bytes.get(at + 1..at + 1 + n) == Some(name.as_bytes())
             && bytes.get(at + 1 + n) == Some(&b'"');
         if plain {
@@ -1088,6 +1090,18 @@ mod tests {
         ] {
             assert!(Reader::new(text).ignore().is_err(), "{text}");
         }
+    }
+
+    #[test]
+    fn recognises_expected_keys_only_whole() {
+        let mut reader = Reader::new(r#""format":1"#);
+        assert!(!reader.plain_key("form"));
+        assert!(!reader.plain_key("formats"));
+        assert!(reader.plain_key("format"));
+        assert_eq!(reader.pos(), 8);
+        // `"a"b"` is not one string, whatever name is looked for.
+        assert!(!Reader::new(r#""a"b":1"#).plain_key("a\"b"));
+        assert!(!Reader::new(r#""\u0066":1"#).plain_key("f"));
     }
 
     #[test]
