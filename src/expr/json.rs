@@ -200,14 +200,14 @@ impl<'a> Reader<'a> {
 
     /// Consumes the key `"name"` when the text at `pos` is exactly that,
     /// without escapes; the `:` after it is left. The fast way to recognise
-    /// expected keys (and the usual `status`). A name that JSON must escape
-    /// (a quote in it) never matches, so the bytes matched are one string.
+    /// expected keys (and the usual `status`). `name` must be `plain`
+    /// (nothing in it that JSON escapes), so that the bytes matched are one
+    /// string.
     #[inline]
     pub(crate) fn plain_key(&mut self, name: &str) -> bool {
         let bytes = self.text.as_bytes();
         let (at, n) = (self.pos, name.len());
         let plain = bytes.get(at) == Some(&b'"')
-            && !name.bytes().any(|b| STOP[b as usize])
             && bytes.get(at + 1..at + 1 + n) == Some(name.as_bytes())
             && bytes.get(at + 1 + n) == Some(&b'"');
         if plain {
@@ -692,6 +692,11 @@ impl<'a> Reader<'a> {
     }
 }
 
+/// Whether `name` is written in JSON as it is, without escapes.
+pub(crate) fn plain(name: &str) -> bool {
+    !name.bytes().any(|b| STOP[b as usize])
+}
+
 /// Appends a list item, growing the list four times over rather than twice
 /// when it is full: a list of a few dozen ids then takes one copy instead of
 /// two.
@@ -1099,9 +1104,11 @@ mod tests {
         assert!(!reader.plain_key("formats"));
         assert!(reader.plain_key("format"));
         assert_eq!(reader.pos(), 8);
-        // `"a"b"` is not one string, whatever name is looked for.
-        assert!(!Reader::new(r#""a"b":1"#).plain_key("a\"b"));
         assert!(!Reader::new(r#""\u0066":1"#).plain_key("f"));
+        // Names with a quote or a backslash are not looked for this way:
+        // `"a"b"` is not one string.
+        assert!(plain("format") && plain("é"));
+        assert!(!plain("a\"b") && !plain("a\\b") && !plain("a\nb"));
     }
 
     #[test]

@@ -482,11 +482,14 @@ impl<'a> Decoder<'a, '_> {
         // repeated one is a syntax error first, as for any map.
         let mut unknown: Vec<Cow<'a, str>> = Vec::new();
         let mut first = true;
-        // Fields mostly come in slot order, as the writer puts them.
+        // Fields mostly come in slot order, as the writer puts them, and
+        // are then recognised by their bytes (when they need no escapes).
         let mut expected = 0;
+        let plain_names = layout.fields().all(json::plain);
         while reader.has_next(b'}', &mut first)? {
             let at = reader.pos();
-            if let Some(field) = layout.field(expected)
+            if plain_names
+                && let Some(field) = layout.field(expected)
                 && reader.plain_key(field)
             {
                 reader.expect(b':', "`:`")?;
