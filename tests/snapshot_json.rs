@@ -609,3 +609,29 @@ fn says_where_the_text_goes_wrong() {
         SnapshotJsonError::Restore(idemchart::interp::RestoreError::UnknownState("a.zz".into()))
     );
 }
+
+/// Context fields whose names JSON escapes are written escaped and read
+/// back, and their raw bytes are never taken for the name.
+#[test]
+fn handles_field_names_that_need_escapes() {
+    let machine =
+        "machine: q\ncontext: { \"a\\\"b\": 1, \"c\\\\d\": 2 }\ninitial: s\nstates:\n  s: {}\n";
+    let chart = Arc::new(Chart::new(
+        parse(machine, Syntax::Yaml).expect("the machine loads"),
+    ));
+    let actor = Actor::new(Arc::clone(&chart));
+    let text = actor.snapshot_json();
+    assert_eq!(text, serde_json::to_string(&actor.snapshot()).unwrap());
+    assert!(text.contains(r#""context":{"a\"b":1,"c\\d":2}"#), "{text}");
+    assert_same(&chart, &text);
+    let restored = Actor::restore_json(Arc::clone(&chart), &text).unwrap();
+    assert_eq!(restored.snapshot(), actor.snapshot());
+    for (from, to) in [(r#""a\"b""#, r#""a"b""#), (r#""c\\d""#, r#""c\d""#)] {
+        let broken = text.replace(from, to);
+        assert!(
+            Actor::restore_json(Arc::clone(&chart), &broken).is_err(),
+            "{broken}"
+        );
+        assert_same(&chart, &broken);
+    }
+}
