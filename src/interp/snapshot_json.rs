@@ -265,9 +265,24 @@ const FIELDS: [&str; 9] = [
 /// The fields with `#[serde(default)]`: version, history, timers, now.
 const OPTIONAL: [bool; 9] = [false, false, true, false, false, true, false, true, true];
 
+/// The other fields, by bit `1 << index`.
+const REQUIRED: u16 = {
+    let mut bits = 0;
+    let mut i = 0;
+    while i < OPTIONAL.len() {
+        if !OPTIONAL[i] {
+            bits |= 1 << i;
+        }
+        i += 1;
+    }
+    bits
+};
+
 /// The fields as read, before they are checked against the chart.
 #[derive(Default)]
 struct Fields<'a> {
+    /// The fields read so far, by bit `1 << index`.
+    read: u16,
     format: Option<u32>,
     machine: Option<Cow<'a, str>>,
     version: Option<Option<u64>>,
@@ -282,17 +297,7 @@ struct Fields<'a> {
 
 impl Fields<'_> {
     fn has(&self, index: usize) -> bool {
-        match index {
-            0 => self.format.is_some(),
-            1 => self.machine.is_some(),
-            2 => self.version.is_some(),
-            3 => self.status.is_some(),
-            4 => self.configuration.is_some(),
-            5 => self.history.is_some(),
-            6 => self.context.is_some(),
-            7 => self.timers.is_some(),
-            _ => self.now.is_some(),
-        }
+        self.read & 1 << index != 0
     }
 }
 
@@ -383,7 +388,9 @@ impl<'a> Decoder<'a, '_> {
                     }
                 }
                 let end = self.reader.pos() - 1;
-                if let Some(index) = (0..FIELDS.len()).find(|&i| !OPTIONAL[i] && !fields.has(i)) {
+                if fields.read & REQUIRED != REQUIRED
+                    && let Some(index) = (0..FIELDS.len()).find(|&i| !OPTIONAL[i] && !fields.has(i))
+                {
                     let message = format!("missing field `{}`", FIELDS[index]);
                     return Err(self.reader.error(end, message));
                 }
@@ -433,6 +440,7 @@ impl<'a> Decoder<'a, '_> {
         fields: &mut Fields<'a>,
         active: &mut StateSet,
     ) -> Result<(), JsonError> {
+        fields.read |= 1 << index;
         let reader = &mut self.reader;
         match index {
             0 => fields.format = Some(unsigned(reader, u32::MAX.into(), "u32")? as u32),
