@@ -312,27 +312,23 @@ fn guarded(chart: &Arc<Chart>, n: usize) -> Duration {
 fn persist_roundtrip(chart: &Arc<Chart>, n: usize) -> Duration {
     let batch = pedido_batch();
     // The snapshot of a freshly started actor is the starting point.
-    let mut persisted = serde_json::to_string(&Actor::new(Arc::clone(chart)).snapshot())
-        .expect("a snapshot serializes");
+    let mut persisted = Actor::new(Arc::clone(chart)).snapshot_json();
     let mut k = 0;
     let mut resets = 0;
     let start = Instant::now();
     for _ in 0..n {
-        // The parsed snapshot is a temporary, gone once the actor holds its
-        // state, as a host that only restores from it would write it.
-        let mut actor = Actor::restore(
-            Arc::clone(chart),
-            &serde_json::from_str::<Snapshot>(&persisted).expect("a snapshot parses"),
-        )
-        .expect("the snapshot fits");
+        // The snapshot goes straight from its JSON text into the actor and
+        // back, as a host that persists after every event does it.
+        let mut actor =
+            Actor::restore_json(Arc::clone(chart), &persisted).expect("the snapshot restores");
         if k == BATCH_LEN - 1 {
             assert_eq!(int(&actor, "cobrado"), BATCH_IDS as i64, "before RESET");
             resets += 1;
         }
         expect_clean(actor.send(black_box(&batch[k])));
-        let after = actor.snapshot();
-        assert_eq!(after.status, Status::Active);
-        persisted = serde_json::to_string(&after).expect("a snapshot serializes");
+        assert_eq!(actor.status(), Status::Active);
+        persisted.clear();
+        actor.write_snapshot_json(&mut persisted);
         k += 1;
         if k == BATCH_LEN {
             k = 0;

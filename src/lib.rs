@@ -10,7 +10,7 @@
 //! ```
 //! use std::sync::Arc;
 //! use idemchart::expr::{Event, Value};
-//! use idemchart::interp::{Actor, Chart, Snapshot};
+//! use idemchart::interp::{Actor, Chart};
 //! use idemchart::syntax::{Syntax, parse};
 //!
 //! let text = r#"
@@ -43,10 +43,10 @@
 //! );
 //! assert!(!actor.send(&pago).ignored);
 //!
-//! // Between events the state lives in a snapshot, here as JSON.
-//! let saved = serde_json::to_string(&actor.snapshot())?;
-//! let snapshot: Snapshot = serde_json::from_str(&saved)?;
-//! let mut actor = Actor::restore(chart, &snapshot)?;
+//! // Between events the state lives in a snapshot, here as JSON (the same
+//! // text as `serde_json::to_string(&actor.snapshot())`).
+//! let saved = actor.snapshot_json();
+//! let mut actor = Actor::restore_json(chart, &saved)?;
 //!
 //! // The same payment again changes nothing: the guard rejects it.
 //! assert!(actor.send(&pago).ignored);

@@ -3,6 +3,7 @@
 mod ast;
 mod check;
 mod eval;
+pub(crate) mod json;
 mod parse;
 mod print;
 mod value;

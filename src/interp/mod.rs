@@ -41,6 +41,10 @@
 //! assert_eq!(restored.configuration_paths(), ["closed"]);
 //! ```
 //!
+//! `Actor::snapshot_json` and `Actor::restore_json` do the same round trip
+//! straight between the actor and the JSON text, with the same bytes and
+//! the same accepted texts, faster (see `snapshot_json.rs`).
+//!
 //! Host guards and host actions (what expressions cannot say) are
 //! registered with `Chart::builder`; see `ChartBuilder`.
 
@@ -50,6 +54,7 @@ mod chart;
 mod clock;
 mod host;
 mod snapshot;
+mod snapshot_json;
 mod step;
 
 #[cfg(test)]
@@ -62,6 +67,7 @@ pub use chart::{Chart, DEFAULT_MICROSTEP_LIMIT};
 pub use clock::{Clock, FiredTimer, SystemClock, VirtualClock};
 pub use host::{BuildError, ChartBuilder, HostCall, HostError, Updates};
 pub use snapshot::{RestoreError, SNAPSHOT_FORMAT, Snapshot, TimerSnapshot};
+pub use snapshot_json::SnapshotJsonError;
 pub use step::{EffectCall, Step};
 
 use std::sync::Arc;

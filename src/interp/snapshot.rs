@@ -6,9 +6,10 @@ use indexmap::IndexMap;
 use serde::{Deserialize, Serialize};
 
 use super::actor::{Actor, Due, Status, Timer};
+use super::bits::StateSet;
 use super::chart::Chart;
 use crate::expr::{Event, Value};
-use crate::model::StateId;
+use crate::model::{StateId, TransitionId};
 
 /// The snapshot layout; bumped when it changes incompatibly.
 pub const SNAPSHOT_FORMAT: u32 = 1;
@@ -103,16 +104,10 @@ impl Actor {
                 .iter()
                 .map(|t| match &t.what {
                     Due::Transition(transition) => {
-                        let source = chart.transition(*transition).source;
-                        let after = chart
-                            .state(source)
-                            .after
-                            .iter()
-                            .position(|a| a == transition)
-                            .unwrap_or(0);
+                        let (source, after) = after_index(chart, *transition);
                         TimerSnapshot::After {
                             state: path(source),
-                            after: after as u32,
+                            after,
                             due: t.due,
                             seq: t.seq,
                         }
@@ -133,13 +128,7 @@ impl Actor {
     /// Continues a snapshot on `chart`, which must be the same machine at the
     /// same version. Use `restore_migrating` to accept another version.
     pub fn restore(chart: Arc<Chart>, snapshot: &Snapshot) -> Result<Actor, RestoreError> {
-        if snapshot.version != chart.machine.version {
-            return Err(RestoreError::Version {
-                machine: chart.machine.name.clone(),
-                expected: chart.machine.version,
-                found: snapshot.version,
-            });
-        }
+        check_version(&chart, snapshot.version)?;
         Actor::restore_migrating(chart, snapshot)
     }
 
@@ -150,22 +139,7 @@ impl Actor {
         chart: Arc<Chart>,
         snapshot: &Snapshot,
     ) -> Result<Actor, RestoreError> {
-        if snapshot.format != SNAPSHOT_FORMAT {
-            return Err(RestoreError::Format {
-                found: snapshot.format,
-            });
-        }
-        if snapshot.machine != chart.machine.name {
-            return Err(RestoreError::Machine {
-                expected: chart.machine.name.clone(),
-                found: snapshot.machine.clone(),
-            });
-        }
-        let state = |path: &str| {
-            chart
-                .state_by_path(path)
-                .ok_or_else(|| RestoreError::UnknownState(path.to_string()))
-        };
+        check_header(&chart, snapshot.format, &snapshot.machine)?;
         let context = chart
             .layout
             .from_map(&snapshot.context)
@@ -174,70 +148,135 @@ impl Actor {
         actor.core.status = snapshot.status;
         actor.core.active.insert(StateId::ROOT);
         for path in &snapshot.configuration {
-            let leaf = state(path)?;
-            actor.core.active.insert(leaf);
-            let mut at = chart.state(leaf).parent;
-            while let Some(s) = at {
-                actor.core.active.insert(s);
-                at = chart.state(s).parent;
-            }
+            activate(&chart, &mut actor.core.active, state(&chart, path)?);
         }
-        for (h, paths) in &snapshot.history {
-            let states = paths.iter().map(|p| state(p)).collect::<Result<_, _>>()?;
-            actor.core.history.push((state(h)?, states));
-        }
-        for timer in &snapshot.timers {
-            actor.core.timers.push(match timer {
-                TimerSnapshot::After {
-                    state: path,
-                    after,
-                    due,
-                    seq,
-                } => {
-                    let source = state(path)?;
-                    let transition = chart
-                        .state(source)
-                        .after
-                        .get(*after as usize)
-                        .copied()
-                        .ok_or_else(|| {
-                            RestoreError::UnknownState(format!(
-                                "{path} (delayed transition {after})"
-                            ))
-                        })?;
-                    Timer {
-                        due: *due,
-                        seq: *seq,
-                        what: Due::Transition(transition),
-                    }
-                }
-                TimerSnapshot::Send {
-                    event,
-                    data,
-                    id,
-                    due,
-                    seq,
-                } => Timer {
-                    due: *due,
-                    seq: *seq,
-                    what: Due::Send {
-                        event: Event::new(
-                            event.as_str(),
-                            None,
-                            data.clone().unwrap_or(Value::Null),
-                        ),
-                        id: id.as_deref().map(Arc::from),
-                    },
-                },
-            });
-        }
-        actor.core.next_seq = actor
-            .core
+        actor.core.history = restore_history(&chart, &snapshot.history)?;
+        actor.core.timers = snapshot
             .timers
             .iter()
-            .map(|t| t.seq + 1)
-            .max()
-            .unwrap_or(0);
+            .map(|timer| restore_timer(&chart, timer))
+            .collect::<Result<_, _>>()?;
+        actor.core.next_seq = next_seq(&actor.core.timers);
         Ok(actor)
     }
+}
+
+// The steps of a restore, shared with the JSON codec (`snapshot_json.rs`),
+// which checks the same things in the same order.
+
+/// The state a delayed transition belongs to, and its index among that
+/// state's delayed transitions.
+pub(super) fn after_index(chart: &Chart, transition: TransitionId) -> (StateId, u32) {
+    let source = chart.transition(transition).source;
+    let after = chart
+        .state(source)
+        .after
+        .iter()
+        .position(|a| *a == transition)
+        .unwrap_or(0);
+    (source, after as u32)
+}
+
+/// A snapshot continues only on the version of the machine it was taken of.
+pub(super) fn check_version(chart: &Chart, found: Option<u64>) -> Result<(), RestoreError> {
+    if found != chart.machine.version {
+        return Err(RestoreError::Version {
+            machine: chart.machine.name.clone(),
+            expected: chart.machine.version,
+            found,
+        });
+    }
+    Ok(())
+}
+
+/// The snapshot's format and machine must be this build's and the chart's.
+pub(super) fn check_header(chart: &Chart, format: u32, machine: &str) -> Result<(), RestoreError> {
+    if format != SNAPSHOT_FORMAT {
+        return Err(RestoreError::Format { found: format });
+    }
+    if machine != chart.machine.name {
+        return Err(RestoreError::Machine {
+            expected: chart.machine.name.clone(),
+            found: machine.to_string(),
+        });
+    }
+    Ok(())
+}
+
+/// The state at a dotted path of the snapshot.
+pub(super) fn state(chart: &Chart, path: &str) -> Result<StateId, RestoreError> {
+    chart
+        .state_by_path(path)
+        .ok_or_else(|| RestoreError::UnknownState(path.to_string()))
+}
+
+/// Marks an active atomic state of the configuration and its ancestors active.
+pub(super) fn activate(chart: &Chart, active: &mut StateSet, leaf: StateId) {
+    active.insert(leaf);
+    let mut at = chart.state(leaf).parent;
+    while let Some(s) = at {
+        active.insert(s);
+        at = chart.state(s).parent;
+    }
+}
+
+pub(super) fn restore_history(
+    chart: &Chart,
+    history: &IndexMap<String, Vec<String>>,
+) -> Result<Vec<(StateId, Vec<StateId>)>, RestoreError> {
+    history
+        .iter()
+        .map(|(h, paths)| {
+            let states = paths
+                .iter()
+                .map(|p| state(chart, p))
+                .collect::<Result<_, _>>()?;
+            Ok((state(chart, h)?, states))
+        })
+        .collect()
+}
+
+pub(super) fn restore_timer(chart: &Chart, timer: &TimerSnapshot) -> Result<Timer, RestoreError> {
+    Ok(match timer {
+        TimerSnapshot::After {
+            state: path,
+            after,
+            due,
+            seq,
+        } => {
+            let source = state(chart, path)?;
+            let transition = chart
+                .state(source)
+                .after
+                .get(*after as usize)
+                .copied()
+                .ok_or_else(|| {
+                    RestoreError::UnknownState(format!("{path} (delayed transition {after})"))
+                })?;
+            Timer {
+                due: *due,
+                seq: *seq,
+                what: Due::Transition(transition),
+            }
+        }
+        TimerSnapshot::Send {
+            event,
+            data,
+            id,
+            due,
+            seq,
+        } => Timer {
+            due: *due,
+            seq: *seq,
+            what: Due::Send {
+                event: Event::new(event.as_str(), None, data.clone().unwrap_or(Value::Null)),
+                id: id.as_deref().map(Arc::from),
+            },
+        },
+    })
+}
+
+/// The next scheduling number: past every restored timer's.
+pub(super) fn next_seq(timers: &[Timer]) -> u64 {
+    timers.iter().map(|t| t.seq + 1).max().unwrap_or(0)
 }

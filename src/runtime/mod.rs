@@ -28,7 +28,7 @@ use std::time::{SystemTime, UNIX_EPOCH};
 use sha2::{Digest, Sha256};
 
 use crate::expr::{Event, Value};
-use crate::interp::{Actor, Chart, EffectCall, RestoreError, Snapshot};
+use crate::interp::{Actor, Chart, EffectCall, RestoreError, Snapshot, SnapshotJsonError};
 use crate::store::{AppliedEvent, OutboxItem, OutboxStatus, ProcessRow, Store, StoreError};
 
 /// What `apply` answered. `response` is the JSON text sent to the sender;
@@ -328,7 +328,8 @@ impl From<RuntimeError> for Attempt {
 /// `apply` starts every transaction with an empty one.
 #[derive(Default)]
 struct Restored {
-    snapshots: HashMap<String, (Snapshot, u64)>,
+    /// Each process's snapshot JSON as this transaction wrote it, and its revision.
+    snapshots: HashMap<String, (String, u64)>,
 }
 
 /// Applies one delivery inside `tx`: the whole per-event contract, shared by
@@ -390,10 +391,9 @@ fn attempt(
         .filter(|effect| leaves_through_outbox(effect))
         .cloned()
         .collect();
-    let snapshot = actor.snapshot();
+    let snapshot_json = actor.snapshot_json();
     let json_error =
         |e: serde_json::Error| RuntimeError::BadSnapshot(process.to_string(), e.to_string());
-    let snapshot_json = serde_json::to_string(&snapshot).map_err(json_error)?;
     let new_revision = revision.map_or(1, |revision| revision + 1);
     // Positions are renumbered over the start's effects and the event's, so
     // keys never collide within one step.
@@ -403,8 +403,8 @@ fn attempt(
         revision: new_revision,
         timer: None,
         due: None,
-        configuration: &snapshot.configuration,
-        context: &snapshot.context,
+        configuration: &actor.configuration_paths(),
+        context: &actor.context(),
         effects: response_effects(&items, &effects),
     })
     .map_err(json_error)?;
@@ -417,7 +417,7 @@ fn attempt(
             id: process.to_string(),
             machine: machine.name.clone(),
             version: machine.version,
-            snapshot: snapshot_json,
+            snapshot: snapshot_json.clone(),
             revision: 1,
             next_timer_at,
         })?,
@@ -440,7 +440,7 @@ fn attempt(
     }
     restored
         .snapshots
-        .insert(process.to_string(), (snapshot, new_revision));
+        .insert(process.to_string(), (snapshot_json, new_revision));
     let response = applied.response;
     Ok(if ignored {
         Outcome::Ignored {
@@ -467,22 +467,21 @@ fn restore(chart: &Arc<Chart>, row: &ProcessRow) -> Result<Actor, RuntimeError> 
             found: row.machine.clone(),
         });
     }
-    let snapshot: Snapshot = serde_json::from_str(&row.snapshot)
-        .map_err(|e| RuntimeError::BadSnapshot(process.to_string(), e.to_string()))?;
-    restore_snapshot(chart, process, &snapshot)
+    restore_snapshot(chart, process, &row.snapshot)
 }
 
-/// Continues `process` from `snapshot`. `Actor::restore` refuses another
-/// machine version: a process keeps the version it started with until it is
-/// migrated explicitly.
-fn restore_snapshot(
-    chart: &Arc<Chart>,
-    process: &str,
-    snapshot: &Snapshot,
-) -> Result<Actor, RuntimeError> {
-    Actor::restore(Arc::clone(chart), snapshot).map_err(|source| RuntimeError::Restore {
-        process: process.to_string(),
-        source,
+/// Continues `process` from its snapshot JSON. `Actor::restore_json` refuses
+/// another machine version: a process keeps the version it started with
+/// until it is migrated explicitly.
+fn restore_snapshot(chart: &Arc<Chart>, process: &str, json: &str) -> Result<Actor, RuntimeError> {
+    Actor::restore_json(Arc::clone(chart), json).map_err(|error| match error {
+        SnapshotJsonError::Restore(source) => RuntimeError::Restore {
+            process: process.to_string(),
+            source,
+        },
+        SnapshotJsonError::Syntax { .. } => {
+            RuntimeError::BadSnapshot(process.to_string(), error.to_string())
+        }
     })
 }
 

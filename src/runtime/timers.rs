@@ -231,8 +231,7 @@ fn attempt(
             next_timer_at: actor.next_due(),
         });
     }
-    let snapshot = serde_json::to_string(&actor.snapshot())
-        .map_err(|e| RuntimeError::BadSnapshot(process.to_string(), e.to_string()))?;
+    let snapshot = actor.snapshot_json();
     let next_timer_at = actor.next_due();
     if !tx.update_process(process, row.revision, &snapshot, next_timer_at)? {
         return Err(Attempt::Lost);
