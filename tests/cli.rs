@@ -191,6 +191,41 @@ fn run_continues_from_a_snapshot_as_one_run() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
+/// A snapshot that is not JSON, or that does not fit the machine, is exit 2
+/// with the file, line and column, or with what does not fit.
+#[test]
+fn run_refuses_a_bad_snapshot_with_its_place() {
+    let dir = scratch_dir("bad-snapshot");
+    let machine = "tests/data/spec/lampara.yaml";
+    let run_from = |name: &str, text: &str| {
+        let path = dir.join(name);
+        std::fs::write(&path, text).unwrap();
+        let path = path.to_str().expect("a UTF-8 path").to_string();
+        let run = idemchart(&[
+            "run",
+            machine,
+            "--events",
+            "tests/data/cli/lampara-part2.jsonl",
+            "--snapshot-in",
+            &path,
+        ]);
+        assert_eq!(run.code, Some(2), "{}", run.stderr);
+        assert!(run.stdout.is_empty(), "{}", run.stdout);
+        run.stderr.replace(&path, "SNAPSHOT")
+    };
+    let broken = run_from("broken.json", "{\"format\": 1,\n  \"machine\" \"lampara\"}");
+    assert_eq!(broken, "error: SNAPSHOT:2:13: expected `:`\n");
+    let other = run_from(
+        "other.json",
+        r#"{"format":1,"machine":"puerta","status":"active","configuration":[],"context":{}}"#,
+    );
+    assert_eq!(
+        other,
+        "error: SNAPSHOT: the snapshot is of machine `puerta`, not `lampara`\n"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
 #[test]
 fn import_converts_an_scxml_document() {
     let run = idemchart(&["import", "tests/data/scion/test/basic/basic1.scxml"]);

@@ -6,7 +6,7 @@ use std::process::ExitCode;
 use std::sync::Arc;
 
 use idemchart::expr::{Event, Value};
-use idemchart::interp::{Actor, Chart, Snapshot, Step};
+use idemchart::interp::{Actor, Chart, SnapshotJsonError, Step};
 use idemchart::model::Duration;
 
 use super::{CommandResult, load_or_report};
@@ -39,17 +39,14 @@ pub fn run(args: RunArgs) -> CommandResult {
     let mut actor = match &args.snapshot_in {
         Some(path) => {
             let text = read(path)?;
-            let snapshot: Snapshot = serde_json::from_str(&text).map_err(|e| {
-                format!(
-                    "{}:{}:{}: {}",
-                    path.display(),
-                    e.line(),
-                    e.column(),
-                    strip_position(&e)
-                )
+            let actor = Actor::restore_json(Arc::clone(&chart), &text).map_err(|e| match e {
+                SnapshotJsonError::Syntax {
+                    message,
+                    line,
+                    column,
+                } => format!("{}:{line}:{column}: {message}", path.display()),
+                SnapshotJsonError::Restore(e) => format!("{}: {e}", path.display()),
             })?;
-            let actor = Actor::restore(Arc::clone(&chart), &snapshot)
-                .map_err(|e| format!("{}: {e}", path.display()))?;
             print_state(&actor, None, "(restored)", args.format);
             actor
         }
