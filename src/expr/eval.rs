@@ -19,10 +19,12 @@ use std::borrow::Cow;
 use std::cmp::Ordering;
 use std::fmt;
 use std::sync::Arc;
+use std::sync::atomic::AtomicU32;
+use std::sync::atomic::Ordering::Relaxed;
 
 use crate::span::Span;
 
-use super::value::{Value, compare, list_contains, map_get};
+use super::value::{Value, compare, list_contains, map_get, map_get_near};
 use super::{BinaryOp, Expr, ExprKind, UnaryOp};
 
 /// Where each context field lives in the context's `Vec<Value>`.
@@ -189,7 +191,54 @@ struct Node {
 enum EventField {
     Type,
     Id,
-    Payload(Box<str>),
+    Payload(PayloadField),
+}
+
+/// A payload field read by an expression, with where it was found last.
+#[derive(Debug)]
+struct PayloadField {
+    name: Box<str>,
+    /// The field's position in the last payload that had it. Events of one
+    /// kind are mostly built alike, so the next payload usually has it
+    /// there too, and one key comparison finds it. A chart is shared
+    /// between threads, hence the atomic; any value is only a guess that
+    /// the lookup checks, so relaxed order is enough.
+    hint: AtomicU32,
+}
+
+impl PayloadField {
+    fn new(name: &str) -> PayloadField {
+        PayloadField {
+            name: name.into(),
+            hint: AtomicU32::new(0),
+        }
+    }
+
+    /// The field in `data`, when it is a map that has it.
+    #[inline(always)]
+    fn get<'d>(&self, data: &'d Value) -> Option<&'d Value> {
+        let Value::Map(map) = data else {
+            return None;
+        };
+        let hint = self.hint.load(Relaxed) as usize;
+        match map_get_near(map, &self.name, hint) {
+            Ok(value) => Some(value),
+            Err(found) => {
+                let (at, value) = found?;
+                self.hint.store(at as u32, Relaxed);
+                Some(value)
+            }
+        }
+    }
+}
+
+impl Clone for PayloadField {
+    fn clone(&self) -> PayloadField {
+        PayloadField {
+            name: self.name.clone(),
+            hint: AtomicU32::new(self.hint.load(Relaxed)),
+        }
+    }
 }
 
 #[derive(Clone, Debug)]
@@ -370,7 +419,7 @@ fn event_field(field: &str) -> EventField {
     match field {
         "type" => EventField::Type,
         "id" => EventField::Id,
-        _ => EventField::Payload(field.into()),
+        _ => EventField::Payload(PayloadField::new(field)),
     }
 }
 
@@ -427,10 +476,10 @@ impl<'a> Env<'a> {
     }
 
     #[inline(always)]
-    fn payload(&self, name: &str, span: Span) -> Result<&'a Value, Fail> {
-        match self.event.and_then(|event| event.field(name)) {
+    fn payload(&self, field: &PayloadField, span: Span) -> Result<&'a Value, Fail> {
+        match self.event.and_then(|event| field.get(&event.data)) {
             Some(value) => Ok(value),
-            None => Err(self.missing_payload(name, span)),
+            None => Err(self.missing_payload(&field.name, span)),
         }
     }
 
@@ -504,9 +553,27 @@ pub fn eval_guard_with_host(
         node = operand;
         negated = !negated;
     }
-    match eval_bool(node, &env) {
+    let result = match &node.op {
+        // The common guard, a test between two leaves, without a call into
+        // the tree walk.
+        Op::Test(op, left, right) => match (leaf(left, &env), leaf(right, &env)) {
+            (Some(a), Some(b)) => a.and_then(|a| b.and_then(|b| test_leaves(*op, a, b, node.span))),
+            _ => eval_bool(node, &env),
+        },
+        _ => eval_bool(node, &env),
+    };
+    match result {
         Ok(b) => Ok(b != negated),
         Err(e) => Err(*e),
+    }
+}
+
+/// `test`, with membership in a list answered inline.
+#[inline(always)]
+fn test_leaves(op: BinaryOp, a: &Value, b: &Value, span: Span) -> Result<bool, Fail> {
+    match (op, b) {
+        (BinaryOp::In, Value::List(items)) => Ok(list_contains(items, a)),
+        _ => test(op, a, b, span),
     }
 }
 
@@ -518,8 +585,22 @@ fn operand<'a>(node: &'a Node, env: &Env<'a>) -> Result<Cow<'a, Value>, Fail> {
     match &node.op {
         Op::Const(value) => Ok(Cow::Borrowed(value)),
         Op::Context(slot) => env.slot(*slot, node.span).map(Cow::Borrowed),
-        Op::Event(EventField::Payload(name)) => env.payload(name, node.span).map(Cow::Borrowed),
+        Op::Event(EventField::Payload(field)) => env.payload(field, node.span).map(Cow::Borrowed),
         _ => eval_ref(node, env),
+    }
+}
+
+/// The value of a leaf (a constant, a context field, a payload field), which
+/// is always borrowed; `None` for any other node. Reading a leaf has no
+/// effect, so reading two before checking either's error keeps the order
+/// in which errors are reported.
+#[inline(always)]
+fn leaf<'a>(node: &'a Node, env: &Env<'a>) -> Option<Result<&'a Value, Fail>> {
+    match &node.op {
+        Op::Const(value) => Some(Ok(value)),
+        Op::Context(slot) => Some(env.slot(*slot, node.span)),
+        Op::Event(EventField::Payload(field)) => Some(env.payload(field, node.span)),
+        _ => None,
     }
 }
 
@@ -538,7 +619,7 @@ fn eval_ref<'a>(node: &'a Node, env: &Env<'a>) -> Result<Cow<'a, Value>, Fail> {
                         .as_ref()
                         .ok_or_else(|| EvalError::new("the event has no id", span))?,
                 ),
-                EventField::Payload(name) => Cow::Borrowed(env.payload(name, span)?),
+                EventField::Payload(field) => Cow::Borrowed(env.payload(field, span)?),
             }
         }
         Op::Member(base, field) => match operand(base, env)? {
@@ -622,6 +703,10 @@ fn eval_bool(node: &Node, env: &Env) -> Result<bool, Fail> {
             },
         },
         Op::Test(op, left, right) => {
+            // Leaves are read in place, without a `Cow` to build and match.
+            if let (Some(a), Some(b)) = (leaf(left, env), leaf(right, env)) {
+                return test_leaves(*op, a?, b?, span);
+            }
             let a = operand(left, env)?;
             let b = operand(right, env)?;
             test(*op, &a, &b, span)
@@ -638,7 +723,7 @@ fn eval_bool(node: &Node, env: &Env) -> Result<bool, Fail> {
             Some(event) => match field {
                 EventField::Type => true,
                 EventField::Id => event.id.is_some(),
-                EventField::Payload(name) => event.field(name).is_some(),
+                EventField::Payload(field) => field.get(&event.data).is_some(),
             },
         }),
         Op::HasMember(base, field) => match &*operand(base, env)? {

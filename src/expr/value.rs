@@ -134,6 +134,36 @@ pub fn map_get<'m>(map: &'m Map, key: &str) -> Option<&'m Value> {
     }
 }
 
+/// `map_get` that first tries the entry at position `near`: `Ok` when the
+/// key is there, else `Err` with where the key is (and its value), if
+/// anywhere.
+#[inline(always)]
+pub(crate) fn map_get_near<'m>(
+    map: &'m Map,
+    key: &str,
+    near: usize,
+) -> Result<&'m Value, Option<(usize, &'m Value)>> {
+    if let Some((k, v)) = map.get_index(near)
+        && bytes_eq(k.as_bytes(), key.as_bytes())
+    {
+        return Ok(v);
+    }
+    Err(map_find(map, key))
+}
+
+/// Where `key` is in `map`, and its value; kept out of line, as the path
+/// taken when a guess missed.
+#[inline(never)]
+fn map_find<'m>(map: &'m Map, key: &str) -> Option<(usize, &'m Value)> {
+    if map.len() <= LINEAR_LOOKUP_MAX {
+        map.iter()
+            .position(|(k, _)| bytes_eq(k.as_bytes(), key.as_bytes()))
+            .map(|at| (at, &map[at]))
+    } else {
+        map.get_full(key).map(|(at, _, v)| (at, v))
+    }
+}
+
 /// Equality of shared strings (event names) that first asks whether both
 /// are the same allocation: an event's name is often the very string the
 /// chart holds, so most matches end without reading a byte.
@@ -182,7 +212,8 @@ pub fn list_contains(items: &[Value], needle: &Value) -> bool {
 /// Membership of a string: one loop per length class, with the needle's
 /// words read once, so that each element costs a few compares. A short
 /// string's bytes sit inside the element itself, so the loop reads the list
-/// alone.
+/// alone. The last word goes first: ids that share a prefix (`c1`, `c12`,
+/// `order-17`) differ at their end.
 fn list_contains_str(items: &[Value], s: &str) -> bool {
     let needle = s.as_bytes();
     let n = needle.len();
@@ -192,19 +223,19 @@ fn list_contains_str(items: &[Value], s: &str) -> bool {
         2..=3 => {
             let (first, last) = (word::<2>(needle, 0), word::<2>(needle, n - 2));
             scan(items, n, |t| {
-                word::<2>(t, 0) == first && word::<2>(t, n - 2) == last
+                word::<2>(t, n - 2) == last && word::<2>(t, 0) == first
             })
         }
         4..=7 => {
             let (first, last) = (word::<4>(needle, 0), word::<4>(needle, n - 4));
             scan(items, n, |t| {
-                word::<4>(t, 0) == first && word::<4>(t, n - 4) == last
+                word::<4>(t, n - 4) == last && word::<4>(t, 0) == first
             })
         }
         8..=16 => {
             let (first, last) = (word::<8>(needle, 0), word::<8>(needle, n - 8));
             scan(items, n, |t| {
-                word::<8>(t, 0) == first && word::<8>(t, n - 8) == last
+                word::<8>(t, n - 8) == last && word::<8>(t, 0) == first
             })
         }
         _ => scan(items, n, |t| t == needle),
@@ -214,11 +245,10 @@ fn list_contains_str(items: &[Value], s: &str) -> bool {
 /// Whether a string of `items` has length `n` and `same_bytes`.
 #[inline(always)]
 fn scan(items: &[Value], n: usize, same_bytes: impl Fn(&[u8]) -> bool) -> bool {
+    // The length first: `SmolStr` has it without telling an inline string
+    // from a shared one, which reading the bytes must do.
     items.iter().any(|v| match v {
-        Value::String(t) => {
-            let t = t.as_bytes();
-            t.len() == n && same_bytes(t)
-        }
+        Value::String(t) => t.len() == n && same_bytes(t.as_bytes()),
         _ => false,
     })
 }

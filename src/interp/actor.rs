@@ -213,14 +213,29 @@ impl Core {
             }
         } else {
             self.microstep(chart, Some(event));
-            self.run_to_completion(chart);
+            // With no eventless transition in the chart and no internal
+            // event queued, the loop would check once and stop. The budget
+            // must have room for that check and for `drain_external`'s,
+            // or the loops end the call with an error, which they report.
+            if !(self.fast() && !chart.has_eventless && self.internal.is_empty() && self.budget > 2)
+            {
+                self.run_to_completion(chart);
+            }
         }
         self.drain_external(chart);
     }
 
     /// Processes the events the machine sent itself, each as a macrostep.
-    #[inline]
+    #[inline(always)]
     fn drain_external(&mut self, chart: &Chart) {
+        // Nothing sent: the loop would check once, within budget, and stop.
+        if self.fast() && self.external.is_empty() && self.budget > 1 {
+            return;
+        }
+        self.drain_queued(chart);
+    }
+
+    fn drain_queued(&mut self, chart: &Chart) {
         while self.status == Status::Active && self.spend(chart) {
             let Some(event) = self.external.pop_front() else {
                 break;
@@ -421,6 +436,12 @@ impl Core {
     /// ancestor; then conflicts resolved in favour of descendants.
     fn select(&mut self, chart: &Chart, event: Option<&Event>) {
         self.enabled.clear();
+        if let Some(event) = event
+            && self.fast()
+        {
+            self.select_on_event(chart, event);
+            return;
+        }
         for state in self.active.iter() {
             if !chart.state(state).children.is_empty() {
                 continue;
@@ -467,6 +488,45 @@ impl Core {
         }
         // A failing guard raises `error.execution` when it is evaluated, as
         // SCXML says, so the event goes before any the actions raise.
+        if !self.guard_errors.is_empty() {
+            self.flush_errors();
+        }
+    }
+
+    /// `select` for an event on the fast path: each atomic state's
+    /// candidates come listed by the chart (its own transitions, then its
+    /// ancestors'), and without parallel states the first atomic state is
+    /// the only one.
+    fn select_on_event(&mut self, chart: &Chart, event: &Event) {
+        for state in self.active.iter() {
+            let info = chart.state(state);
+            if !info.children.is_empty() {
+                continue;
+            }
+            for &t in &info.candidates {
+                if chart.accepts(t, &event.name)
+                    && guard_passes(
+                        chart,
+                        t,
+                        &self.context,
+                        &self.active,
+                        Some(event),
+                        &mut self.guard_errors,
+                    )
+                {
+                    if !self.enabled.contains(&t) {
+                        self.enabled.push(t);
+                    }
+                    break;
+                }
+            }
+            if chart.one_leaf {
+                break;
+            }
+        }
+        if self.enabled.len() > 1 {
+            self.remove_conflicts(chart);
+        }
         if !self.guard_errors.is_empty() {
             self.flush_errors();
         }
@@ -1007,7 +1067,10 @@ impl Core {
 }
 
 /// Evaluates a guard; an error counts as false and is kept in `errors`, to be
-/// raised as `error.execution` as in SCXML.
+/// raised as `error.execution` as in SCXML. Kept out of line: inlined, its
+/// setup would sit in the prologue of the loops that call it, whose every
+/// pass does not need it.
+#[inline(never)]
 fn guard_passes(
     chart: &Chart,
     t: TransitionId,

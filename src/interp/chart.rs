@@ -22,6 +22,9 @@ pub struct Chart {
     pub(crate) transitions: Vec<TransitionInfo>,
     /// Whether any state has eventless transitions; lets a step skip looking.
     pub(crate) has_eventless: bool,
+    /// Whether the chart has no parallel state, so that a configuration has
+    /// exactly one atomic state: selecting transitions can stop at the first.
+    pub(crate) one_leaf: bool,
     /// Microsteps one call may take before it is stopped as a livelock.
     pub(crate) microstep_limit: usize,
     /// The host guards' implementations, by declared index (the index a
@@ -45,6 +48,10 @@ pub(crate) struct StateInfo {
     pub exit: Vec<CompiledAction>,
     /// Event transitions, then eventless ones, in document order.
     pub on: Vec<TransitionId>,
+    /// For an atomic state, the event transitions of the state and then of
+    /// each ancestor, nearest first: the order in which selection tries
+    /// them, without walking up the tree per event. Empty otherwise.
+    pub candidates: Vec<TransitionId>,
     pub always: Vec<TransitionId>,
     pub after: Vec<TransitionId>,
     /// `done.state.ID` raised when this state completes.
@@ -191,10 +198,16 @@ impl Chart {
             .state_ids()
             .map(|id| {
                 let state = machine.state(id);
-                let (history, children) = state
+                let (history, children): (Vec<StateId>, Vec<StateId>) = state
                     .children
                     .iter()
                     .partition(|c| matches!(machine.state(**c).kind, StateKind::History(_)));
+                let candidates = match children.is_empty() {
+                    true => std::iter::successors(Some(id), |s| machine.state(*s).parent)
+                        .flat_map(|s| machine.state(s).on.iter().copied())
+                        .collect(),
+                    false => Vec::new(),
+                };
                 StateInfo {
                     subtree_end: subtree_end[id.index()],
                     parent: state.parent,
@@ -205,6 +218,7 @@ impl Chart {
                     entry: compile_actions(&state.entry),
                     exit: compile_actions(&state.exit),
                     on: state.on.clone(),
+                    candidates,
                     always: state.always.clone(),
                     after: state.after.clone(),
                     done_event: format!("done.state.{}", machine.display_name(id)).into(),
@@ -251,6 +265,7 @@ impl Chart {
             })
             .collect();
         let has_eventless = machine.states.iter().any(|s| !s.always.is_empty());
+        let one_leaf = !machine.states.iter().any(|s| s.kind == StateKind::Parallel);
         let guards = machine
             .guards
             .iter()
@@ -264,6 +279,7 @@ impl Chart {
             states,
             transitions,
             has_eventless,
+            one_leaf,
             machine,
             microstep_limit: DEFAULT_MICROSTEP_LIMIT,
             guards,

@@ -45,6 +45,7 @@ pub struct EffectCall {
 }
 
 impl Step {
+    #[inline(always)]
     pub(crate) fn clear(&mut self, event: Option<Arc<str>>) {
         self.event = event;
         self.ignored = false;
