@@ -533,6 +533,7 @@ pub fn eval_guard(
 /// `eval_guard` for a guard compiled by `compile_guard`: `host` answers the
 /// host guard with an index, or gives `None` when it has no answer, which
 /// is an error as an expression that fails is.
+#[inline]
 pub fn eval_guard_with_host(
     compiled: &Compiled,
     context: &[Value],
@@ -1102,7 +1103,10 @@ fn pending(target: &AssignTarget, env: &Env) -> Result<Pending, Fail> {
                 ));
             }
             match items.as_slice() {
-                [item] => Pending::Push(operand(item, env)?.into_owned()),
+                [item] => Pending::Push(match leaf(item, env) {
+                    Some(value) => value?.clone(),
+                    None => operand(item, env)?.into_owned(),
+                }),
                 _ => Pending::PushAll(
                     items
                         .iter()
@@ -1113,6 +1117,16 @@ fn pending(target: &AssignTarget, env: &Env) -> Result<Pending, Fail> {
         }
         Rhs::Extend(node) => {
             let current = env.slot(slot, target.span)?;
+            // A counter plus a leaf, the common case, without the `Cow`.
+            if let Some(tail) = leaf(node, env) {
+                let tail = tail?;
+                if let (Value::Int(x), Value::Int(y)) = (current, tail) {
+                    return match x.checked_add(*y) {
+                        Some(sum) => Ok(Pending::Set(Value::Int(sum))),
+                        None => Err(EvalError::new("integer overflow", target.span)),
+                    };
+                }
+            }
             let tail = operand(node, env)?;
             match (current, tail) {
                 // A counter: the common case, without the general `+`.

@@ -167,9 +167,17 @@ fn map_find<'m>(map: &'m Map, key: &str) -> Option<(usize, &'m Value)> {
 /// Equality of shared strings (event names) that first asks whether both
 /// are the same allocation: an event's name is often the very string the
 /// chart holds, so most matches end without reading a byte.
-#[inline]
+/// The pointer and the lengths are compared inline, the bytes out of line:
+/// inlined into a loop, their comparison's setup for a loop-invariant name
+/// would be paid before the loop even when no length matches.
+#[inline(always)]
 pub fn str_eq(a: &Arc<str>, b: &Arc<str>) -> bool {
-    Arc::ptr_eq(a, b) || bytes_eq(a.as_bytes(), b.as_bytes())
+    Arc::ptr_eq(a, b) || (a.len() == b.len() && same_bytes(a.as_bytes(), b.as_bytes()))
+}
+
+#[inline(never)]
+fn same_bytes(a: &[u8], b: &[u8]) -> bool {
+    bytes_eq(a, b)
 }
 
 /// Byte equality that compares short strings (ids, mostly) with two

@@ -193,17 +193,26 @@ impl Core {
     fn send(&mut self, chart: &Chart, event: &Event) {
         // The name already recorded is kept when it is the same, which
         // spares two atomic count updates on the event's name.
+        // A name the chart knows is recorded as the chart's own copy, which
+        // its transitions then match by pointer.
         let name = match self.step.event.take() {
             Some(name) if expr::str_eq(&name, &event.name) => name,
-            _ => Arc::clone(&event.name),
+            _ => Arc::clone(chart.known_name(&event.name).unwrap_or(&event.name)),
         };
-        self.step.clear(Some(name));
+        self.step.clear(None);
         self.budget = chart.microstep_limit;
         if self.status == Status::Done {
+            self.step.event = Some(name);
             self.step.ignored = true;
             return;
         }
-        self.select(chart, Some(event));
+        if self.fast() {
+            self.enabled.clear();
+            self.select_on_event(chart, event, &name);
+        } else {
+            self.select(chart, Some(event));
+        }
+        self.step.event = Some(name);
         if self.enabled.is_empty() {
             self.step.ignored = true;
             // A guard that failed on the way raised `error.execution`,
@@ -214,11 +223,14 @@ impl Core {
         } else {
             self.microstep(chart, Some(event));
             // With no eventless transition in the chart and no internal
-            // event queued, the loop would check once and stop. The budget
-            // must have room for that check and for `drain_external`'s,
-            // or the loops end the call with an error, which they report.
-            if !(self.fast() && !chart.has_eventless && self.internal.is_empty() && self.budget > 2)
-            {
+            // event queued, the loop would spend one microstep of the
+            // budget on its check and stop: that is done here, unless it is
+            // the budget's last, on which the loop reports an error.
+            if self.fast() && !chart.has_eventless && self.internal.is_empty() && self.budget > 1 {
+                if self.status == Status::Active {
+                    self.budget -= 1;
+                }
+            } else {
                 self.run_to_completion(chart);
             }
         }
@@ -228,8 +240,12 @@ impl Core {
     /// Processes the events the machine sent itself, each as a macrostep.
     #[inline(always)]
     fn drain_external(&mut self, chart: &Chart) {
-        // Nothing sent: the loop would check once, within budget, and stop.
+        // Nothing sent: the loop would spend one microstep on its check and
+        // stop, as here, unless it is the budget's last (an error).
         if self.fast() && self.external.is_empty() && self.budget > 1 {
+            if self.status == Status::Active {
+                self.budget -= 1;
+            }
             return;
         }
         self.drain_queued(chart);
@@ -439,7 +455,7 @@ impl Core {
         if let Some(event) = event
             && self.fast()
         {
-            self.select_on_event(chart, event);
+            self.select_on_event(chart, event, &event.name);
             return;
         }
         for state in self.active.iter() {
@@ -496,15 +512,15 @@ impl Core {
     /// `select` for an event on the fast path: each atomic state's
     /// candidates come listed by the chart (its own transitions, then its
     /// ancestors'), and without parallel states the first atomic state is
-    /// the only one.
-    fn select_on_event(&mut self, chart: &Chart, event: &Event) {
+    /// the only one. `name` is the event's name, or the chart's copy of it.
+    fn select_on_event(&mut self, chart: &Chart, event: &Event, name: &Arc<str>) {
         for state in self.active.iter() {
             let info = chart.state(state);
             if !info.children.is_empty() {
                 continue;
             }
             for &t in &info.candidates {
-                if chart.accepts(t, &event.name)
+                if chart.accepts(t, name)
                     && guard_passes(
                         chart,
                         t,
@@ -679,6 +695,16 @@ impl Core {
     }
 
     fn microstep(&mut self, chart: &Chart, event: Option<&Event>) {
+        // One targetless transition, the most common microstep: its actions
+        // alone, as below, without taking the list apart.
+        if self.fast()
+            && let [t] = self.enabled[..]
+            && chart.transition(t).targets.is_empty()
+        {
+            self.step.transitions.push(t);
+            self.run_actions(chart, &chart.transition(t).actions, event);
+            return;
+        }
         let enabled = std::mem::take(&mut self.enabled);
         if self.fast()
             && enabled

@@ -22,6 +22,9 @@ pub struct Chart {
     pub(crate) transitions: Vec<TransitionInfo>,
     /// Whether any state has eventless transitions; lets a step skip looking.
     pub(crate) has_eventless: bool,
+    /// The names of the events transitions take by exact name, each once,
+    /// shared with the transitions' `exact`.
+    pub(crate) event_names: Vec<Arc<str>>,
     /// Whether the chart has no parallel state, so that a configuration has
     /// exactly one atomic state: selecting transitions can stop at the first.
     pub(crate) one_leaf: bool,
@@ -225,6 +228,7 @@ impl Chart {
                 }
             })
             .collect();
+        let mut event_names: Vec<Arc<str>> = Vec::new();
         let transitions = machine
             .transitions
             .iter()
@@ -241,7 +245,16 @@ impl Chart {
                     },
                     exact: match &t.trigger {
                         Trigger::Event(d) => match d.patterns.as_slice() {
-                            [EventPattern::Exact(name)] => Some(name.as_str().into()),
+                            [EventPattern::Exact(name)] => {
+                                Some(match event_names.iter().find(|n| ***n == **name) {
+                                    Some(known) => Arc::clone(known),
+                                    None => {
+                                        let name: Arc<str> = name.as_str().into();
+                                        event_names.push(Arc::clone(&name));
+                                        name
+                                    }
+                                })
+                            }
                             _ => None,
                         },
                         _ => None,
@@ -279,6 +292,7 @@ impl Chart {
             states,
             transitions,
             has_eventless,
+            event_names,
             one_leaf,
             machine,
             microstep_limit: DEFAULT_MICROSTEP_LIMIT,
@@ -347,14 +361,31 @@ impl Chart {
         Some(StateId::ROOT)
     }
 
-    /// Whether transition `t` is triggered by the event named `name`.
+    /// The chart's copy of `name`, when a transition takes that name and the
+    /// chart has few enough names to look through on each event.
     #[inline]
+    pub(crate) fn known_name(&self, name: &Arc<str>) -> Option<&Arc<str>> {
+        const LOOKUP_MAX: usize = 8;
+        if self.event_names.len() > LOOKUP_MAX {
+            return None;
+        }
+        self.event_names.iter().find(|n| expr::str_eq(n, name))
+    }
+
+    /// Whether transition `t` is triggered by the event named `name`.
+    #[inline(always)]
     pub(crate) fn accepts(&self, t: TransitionId, name: &Arc<str>) -> bool {
         let info = self.transition(t);
         match &info.exact {
             Some(exact) => expr::str_eq(exact, name),
-            None => info.descriptor.as_ref().is_some_and(|d| d.matches(name)),
+            None => Self::matches_descriptor(info, name),
         }
+    }
+
+    /// The general matching of `accepts`, kept out of the loops that call it.
+    #[inline(never)]
+    fn matches_descriptor(info: &TransitionInfo, name: &str) -> bool {
+        info.descriptor.as_ref().is_some_and(|d| d.matches(name))
     }
 
     pub(crate) fn state(&self, id: StateId) -> &StateInfo {
