@@ -255,10 +255,19 @@ fn list_contains_str(items: &[Value], s: &str) -> bool {
 fn scan(items: &[Value], n: usize, same_bytes: impl Fn(&[u8]) -> bool) -> bool {
     // The length first: `SmolStr` has it without telling an inline string
     // from a shared one, which reading the bytes must do.
-    items.iter().any(|v| match v {
+    let matches = |v: &Value| match v {
         Value::String(t) => t.len() == n && same_bytes(t.as_bytes()),
         _ => false,
-    })
+    };
+    // Four elements a round: the loop's own count and jump are a good part
+    // of an element's few instructions.
+    let mut rounds = items.chunks_exact(4);
+    for four in &mut rounds {
+        if matches(&four[0]) || matches(&four[1]) || matches(&four[2]) || matches(&four[3]) {
+            return true;
+        }
+    }
+    rounds.remainder().iter().any(matches)
 }
 
 /// Whether the int `i` and the double `d` are the same number, exactly
@@ -750,6 +759,55 @@ mod tests {
         assert!(list_contains(&list, &Value::from("c0")));
         assert!(!list_contains(&list, &Value::from("c2")));
         assert!(list_contains(&[Value::Int(1)], &Value::Double(1.0)));
+    }
+
+    /// The string scan (by length class, four elements a round) answers as
+    /// the general comparison does, wherever the needle is and whatever
+    /// else the list holds.
+    #[test]
+    fn membership_agrees_with_equality() {
+        let text = "abcdefghijklmnopqrstuvwxyz0123456789";
+        let strings: Vec<Value> = (0..text.len())
+            .flat_map(|n| {
+                // Same length, one byte off: at the end, at the start.
+                let mut last = text[..n].to_string().into_bytes();
+                let mut first = last.clone();
+                if n > 0 {
+                    last[n - 1] = b'#';
+                    first[0] = b'#';
+                }
+                let [last, first] = [last, first].map(|b| String::from_utf8(b).unwrap());
+                [
+                    Value::from(&text[..n]),
+                    Value::from(last),
+                    Value::from(first),
+                ]
+            })
+            .collect();
+        let long: Arc<str> = Arc::from(text);
+        let others = [Value::Int(7), Value::Null, Value::from(long)];
+        for needle in strings.iter().chain(&others) {
+            for len in 0..11 {
+                let mut list: Vec<Value> = (0..len)
+                    .map(|i| match i % 3 {
+                        0 => strings[(i * 7) % strings.len()].clone(),
+                        1 => others[i % others.len()].clone(),
+                        _ => strings[(i * 5 + 3) % strings.len()].clone(),
+                    })
+                    .collect();
+                let expected = list.iter().any(|v| v == needle);
+                assert_eq!(
+                    list_contains(&list, needle),
+                    expected,
+                    "{needle} in {list:?}"
+                );
+                for at in 0..=len {
+                    list.insert(at, needle.clone());
+                    assert!(list_contains(&list, needle), "{needle} at {at} of {list:?}");
+                    list.remove(at);
+                }
+            }
+        }
     }
 
     #[test]
