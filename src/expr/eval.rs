@@ -470,32 +470,48 @@ struct Env<'a> {
 impl<'a> Env<'a> {
     #[inline(always)]
     fn slot(&self, slot: u32, span: Span) -> Result<&'a Value, Fail> {
-        self.context
-            .get(slot as usize)
-            .ok_or_else(|| EvalError::new(format!("the context has no slot {slot}"), span))
+        slot_in(self.context, slot, span)
     }
 
     #[inline(always)]
     fn payload(&self, field: &PayloadField, span: Span) -> Result<&'a Value, Fail> {
-        match self.event.and_then(|event| field.get(&event.data)) {
-            Some(value) => Ok(value),
-            None => Err(self.missing_payload(&field.name, span)),
-        }
-    }
-
-    /// Kept out of line so that the lookup above stays small.
-    #[cold]
-    #[inline(never)]
-    fn missing_payload(&self, name: &str, span: Span) -> Fail {
-        match self.event {
-            None => EvalError::new("there is no event here", span),
-            Some(_) => EvalError::new(format!("the event has no field `{name}`"), span),
-        }
+        payload_in(self.event, field, span)
     }
 
     fn event(&self, span: Span) -> Result<&'a Event, Fail> {
         self.event
             .ok_or_else(|| EvalError::new("there is no event here", span))
+    }
+}
+
+/// The context field in `slot`.
+#[inline(always)]
+fn slot_in(context: &[Value], slot: u32, span: Span) -> Result<&Value, Fail> {
+    context
+        .get(slot as usize)
+        .ok_or_else(|| EvalError::new(format!("the context has no slot {slot}"), span))
+}
+
+/// The payload field `field` of `event`.
+#[inline(always)]
+fn payload_in<'a>(
+    event: Option<&'a Event>,
+    field: &PayloadField,
+    span: Span,
+) -> Result<&'a Value, Fail> {
+    match event.and_then(|event| field.get(&event.data)) {
+        Some(value) => Ok(value),
+        None => Err(missing_payload(event.is_some(), &field.name, span)),
+    }
+}
+
+/// Kept out of line so that the lookup above stays small.
+#[cold]
+#[inline(never)]
+fn missing_payload(has_event: bool, name: &str, span: Span) -> Fail {
+    match has_event {
+        false => EvalError::new("there is no event here", span),
+        true => EvalError::new(format!("the event has no field `{name}`"), span),
     }
 }
 
@@ -541,12 +557,6 @@ pub fn eval_guard_with_host(
     active: &dyn Fn(u32) -> bool,
     host: &dyn Fn(u32) -> Option<bool>,
 ) -> Result<bool, EvalError> {
-    let env = Env {
-        context,
-        event,
-        active,
-        host,
-    };
     // Guards often start with `!`: peel it here rather than in a call.
     let mut node = &compiled.root;
     let mut negated = false;
@@ -554,16 +564,26 @@ pub fn eval_guard_with_host(
         node = operand;
         negated = !negated;
     }
-    let result = match &node.op {
-        // The common guard, a test between two leaves, without a call into
-        // the tree walk.
-        Op::Test(op, left, right) => match (leaf(left, &env), leaf(right, &env)) {
-            (Some(a), Some(b)) => a.and_then(|a| b.and_then(|b| test_leaves(*op, a, b, node.span))),
-            _ => eval_bool(node, &env),
-        },
-        _ => eval_bool(node, &env),
+    // The common guard, a test between two leaves, without the tree walk
+    // and what it reads.
+    if let Op::Test(op, left, right) = &node.op
+        && let (Some(a), Some(b)) = (
+            leaf_in(left, context, event),
+            leaf_in(right, context, event),
+        )
+    {
+        return match a.and_then(|a| b.and_then(|b| test_leaves(*op, a, b, node.span))) {
+            Ok(b) => Ok(b != negated),
+            Err(e) => Err(*e),
+        };
+    }
+    let env = Env {
+        context,
+        event,
+        active,
+        host,
     };
-    match result {
+    match eval_bool(node, &env) {
         Ok(b) => Ok(b != negated),
         Err(e) => Err(*e),
     }
@@ -597,10 +617,20 @@ fn operand<'a>(node: &'a Node, env: &Env<'a>) -> Result<Cow<'a, Value>, Fail> {
 /// in which errors are reported.
 #[inline(always)]
 fn leaf<'a>(node: &'a Node, env: &Env<'a>) -> Option<Result<&'a Value, Fail>> {
+    leaf_in(node, env.context, env.event)
+}
+
+/// `leaf` over the context and event alone.
+#[inline(always)]
+fn leaf_in<'a>(
+    node: &'a Node,
+    context: &'a [Value],
+    event: Option<&'a Event>,
+) -> Option<Result<&'a Value, Fail>> {
     match &node.op {
         Op::Const(value) => Some(Ok(value)),
-        Op::Context(slot) => Some(env.slot(*slot, node.span)),
-        Op::Event(EventField::Payload(field)) => Some(env.payload(field, node.span)),
+        Op::Context(slot) => Some(slot_in(context, *slot, node.span)),
+        Op::Event(EventField::Payload(field)) => Some(payload_in(event, field, node.span)),
         _ => None,
     }
 }

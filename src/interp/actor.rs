@@ -514,34 +514,48 @@ impl Core {
     /// ancestors'), and without parallel states the first atomic state is
     /// the only one. `name` is the event's name, or the chart's copy of it.
     fn select_on_event(&mut self, chart: &Chart, event: &Event, name: &Arc<str>) {
-        for state in self.active.iter() {
-            let info = chart.state(state);
-            if !info.children.is_empty() {
-                continue;
+        if chart.one_leaf {
+            let leaf = self
+                .active
+                .iter()
+                .find(|&s| chart.state(s).children.is_empty());
+            let found = leaf.and_then(|leaf| {
+                first_enabled(
+                    chart,
+                    leaf,
+                    event,
+                    name,
+                    &self.context,
+                    &self.active,
+                    &mut self.guard_errors,
+                )
+            });
+            if let Some(t) = found {
+                self.enabled.push(t);
             }
-            for &t in &info.candidates {
-                if chart.accepts(t, name)
-                    && guard_passes(
-                        chart,
-                        t,
-                        &self.context,
-                        &self.active,
-                        Some(event),
-                        &mut self.guard_errors,
-                    )
+        } else {
+            for state in self.active.iter() {
+                if !chart.state(state).children.is_empty() {
+                    continue;
+                }
+                let found = first_enabled(
+                    chart,
+                    state,
+                    event,
+                    name,
+                    &self.context,
+                    &self.active,
+                    &mut self.guard_errors,
+                );
+                if let Some(t) = found
+                    && !self.enabled.contains(&t)
                 {
-                    if !self.enabled.contains(&t) {
-                        self.enabled.push(t);
-                    }
-                    break;
+                    self.enabled.push(t);
                 }
             }
-            if chart.one_leaf {
-                break;
+            if self.enabled.len() > 1 {
+                self.remove_conflicts(chart);
             }
-        }
-        if self.enabled.len() > 1 {
-            self.remove_conflicts(chart);
         }
         if !self.guard_errors.is_empty() {
             self.flush_errors();
@@ -694,6 +708,7 @@ impl Core {
         domain
     }
 
+    #[inline(always)]
     fn microstep(&mut self, chart: &Chart, event: Option<&Event>) {
         // One targetless transition, the most common microstep: its actions
         // alone, as below, without taking the list apart.
@@ -705,6 +720,10 @@ impl Core {
             self.run_actions(chart, &chart.transition(t).actions, event);
             return;
         }
+        self.microstep_general(chart, event);
+    }
+
+    fn microstep_general(&mut self, chart: &Chart, event: Option<&Event>) {
         let enabled = std::mem::take(&mut self.enabled);
         if self.fast()
             && enabled
@@ -1090,6 +1109,23 @@ impl Core {
                 .push_back(Event::new("error.execution", None, Value::Null));
         }
     }
+}
+
+/// The first of the atomic state `leaf`'s candidates that `name` triggers
+/// and whose guard passes.
+#[inline(always)]
+fn first_enabled(
+    chart: &Chart,
+    leaf: StateId,
+    event: &Event,
+    name: &Arc<str>,
+    context: &[Value],
+    active: &StateSet,
+    errors: &mut Vec<String>,
+) -> Option<TransitionId> {
+    chart.state(leaf).candidates.iter().copied().find(|&t| {
+        chart.accepts(t, name) && guard_passes(chart, t, context, active, Some(event), errors)
+    })
 }
 
 /// Evaluates a guard; an error counts as false and is kept in `errors`, to be
