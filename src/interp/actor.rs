@@ -511,51 +511,53 @@ impl Core {
 
     /// `select` for an event on the fast path: each atomic state's
     /// candidates come listed by the chart (its own transitions, then its
-    /// ancestors'), and without parallel states the first atomic state is
-    /// the only one. `name` is the event's name, or the chart's copy of it.
+    /// ancestors'). `name` is the event's name, or the chart's copy of it.
     fn select_on_event(&mut self, chart: &Chart, event: &Event, name: &Arc<str>) {
-        if chart.one_leaf {
-            let leaf = self
-                .active
-                .iter()
-                .find(|&s| chart.state(s).children.is_empty());
-            let found = leaf.and_then(|leaf| {
-                first_enabled(
-                    chart,
-                    leaf,
-                    event,
-                    name,
-                    &self.context,
-                    &self.active,
-                    &mut self.guard_errors,
-                )
-            });
-            if let Some(t) = found {
+        // One atomic state, as in any configuration without parallel
+        // regions: its first enabled transition, with nothing to conflict.
+        let mut leaves = self
+            .active
+            .iter()
+            .filter(|&s| chart.state(s).children.is_empty());
+        if let Some(leaf) = leaves.next()
+            && leaves.next().is_none()
+        {
+            let found = first_enabled(
+                chart,
+                leaf,
+                event,
+                name,
+                &self.context,
+                &self.active,
+                &mut self.guard_errors,
+            );
+            self.enabled.extend(found);
+            if !self.guard_errors.is_empty() {
+                self.flush_errors();
+            }
+            return;
+        }
+        for state in self.active.iter() {
+            if !chart.state(state).children.is_empty() {
+                continue;
+            }
+            let found = first_enabled(
+                chart,
+                state,
+                event,
+                name,
+                &self.context,
+                &self.active,
+                &mut self.guard_errors,
+            );
+            if let Some(t) = found
+                && !self.enabled.contains(&t)
+            {
                 self.enabled.push(t);
             }
-        } else {
-            for state in self.active.iter() {
-                if !chart.state(state).children.is_empty() {
-                    continue;
-                }
-                let found = first_enabled(
-                    chart,
-                    state,
-                    event,
-                    name,
-                    &self.context,
-                    &self.active,
-                    &mut self.guard_errors,
-                );
-                if let Some(t) = found
-                    && !self.enabled.contains(&t)
-                {
-                    self.enabled.push(t);
-                }
-            }
-            if self.enabled.len() > 1 {
-                self.remove_conflicts(chart);
-            }
+        }
+        if self.enabled.len() > 1 {
+            self.remove_conflicts(chart);
         }
         if !self.guard_errors.is_empty() {
             self.flush_errors();

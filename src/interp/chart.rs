@@ -25,9 +25,6 @@ pub struct Chart {
     /// The names of the events transitions take by exact name, each once,
     /// shared with the transitions' `exact`.
     pub(crate) event_names: Vec<Arc<str>>,
-    /// Whether the chart has no parallel state, so that a configuration has
-    /// exactly one atomic state: selecting transitions can stop at the first.
-    pub(crate) one_leaf: bool,
     /// Microsteps one call may take before it is stopped as a livelock.
     pub(crate) microstep_limit: usize,
     /// The host guards' implementations, by declared index (the index a
@@ -278,7 +275,6 @@ impl Chart {
             })
             .collect();
         let has_eventless = machine.states.iter().any(|s| !s.always.is_empty());
-        let one_leaf = !machine.states.iter().any(|s| s.kind == StateKind::Parallel);
         let guards = machine
             .guards
             .iter()
@@ -293,7 +289,6 @@ impl Chart {
             transitions,
             has_eventless,
             event_names,
-            one_leaf,
             machine,
             microstep_limit: DEFAULT_MICROSTEP_LIMIT,
             guards,

@@ -237,3 +237,26 @@ fn the_general_path_is_taken_when_asked() {
     assert!(!fast.core.exit_set.is_empty());
     assert!(general.core.exit_set.is_empty());
 }
+
+/// A snapshot can name two atomic states of a machine without parallel
+/// regions (nothing checks that it cannot); the fast path must then select
+/// as the general one does, for both states, rather than stop at the first.
+#[test]
+fn a_restored_configuration_with_two_leaves_selects_as_the_general_path() {
+    let machine = crate::syntax::parse(
+        "machine: m\ncontext: { n: 0 }\ninitial: a\nstates:\n  a:\n    on:\n      T: { actions: [ { assign: { n: \"context.n + 1\" } } ] }\n  b:\n    on:\n      T: { actions: [ { assign: { n: \"context.n + 10\" } } ] }\n      U: a\n",
+        crate::syntax::Syntax::Yaml,
+    )
+    .unwrap();
+    let chart = Arc::new(Chart::new(machine));
+    let mut snapshot = Actor::new(Arc::clone(&chart)).snapshot();
+    snapshot.configuration = vec!["a".into(), "b".into()];
+    let mut fast = Actor::restore(Arc::clone(&chart), &snapshot).unwrap();
+    let mut general = Actor::restore(Arc::clone(&chart), &snapshot).unwrap();
+    general.core.general = true;
+    for name in ["T", "U", "T"] {
+        fast.send(&Event::named(name));
+        general.send(&Event::named(name));
+        assert_same(&fast, &general, name);
+    }
+}
