@@ -1191,7 +1191,12 @@ fn commit(context: &mut [Value], target: &AssignTarget, change: Pending) {
         Pending::Set(value) => *slot = value,
         Pending::Push(value) => {
             if let Value::List(items) = slot {
-                Arc::make_mut(items).push(value);
+                // `get_mut` first: inlined, it is cheaper than the call to
+                // `make_mut`, which the shared case still takes.
+                match Arc::get_mut(items) {
+                    Some(items) => items.push(value),
+                    None => Arc::make_mut(items).push(value),
+                }
             }
         }
         Pending::PushAll(values) => {
