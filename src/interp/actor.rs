@@ -8,7 +8,7 @@ use super::bits::{MarkedSet, StateSet};
 use super::chart::{Chart, CompiledAction};
 use super::host::{HostCall, Updates};
 use super::step::{EffectCall, Step};
-use crate::expr::{self, Event, Value};
+use crate::expr::{self, CompiledAssign, Event, Value};
 use crate::model::{StateId, StateKind, TransitionId};
 
 /// Whether the machine still accepts events.
@@ -978,7 +978,13 @@ impl Core {
     #[inline]
     fn run_actions(&mut self, chart: &Chart, actions: &[CompiledAction], event: Option<&Event>) {
         for action in actions {
-            if let Err(message) = self.run_action(chart, action, event) {
+            // An `assign`, the most common action, is run here; the others
+            // out of line, whose setup would otherwise come first each time.
+            let done = match action {
+                CompiledAction::Assign(assign) => self.assign(assign, event),
+                _ => self.run_action(chart, action, event),
+            };
+            if let Err(message) = done {
                 self.step.errors.push(message);
                 self.internal
                     .push_back(Event::new("error.execution", None, Value::Null));
@@ -987,6 +993,16 @@ impl Core {
         }
     }
 
+    #[inline(always)]
+    fn assign(&mut self, assign: &CompiledAssign, event: Option<&Event>) -> Result<(), String> {
+        let active = &self.active;
+        let is_active = |s: u32| active.contains(StateId(s));
+        assign
+            .apply(&mut self.context, event, &is_active)
+            .map_err(|e| e.message)
+    }
+
+    #[inline(never)]
     fn run_action(
         &mut self,
         chart: &Chart,
@@ -996,11 +1012,7 @@ impl Core {
         let active = &self.active;
         let is_active = |s: u32| active.contains(StateId(s));
         match action {
-            CompiledAction::Assign(assign) => {
-                assign
-                    .apply(&mut self.context, event, &is_active)
-                    .map_err(|e| e.message)?;
-            }
+            CompiledAction::Assign(assign) => self.assign(assign, event)?,
             CompiledAction::Raise { event: name, data } => {
                 let data = evaluate_map(data, &self.context, event, &is_active)?;
                 self.internal
