@@ -513,14 +513,16 @@ impl Core {
     /// candidates come listed by the chart (its own transitions, then its
     /// ancestors'). `name` is the event's name, or the chart's copy of it.
     fn select_on_event(&mut self, chart: &Chart, event: &Event, name: &Arc<str>) {
-        // One atomic state, as in any configuration without parallel
-        // regions: its first enabled transition, with nothing to conflict.
-        let mut leaves = self
+        // One atomic state and nothing active after it, as in any
+        // configuration without parallel regions (ancestors come first in
+        // document order): its first enabled transition, with nothing to
+        // conflict.
+        let leaf = self
             .active
             .iter()
-            .filter(|&s| chart.state(s).children.is_empty());
-        if let Some(leaf) = leaves.next()
-            && leaves.next().is_none()
+            .find(|&s| chart.state(s).children.is_empty());
+        if let Some(leaf) = leaf
+            && self.active.none_after(leaf)
         {
             let found = first_enabled(
                 chart,
