@@ -172,11 +172,11 @@ fn map_find<'m>(map: &'m Map, key: &str) -> Option<(usize, &'m Value)> {
 /// would be paid before the loop even when no length matches.
 #[inline(always)]
 pub fn str_eq(a: &Arc<str>, b: &Arc<str>) -> bool {
-    Arc::ptr_eq(a, b) || (a.len() == b.len() && same_bytes(a.as_bytes(), b.as_bytes()))
+    Arc::ptr_eq(a, b) || (a.len() == b.len() && bytes_eq_outlined(a.as_bytes(), b.as_bytes()))
 }
 
 #[inline(never)]
-fn same_bytes(a: &[u8], b: &[u8]) -> bool {
+fn bytes_eq_outlined(a: &[u8], b: &[u8]) -> bool {
     bytes_eq(a, b)
 }
 

@@ -192,8 +192,8 @@ impl Core {
 
     fn send(&mut self, chart: &Chart, event: &Event) {
         // The name already recorded is kept when it is the same, which
-        // spares two atomic count updates on the event's name.
-        // A name the chart knows is recorded as the chart's own copy, which
+        // spares two atomic count updates on the event's name. A new name
+        // that the chart knows is recorded as the chart's own copy, which
         // its transitions then match by pointer.
         let name = match self.step.event.take() {
             Some(name) if expr::str_eq(&name, &event.name) => name,

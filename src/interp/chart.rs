@@ -226,6 +226,8 @@ impl Chart {
             })
             .collect();
         let mut event_names: Vec<Arc<str>> = Vec::new();
+        let mut names_seen: std::collections::HashMap<&str, Arc<str>> =
+            std::collections::HashMap::new();
         let transitions = machine
             .transitions
             .iter()
@@ -242,16 +244,13 @@ impl Chart {
                     },
                     exact: match &t.trigger {
                         Trigger::Event(d) => match d.patterns.as_slice() {
-                            [EventPattern::Exact(name)] => {
-                                Some(match event_names.iter().find(|n| ***n == **name) {
-                                    Some(known) => Arc::clone(known),
-                                    None => {
-                                        let name: Arc<str> = name.as_str().into();
-                                        event_names.push(Arc::clone(&name));
-                                        name
-                                    }
-                                })
-                            }
+                            [EventPattern::Exact(name)] => Some(Arc::clone(
+                                names_seen.entry(name.as_str()).or_insert_with(|| {
+                                    let name: Arc<str> = name.as_str().into();
+                                    event_names.push(Arc::clone(&name));
+                                    name
+                                }),
+                            )),
                             _ => None,
                         },
                         _ => None,
