@@ -1074,8 +1074,9 @@ impl CompiledAssign {
             active,
             host: &no_host,
         };
-        // Up to three targets keep their pending values in locals, which
-        // costs nothing to set up or drop; more go through a vector.
+        // One or two targets, most assigns, keep their pending values in
+        // locals; more go out of line, whose locals would otherwise make
+        // every call set up a larger frame.
         match self.targets.as_slice() {
             [a] => {
                 let pa = pending(a, &env).map_err(|e| *e)?;
@@ -1087,27 +1088,47 @@ impl CompiledAssign {
                 commit(context, a, pa);
                 commit(context, b, pb);
             }
-            [a, b, c] => {
-                let pa = pending(a, &env).map_err(|e| *e)?;
-                let pb = pending(b, &env).map_err(|e| *e)?;
-                let pc = pending(c, &env).map_err(|e| *e)?;
-                commit(context, a, pa);
-                commit(context, b, pb);
-                commit(context, c, pc);
-            }
-            targets => {
-                let all: Vec<Pending> = targets
-                    .iter()
-                    .map(|t| pending(t, &env))
-                    .collect::<Result<_, _>>()
-                    .map_err(|e| *e)?;
-                for (target, change) in targets.iter().zip(all) {
-                    commit(context, target, change);
-                }
-            }
+            targets => apply_many(targets, context, event, active)?,
         }
         Ok(())
     }
+}
+
+/// `CompiledAssign::apply` for three targets or more (or none).
+#[inline(never)]
+fn apply_many(
+    targets: &[AssignTarget],
+    context: &mut [Value],
+    event: Option<&Event>,
+    active: &dyn Fn(u32) -> bool,
+) -> Result<(), EvalError> {
+    let env = Env {
+        context,
+        event,
+        active,
+        host: &no_host,
+    };
+    match targets {
+        [a, b, c] => {
+            let pa = pending(a, &env).map_err(|e| *e)?;
+            let pb = pending(b, &env).map_err(|e| *e)?;
+            let pc = pending(c, &env).map_err(|e| *e)?;
+            commit(context, a, pa);
+            commit(context, b, pb);
+            commit(context, c, pc);
+        }
+        targets => {
+            let all: Vec<Pending> = targets
+                .iter()
+                .map(|t| pending(t, &env))
+                .collect::<Result<_, _>>()
+                .map_err(|e| *e)?;
+            for (target, change) in targets.iter().zip(all) {
+                commit(context, target, change);
+            }
+        }
+    }
+    Ok(())
 }
 
 /// What `target` will write, read from the context as it is.
