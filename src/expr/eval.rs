@@ -19,10 +19,12 @@ use std::borrow::Cow;
 use std::cmp::Ordering;
 use std::fmt;
 use std::sync::Arc;
+use std::sync::atomic::AtomicU32;
+use std::sync::atomic::Ordering::Relaxed;
 
 use crate::span::Span;
 
-use super::value::{Value, compare, list_contains, map_get};
+use super::value::{Value, compare, list_contains, map_get, map_get_near};
 use super::{BinaryOp, Expr, ExprKind, UnaryOp};
 
 /// Where each context field lives in the context's `Vec<Value>`.
@@ -189,7 +191,54 @@ struct Node {
 enum EventField {
     Type,
     Id,
-    Payload(Box<str>),
+    Payload(PayloadField),
+}
+
+/// A payload field read by an expression, with where it was found last.
+#[derive(Debug)]
+struct PayloadField {
+    name: Box<str>,
+    /// The field's position in the last payload that had it. Events of one
+    /// kind are mostly built alike, so the next payload usually has it
+    /// there too, and one key comparison finds it. A chart is shared
+    /// between threads, hence the atomic; any value is only a guess that
+    /// the lookup checks, so relaxed order is enough.
+    hint: AtomicU32,
+}
+
+impl PayloadField {
+    fn new(name: &str) -> PayloadField {
+        PayloadField {
+            name: name.into(),
+            hint: AtomicU32::new(0),
+        }
+    }
+
+    /// The field in `data`, when it is a map that has it.
+    #[inline(always)]
+    fn get<'d>(&self, data: &'d Value) -> Option<&'d Value> {
+        let Value::Map(map) = data else {
+            return None;
+        };
+        let hint = self.hint.load(Relaxed) as usize;
+        match map_get_near(map, &self.name, hint) {
+            Ok(value) => Some(value),
+            Err(found) => {
+                let (at, value) = found?;
+                self.hint.store(at as u32, Relaxed);
+                Some(value)
+            }
+        }
+    }
+}
+
+impl Clone for PayloadField {
+    fn clone(&self) -> PayloadField {
+        PayloadField {
+            name: self.name.clone(),
+            hint: AtomicU32::new(self.hint.load(Relaxed)),
+        }
+    }
 }
 
 #[derive(Clone, Debug)]
@@ -370,7 +419,7 @@ fn event_field(field: &str) -> EventField {
     match field {
         "type" => EventField::Type,
         "id" => EventField::Id,
-        _ => EventField::Payload(field.into()),
+        _ => EventField::Payload(PayloadField::new(field)),
     }
 }
 
@@ -421,32 +470,48 @@ struct Env<'a> {
 impl<'a> Env<'a> {
     #[inline(always)]
     fn slot(&self, slot: u32, span: Span) -> Result<&'a Value, Fail> {
-        self.context
-            .get(slot as usize)
-            .ok_or_else(|| EvalError::new(format!("the context has no slot {slot}"), span))
+        slot_in(self.context, slot, span)
     }
 
     #[inline(always)]
-    fn payload(&self, name: &str, span: Span) -> Result<&'a Value, Fail> {
-        match self.event.and_then(|event| event.field(name)) {
-            Some(value) => Ok(value),
-            None => Err(self.missing_payload(name, span)),
-        }
-    }
-
-    /// Kept out of line so that the lookup above stays small.
-    #[cold]
-    #[inline(never)]
-    fn missing_payload(&self, name: &str, span: Span) -> Fail {
-        match self.event {
-            None => EvalError::new("there is no event here", span),
-            Some(_) => EvalError::new(format!("the event has no field `{name}`"), span),
-        }
+    fn payload(&self, field: &PayloadField, span: Span) -> Result<&'a Value, Fail> {
+        payload_in(self.event, field, span)
     }
 
     fn event(&self, span: Span) -> Result<&'a Event, Fail> {
         self.event
             .ok_or_else(|| EvalError::new("there is no event here", span))
+    }
+}
+
+/// The context field in `slot`.
+#[inline(always)]
+fn slot_in(context: &[Value], slot: u32, span: Span) -> Result<&Value, Fail> {
+    context
+        .get(slot as usize)
+        .ok_or_else(|| EvalError::new(format!("the context has no slot {slot}"), span))
+}
+
+/// The payload field `field` of `event`.
+#[inline(always)]
+fn payload_in<'a>(
+    event: Option<&'a Event>,
+    field: &PayloadField,
+    span: Span,
+) -> Result<&'a Value, Fail> {
+    match event.and_then(|event| field.get(&event.data)) {
+        Some(value) => Ok(value),
+        None => Err(missing_payload(event.is_some(), &field.name, span)),
+    }
+}
+
+/// Kept out of line so that the lookup above stays small.
+#[cold]
+#[inline(never)]
+fn missing_payload(has_event: bool, name: &str, span: Span) -> Fail {
+    match has_event {
+        false => EvalError::new("there is no event here", span),
+        true => EvalError::new(format!("the event has no field `{name}`"), span),
     }
 }
 
@@ -484,6 +549,7 @@ pub fn eval_guard(
 /// `eval_guard` for a guard compiled by `compile_guard`: `host` answers the
 /// host guard with an index, or gives `None` when it has no answer, which
 /// is an error as an expression that fails is.
+#[inline]
 pub fn eval_guard_with_host(
     compiled: &Compiled,
     context: &[Value],
@@ -491,12 +557,6 @@ pub fn eval_guard_with_host(
     active: &dyn Fn(u32) -> bool,
     host: &dyn Fn(u32) -> Option<bool>,
 ) -> Result<bool, EvalError> {
-    let env = Env {
-        context,
-        event,
-        active,
-        host,
-    };
     // Guards often start with `!`: peel it here rather than in a call.
     let mut node = &compiled.root;
     let mut negated = false;
@@ -504,9 +564,37 @@ pub fn eval_guard_with_host(
         node = operand;
         negated = !negated;
     }
+    // The common guard, a test between two leaves, without the tree walk
+    // and what it reads.
+    if let Op::Test(op, left, right) = &node.op
+        && let (Some(a), Some(b)) = (
+            leaf_in(left, context, event),
+            leaf_in(right, context, event),
+        )
+    {
+        return match a.and_then(|a| b.and_then(|b| test_leaves(*op, a, b, node.span))) {
+            Ok(b) => Ok(b != negated),
+            Err(e) => Err(*e),
+        };
+    }
+    let env = Env {
+        context,
+        event,
+        active,
+        host,
+    };
     match eval_bool(node, &env) {
         Ok(b) => Ok(b != negated),
         Err(e) => Err(*e),
+    }
+}
+
+/// `test`, with membership in a list answered inline.
+#[inline(always)]
+fn test_leaves(op: BinaryOp, a: &Value, b: &Value, span: Span) -> Result<bool, Fail> {
+    match (op, b) {
+        (BinaryOp::In, Value::List(items)) => Ok(list_contains(items, a)),
+        _ => test(op, a, b, span),
     }
 }
 
@@ -518,8 +606,32 @@ fn operand<'a>(node: &'a Node, env: &Env<'a>) -> Result<Cow<'a, Value>, Fail> {
     match &node.op {
         Op::Const(value) => Ok(Cow::Borrowed(value)),
         Op::Context(slot) => env.slot(*slot, node.span).map(Cow::Borrowed),
-        Op::Event(EventField::Payload(name)) => env.payload(name, node.span).map(Cow::Borrowed),
+        Op::Event(EventField::Payload(field)) => env.payload(field, node.span).map(Cow::Borrowed),
         _ => eval_ref(node, env),
+    }
+}
+
+/// The value of a leaf (a constant, a context field, a payload field), which
+/// is always borrowed; `None` for any other node. Reading a leaf has no
+/// effect, so reading two before checking either's error keeps the order
+/// in which errors are reported.
+#[inline(always)]
+fn leaf<'a>(node: &'a Node, env: &Env<'a>) -> Option<Result<&'a Value, Fail>> {
+    leaf_in(node, env.context, env.event)
+}
+
+/// `leaf` over the context and event alone.
+#[inline(always)]
+fn leaf_in<'a>(
+    node: &'a Node,
+    context: &'a [Value],
+    event: Option<&'a Event>,
+) -> Option<Result<&'a Value, Fail>> {
+    match &node.op {
+        Op::Const(value) => Some(Ok(value)),
+        Op::Context(slot) => Some(slot_in(context, *slot, node.span)),
+        Op::Event(EventField::Payload(field)) => Some(payload_in(event, field, node.span)),
+        _ => None,
     }
 }
 
@@ -538,7 +650,7 @@ fn eval_ref<'a>(node: &'a Node, env: &Env<'a>) -> Result<Cow<'a, Value>, Fail> {
                         .as_ref()
                         .ok_or_else(|| EvalError::new("the event has no id", span))?,
                 ),
-                EventField::Payload(name) => Cow::Borrowed(env.payload(name, span)?),
+                EventField::Payload(field) => Cow::Borrowed(env.payload(field, span)?),
             }
         }
         Op::Member(base, field) => match operand(base, env)? {
@@ -622,6 +734,10 @@ fn eval_bool(node: &Node, env: &Env) -> Result<bool, Fail> {
             },
         },
         Op::Test(op, left, right) => {
+            // Leaves are read in place, without a `Cow` to build and match.
+            if let (Some(a), Some(b)) = (leaf(left, env), leaf(right, env)) {
+                return test_leaves(*op, a?, b?, span);
+            }
             let a = operand(left, env)?;
             let b = operand(right, env)?;
             test(*op, &a, &b, span)
@@ -638,7 +754,7 @@ fn eval_bool(node: &Node, env: &Env) -> Result<bool, Fail> {
             Some(event) => match field {
                 EventField::Type => true,
                 EventField::Id => event.id.is_some(),
-                EventField::Payload(name) => event.field(name).is_some(),
+                EventField::Payload(field) => field.get(&event.data).is_some(),
             },
         }),
         Op::HasMember(base, field) => match &*operand(base, env)? {
@@ -958,8 +1074,9 @@ impl CompiledAssign {
             active,
             host: &no_host,
         };
-        // Up to three targets keep their pending values in locals, which
-        // costs nothing to set up or drop; more go through a vector.
+        // One or two targets, most assigns, keep their pending values in
+        // locals; more go out of line, whose locals would otherwise make
+        // every call set up a larger frame.
         match self.targets.as_slice() {
             [a] => {
                 let pa = pending(a, &env).map_err(|e| *e)?;
@@ -971,27 +1088,47 @@ impl CompiledAssign {
                 commit(context, a, pa);
                 commit(context, b, pb);
             }
-            [a, b, c] => {
-                let pa = pending(a, &env).map_err(|e| *e)?;
-                let pb = pending(b, &env).map_err(|e| *e)?;
-                let pc = pending(c, &env).map_err(|e| *e)?;
-                commit(context, a, pa);
-                commit(context, b, pb);
-                commit(context, c, pc);
-            }
-            targets => {
-                let all: Vec<Pending> = targets
-                    .iter()
-                    .map(|t| pending(t, &env))
-                    .collect::<Result<_, _>>()
-                    .map_err(|e| *e)?;
-                for (target, change) in targets.iter().zip(all) {
-                    commit(context, target, change);
-                }
-            }
+            targets => apply_many(targets, context, event, active)?,
         }
         Ok(())
     }
+}
+
+/// `CompiledAssign::apply` for three targets or more (or none).
+#[inline(never)]
+fn apply_many(
+    targets: &[AssignTarget],
+    context: &mut [Value],
+    event: Option<&Event>,
+    active: &dyn Fn(u32) -> bool,
+) -> Result<(), EvalError> {
+    let env = Env {
+        context,
+        event,
+        active,
+        host: &no_host,
+    };
+    match targets {
+        [a, b, c] => {
+            let pa = pending(a, &env).map_err(|e| *e)?;
+            let pb = pending(b, &env).map_err(|e| *e)?;
+            let pc = pending(c, &env).map_err(|e| *e)?;
+            commit(context, a, pa);
+            commit(context, b, pb);
+            commit(context, c, pc);
+        }
+        targets => {
+            let all: Vec<Pending> = targets
+                .iter()
+                .map(|t| pending(t, &env))
+                .collect::<Result<_, _>>()
+                .map_err(|e| *e)?;
+            for (target, change) in targets.iter().zip(all) {
+                commit(context, target, change);
+            }
+        }
+    }
+    Ok(())
 }
 
 /// What `target` will write, read from the context as it is.
@@ -1017,7 +1154,10 @@ fn pending(target: &AssignTarget, env: &Env) -> Result<Pending, Fail> {
                 ));
             }
             match items.as_slice() {
-                [item] => Pending::Push(operand(item, env)?.into_owned()),
+                [item] => Pending::Push(match leaf(item, env) {
+                    Some(value) => value?.clone(),
+                    None => operand(item, env)?.into_owned(),
+                }),
                 _ => Pending::PushAll(
                     items
                         .iter()
@@ -1028,6 +1168,16 @@ fn pending(target: &AssignTarget, env: &Env) -> Result<Pending, Fail> {
         }
         Rhs::Extend(node) => {
             let current = env.slot(slot, target.span)?;
+            // A counter plus a leaf, the common case, without the `Cow`.
+            if let Some(tail) = leaf(node, env) {
+                let tail = tail?;
+                if let (Value::Int(x), Value::Int(y)) = (current, tail) {
+                    return match x.checked_add(*y) {
+                        Some(sum) => Ok(Pending::Set(Value::Int(sum))),
+                        None => Err(EvalError::new("integer overflow", target.span)),
+                    };
+                }
+            }
             let tail = operand(node, env)?;
             match (current, tail) {
                 // A counter: the common case, without the general `+`.
@@ -1062,7 +1212,12 @@ fn commit(context: &mut [Value], target: &AssignTarget, change: Pending) {
         Pending::Set(value) => *slot = value,
         Pending::Push(value) => {
             if let Value::List(items) = slot {
-                Arc::make_mut(items).push(value);
+                // `get_mut` first: inlined, it is cheaper than the call to
+                // `make_mut`, which the shared case still takes.
+                match Arc::get_mut(items) {
+                    Some(items) => items.push(value),
+                    None => Arc::make_mut(items).push(value),
+                }
             }
         }
         Pending::PushAll(values) => {

@@ -285,6 +285,84 @@ fn guards_answer_bools() {
     );
 }
 
+/// Guards of the shapes that `eval_guard` answers without the tree walk
+/// agree with `eval`, which the property test below checks against a
+/// reference evaluator.
+#[test]
+fn guards_agree_with_evaluation() {
+    let texts = [
+        "event.cobroId in context.cobrosVistos",
+        "!(event.cobroId in context.cobrosVistos)",
+        "'c9' in context.cobrosVistos",
+        "event.cobroId in context.meta",
+        "event.importe in context.cobrosVistos",
+        "event.importe in context.total",
+        "event.falta in context.cobrosVistos",
+        "context.nada in event.cobroId",
+        "context.cobrado < event.importe",
+        "event.importe == 10.0",
+        "!(context.ratio >= 1)",
+        "context.nombre != 'ana'",
+    ];
+    for text in texts {
+        let compiled = compile(&parse(text, 0).unwrap(), &layout(), &state_index);
+        for event in [Some(event()), Some(Event::named("X")), None] {
+            let guard = eval_guard(&compiled, &context(), event.as_ref(), &is_active);
+            let value = eval(&compiled, &context(), event.as_ref(), &is_active);
+            let value = value.map(|v| match v {
+                Value::Bool(b) => b,
+                other => panic!("{text}: {other}"),
+            });
+            assert_eq!(guard, value, "{text} with {event:?}");
+        }
+    }
+}
+
+/// A payload field is looked up first where the last payload had it; a
+/// payload that has it elsewhere, or not at all, or is no map, still gets
+/// the right answer from the same compiled expression.
+#[test]
+fn payload_fields_are_found_wherever_they_are() {
+    let compiled = compile(&parse("event.b", 0).unwrap(), &layout(), &state_index);
+    let read = |data: Value| {
+        let event = Event::new("E", None, data);
+        eval(&compiled, &[], Some(&event), &is_active).map_err(|e| e.message)
+    };
+    let small = |keys: &[&str]| {
+        Value::map(
+            keys.iter()
+                .enumerate()
+                .map(|(i, k)| (*k, Value::Int(i as i64))),
+        )
+    };
+    for _ in 0..2 {
+        assert_eq!(read(small(&["b", "a"])), Ok(Value::Int(0)));
+        assert_eq!(read(small(&["a", "b"])), Ok(Value::Int(1)));
+        assert_eq!(read(small(&["a", "c", "bb", "b"])), Ok(Value::Int(3)));
+        assert_eq!(
+            read(small(&["a"])),
+            Err("the event has no field `b`".into())
+        );
+        assert_eq!(read(Value::Null), Err("the event has no field `b`".into()));
+        let many: Vec<String> = (0..20).map(|i| format!("k{i}")).collect();
+        let mut keys: Vec<&str> = many.iter().map(String::as_str).collect();
+        keys.insert(13, "b");
+        assert_eq!(read(small(&keys)), Ok(Value::Int(13)));
+        assert_eq!(
+            read(small(&keys[..10])),
+            Err("the event has no field `b`".into())
+        );
+    }
+    let has = compile(&parse("has(event.b)", 0).unwrap(), &layout(), &state_index);
+    for (keys, expected) in [(&["b"][..], true), (&["a", "b"], true), (&["a"], false)] {
+        let event = Event::new("E", None, small(keys));
+        assert_eq!(
+            eval(&has, &[], Some(&event), &is_active),
+            Ok(Value::Bool(expected))
+        );
+    }
+}
+
 #[test]
 fn constant_parts_are_computed_once() {
     let compiled = |text: &str| compile(&parse(text, 0).unwrap(), &layout(), &state_index);

@@ -134,12 +134,50 @@ pub fn map_get<'m>(map: &'m Map, key: &str) -> Option<&'m Value> {
     }
 }
 
+/// `map_get` that first tries the entry at position `near`: `Ok` when the
+/// key is there, else `Err` with where the key is (and its value), if
+/// anywhere.
+#[inline(always)]
+pub(crate) fn map_get_near<'m>(
+    map: &'m Map,
+    key: &str,
+    near: usize,
+) -> Result<&'m Value, Option<(usize, &'m Value)>> {
+    if let Some((k, v)) = map.get_index(near)
+        && bytes_eq(k.as_bytes(), key.as_bytes())
+    {
+        return Ok(v);
+    }
+    Err(map_find(map, key))
+}
+
+/// Where `key` is in `map`, and its value; kept out of line, as the path
+/// taken when a guess missed.
+#[inline(never)]
+fn map_find<'m>(map: &'m Map, key: &str) -> Option<(usize, &'m Value)> {
+    if map.len() <= LINEAR_LOOKUP_MAX {
+        map.iter()
+            .position(|(k, _)| bytes_eq(k.as_bytes(), key.as_bytes()))
+            .map(|at| (at, &map[at]))
+    } else {
+        map.get_full(key).map(|(at, _, v)| (at, v))
+    }
+}
+
 /// Equality of shared strings (event names) that first asks whether both
 /// are the same allocation: an event's name is often the very string the
 /// chart holds, so most matches end without reading a byte.
-#[inline]
+/// The pointer and the lengths are compared inline, the bytes out of line:
+/// inlined into a loop, their comparison's setup for a loop-invariant name
+/// would be paid before the loop even when no length matches.
+#[inline(always)]
 pub fn str_eq(a: &Arc<str>, b: &Arc<str>) -> bool {
-    Arc::ptr_eq(a, b) || bytes_eq(a.as_bytes(), b.as_bytes())
+    Arc::ptr_eq(a, b) || (a.len() == b.len() && bytes_eq_outlined(a.as_bytes(), b.as_bytes()))
+}
+
+#[inline(never)]
+fn bytes_eq_outlined(a: &[u8], b: &[u8]) -> bool {
+    bytes_eq(a, b)
 }
 
 /// Byte equality that compares short strings (ids, mostly) with two
@@ -182,7 +220,8 @@ pub fn list_contains(items: &[Value], needle: &Value) -> bool {
 /// Membership of a string: one loop per length class, with the needle's
 /// words read once, so that each element costs a few compares. A short
 /// string's bytes sit inside the element itself, so the loop reads the list
-/// alone.
+/// alone. The last word goes first: ids that share a prefix (`c1`, `c12`,
+/// `order-17`) differ at their end.
 fn list_contains_str(items: &[Value], s: &str) -> bool {
     let needle = s.as_bytes();
     let n = needle.len();
@@ -192,19 +231,19 @@ fn list_contains_str(items: &[Value], s: &str) -> bool {
         2..=3 => {
             let (first, last) = (word::<2>(needle, 0), word::<2>(needle, n - 2));
             scan(items, n, |t| {
-                word::<2>(t, 0) == first && word::<2>(t, n - 2) == last
+                word::<2>(t, n - 2) == last && word::<2>(t, 0) == first
             })
         }
         4..=7 => {
             let (first, last) = (word::<4>(needle, 0), word::<4>(needle, n - 4));
             scan(items, n, |t| {
-                word::<4>(t, 0) == first && word::<4>(t, n - 4) == last
+                word::<4>(t, n - 4) == last && word::<4>(t, 0) == first
             })
         }
         8..=16 => {
             let (first, last) = (word::<8>(needle, 0), word::<8>(needle, n - 8));
             scan(items, n, |t| {
-                word::<8>(t, 0) == first && word::<8>(t, n - 8) == last
+                word::<8>(t, n - 8) == last && word::<8>(t, 0) == first
             })
         }
         _ => scan(items, n, |t| t == needle),
@@ -214,13 +253,21 @@ fn list_contains_str(items: &[Value], s: &str) -> bool {
 /// Whether a string of `items` has length `n` and `same_bytes`.
 #[inline(always)]
 fn scan(items: &[Value], n: usize, same_bytes: impl Fn(&[u8]) -> bool) -> bool {
-    items.iter().any(|v| match v {
-        Value::String(t) => {
-            let t = t.as_bytes();
-            t.len() == n && same_bytes(t)
-        }
+    // The length first: `SmolStr` has it without telling an inline string
+    // from a shared one, which reading the bytes must do.
+    let matches = |v: &Value| match v {
+        Value::String(t) => t.len() == n && same_bytes(t.as_bytes()),
         _ => false,
-    })
+    };
+    // Four elements a round: the loop's own count and jump are a good part
+    // of an element's few instructions.
+    let mut rounds = items.chunks_exact(4);
+    for four in &mut rounds {
+        if matches(&four[0]) || matches(&four[1]) || matches(&four[2]) || matches(&four[3]) {
+            return true;
+        }
+    }
+    rounds.remainder().iter().any(matches)
 }
 
 /// Whether the int `i` and the double `d` are the same number, exactly
@@ -712,6 +759,55 @@ mod tests {
         assert!(list_contains(&list, &Value::from("c0")));
         assert!(!list_contains(&list, &Value::from("c2")));
         assert!(list_contains(&[Value::Int(1)], &Value::Double(1.0)));
+    }
+
+    /// The string scan (by length class, four elements a round) answers as
+    /// the general comparison does, wherever the needle is and whatever
+    /// else the list holds.
+    #[test]
+    fn membership_agrees_with_equality() {
+        let text = "abcdefghijklmnopqrstuvwxyz0123456789";
+        let strings: Vec<Value> = (0..text.len())
+            .flat_map(|n| {
+                // Same length, one byte off: at the end, at the start.
+                let mut last = text[..n].to_string().into_bytes();
+                let mut first = last.clone();
+                if n > 0 {
+                    last[n - 1] = b'#';
+                    first[0] = b'#';
+                }
+                let [last, first] = [last, first].map(|b| String::from_utf8(b).unwrap());
+                [
+                    Value::from(&text[..n]),
+                    Value::from(last),
+                    Value::from(first),
+                ]
+            })
+            .collect();
+        let long: Arc<str> = Arc::from(text);
+        let others = [Value::Int(7), Value::Null, Value::from(long)];
+        for needle in strings.iter().chain(&others) {
+            for len in 0..11 {
+                let mut list: Vec<Value> = (0..len)
+                    .map(|i| match i % 3 {
+                        0 => strings[(i * 7) % strings.len()].clone(),
+                        1 => others[i % others.len()].clone(),
+                        _ => strings[(i * 5 + 3) % strings.len()].clone(),
+                    })
+                    .collect();
+                let expected = list.iter().any(|v| v == needle);
+                assert_eq!(
+                    list_contains(&list, needle),
+                    expected,
+                    "{needle} in {list:?}"
+                );
+                for at in 0..=len {
+                    list.insert(at, needle.clone());
+                    assert!(list_contains(&list, needle), "{needle} at {at} of {list:?}");
+                    list.remove(at);
+                }
+            }
+        }
     }
 
     #[test]

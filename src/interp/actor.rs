@@ -8,7 +8,7 @@ use super::bits::{MarkedSet, StateSet};
 use super::chart::{Chart, CompiledAction};
 use super::host::{HostCall, Updates};
 use super::step::{EffectCall, Step};
-use crate::expr::{self, Event, Value};
+use crate::expr::{self, CompiledAssign, Event, Value};
 use crate::model::{StateId, StateKind, TransitionId};
 
 /// Whether the machine still accepts events.
@@ -192,18 +192,27 @@ impl Core {
 
     fn send(&mut self, chart: &Chart, event: &Event) {
         // The name already recorded is kept when it is the same, which
-        // spares two atomic count updates on the event's name.
+        // spares two atomic count updates on the event's name. A new name
+        // that the chart knows is recorded as the chart's own copy, which
+        // its transitions then match by pointer.
         let name = match self.step.event.take() {
             Some(name) if expr::str_eq(&name, &event.name) => name,
-            _ => Arc::clone(&event.name),
+            _ => Arc::clone(chart.known_name(&event.name).unwrap_or(&event.name)),
         };
-        self.step.clear(Some(name));
+        self.step.clear(None);
         self.budget = chart.microstep_limit;
         if self.status == Status::Done {
+            self.step.event = Some(name);
             self.step.ignored = true;
             return;
         }
-        self.select(chart, Some(event));
+        if self.fast() {
+            self.enabled.clear();
+            self.select_on_event(chart, event, &name);
+        } else {
+            self.select(chart, Some(event));
+        }
+        self.step.event = Some(name);
         if self.enabled.is_empty() {
             self.step.ignored = true;
             // A guard that failed on the way raised `error.execution`,
@@ -213,14 +222,36 @@ impl Core {
             }
         } else {
             self.microstep(chart, Some(event));
-            self.run_to_completion(chart);
+            // With no eventless transition in the chart and no internal
+            // event queued, the loop would spend one microstep of the
+            // budget on its check and stop: that is done here, unless it is
+            // the budget's last, on which the loop reports an error.
+            if self.fast() && !chart.has_eventless && self.internal.is_empty() && self.budget > 1 {
+                if self.status == Status::Active {
+                    self.budget -= 1;
+                }
+            } else {
+                self.run_to_completion(chart);
+            }
         }
         self.drain_external(chart);
     }
 
     /// Processes the events the machine sent itself, each as a macrostep.
-    #[inline]
+    #[inline(always)]
     fn drain_external(&mut self, chart: &Chart) {
+        // Nothing sent: the loop would spend one microstep on its check and
+        // stop, as here, unless it is the budget's last (an error).
+        if self.fast() && self.external.is_empty() && self.budget > 1 {
+            if self.status == Status::Active {
+                self.budget -= 1;
+            }
+            return;
+        }
+        self.drain_queued(chart);
+    }
+
+    fn drain_queued(&mut self, chart: &Chart) {
         while self.status == Status::Active && self.spend(chart) {
             let Some(event) = self.external.pop_front() else {
                 break;
@@ -421,6 +452,12 @@ impl Core {
     /// ancestor; then conflicts resolved in favour of descendants.
     fn select(&mut self, chart: &Chart, event: Option<&Event>) {
         self.enabled.clear();
+        if let Some(event) = event
+            && self.fast()
+        {
+            self.select_on_event(chart, event, &event.name);
+            return;
+        }
         for state in self.active.iter() {
             if !chart.state(state).children.is_empty() {
                 continue;
@@ -467,6 +504,63 @@ impl Core {
         }
         // A failing guard raises `error.execution` when it is evaluated, as
         // SCXML says, so the event goes before any the actions raise.
+        if !self.guard_errors.is_empty() {
+            self.flush_errors();
+        }
+    }
+
+    /// `select` for an event on the fast path: each atomic state's
+    /// candidates come listed by the chart (its own transitions, then its
+    /// ancestors'). `name` is the event's name, or the chart's copy of it.
+    fn select_on_event(&mut self, chart: &Chart, event: &Event, name: &Arc<str>) {
+        // One atomic state and nothing active after it, as in any
+        // configuration without parallel regions (ancestors come first in
+        // document order): its first enabled transition, with nothing to
+        // conflict.
+        let leaf = self
+            .active
+            .iter()
+            .find(|&s| chart.state(s).children.is_empty());
+        if let Some(leaf) = leaf
+            && self.active.none_after(leaf)
+        {
+            let found = first_enabled(
+                chart,
+                leaf,
+                event,
+                name,
+                &self.context,
+                &self.active,
+                &mut self.guard_errors,
+            );
+            self.enabled.extend(found);
+            if !self.guard_errors.is_empty() {
+                self.flush_errors();
+            }
+            return;
+        }
+        for state in self.active.iter() {
+            if !chart.state(state).children.is_empty() {
+                continue;
+            }
+            let found = first_enabled(
+                chart,
+                state,
+                event,
+                name,
+                &self.context,
+                &self.active,
+                &mut self.guard_errors,
+            );
+            if let Some(t) = found
+                && !self.enabled.contains(&t)
+            {
+                self.enabled.push(t);
+            }
+        }
+        if self.enabled.len() > 1 {
+            self.remove_conflicts(chart);
+        }
         if !self.guard_errors.is_empty() {
             self.flush_errors();
         }
@@ -618,7 +712,22 @@ impl Core {
         domain
     }
 
+    #[inline(always)]
     fn microstep(&mut self, chart: &Chart, event: Option<&Event>) {
+        // One targetless transition, the most common microstep: its actions
+        // alone, as below, without taking the list apart.
+        if self.fast()
+            && let [t] = self.enabled[..]
+            && chart.transition(t).targets.is_empty()
+        {
+            self.step.transitions.push(t);
+            self.run_actions(chart, &chart.transition(t).actions, event);
+            return;
+        }
+        self.microstep_general(chart, event);
+    }
+
+    fn microstep_general(&mut self, chart: &Chart, event: Option<&Event>) {
         let enabled = std::mem::take(&mut self.enabled);
         if self.fast()
             && enabled
@@ -871,7 +980,13 @@ impl Core {
     #[inline]
     fn run_actions(&mut self, chart: &Chart, actions: &[CompiledAction], event: Option<&Event>) {
         for action in actions {
-            if let Err(message) = self.run_action(chart, action, event) {
+            // An `assign`, the most common action, is run here; the others
+            // out of line, whose setup would otherwise come first each time.
+            let done = match action {
+                CompiledAction::Assign(assign) => self.assign(assign, event),
+                _ => self.run_action(chart, action, event),
+            };
+            if let Err(message) = done {
                 self.step.errors.push(message);
                 self.internal
                     .push_back(Event::new("error.execution", None, Value::Null));
@@ -880,6 +995,16 @@ impl Core {
         }
     }
 
+    #[inline(always)]
+    fn assign(&mut self, assign: &CompiledAssign, event: Option<&Event>) -> Result<(), String> {
+        let active = &self.active;
+        let is_active = |s: u32| active.contains(StateId(s));
+        assign
+            .apply(&mut self.context, event, &is_active)
+            .map_err(|e| e.message)
+    }
+
+    #[inline(never)]
     fn run_action(
         &mut self,
         chart: &Chart,
@@ -889,11 +1014,7 @@ impl Core {
         let active = &self.active;
         let is_active = |s: u32| active.contains(StateId(s));
         match action {
-            CompiledAction::Assign(assign) => {
-                assign
-                    .apply(&mut self.context, event, &is_active)
-                    .map_err(|e| e.message)?;
-            }
+            CompiledAction::Assign(assign) => self.assign(assign, event)?,
             CompiledAction::Raise { event: name, data } => {
                 let data = evaluate_map(data, &self.context, event, &is_active)?;
                 self.internal
@@ -1006,8 +1127,28 @@ impl Core {
     }
 }
 
+/// The first of the atomic state `leaf`'s candidates that `name` triggers
+/// and whose guard passes.
+#[inline(always)]
+fn first_enabled(
+    chart: &Chart,
+    leaf: StateId,
+    event: &Event,
+    name: &Arc<str>,
+    context: &[Value],
+    active: &StateSet,
+    errors: &mut Vec<String>,
+) -> Option<TransitionId> {
+    chart.state(leaf).candidates.iter().copied().find(|&t| {
+        chart.accepts(t, name) && guard_passes(chart, t, context, active, Some(event), errors)
+    })
+}
+
 /// Evaluates a guard; an error counts as false and is kept in `errors`, to be
-/// raised as `error.execution` as in SCXML.
+/// raised as `error.execution` as in SCXML. Kept out of line: inlined, its
+/// setup would sit in the prologue of the loops that call it, whose every
+/// pass does not need it.
+#[inline(never)]
 fn guard_passes(
     chart: &Chart,
     t: TransitionId,

@@ -45,6 +45,17 @@ impl StateSet {
         self.iter_in(start, end).next().is_some()
     }
 
+    /// Whether no state with an id above `id` is in the set; reads the words
+    /// whole, without listing members.
+    pub fn none_after(&self, id: StateId) -> bool {
+        let next = id.index() + 1;
+        let Some(first) = self.words.get(next / 64) else {
+            return true;
+        };
+        let above = first & (!0u64 << (next % 64));
+        above == 0 && self.words[next / 64 + 1..].iter().all(|&w| w == 0)
+    }
+
     /// Members in document order.
     pub fn iter(&self) -> Iter<'_> {
         self.iter_from(0)
@@ -180,6 +191,36 @@ mod tests {
         set.remove(StateId(900));
         assert_eq!(ids(set.iter()), [3, 65, 130, 199]);
         assert_eq!(ids(set.iter_in(0, 66)), [3, 65]);
+    }
+
+    /// `none_after` agrees with listing the members after the id, for ids
+    /// on both sides of word boundaries.
+    #[test]
+    fn tells_whether_anything_follows() {
+        for members in [
+            &[][..],
+            &[0],
+            &[63],
+            &[64],
+            &[0, 63],
+            &[62, 127],
+            &[5, 128],
+            &[191],
+        ] {
+            let mut set = StateSet::with_capacity(192);
+            for &m in members {
+                set.insert(StateId(m));
+            }
+            for id in 0..200 {
+                let expected = set.iter_from(id + 1).next().is_none();
+                assert_eq!(
+                    set.none_after(StateId(id)),
+                    expected,
+                    "{members:?} after {id}"
+                );
+            }
+        }
+        assert!(StateSet::default().none_after(StateId(3)));
     }
 
     #[test]

@@ -22,6 +22,9 @@ pub struct Chart {
     pub(crate) transitions: Vec<TransitionInfo>,
     /// Whether any state has eventless transitions; lets a step skip looking.
     pub(crate) has_eventless: bool,
+    /// The names of the events transitions take by exact name, each once,
+    /// shared with the transitions' `exact`.
+    pub(crate) event_names: Vec<Arc<str>>,
     /// Microsteps one call may take before it is stopped as a livelock.
     pub(crate) microstep_limit: usize,
     /// The host guards' implementations, by declared index (the index a
@@ -45,6 +48,10 @@ pub(crate) struct StateInfo {
     pub exit: Vec<CompiledAction>,
     /// Event transitions, then eventless ones, in document order.
     pub on: Vec<TransitionId>,
+    /// For an atomic state, the event transitions of the state and then of
+    /// each ancestor, nearest first: the order in which selection tries
+    /// them, without walking up the tree per event. Empty otherwise.
+    pub candidates: Vec<TransitionId>,
     pub always: Vec<TransitionId>,
     pub after: Vec<TransitionId>,
     /// `done.state.ID` raised when this state completes.
@@ -191,10 +198,16 @@ impl Chart {
             .state_ids()
             .map(|id| {
                 let state = machine.state(id);
-                let (history, children) = state
+                let (history, children): (Vec<StateId>, Vec<StateId>) = state
                     .children
                     .iter()
                     .partition(|c| matches!(machine.state(**c).kind, StateKind::History(_)));
+                let candidates = match children.is_empty() {
+                    true => std::iter::successors(Some(id), |s| machine.state(*s).parent)
+                        .flat_map(|s| machine.state(s).on.iter().copied())
+                        .collect(),
+                    false => Vec::new(),
+                };
                 StateInfo {
                     subtree_end: subtree_end[id.index()],
                     parent: state.parent,
@@ -205,12 +218,16 @@ impl Chart {
                     entry: compile_actions(&state.entry),
                     exit: compile_actions(&state.exit),
                     on: state.on.clone(),
+                    candidates,
                     always: state.always.clone(),
                     after: state.after.clone(),
                     done_event: format!("done.state.{}", machine.display_name(id)).into(),
                 }
             })
             .collect();
+        let mut event_names: Vec<Arc<str>> = Vec::new();
+        let mut names_seen: std::collections::HashMap<&str, Arc<str>> =
+            std::collections::HashMap::new();
         let transitions = machine
             .transitions
             .iter()
@@ -227,7 +244,13 @@ impl Chart {
                     },
                     exact: match &t.trigger {
                         Trigger::Event(d) => match d.patterns.as_slice() {
-                            [EventPattern::Exact(name)] => Some(name.as_str().into()),
+                            [EventPattern::Exact(name)] => Some(Arc::clone(
+                                names_seen.entry(name.as_str()).or_insert_with(|| {
+                                    let name: Arc<str> = name.as_str().into();
+                                    event_names.push(Arc::clone(&name));
+                                    name
+                                }),
+                            )),
                             _ => None,
                         },
                         _ => None,
@@ -264,6 +287,7 @@ impl Chart {
             states,
             transitions,
             has_eventless,
+            event_names,
             machine,
             microstep_limit: DEFAULT_MICROSTEP_LIMIT,
             guards,
@@ -331,14 +355,31 @@ impl Chart {
         Some(StateId::ROOT)
     }
 
-    /// Whether transition `t` is triggered by the event named `name`.
+    /// The chart's copy of `name`, when a transition takes that name and the
+    /// chart has few enough names to look through on each event.
     #[inline]
+    pub(crate) fn known_name(&self, name: &Arc<str>) -> Option<&Arc<str>> {
+        const LOOKUP_MAX: usize = 8;
+        if self.event_names.len() > LOOKUP_MAX {
+            return None;
+        }
+        self.event_names.iter().find(|n| expr::str_eq(n, name))
+    }
+
+    /// Whether transition `t` is triggered by the event named `name`.
+    #[inline(always)]
     pub(crate) fn accepts(&self, t: TransitionId, name: &Arc<str>) -> bool {
         let info = self.transition(t);
         match &info.exact {
             Some(exact) => expr::str_eq(exact, name),
-            None => info.descriptor.as_ref().is_some_and(|d| d.matches(name)),
+            None => Self::matches_descriptor(info, name),
         }
+    }
+
+    /// The general matching of `accepts`, kept out of the loops that call it.
+    #[inline(never)]
+    fn matches_descriptor(info: &TransitionInfo, name: &str) -> bool {
+        info.descriptor.as_ref().is_some_and(|d| d.matches(name))
     }
 
     pub(crate) fn state(&self, id: StateId) -> &StateInfo {

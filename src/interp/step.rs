@@ -45,14 +45,23 @@ pub struct EffectCall {
 }
 
 impl Step {
+    #[inline(always)]
     pub(crate) fn clear(&mut self, event: Option<Arc<str>>) {
         self.event = event;
         self.ignored = false;
         self.transitions.clear();
         self.exited.clear();
         self.entered.clear();
-        self.effects.clear();
-        self.logs.clear();
-        self.errors.clear();
+        // These hold values with drop code, whose loop is a call even over
+        // nothing; they are mostly empty already.
+        if !self.effects.is_empty() {
+            self.effects.clear();
+        }
+        if !self.logs.is_empty() {
+            self.logs.clear();
+        }
+        if !self.errors.is_empty() {
+            self.errors.clear();
+        }
     }
 }
