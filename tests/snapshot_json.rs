@@ -635,3 +635,40 @@ fn handles_field_names_that_need_escapes() {
         assert_same(&chart, &broken);
     }
 }
+
+/// Strings of every length around the writer's and reader's short and
+/// plain paths (ids in a list, and single strings), ASCII or not, with an
+/// escape or without, are written as serde_json writes them and read back.
+#[test]
+fn writes_and_reads_strings_of_every_length() {
+    let chart = chart();
+    let pieces = ["a", "é", "€", "😀", "\"", "\\", "\n", "\u{1}", "\u{7f}"];
+    let mut items = Vec::new();
+    for len in 0..48 {
+        for piece in pieces {
+            // `len` bytes of `a`, then the piece, then `b`s: the piece at
+            // every place of the eight-byte words and the stack buffer.
+            let text = "a".repeat(len) + piece;
+            items.push(Value::from(text.clone()));
+            items.push(Value::from(text.clone() + "bbbbbbbbb"));
+        }
+        items.push(Value::from("é".repeat(len)));
+    }
+    // Each as a single string too (every fifth, to keep the test short).
+    for label in items.iter().step_by(5).cloned() {
+        let context = Value::map([
+            ("n", Value::Int(0)),
+            ("items", Value::list(items.clone())),
+            ("label", label),
+        ]);
+        let actor = Actor::with_context(Arc::clone(&chart), &context, 0).unwrap();
+        let text = actor.snapshot_json();
+        assert_eq!(text, serde_json::to_string(&actor.snapshot()).unwrap());
+        let mut buffer = String::from("é");
+        actor.write_snapshot_json(&mut buffer);
+        assert_eq!(buffer, format!("é{text}"));
+        let restored = Actor::restore_json(Arc::clone(&chart), &text).unwrap();
+        assert_eq!(restored.snapshot(), actor.snapshot());
+        assert_same(&chart, &text);
+    }
+}

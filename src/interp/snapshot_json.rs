@@ -28,7 +28,7 @@ use super::bits::StateSet;
 use super::chart::Chart;
 use super::snapshot::{self, RestoreError, SNAPSHOT_FORMAT, TimerSnapshot};
 use crate::expr::Value;
-use crate::expr::json::{self, JsonError, Number, Reader};
+use crate::expr::json::{self, JsonError, Number, Reader, Writer};
 use crate::model::StateId;
 
 /// Why a snapshot's JSON text does not restore.
@@ -80,89 +80,84 @@ impl Actor {
     /// Appends the snapshot JSON of `snapshot_json` to `out`, so that a host
     /// that persists after every event can reuse one buffer.
     pub fn write_snapshot_json(&self, out: &mut String) {
-        let mut bytes = std::mem::take(out).into_bytes();
-        self.write_snapshot_bytes(&mut bytes);
-        *out = json::into_string(bytes);
-    }
-
-    fn write_snapshot_bytes(&self, out: &mut Vec<u8>) {
+        let out = &mut Writer::new(out);
         let chart = &self.chart;
         let machine = &chart.machine;
         let path = |s: StateId| machine.state(s).path.as_str();
-        out.extend_from_slice(b"{\"format\":");
-        json::write_u64(out, u64::from(SNAPSHOT_FORMAT));
-        out.extend_from_slice(b",\"machine\":");
-        json::write_str(out, &machine.name);
+        out.raw("{\"format\":");
+        out.u64(u64::from(SNAPSHOT_FORMAT));
+        out.raw(",\"machine\":");
+        out.str(&machine.name);
         if let Some(version) = machine.version {
-            out.extend_from_slice(b",\"version\":");
-            json::write_u64(out, version);
+            out.raw(",\"version\":");
+            out.u64(version);
         }
-        out.extend_from_slice(match self.core.status {
-            Status::Active => b",\"status\":\"active\",\"configuration\":",
-            Status::Done => b",\"status\":\"done\",\"configuration\":",
+        out.raw(match self.core.status {
+            Status::Active => ",\"status\":\"active\",\"configuration\":",
+            Status::Done => ",\"status\":\"done\",\"configuration\":",
         });
         write_paths(out, self.configuration().map(path));
         if !self.core.history.is_empty() {
-            out.extend_from_slice(b",\"history\":{");
+            out.raw(",\"history\":{");
             for (i, (h, states)) in self.core.history.iter().enumerate() {
                 if i > 0 {
-                    out.push(b',');
+                    out.raw(",");
                 }
-                json::write_str(out, path(*h));
-                out.push(b':');
+                out.str(path(*h));
+                out.raw(":");
                 write_paths(out, states.iter().map(|s| path(*s)));
             }
-            out.push(b'}');
+            out.raw("}");
         }
-        out.extend_from_slice(b",\"context\":{");
+        out.raw(",\"context\":{");
         for (i, (field, value)) in chart.layout.fields().zip(&self.core.context).enumerate() {
             if i > 0 {
-                out.push(b',');
+                out.raw(",");
             }
-            json::write_str(out, field);
-            out.push(b':');
-            json::write_value(out, value);
+            out.str(field);
+            out.raw(":");
+            out.value(value);
         }
-        out.push(b'}');
+        out.raw("}");
         if !self.core.timers.is_empty() {
-            out.extend_from_slice(b",\"timers\":[");
+            out.raw(",\"timers\":[");
             for (i, timer) in self.core.timers.iter().enumerate() {
                 if i > 0 {
-                    out.push(b',');
+                    out.raw(",");
                 }
                 match &timer.what {
                     Due::Transition(transition) => {
                         let (source, after) = snapshot::after_index(chart, *transition);
-                        out.extend_from_slice(b"{\"kind\":\"after\",\"state\":");
-                        json::write_str(out, path(source));
-                        out.extend_from_slice(b",\"after\":");
-                        json::write_u64(out, u64::from(after));
+                        out.raw("{\"kind\":\"after\",\"state\":");
+                        out.str(path(source));
+                        out.raw(",\"after\":");
+                        out.u64(u64::from(after));
                     }
                     Due::Send { event, id } => {
-                        out.extend_from_slice(b"{\"kind\":\"send\",\"event\":");
-                        json::write_str(out, &event.name);
+                        out.raw("{\"kind\":\"send\",\"event\":");
+                        out.str(&event.name);
                         // As `snapshot` decides: by CEL equality.
                         if event.data != Value::Null {
-                            out.extend_from_slice(b",\"data\":");
-                            json::write_value(out, &event.data);
+                            out.raw(",\"data\":");
+                            out.value(&event.data);
                         }
                         if let Some(id) = id {
-                            out.extend_from_slice(b",\"id\":");
-                            json::write_str(out, id);
+                            out.raw(",\"id\":");
+                            out.str(id);
                         }
                     }
                 }
-                out.extend_from_slice(b",\"due\":");
-                json::write_u64(out, timer.due);
-                out.extend_from_slice(b",\"seq\":");
-                json::write_u64(out, timer.seq);
-                out.push(b'}');
+                out.raw(",\"due\":");
+                out.u64(timer.due);
+                out.raw(",\"seq\":");
+                out.u64(timer.seq);
+                out.raw("}");
             }
-            out.push(b']');
+            out.raw("]");
         }
-        out.extend_from_slice(b",\"now\":");
-        json::write_u64(out, self.core.now);
-        out.push(b'}');
+        out.raw(",\"now\":");
+        out.u64(self.core.now);
+        out.raw("}");
     }
 
     /// Continues the snapshot JSON `json` on `chart`: what
@@ -228,15 +223,15 @@ impl Actor {
     }
 }
 
-fn write_paths<'p>(out: &mut Vec<u8>, paths: impl Iterator<Item = &'p str>) {
-    out.push(b'[');
+fn write_paths<'p>(out: &mut Writer<'_>, paths: impl Iterator<Item = &'p str>) {
+    out.raw("[");
     for (i, path) in paths.enumerate() {
         if i > 0 {
-            out.push(b',');
+            out.raw(",");
         }
-        json::write_str(out, path);
+        out.str(path);
     }
-    out.push(b']');
+    out.raw("]");
 }
 
 fn syntax(text: &str, error: JsonError) -> SnapshotJsonError {
