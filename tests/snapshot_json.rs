@@ -672,3 +672,47 @@ fn writes_and_reads_strings_of_every_length() {
         assert_same(&chart, &text);
     }
 }
+
+/// Integers and separators right at the position (compact JSON, read by a
+/// shortcut) and after whitespace (the general path) give the same
+/// outcome and the same message.
+#[test]
+fn reads_compact_and_spaced_text_alike() {
+    let chart = chart();
+    for format in [
+        "1",
+        "0",
+        "01",
+        "4294967296",
+        "4294967295",
+        "1.0",
+        "-1",
+        "1e0",
+        "x",
+    ] {
+        for now in [
+            "0",
+            "7",
+            "18446744073709551615",
+            "18446744073709551616",
+            "-0",
+        ] {
+            let compact = format!(
+                r#"{{"format":{format},"machine":"m","version":3,"status":"active","configuration":["b"],"context":{{"n":0,"items":["a","b",1],"label":"x"}},"now":{now}}}"#
+            );
+            let spaced = compact.replace(':', ": ").replace(',', " , ");
+            let outcomes: Vec<_> = [&compact, &spaced]
+                .into_iter()
+                .map(|text| {
+                    assert_same(&chart, text);
+                    match Actor::restore_json(Arc::clone(&chart), text) {
+                        Ok(actor) => Ok(actor.snapshot()),
+                        Err(SnapshotJsonError::Syntax { message, .. }) => Err(message),
+                        Err(error) => Err(error.to_string()),
+                    }
+                })
+                .collect();
+            assert_eq!(outcomes[0], outcomes[1], "{compact}");
+        }
+    }
+}

@@ -171,6 +171,32 @@ impl<'a> Reader<'a> {
     /// last. `first` says that no item was read yet.
     #[inline]
     pub(crate) fn has_next(&mut self, close: u8, first: &mut bool) -> Result<bool, JsonError> {
+        // Compact JSON: the `,` and the next item's first byte, or the
+        // closing byte, right at the position.
+        let bytes = self.text.as_bytes();
+        match bytes.get(self.pos) {
+            Some(&b',') if !*first => {
+                if let Some(&next) = bytes.get(self.pos + 1)
+                    && next > b' '
+                    && next != close
+                {
+                    self.pos += 1;
+                    return Ok(true);
+                }
+            }
+            Some(&b) if b == close => {
+                self.pos += 1;
+                self.depth -= 1;
+                return Ok(false);
+            }
+            _ => {}
+        }
+        self.has_next_spaced(close, first)
+    }
+
+    /// `has_next` where whitespace may come first.
+    #[inline(never)]
+    fn has_next_spaced(&mut self, close: u8, first: &mut bool) -> Result<bool, JsonError> {
         match self.peek() {
             Some(b) if b == close => {
                 self.pos += 1;
@@ -235,6 +261,10 @@ impl<'a> Reader<'a> {
     /// the text when it has no escapes.
     #[inline]
     pub(crate) fn string(&mut self) -> Result<Cow<'a, str>, JsonError> {
+        if let Some((text, next)) = self.plain_string_at(self.pos) {
+            self.pos = next;
+            return Ok(Cow::Borrowed(text));
+        }
         let bytes = self.text.as_bytes();
         let start = self.pos + 1;
         let mut i = start;
@@ -445,12 +475,13 @@ impl<'a> Reader<'a> {
         Ok(())
     }
 
-    /// A number at `pos` (after `peek` found `-` or a digit).
-    #[inline]
-    pub(crate) fn number(&mut self) -> Result<Number, JsonError> {
-        let start = self.pos;
-        // The usual number, a short non-negative integer, in one loop.
+    /// The usual number at `pos`, a non-negative integer of at most 18
+    /// digits without fraction or exponent, read in one loop; `None`, with
+    /// nothing consumed, for anything else.
+    #[inline(always)]
+    pub(crate) fn short_unsigned(&mut self) -> Option<u64> {
         let bytes = self.text.as_bytes();
+        let start = self.pos;
         let mut end = start;
         let mut n = 0u64;
         while let Some(&b) = bytes.get(end).filter(|b| b.is_ascii_digit()) {
@@ -458,13 +489,22 @@ impl<'a> Reader<'a> {
             end += 1;
         }
         let digits = end - start;
-        if (1..=18).contains(&digits)
+        let usual = (1..=18).contains(&digits)
             && (bytes[start] != b'0' || digits == 1)
-            && !matches!(bytes.get(end), Some(b'.' | b'e' | b'E'))
-        {
+            && !matches!(bytes.get(end), Some(b'.' | b'e' | b'E'));
+        if usual {
             self.pos = end;
+        }
+        usual.then_some(n)
+    }
+
+    /// A number at `pos` (after `peek` found `-` or a digit).
+    #[inline]
+    pub(crate) fn number(&mut self) -> Result<Number, JsonError> {
+        if let Some(n) = self.short_unsigned() {
             return Ok(Number::U64(n));
         }
+        let start = self.pos;
         let negative = self.text.as_bytes().get(start) == Some(&b'-');
         let (float, significand) = self.scan_number()?;
         match significand {
@@ -746,22 +786,28 @@ fn stop_mask(word: u64) -> u64 {
     (quote | backslash | control) & HIGH
 }
 
-/// `text` as a `SmolStr`. `SmolStr::new_inline` copies a short text in a
-/// loop that compiles to a call to `memcpy` (more than the copy itself for
-/// an id of a few bytes); here each length has its own arm, in which the
-/// compiler knows the length and copies with a few moves.
+/// Builds `text` as a `SmolStr` with `$make`. `SmolStr::new_inline` copies
+/// a short text in a loop that compiles to a call to `memcpy` (more than the
+/// copy itself for an id of a few bytes); here each length has its own arm,
+/// in which the compiler knows the length and copies with a few moves.
+macro_rules! by_length {
+    ($text:expr, $make:expr) => {
+        by_length!($text, $make, 0 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20 21 22 23)
+    };
+    ($text:expr, $make:expr, $($n:literal)*) => {{
+        const _: () = assert!(SmolStr::INLINE_CAP == 23);
+        let text: &str = $text;
+        match text.len() {
+            $($n => $make(SmolStr::new_inline(&text[..$n])),)*
+            _ => $make(SmolStr::new(text)),
+        }
+    }};
+}
+
+/// `text` as a `SmolStr`, without a call to `memcpy` when it is short.
 #[inline(always)]
 pub(crate) fn smol(text: &str) -> SmolStr {
-    macro_rules! by_length {
-        ($($n:literal)*) => {
-            match text.len() {
-                $($n => SmolStr::new_inline(&text[..$n]),)*
-                _ => SmolStr::new(text),
-            }
-        };
-    }
-    const _: () = assert!(SmolStr::INLINE_CAP == 23);
-    by_length!(0 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20 21 22 23)
+    by_length!(text, |s| s)
 }
 
 /// The bytes that end the plain run of a string: its closing quote, an

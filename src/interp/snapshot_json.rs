@@ -181,9 +181,18 @@ impl Actor {
     /// assert_eq!(error.to_string(), "expected `,` or `}` at line 1 column 13");
     /// assert!(matches!(error, SnapshotJsonError::Syntax { line: 1, column: 13, .. }));
     /// ```
+    #[inline]
     pub fn restore_json(chart: Arc<Chart>, json: &str) -> Result<Actor, SnapshotJsonError> {
+        // Inlined into the caller, so that the actor (several hundred
+        // bytes) is built where the caller keeps it rather than copied there.
         let mut actor = Actor::idle(chart, Vec::new(), 0);
-        let Actor { chart, core } = &mut actor;
+        actor.read_snapshot_json(json)?;
+        Ok(actor)
+    }
+
+    /// The work of `restore_json`, on an idle actor.
+    fn read_snapshot_json(&mut self, json: &str) -> Result<(), SnapshotJsonError> {
+        let Actor { chart, core } = self;
         let mut decoder = Decoder {
             reader: Reader::new(json),
             chart,
@@ -210,16 +219,22 @@ impl Actor {
             return Err(RestoreError::UnknownState(path).into());
         }
         core.active.insert(StateId::ROOT);
-        core.history = snapshot::restore_history(chart, &read.history)?;
-        core.timers = read
-            .timers
-            .iter()
-            .map(|timer| snapshot::restore_timer(chart, timer))
-            .collect::<Result<_, _>>()?;
-        core.next_seq = snapshot::next_seq(&core.timers);
+        // The idle actor has neither history nor timers: most snapshots
+        // have none to restore either.
+        if !read.history.is_empty() {
+            core.history = snapshot::restore_history(chart, &read.history)?;
+        }
+        if !read.timers.is_empty() {
+            core.timers = read
+                .timers
+                .iter()
+                .map(|timer| snapshot::restore_timer(chart, timer))
+                .collect::<Result<_, _>>()?;
+            core.next_seq = snapshot::next_seq(&core.timers);
+        }
         core.status = read.status;
         core.now = read.now;
-        Ok(actor)
+        Ok(())
     }
 }
 
@@ -615,6 +630,14 @@ fn optional<'a, T>(
 /// A non-negative integer up to `max`, written without fraction or exponent
 /// (serde_json reads `1.0` and `1e2` as doubles, which no integer field takes).
 fn unsigned(reader: &mut Reader<'_>, max: u64, type_name: &str) -> Result<u64, JsonError> {
+    // The usual integer, right at the position (compact JSON).
+    let at = reader.pos();
+    if let Some(n) = reader.short_unsigned() {
+        return match n <= max {
+            true => Ok(n),
+            false => Err(not_unsigned(reader, at, Number::U64(n), type_name)),
+        };
+    }
     match reader.peek() {
         Some(b'-' | b'0'..=b'9') => {}
         Some(_) => return Err(reader.here(format!("invalid type: expected {type_name}"))),
