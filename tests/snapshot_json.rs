@@ -716,3 +716,39 @@ fn reads_compact_and_spaced_text_alike() {
         }
     }
 }
+
+/// Keys that are a field's name cut short, run on, or escaped are not taken
+/// for the field by the reader's by-bytes match of expected keys.
+#[test]
+fn matches_field_names_only_whole() {
+    let chart = chart();
+    let base = r#"{"format":1,"machine":"m","version":3,"status":"active","configuration":["b"],"context":{"n":0,"items":[],"label":"x"},"now":5}"#;
+    for name in [
+        "format",
+        "machine",
+        "version",
+        "status",
+        "configuration",
+        "context",
+        "now",
+    ] {
+        let key = format!("\"{name}\":");
+        let escaped = format!(
+            "\"\\u{:04x}{}\":",
+            u32::from(name.as_bytes()[0]),
+            &name[1..]
+        );
+        for other in [
+            format!("\"{}\":", &name[..name.len() - 1]),
+            format!("\"{name}s\":"),
+            escaped,
+            format!("\"{}\":", name.to_uppercase()),
+        ] {
+            let text = base.replace(&key, &other);
+            assert_same(&chart, &text);
+            // With the field also present, under its own name, first.
+            let both = base.replacen(&key, &format!("{key}null,{other}"), 1);
+            assert_same(&chart, &both);
+        }
+    }
+}

@@ -231,7 +231,7 @@ impl<'a> Reader<'a> {
     /// expected keys (and the usual `status`). `name` must be `plain`
     /// (nothing in it that JSON escapes), so that the bytes matched are one
     /// string.
-    #[inline]
+    #[inline(always)]
     pub(crate) fn plain_key(&mut self, name: &str) -> bool {
         let bytes = self.text.as_bytes();
         let (at, n) = (self.pos, name.len());

@@ -272,6 +272,23 @@ const FIELDS: [&str; 9] = [
     "now",
 ];
 
+/// Consumes the key `FIELDS[index]` when the text at the position is
+/// exactly that (see `Reader::plain_key`). Each name is a constant in its
+/// arm, so that it is compared as a few integers rather than by a call to
+/// `memcmp`.
+#[inline(always)]
+fn field_key(reader: &mut Reader<'_>, index: usize) -> bool {
+    macro_rules! by_index {
+        ($($i:literal)*) => {
+            match index {
+                $($i => reader.plain_key(FIELDS[$i]),)*
+                _ => false,
+            }
+        };
+    }
+    by_index!(0 1 2 3 4 5 6 7 8)
+}
+
 /// The fields with `#[serde(default)]`: version, history, timers, now.
 const OPTIONAL: [bool; 9] = [false, false, true, false, false, true, false, true, true];
 
@@ -372,18 +389,17 @@ impl<'a> Decoder<'a, '_> {
                 let mut expected = 0;
                 while self.reader.has_next(b'}', &mut first)? {
                     let at = self.reader.pos();
-                    let found = match (expected..FIELDS.len())
-                        .find(|&i| self.reader.plain_key(FIELDS[i]))
-                    {
-                        Some(index) => {
-                            self.reader.expect(b':', "`:`")?;
-                            Some(index)
-                        }
-                        None => {
-                            let key = self.reader.key()?;
-                            FIELDS.iter().position(|f| **f == *key)
-                        }
-                    };
+                    let found =
+                        match (expected..FIELDS.len()).find(|&i| field_key(&mut self.reader, i)) {
+                            Some(index) => {
+                                self.reader.expect(b':', "`:`")?;
+                                Some(index)
+                            }
+                            None => {
+                                let key = self.reader.key()?;
+                                FIELDS.iter().position(|f| **f == *key)
+                            }
+                        };
                     if let Some(index) = found {
                         expected = index + 1;
                     }
@@ -494,7 +510,11 @@ impl<'a> Decoder<'a, '_> {
             return Ok(Context::Misfit { start, depth });
         }
         reader.open()?;
-        let mut slots = vec![Value::Null; layout.len()];
+        // Nulls made in place: `vec![Value::Null; n]` clones one, a call
+        // per slot.
+        let mut slots: Vec<Value> = std::iter::repeat_with(|| Value::Null)
+            .take(layout.len())
+            .collect();
         let mut filled = Filled::new(layout.len());
         // Keys that are no field: an error once the text is read, but a
         // repeated one is a syntax error first, as for any map.
