@@ -700,21 +700,35 @@ fn reads_compact_and_spaced_text_alike() {
             let compact = format!(
                 r#"{{"format":{format},"machine":"m","version":3,"status":"active","configuration":["b"],"context":{{"n":0,"items":["a","b",1],"label":"x"}},"now":{now}}}"#
             );
-            let spaced = compact.replace(':', ": ").replace(',', " , ");
-            let outcomes: Vec<_> = [&compact, &spaced]
-                .into_iter()
-                .map(|text| {
-                    assert_same(&chart, text);
-                    match Actor::restore_json(Arc::clone(&chart), text) {
-                        Ok(actor) => Ok(actor.snapshot()),
-                        Err(SnapshotJsonError::Syntax { message, .. }) => Err(message),
-                        Err(error) => Err(error.to_string()),
-                    }
-                })
-                .collect();
-            assert_eq!(outcomes[0], outcomes[1], "{compact}");
+            // Trailing commas, in a list, the context and the snapshot.
+            let trailing = [
+                compact.replace(r#"["b"]"#, r#"["b",]"#),
+                compact.replace(r#""x"}"#, r#""x",}"#),
+                compact.replace(&format!("{now}}}"), &format!("{now},}}")),
+            ];
+            for text in std::iter::once(&compact).chain(&trailing) {
+                same_compact_or_spaced(&chart, text);
+            }
         }
     }
+}
+
+/// The outcome of `compact`, and of it with spaces around `:` and `,`:
+/// equal, and equal to serde's.
+fn same_compact_or_spaced(chart: &Arc<Chart>, compact: &str) {
+    let spaced = compact.replace(':', ": ").replace(',', " , ");
+    let outcomes: Vec<_> = [compact, &spaced]
+        .into_iter()
+        .map(|text| {
+            assert_same(chart, text);
+            match Actor::restore_json(Arc::clone(chart), text) {
+                Ok(actor) => Ok(actor.snapshot()),
+                Err(SnapshotJsonError::Syntax { message, .. }) => Err(message),
+                Err(error) => Err(error.to_string()),
+            }
+        })
+        .collect();
+    assert_eq!(outcomes[0], outcomes[1], "{compact}");
 }
 
 /// Keys that are a field's name cut short, run on, or escaped are not taken
