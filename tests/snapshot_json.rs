@@ -635,3 +635,134 @@ fn handles_field_names_that_need_escapes() {
         assert_same(&chart, &broken);
     }
 }
+
+/// Strings of every length around the writer's and reader's short and
+/// plain paths (ids in a list, and single strings), ASCII or not, with an
+/// escape or without, are written as serde_json writes them and read back.
+#[test]
+fn writes_and_reads_strings_of_every_length() {
+    let chart = chart();
+    let pieces = ["a", "é", "€", "😀", "\"", "\\", "\n", "\u{1}", "\u{7f}"];
+    let mut items = Vec::new();
+    for len in 0..48 {
+        for piece in pieces {
+            // `len` bytes of `a`, then the piece, then `b`s: the piece at
+            // every place of the eight-byte words and the stack buffer.
+            let text = "a".repeat(len) + piece;
+            items.push(Value::from(text.clone()));
+            items.push(Value::from(text.clone() + "bbbbbbbbb"));
+        }
+        items.push(Value::from("é".repeat(len)));
+    }
+    // Each as a single string too (every fifth, to keep the test short).
+    for label in items.iter().step_by(5).cloned() {
+        let context = Value::map([
+            ("n", Value::Int(0)),
+            ("items", Value::list(items.clone())),
+            ("label", label),
+        ]);
+        let actor = Actor::with_context(Arc::clone(&chart), &context, 0).unwrap();
+        let text = actor.snapshot_json();
+        assert_eq!(text, serde_json::to_string(&actor.snapshot()).unwrap());
+        let mut buffer = String::from("é");
+        actor.write_snapshot_json(&mut buffer);
+        assert_eq!(buffer, format!("é{text}"));
+        let restored = Actor::restore_json(Arc::clone(&chart), &text).unwrap();
+        assert_eq!(restored.snapshot(), actor.snapshot());
+        assert_same(&chart, &text);
+    }
+}
+
+/// Integers and separators right at the position (compact JSON, read by a
+/// shortcut) and after whitespace (the general path) give the same
+/// outcome and the same message.
+#[test]
+fn reads_compact_and_spaced_text_alike() {
+    let chart = chart();
+    for format in [
+        "1",
+        "0",
+        "01",
+        "4294967296",
+        "4294967295",
+        "1.0",
+        "-1",
+        "1e0",
+        "x",
+    ] {
+        for now in [
+            "0",
+            "7",
+            "18446744073709551615",
+            "18446744073709551616",
+            "-0",
+        ] {
+            let compact = format!(
+                r#"{{"format":{format},"machine":"m","version":3,"status":"active","configuration":["b"],"context":{{"n":0,"items":["a","b",1],"label":"x"}},"now":{now}}}"#
+            );
+            // Trailing commas, in a list, the context and the snapshot.
+            let trailing = [
+                compact.replace(r#"["b"]"#, r#"["b",]"#),
+                compact.replace(r#""x"}"#, r#""x",}"#),
+                compact.replace(&format!("{now}}}"), &format!("{now},}}")),
+            ];
+            for text in std::iter::once(&compact).chain(&trailing) {
+                same_compact_or_spaced(&chart, text);
+            }
+        }
+    }
+}
+
+/// The outcome of `compact`, and of it with spaces around `:` and `,`:
+/// equal, and equal to serde's.
+fn same_compact_or_spaced(chart: &Arc<Chart>, compact: &str) {
+    let spaced = compact.replace(':', ": ").replace(',', " , ");
+    let outcomes: Vec<_> = [compact, &spaced]
+        .into_iter()
+        .map(|text| {
+            assert_same(chart, text);
+            match Actor::restore_json(Arc::clone(chart), text) {
+                Ok(actor) => Ok(actor.snapshot()),
+                Err(SnapshotJsonError::Syntax { message, .. }) => Err(message),
+                Err(error) => Err(error.to_string()),
+            }
+        })
+        .collect();
+    assert_eq!(outcomes[0], outcomes[1], "{compact}");
+}
+
+/// Keys that are a field's name cut short, run on, or escaped are not taken
+/// for the field by the reader's by-bytes match of expected keys.
+#[test]
+fn matches_field_names_only_whole() {
+    let chart = chart();
+    let base = r#"{"format":1,"machine":"m","version":3,"status":"active","configuration":["b"],"context":{"n":0,"items":[],"label":"x"},"now":5}"#;
+    for name in [
+        "format",
+        "machine",
+        "version",
+        "status",
+        "configuration",
+        "context",
+        "now",
+    ] {
+        let key = format!("\"{name}\":");
+        let escaped = format!(
+            "\"\\u{:04x}{}\":",
+            u32::from(name.as_bytes()[0]),
+            &name[1..]
+        );
+        for other in [
+            format!("\"{}\":", &name[..name.len() - 1]),
+            format!("\"{name}s\":"),
+            escaped,
+            format!("\"{}\":", name.to_uppercase()),
+        ] {
+            let text = base.replace(&key, &other);
+            assert_same(&chart, &text);
+            // With the field also present, under its own name, first.
+            let both = base.replacen(&key, &format!("{key}null,{other}"), 1);
+            assert_same(&chart, &both);
+        }
+    }
+}

@@ -21,6 +21,8 @@
 use std::borrow::Cow;
 use std::sync::Arc;
 
+use smol_str::SmolStr;
+
 use super::value::{Map, Value};
 
 /// How many lists and maps may be open at once: serde_json's recursion limit
@@ -169,6 +171,32 @@ impl<'a> Reader<'a> {
     /// last. `first` says that no item was read yet.
     #[inline]
     pub(crate) fn has_next(&mut self, close: u8, first: &mut bool) -> Result<bool, JsonError> {
+        // Compact JSON: the `,` and the next item's first byte, or the
+        // closing byte, right at the position.
+        let bytes = self.text.as_bytes();
+        match bytes.get(self.pos) {
+            Some(&b',') if !*first => {
+                if let Some(&next) = bytes.get(self.pos + 1)
+                    && next > b' '
+                    && next != close
+                {
+                    self.pos += 1;
+                    return Ok(true);
+                }
+            }
+            Some(&b) if b == close => {
+                self.pos += 1;
+                self.depth -= 1;
+                return Ok(false);
+            }
+            _ => {}
+        }
+        self.has_next_spaced(close, first)
+    }
+
+    /// `has_next` where whitespace may come first.
+    #[inline(never)]
+    fn has_next_spaced(&mut self, close: u8, first: &mut bool) -> Result<bool, JsonError> {
         match self.peek() {
             Some(b) if b == close => {
                 self.pos += 1;
@@ -203,7 +231,7 @@ impl<'a> Reader<'a> {
     /// expected keys (and the usual `status`). `name` must be `plain`
     /// (nothing in it that JSON escapes), so that the bytes matched are one
     /// string.
-    #[inline]
+    #[inline(always)]
     pub(crate) fn plain_key(&mut self, name: &str) -> bool {
         let bytes = self.text.as_bytes();
         let (at, n) = (self.pos, name.len());
@@ -233,6 +261,10 @@ impl<'a> Reader<'a> {
     /// the text when it has no escapes.
     #[inline]
     pub(crate) fn string(&mut self) -> Result<Cow<'a, str>, JsonError> {
+        if let Some((text, next)) = self.plain_string_at(self.pos) {
+            self.pos = next;
+            return Ok(Cow::Borrowed(text));
+        }
         let bytes = self.text.as_bytes();
         let start = self.pos + 1;
         let mut i = start;
@@ -270,7 +302,7 @@ impl<'a> Reader<'a> {
     fn plain_string(&mut self) -> Option<Value> {
         let (text, next) = self.plain_string_at(self.pos)?;
         self.pos = next;
-        Some(Value::from(text))
+        Some(Value::String(smol(text)))
     }
 
     /// The string whose opening quote is at `at`, when it has no escapes
@@ -279,8 +311,7 @@ impl<'a> Reader<'a> {
     fn plain_string_at(&self, at: usize) -> Option<(&'a str, usize)> {
         let bytes = self.text.as_bytes();
         let start = at + 1;
-        let rest = bytes.get(start..)?;
-        let end = start + rest.iter().position(|&b| STOP[b as usize])?;
+        let end = stop_at(bytes, start)?;
         if bytes.get(end) != Some(&b'"') {
             return None;
         }
@@ -444,12 +475,13 @@ impl<'a> Reader<'a> {
         Ok(())
     }
 
-    /// A number at `pos` (after `peek` found `-` or a digit).
-    #[inline]
-    pub(crate) fn number(&mut self) -> Result<Number, JsonError> {
-        let start = self.pos;
-        // The usual number, a short non-negative integer, in one loop.
+    /// The usual number at `pos`, a non-negative integer of at most 18
+    /// digits without fraction or exponent, read in one loop; `None`, with
+    /// nothing consumed, for anything else.
+    #[inline(always)]
+    pub(crate) fn short_unsigned(&mut self) -> Option<u64> {
         let bytes = self.text.as_bytes();
+        let start = self.pos;
         let mut end = start;
         let mut n = 0u64;
         while let Some(&b) = bytes.get(end).filter(|b| b.is_ascii_digit()) {
@@ -457,13 +489,22 @@ impl<'a> Reader<'a> {
             end += 1;
         }
         let digits = end - start;
-        if (1..=18).contains(&digits)
+        let usual = (1..=18).contains(&digits)
             && (bytes[start] != b'0' || digits == 1)
-            && !matches!(bytes.get(end), Some(b'.' | b'e' | b'E'))
-        {
+            && !matches!(bytes.get(end), Some(b'.' | b'e' | b'E'));
+        if usual {
             self.pos = end;
+        }
+        usual.then_some(n)
+    }
+
+    /// A number at `pos` (after `peek` found `-` or a digit).
+    #[inline]
+    pub(crate) fn number(&mut self) -> Result<Number, JsonError> {
+        if let Some(n) = self.short_unsigned() {
             return Ok(Number::U64(n));
         }
+        let start = self.pos;
         let negative = self.text.as_bytes().get(start) == Some(&b'-');
         let (float, significand) = self.scan_number()?;
         match significand {
@@ -548,14 +589,20 @@ impl<'a> Reader<'a> {
             // Whether the run ended right after an item, not before one.
             let mut after_item = false;
             while bytes.get(pos) == Some(&b'"') {
+                // An escape, a control character or the end of the text:
+                // `value_checking` reads the item again, or says what is wrong.
                 let Some((item, next)) = self.plain_string_at(pos) else {
                     break;
                 };
-                push_item(&mut items, Value::from(item));
-                pos = next;
-                if bytes.get(pos) == Some(&b',') && bytes.get(pos + 1) == Some(&b'"') {
-                    pos += 1;
+                // Room first, so that the item is built in its place.
+                if items.len() == items.capacity() {
+                    items.reserve(items.len() * 3);
+                }
+                items.push(Value::String(smol(item)));
+                if bytes.get(next) == Some(&b',') && bytes.get(next + 1) == Some(&b'"') {
+                    pos = next + 1;
                 } else {
+                    pos = next;
                     after_item = true;
                     break;
                 }
@@ -708,6 +755,61 @@ fn push_item(items: &mut Vec<Value>, item: Value) {
     items.push(item);
 }
 
+/// Where the plain run of a string from `at` ends (the first byte `STOP`
+/// marks), eight bytes at a time while eight are left; `None` at the end of
+/// the text.
+#[inline(always)]
+fn stop_at(bytes: &[u8], mut at: usize) -> Option<usize> {
+    while let Some(chunk) = bytes.get(at..).and_then(<[u8]>::first_chunk::<8>) {
+        let stops = stop_mask(u64::from_le_bytes(*chunk));
+        if stops != 0 {
+            return Some(at + (stops.trailing_zeros() / 8) as usize);
+        }
+        at += 8;
+    }
+    let rest = bytes.get(at..)?;
+    Some(at + rest.iter().position(|&b| STOP[b as usize])?)
+}
+
+/// The high bit of each byte of `word` (eight bytes of text, the first in
+/// the low bits) that `STOP` marks: `"`, `\` or below 0x20. Bits above the
+/// lowest may be wrong (a borrow runs on from a marked byte), the lowest is
+/// exact, and no bit is set when no byte is marked.
+#[inline(always)]
+fn stop_mask(word: u64) -> u64 {
+    const ONES: u64 = u64::from_le_bytes([0x01; 8]);
+    const HIGH: u64 = u64::from_le_bytes([0x80; 8]);
+    let zero_byte = |w: u64| w.wrapping_sub(ONES) & !w;
+    let quote = zero_byte(word ^ (ONES * u64::from(b'"')));
+    let backslash = zero_byte(word ^ (ONES * u64::from(b'\\')));
+    let control = word.wrapping_sub(ONES * 0x20) & !word;
+    (quote | backslash | control) & HIGH
+}
+
+/// Builds `text` as a `SmolStr` with `$make`. `SmolStr::new_inline` copies
+/// a short text in a loop that compiles to a call to `memcpy` (more than the
+/// copy itself for an id of a few bytes); here each length has its own arm,
+/// in which the compiler knows the length and copies with a few moves.
+macro_rules! by_length {
+    ($text:expr, $make:expr) => {
+        by_length!($text, $make, 0 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20 21 22 23)
+    };
+    ($text:expr, $make:expr, $($n:literal)*) => {{
+        const _: () = assert!(SmolStr::INLINE_CAP == 23);
+        let text: &str = $text;
+        match text.len() {
+            $($n => $make(SmolStr::new_inline(&text[..$n])),)*
+            _ => $make(SmolStr::new(text)),
+        }
+    }};
+}
+
+/// `text` as a `SmolStr`, without a call to `memcpy` when it is short.
+#[inline(always)]
+pub(crate) fn smol(text: &str) -> SmolStr {
+    by_length!(text, |s| s)
+}
+
 /// The bytes that end the plain run of a string: its closing quote, an
 /// escape, or a control character (an error).
 static STOP: [bool; 256] = {
@@ -724,83 +826,221 @@ static STOP: [bool; 256] = {
 
 const CONTROL: &str = "control character (\\u0000-\\u001F) found while parsing a string";
 
-/// Appends `value` as compact JSON, byte for byte what `serde_json`
-/// writes for it. The writers append bytes (always UTF-8: ASCII and whole
-/// `str`s), which costs less per byte than `String::push`.
-pub(crate) fn write_value(out: &mut Vec<u8>, value: &Value) {
-    match value {
-        Value::Null => out.extend_from_slice(b"null"),
-        Value::Bool(true) => out.extend_from_slice(b"true"),
-        Value::Bool(false) => out.extend_from_slice(b"false"),
-        Value::Int(n) => write_i64(out, *n),
-        Value::Double(d) => write_f64(out, *d),
-        Value::String(s) => write_str(out, s),
-        Value::List(items) => {
-            out.push(b'[');
-            for (i, item) in items.iter().enumerate() {
-                if i > 0 {
-                    out.push(b',');
+/// JSON text appended to a `String`: byte for byte what `serde_json`
+/// writes. The writer appends bytes to the string's buffer rather than
+/// `char`s or `&str`s through `String`'s methods: a short string is put
+/// together on the stack and copied whole, which `push_str` (a call to
+/// `memcpy` per string) and `push` (a check per character) cost more than,
+/// and no pass checks afterwards that the text is UTF-8.
+pub(crate) struct Writer<'s> {
+    /// The `String`'s bytes. Invariant: UTF-8 whenever a method returns (or
+    /// unwinds), as every method appends only ASCII bytes and whole `str`s,
+    /// or pieces of a `str` cut next to an ASCII byte, which are whole
+    /// characters.
+    bytes: &'s mut Vec<u8>,
+}
+
+impl<'s> Writer<'s> {
+    /// A writer that appends to `out`.
+    pub(crate) fn new(out: &'s mut String) -> Writer<'s> {
+        // SAFETY: `as_mut_vec` requires the bytes to be UTF-8 when the
+        // borrow ends; they are on entry, and `Writer` keeps them so (see
+        // `bytes`). `tests/snapshot_json.rs` writes non-ASCII text of every
+        // length through each path and checks it against serde_json.
+        Writer {
+            bytes: unsafe { out.as_mut_vec() },
+        }
+    }
+
+    /// Appends `text` as it is (punctuation and keys the caller knows).
+    #[inline(always)]
+    pub(crate) fn raw(&mut self, text: &str) {
+        self.bytes.extend_from_slice(text.as_bytes());
+    }
+
+    /// Appends one ASCII byte. Callers pass constants, digits and hex
+    /// digits only; the check is there to keep the `bytes` invariant were
+    /// one to pass anything else.
+    #[inline(always)]
+    fn ascii(&mut self, byte: u8) {
+        debug_assert!(byte.is_ascii());
+        if byte.is_ascii() {
+            self.bytes.push(byte);
+        }
+    }
+
+    /// Appends `value` as compact JSON.
+    pub(crate) fn value(&mut self, value: &Value) {
+        match value {
+            Value::Null => self.raw("null"),
+            Value::Bool(true) => self.raw("true"),
+            Value::Bool(false) => self.raw("false"),
+            Value::Int(n) => self.i64(*n),
+            Value::Double(d) => self.f64(*d),
+            Value::String(s) => self.str(s),
+            Value::List(items) => self.list(items),
+            Value::Map(map) => {
+                self.ascii(b'{');
+                for (i, (key, item)) in map.iter().enumerate() {
+                    if i > 0 {
+                        self.ascii(b',');
+                    }
+                    self.str(key);
+                    self.ascii(b':');
+                    self.value(item);
                 }
-                // Strings, the usual items, without the recursive call.
-                match item {
-                    Value::String(s) => write_str(out, s),
-                    _ => write_value(out, item),
+                self.ascii(b'}');
+            }
+        }
+    }
+
+    /// A list: each item with the byte before it, `[` or `,`, so that a
+    /// short string (the usual item, an id) is one copy.
+    fn list(&mut self, items: &[Value]) {
+        let mut before = b'[';
+        for item in items {
+            match item {
+                Value::String(s) => {
+                    let s = s.as_str();
+                    if s.len() <= SHORT {
+                        self.short_str::<1>(before, s);
+                    } else {
+                        self.ascii(before);
+                        self.long_str(s);
+                    }
+                }
+                _ => {
+                    self.ascii(before);
+                    self.value(item);
                 }
             }
-            out.push(b']');
+            before = b',';
         }
-        Value::Map(map) => {
-            out.push(b'{');
-            for (i, (key, item)) in map.iter().enumerate() {
-                if i > 0 {
-                    out.push(b',');
-                }
-                write_str(out, key);
-                out.push(b':');
-                write_value(out, item);
+        if items.is_empty() {
+            self.ascii(b'[');
+        }
+        self.ascii(b']');
+    }
+
+    /// A double as serde_json writes it: the shortest text that reads back
+    /// to it (through the `zmij` crate serde_json uses), `null` when it is
+    /// not finite.
+    pub(crate) fn f64(&mut self, d: f64) {
+        if d.is_finite() {
+            self.raw(zmij::Buffer::new().format_finite(d));
+        } else {
+            self.raw("null");
+        }
+    }
+
+    pub(crate) fn i64(&mut self, n: i64) {
+        if n < 0 {
+            self.ascii(b'-');
+        }
+        self.u64(n.unsigned_abs());
+    }
+
+    pub(crate) fn u64(&mut self, mut n: u64) {
+        if n < 10 {
+            return self.ascii(b'0' + n as u8);
+        }
+        let mut digits = [0u8; 20];
+        let mut at = digits.len();
+        loop {
+            at -= 1;
+            digits[at] = b'0' + (n % 10) as u8;
+            n /= 10;
+            if n == 0 {
+                break;
             }
-            out.push(b'}');
+        }
+        for &digit in &digits[at..] {
+            self.ascii(digit);
         }
     }
-}
 
-/// The text the writers appended, as a `String`. It is always UTF-8; were
-/// it not, the offending bytes would be replaced rather than panic.
-pub(crate) fn into_string(bytes: Vec<u8>) -> String {
-    String::from_utf8(bytes)
-        .unwrap_or_else(|error| String::from_utf8_lossy(error.as_bytes()).into_owned())
-}
-
-/// A double as serde_json writes it: the shortest text that reads back to
-/// it (through the `zmij` crate serde_json uses), `null` when it is not
-/// finite.
-pub(crate) fn write_f64(out: &mut Vec<u8>, d: f64) {
-    if d.is_finite() {
-        out.extend_from_slice(zmij::Buffer::new().format_finite(d).as_bytes());
-    } else {
-        out.extend_from_slice(b"null");
-    }
-}
-
-pub(crate) fn write_i64(out: &mut Vec<u8>, n: i64) {
-    if n < 0 {
-        out.push(b'-');
-    }
-    write_u64(out, n.unsigned_abs());
-}
-
-pub(crate) fn write_u64(out: &mut Vec<u8>, mut n: u64) {
-    let mut digits = [0u8; 20];
-    let mut at = digits.len();
-    loop {
-        at -= 1;
-        digits[at] = b'0' + (n % 10) as u8;
-        n /= 10;
-        if n == 0 {
-            break;
+    /// A string as serde_json writes it: `"` and `\` and the control
+    /// characters below U+0020 escaped (`\b \f \n \r \t`, else `\u00XX` in
+    /// lower-case hex), everything else as it is.
+    #[inline]
+    pub(crate) fn str(&mut self, s: &str) {
+        if s.len() <= SHORT {
+            self.short_str::<0>(b'"', s);
+        } else {
+            self.long_str(s);
         }
     }
-    push_bytes(out, &digits[at..]);
+
+    /// A string of at most `SHORT` bytes, after the ASCII byte `before` when
+    /// `LEAD` is 1. It is put together on the stack and appended whole: a
+    /// copy of constant size is a few moves, where a push per byte or a copy
+    /// of the exact length (a call to `memcpy`) costs more. The bytes past
+    /// the string are cut off again. The buffer holds ASCII bytes and the
+    /// whole of `s`, then zeros: UTF-8 at every point.
+    #[inline(always)]
+    fn short_str<const LEAD: usize>(&mut self, before: u8, s: &str) {
+        let bytes = s.as_bytes();
+        let mut buffer = [0u8; SHORT + 3];
+        if LEAD == 1 {
+            buffer[0] = if before.is_ascii() { before } else { b',' };
+        }
+        buffer[LEAD] = b'"';
+        let mut escapes = 0;
+        for (slot, &b) in buffer[LEAD + 1..].iter_mut().zip(bytes) {
+            escapes |= ESCAPE[b as usize];
+            *slot = b;
+        }
+        if escapes != 0 {
+            if LEAD == 1 {
+                self.ascii(before);
+            }
+            return self.escaped(bytes);
+        }
+        if let Some(last) = buffer.get_mut(LEAD + 1 + bytes.len()) {
+            *last = b'"';
+        }
+        let end = self.bytes.len() + LEAD + bytes.len() + 2;
+        self.bytes.extend_from_slice(&buffer);
+        self.bytes.truncate(end);
+    }
+
+    /// A string longer than `SHORT` bytes.
+    #[inline(never)]
+    fn long_str(&mut self, s: &str) {
+        if s.bytes().any(|b| ESCAPE[b as usize] != 0) {
+            return self.escaped(s.as_bytes());
+        }
+        self.ascii(b'"');
+        self.raw(s);
+        self.ascii(b'"');
+    }
+
+    /// A string with something to escape. `bytes` are a `str`'s, cut at the
+    /// ASCII bytes escaped, so each piece is whole characters.
+    #[inline(never)]
+    fn escaped(&mut self, bytes: &[u8]) {
+        self.ascii(b'"');
+        let mut start = 0;
+        for (i, &b) in bytes.iter().enumerate() {
+            let escape = ESCAPE[b as usize];
+            if escape == 0 {
+                continue;
+            }
+            self.bytes.extend_from_slice(&bytes[start..i]);
+            self.ascii(b'\\');
+            if escape == b'u' {
+                const HEX: &[u8; 16] = b"0123456789abcdef";
+                self.raw("u00");
+                self.ascii(HEX[(b >> 4) as usize]);
+                self.ascii(HEX[(b & 0xF) as usize]);
+            } else {
+                self.ascii(escape);
+            }
+            start = i + 1;
+        }
+        self.bytes.extend_from_slice(&bytes[start..]);
+        self.ascii(b'"');
+    }
 }
 
 /// What a byte becomes inside a JSON string, as serde_json escapes it: 0 for
@@ -822,93 +1062,9 @@ static ESCAPE: [u8; 256] = {
     table
 };
 
-/// The longest string `write_str` assembles on the stack.
-const SHORT: usize = 30;
-
-/// A string as serde_json writes it: `"` and `\` and the control characters
-/// below U+0020 escaped (`\b \f \n \r \t`, else `\u00XX` in lower-case hex),
-/// everything else as it is.
-#[inline(always)]
-pub(crate) fn write_str(out: &mut Vec<u8>, s: &str) {
-    let bytes = s.as_bytes();
-    if bytes.len() <= SHORT {
-        // A short string (an id) is put together on the stack and appended
-        // whole: a copy of constant size is a few moves, where a push per
-        // byte or a copy of the exact length (a call to `memcpy`) costs
-        // more. The bytes past the string are cut off again.
-        let mut buffer = [0u8; SHORT + 2];
-        buffer[0] = b'"';
-        for (slot, &b) in buffer[1..].iter_mut().zip(bytes) {
-            if ESCAPE[b as usize] != 0 {
-                return write_escaped(out, bytes);
-            }
-            *slot = b;
-        }
-        buffer[bytes.len() + 1] = b'"';
-        let end = out.len() + bytes.len() + 2;
-        out.extend_from_slice(&buffer);
-        out.truncate(end);
-    } else {
-        write_long(out, bytes);
-    }
-}
-
-/// A string longer than `SHORT` bytes.
-#[inline(never)]
-fn write_long(out: &mut Vec<u8>, bytes: &[u8]) {
-    let mark = out.len();
-    out.reserve(bytes.len() + 2);
-    out.push(b'"');
-    // One pass that copies and checks; a string with something to escape
-    // (rare) is written again by `write_escaped`.
-    for &b in bytes {
-        if ESCAPE[b as usize] != 0 {
-            out.truncate(mark);
-            return write_escaped(out, bytes);
-        }
-        out.push(b);
-    }
-    out.push(b'"');
-}
-
-/// A string with something to escape.
-#[inline(never)]
-fn write_escaped(out: &mut Vec<u8>, bytes: &[u8]) {
-    out.push(b'"');
-    let mut start = 0;
-    for (i, &b) in bytes.iter().enumerate() {
-        let escape = ESCAPE[b as usize];
-        if escape == 0 {
-            continue;
-        }
-        push_bytes(out, &bytes[start..i]);
-        out.push(b'\\');
-        if escape == b'u' {
-            const HEX: &[u8; 16] = b"0123456789abcdef";
-            out.extend_from_slice(b"u00");
-            out.push(HEX[(b >> 4) as usize]);
-            out.push(HEX[(b & 0xF) as usize]);
-        } else {
-            out.push(escape);
-        }
-        start = i + 1;
-    }
-    push_bytes(out, &bytes[start..]);
-    out.push(b'"');
-}
-
-/// Appends `bytes`; short ones one by one, which costs less than the call
-/// to `memcpy` that `extend_from_slice` makes (ids are short).
-#[inline(always)]
-fn push_bytes(out: &mut Vec<u8>, bytes: &[u8]) {
-    if bytes.len() <= 16 {
-        for &b in bytes {
-            out.push(b);
-        }
-    } else {
-        out.extend_from_slice(bytes);
-    }
-}
+/// The longest string `short_str` assembles on the stack: with the byte
+/// before it and its quotes, 32 bytes.
+const SHORT: usize = 29;
 
 #[cfg(test)]
 mod tests {
@@ -922,9 +1078,9 @@ mod tests {
     }
 
     fn written(value: &Value) -> String {
-        let mut out = Vec::new();
-        write_value(&mut out, value);
-        into_string(out)
+        let mut out = String::new();
+        Writer::new(&mut out).value(value);
+        out
     }
 
     #[test]
@@ -1094,6 +1250,50 @@ mod tests {
             "[1,]", "{\"a\"}", "{\"a\":}", "[01]", "\"\\x\"", "{,}", "[1 2]",
         ] {
             assert!(Reader::new(text).ignore().is_err(), "{text}");
+        }
+    }
+
+    #[test]
+    fn finds_the_end_of_a_plain_run_eight_bytes_at_a_time_as_byte_by_byte() {
+        // Every stopping byte at every place in the word, after bytes that
+        // sit next to it in value (0x1f/0x20, 0x21/0x22/0x23, 0x5b/0x5c/0x5d,
+        // 0x7f/0x80/0xff), which a borrow or a missing one would confuse.
+        let fillers = [b'a', b' ', b'!', b'#', b'[', b']', 0x7f, 0x80, 0xff, b'0'];
+        let stops = [b'"', b'\\', 0x00, 0x01, 0x1f, b'\n'];
+        for len in 0..20 {
+            for &filler in &fillers {
+                for &stop in &stops {
+                    for at in 0..len {
+                        let mut bytes = vec![filler; len];
+                        bytes[at] = stop;
+                        // A second stop after the first must not hide it.
+                        if at + 1 < len {
+                            bytes[at + 1] = b'"';
+                        }
+                        for start in 0..=len {
+                            let expected = bytes[start..]
+                                .iter()
+                                .position(|&b| STOP[b as usize])
+                                .map(|i| start + i);
+                            assert_eq!(stop_at(&bytes, start), expected, "{bytes:?} from {start}");
+                        }
+                    }
+                }
+                let bytes = vec![filler; len];
+                assert_eq!(stop_at(&bytes, 0), None, "{bytes:?}");
+            }
+        }
+    }
+
+    #[test]
+    fn builds_short_strings_of_every_length() {
+        let text = "é".repeat(20) + "abcdefghijklmnopqrstuvwxyz0123456789";
+        for start in 0..text.len() {
+            for end in start..=text.len() {
+                if let Some(piece) = text.get(start..end) {
+                    assert_eq!(smol(piece), SmolStr::new(piece));
+                }
+            }
         }
     }
 

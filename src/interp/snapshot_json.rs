@@ -28,7 +28,7 @@ use super::bits::StateSet;
 use super::chart::Chart;
 use super::snapshot::{self, RestoreError, SNAPSHOT_FORMAT, TimerSnapshot};
 use crate::expr::Value;
-use crate::expr::json::{self, JsonError, Number, Reader};
+use crate::expr::json::{self, JsonError, Number, Reader, Writer};
 use crate::model::StateId;
 
 /// Why a snapshot's JSON text does not restore.
@@ -80,89 +80,84 @@ impl Actor {
     /// Appends the snapshot JSON of `snapshot_json` to `out`, so that a host
     /// that persists after every event can reuse one buffer.
     pub fn write_snapshot_json(&self, out: &mut String) {
-        let mut bytes = std::mem::take(out).into_bytes();
-        self.write_snapshot_bytes(&mut bytes);
-        *out = json::into_string(bytes);
-    }
-
-    fn write_snapshot_bytes(&self, out: &mut Vec<u8>) {
+        let out = &mut Writer::new(out);
         let chart = &self.chart;
         let machine = &chart.machine;
         let path = |s: StateId| machine.state(s).path.as_str();
-        out.extend_from_slice(b"{\"format\":");
-        json::write_u64(out, u64::from(SNAPSHOT_FORMAT));
-        out.extend_from_slice(b",\"machine\":");
-        json::write_str(out, &machine.name);
+        out.raw("{\"format\":");
+        out.u64(u64::from(SNAPSHOT_FORMAT));
+        out.raw(",\"machine\":");
+        out.str(&machine.name);
         if let Some(version) = machine.version {
-            out.extend_from_slice(b",\"version\":");
-            json::write_u64(out, version);
+            out.raw(",\"version\":");
+            out.u64(version);
         }
-        out.extend_from_slice(match self.core.status {
-            Status::Active => b",\"status\":\"active\",\"configuration\":",
-            Status::Done => b",\"status\":\"done\",\"configuration\":",
+        out.raw(match self.core.status {
+            Status::Active => ",\"status\":\"active\",\"configuration\":",
+            Status::Done => ",\"status\":\"done\",\"configuration\":",
         });
         write_paths(out, self.configuration().map(path));
         if !self.core.history.is_empty() {
-            out.extend_from_slice(b",\"history\":{");
+            out.raw(",\"history\":{");
             for (i, (h, states)) in self.core.history.iter().enumerate() {
                 if i > 0 {
-                    out.push(b',');
+                    out.raw(",");
                 }
-                json::write_str(out, path(*h));
-                out.push(b':');
+                out.str(path(*h));
+                out.raw(":");
                 write_paths(out, states.iter().map(|s| path(*s)));
             }
-            out.push(b'}');
+            out.raw("}");
         }
-        out.extend_from_slice(b",\"context\":{");
+        out.raw(",\"context\":{");
         for (i, (field, value)) in chart.layout.fields().zip(&self.core.context).enumerate() {
             if i > 0 {
-                out.push(b',');
+                out.raw(",");
             }
-            json::write_str(out, field);
-            out.push(b':');
-            json::write_value(out, value);
+            out.str(field);
+            out.raw(":");
+            out.value(value);
         }
-        out.push(b'}');
+        out.raw("}");
         if !self.core.timers.is_empty() {
-            out.extend_from_slice(b",\"timers\":[");
+            out.raw(",\"timers\":[");
             for (i, timer) in self.core.timers.iter().enumerate() {
                 if i > 0 {
-                    out.push(b',');
+                    out.raw(",");
                 }
                 match &timer.what {
                     Due::Transition(transition) => {
                         let (source, after) = snapshot::after_index(chart, *transition);
-                        out.extend_from_slice(b"{\"kind\":\"after\",\"state\":");
-                        json::write_str(out, path(source));
-                        out.extend_from_slice(b",\"after\":");
-                        json::write_u64(out, u64::from(after));
+                        out.raw("{\"kind\":\"after\",\"state\":");
+                        out.str(path(source));
+                        out.raw(",\"after\":");
+                        out.u64(u64::from(after));
                     }
                     Due::Send { event, id } => {
-                        out.extend_from_slice(b"{\"kind\":\"send\",\"event\":");
-                        json::write_str(out, &event.name);
+                        out.raw("{\"kind\":\"send\",\"event\":");
+                        out.str(&event.name);
                         // As `snapshot` decides: by CEL equality.
                         if event.data != Value::Null {
-                            out.extend_from_slice(b",\"data\":");
-                            json::write_value(out, &event.data);
+                            out.raw(",\"data\":");
+                            out.value(&event.data);
                         }
                         if let Some(id) = id {
-                            out.extend_from_slice(b",\"id\":");
-                            json::write_str(out, id);
+                            out.raw(",\"id\":");
+                            out.str(id);
                         }
                     }
                 }
-                out.extend_from_slice(b",\"due\":");
-                json::write_u64(out, timer.due);
-                out.extend_from_slice(b",\"seq\":");
-                json::write_u64(out, timer.seq);
-                out.push(b'}');
+                out.raw(",\"due\":");
+                out.u64(timer.due);
+                out.raw(",\"seq\":");
+                out.u64(timer.seq);
+                out.raw("}");
             }
-            out.push(b']');
+            out.raw("]");
         }
-        out.extend_from_slice(b",\"now\":");
-        json::write_u64(out, self.core.now);
-        out.push(b'}');
+        out.raw(",\"now\":");
+        out.u64(self.core.now);
+        out.raw("}");
     }
 
     /// Continues the snapshot JSON `json` on `chart`: what
@@ -186,9 +181,18 @@ impl Actor {
     /// assert_eq!(error.to_string(), "expected `,` or `}` at line 1 column 13");
     /// assert!(matches!(error, SnapshotJsonError::Syntax { line: 1, column: 13, .. }));
     /// ```
+    #[inline]
     pub fn restore_json(chart: Arc<Chart>, json: &str) -> Result<Actor, SnapshotJsonError> {
+        // Inlined into the caller, so that the actor (several hundred
+        // bytes) is built where the caller keeps it rather than copied there.
         let mut actor = Actor::idle(chart, Vec::new(), 0);
-        let Actor { chart, core } = &mut actor;
+        actor.read_snapshot_json(json)?;
+        Ok(actor)
+    }
+
+    /// The work of `restore_json`, on an idle actor.
+    fn read_snapshot_json(&mut self, json: &str) -> Result<(), SnapshotJsonError> {
+        let Actor { chart, core } = self;
         let mut decoder = Decoder {
             reader: Reader::new(json),
             chart,
@@ -215,28 +219,34 @@ impl Actor {
             return Err(RestoreError::UnknownState(path).into());
         }
         core.active.insert(StateId::ROOT);
-        core.history = snapshot::restore_history(chart, &read.history)?;
-        core.timers = read
-            .timers
-            .iter()
-            .map(|timer| snapshot::restore_timer(chart, timer))
-            .collect::<Result<_, _>>()?;
-        core.next_seq = snapshot::next_seq(&core.timers);
+        // The idle actor has neither history nor timers: most snapshots
+        // have none to restore either.
+        if !read.history.is_empty() {
+            core.history = snapshot::restore_history(chart, &read.history)?;
+        }
+        if !read.timers.is_empty() {
+            core.timers = read
+                .timers
+                .iter()
+                .map(|timer| snapshot::restore_timer(chart, timer))
+                .collect::<Result<_, _>>()?;
+            core.next_seq = snapshot::next_seq(&core.timers);
+        }
         core.status = read.status;
         core.now = read.now;
-        Ok(actor)
+        Ok(())
     }
 }
 
-fn write_paths<'p>(out: &mut Vec<u8>, paths: impl Iterator<Item = &'p str>) {
-    out.push(b'[');
+fn write_paths<'p>(out: &mut Writer<'_>, paths: impl Iterator<Item = &'p str>) {
+    out.raw("[");
     for (i, path) in paths.enumerate() {
         if i > 0 {
-            out.push(b',');
+            out.raw(",");
         }
-        json::write_str(out, path);
+        out.str(path);
     }
-    out.push(b']');
+    out.raw("]");
 }
 
 fn syntax(text: &str, error: JsonError) -> SnapshotJsonError {
@@ -261,6 +271,23 @@ const FIELDS: [&str; 9] = [
     "timers",
     "now",
 ];
+
+/// Consumes the key `FIELDS[index]` when the text at the position is
+/// exactly that (see `Reader::plain_key`). Each name is a constant in its
+/// arm, so that it is compared as a few integers rather than by a call to
+/// `memcmp`.
+#[inline(always)]
+fn field_key(reader: &mut Reader<'_>, index: usize) -> bool {
+    macro_rules! by_index {
+        ($($i:literal)*) => {
+            match index {
+                $($i => reader.plain_key(FIELDS[$i]),)*
+                _ => false,
+            }
+        };
+    }
+    by_index!(0 1 2 3 4 5 6 7 8)
+}
 
 /// The fields with `#[serde(default)]`: version, history, timers, now.
 const OPTIONAL: [bool; 9] = [false, false, true, false, false, true, false, true, true];
@@ -362,18 +389,17 @@ impl<'a> Decoder<'a, '_> {
                 let mut expected = 0;
                 while self.reader.has_next(b'}', &mut first)? {
                     let at = self.reader.pos();
-                    let found = match (expected..FIELDS.len())
-                        .find(|&i| self.reader.plain_key(FIELDS[i]))
-                    {
-                        Some(index) => {
-                            self.reader.expect(b':', "`:`")?;
-                            Some(index)
-                        }
-                        None => {
-                            let key = self.reader.key()?;
-                            FIELDS.iter().position(|f| **f == *key)
-                        }
-                    };
+                    let found =
+                        match (expected..FIELDS.len()).find(|&i| field_key(&mut self.reader, i)) {
+                            Some(index) => {
+                                self.reader.expect(b':', "`:`")?;
+                                Some(index)
+                            }
+                            None => {
+                                let key = self.reader.key()?;
+                                FIELDS.iter().position(|f| **f == *key)
+                            }
+                        };
                     if let Some(index) = found {
                         expected = index + 1;
                     }
@@ -484,7 +510,11 @@ impl<'a> Decoder<'a, '_> {
             return Ok(Context::Misfit { start, depth });
         }
         reader.open()?;
-        let mut slots = vec![Value::Null; layout.len()];
+        // Nulls made in place: `vec![Value::Null; n]` clones one, a call
+        // per slot.
+        let mut slots: Vec<Value> = std::iter::repeat_with(|| Value::Null)
+            .take(layout.len())
+            .collect();
         let mut filled = Filled::new(layout.len());
         // Keys that are no field: an error once the text is read, but a
         // repeated one is a syntax error first, as for any map.
@@ -620,6 +650,14 @@ fn optional<'a, T>(
 /// A non-negative integer up to `max`, written without fraction or exponent
 /// (serde_json reads `1.0` and `1e2` as doubles, which no integer field takes).
 fn unsigned(reader: &mut Reader<'_>, max: u64, type_name: &str) -> Result<u64, JsonError> {
+    // The usual integer, right at the position (compact JSON).
+    let at = reader.pos();
+    if let Some(n) = reader.short_unsigned() {
+        return match n <= max {
+            true => Ok(n),
+            false => Err(not_unsigned(reader, at, Number::U64(n), type_name)),
+        };
+    }
     match reader.peek() {
         Some(b'-' | b'0'..=b'9') => {}
         Some(_) => return Err(reader.here(format!("invalid type: expected {type_name}"))),
