@@ -15,10 +15,12 @@ declare_lint! {
     /// again, after a run already performed it, on a path that does not go
     /// through the effect's `verify` state (any path, when the effect names
     /// none). The effect counts as performed by a transition's actions, by
-    /// the exit actions of the states it leaves (its source and the source's
-    /// ancestors below the transition's domain; descendants that may be
-    /// active are not counted) and by the entry actions of the states it
-    /// enters.
+    /// the exit actions of the states it leaves (its source, the source's
+    /// ancestors below the transition's domain, and the states inside the
+    /// source that are active whenever it is: the regions of a parallel
+    /// state, an only child; which of several children is active is not
+    /// known, so their exit actions are not counted) and by the entry actions
+    /// of the states it enters.
     ///
     /// ### Why is this bad?
     ///
@@ -247,10 +249,35 @@ fn exits_performing(cx: &Cx, t: TransitionId, performs: &impl Fn(&[Action]) -> b
         return false;
     };
     let source = m.transition(t).source;
-    std::iter::once(source)
+    let leaving = std::iter::once(source)
         .chain(m.ancestors(source))
-        .take_while(|&s| s != domain)
-        .any(|s| performs(&m.state(s).exit))
+        .take_while(|&s| s != domain);
+    leaving.chain(active_with(m, source)).any(|s| performs(&m.state(s).exit))
+}
+
+/// The states inside `s` that are active whenever `s` is, and so exited
+/// with it: every region of a parallel state, and the only child of a
+/// compound state that has no other, and so on down. Which child of a
+/// compound state with several is active depends on the path, which this
+/// per-transition count does not know.
+fn active_with(m: &crate::model::Machine, s: StateId) -> Vec<StateId> {
+    let mut out = Vec::new();
+    let mut pending = vec![s];
+    while let Some(state) = pending.pop() {
+        let children: Vec<StateId> = m
+            .state(state)
+            .children
+            .iter()
+            .copied()
+            .filter(|&c| !matches!(m.state(c).kind, StateKind::History(_)))
+            .collect();
+        let always = matches!(m.state(state).kind, StateKind::Parallel) || children.len() == 1;
+        if always {
+            out.extend(&children);
+            pending.extend(children);
+        }
+    }
+    out
 }
 
 fn entering_states(cx: &Cx, performs: impl Fn(StateId) -> bool) -> Vec<bool> {
