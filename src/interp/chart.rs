@@ -399,17 +399,12 @@ fn default_entry(machine: &Machine, id: StateId) -> Vec<StateId> {
     if !state.initial.is_empty() || !matches!(state.kind, StateKind::History(_)) {
         return state.initial.iter().map(|t| t.state).collect();
     }
-    let Some(parent) = state.parent else {
+    let Some(parent_id) = state.parent else {
         return Vec::new();
     };
-    let parent = machine.state(parent);
+    let parent = machine.state(parent_id);
     match parent.kind {
-        StateKind::Parallel => parent
-            .children
-            .iter()
-            .copied()
-            .filter(|c| !matches!(machine.state(*c).kind, StateKind::History(_)))
-            .collect(),
+        StateKind::Parallel => machine.substates(parent_id).collect(),
         _ => parent.initial.iter().map(|t| t.state).collect(),
     }
 }

@@ -264,13 +264,7 @@ fn active_with(m: &crate::model::Machine, s: StateId) -> Vec<StateId> {
     let mut out = Vec::new();
     let mut pending = vec![s];
     while let Some(state) = pending.pop() {
-        let children: Vec<StateId> = m
-            .state(state)
-            .children
-            .iter()
-            .copied()
-            .filter(|&c| !matches!(m.state(c).kind, StateKind::History(_)))
-            .collect();
+        let children: Vec<StateId> = m.substates(state).collect();
         let always = matches!(m.state(state).kind, StateKind::Parallel) || children.len() == 1;
         if always {
             out.extend(&children);

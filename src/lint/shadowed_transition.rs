@@ -1,7 +1,7 @@
 use super::{Cx, Finding, Lint, Stage};
 use crate::diagnostic::Label;
 use crate::graph::EventId;
-use crate::model::{StateId, StateKind, TransitionId};
+use crate::model::{StateId, TransitionId};
 
 declare_lint! {
     /// ### What it does
@@ -98,15 +98,8 @@ fn check(cx: &mut Cx) {
 /// transition, or one whose handlers are guarded).
 fn handled_inside(cx: &Cx, state: StateId, event: EventId) -> Option<TransitionId> {
     let m = cx.machine;
-    let children: Vec<StateId> = m
-        .state(state)
-        .children
-        .iter()
-        .copied()
-        .filter(|&c| !matches!(m.state(c).kind, StateKind::History(_)))
-        .collect();
     let mut first = None;
-    for child in children {
+    for child in m.substates(state) {
         let own = cx
             .graph
             .own_handlers(child, event)

@@ -432,6 +432,16 @@ impl Machine {
         std::iter::successors(self.state(id).parent, |p| self.state(*p).parent)
     }
 
+    /// The state's children that can be active: all but its history
+    /// pseudo-states, in document order.
+    pub fn substates(&self, id: StateId) -> impl Iterator<Item = StateId> + '_ {
+        self.state(id)
+            .children
+            .iter()
+            .copied()
+            .filter(|&c| !matches!(self.state(c).kind, StateKind::History(_)))
+    }
+
     /// Whether `a` is `b` or lies inside it.
     pub fn is_descendant_or_self(&self, a: StateId, b: StateId) -> bool {
         a == b || self.ancestors(a).any(|x| x == b)
