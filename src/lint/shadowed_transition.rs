@@ -1,7 +1,7 @@
 use super::{Cx, Finding, Lint, Stage};
 use crate::diagnostic::Label;
 use crate::graph::EventId;
-use crate::model::{StateId, TransitionId};
+use crate::model::{EventPattern, Machine, StateId, TransitionId, Trigger};
 
 declare_lint! {
     /// ### What it does
@@ -12,7 +12,9 @@ declare_lint! {
     /// exists), or because every state inside it handles those events first
     /// with an unguarded transition of its own. Transitions are tried from
     /// the active atomic states outwards, each state's in document order,
-    /// and the first enabled one wins.
+    /// and the first enabled one wins. A wildcard or prefix (`*`, `foo.*`)
+    /// counts as shadowed only where earlier patterns cover it, since it
+    /// also matches events the machine never names.
     ///
     /// ### Why is this bad?
     ///
@@ -65,9 +67,16 @@ fn check(cx: &mut Cx) {
                 })
                 .collect();
             if winners.iter().all(Option::is_some)
+                && covered_before(m, &state.on, t)
                 && let Some(Some(winner)) = winners.first()
             {
                 report(cx, t, *winner, Shadow::Earlier);
+                continue;
+            }
+            // A wildcard or prefix may also match events the machine never
+            // names, which no state inside handles; only exact names are
+            // known to be caught inside.
+            if !only_exact_names(m, t) {
                 continue;
             }
             // The first event's handler inside, when every event has one.
@@ -108,6 +117,41 @@ fn handled_inside(cx: &Cx, state: StateId, event: EventId) -> Option<TransitionI
         first.get_or_insert(winner);
     }
     first
+}
+
+/// Whether the wildcards and prefixes of `t`'s descriptor are covered by
+/// the patterns of unguarded transitions before it in `on`: they also match
+/// events the machine never names, which the per-event check cannot see.
+fn covered_before(m: &Machine, on: &[TransitionId], t: TransitionId) -> bool {
+    let Trigger::Event(descriptor) = &m.transition(t).trigger else {
+        return false;
+    };
+    let earlier: Vec<&EventPattern> = on
+        .iter()
+        .take_while(|&&h| h != t)
+        .filter(|&&h| m.transition(h).guard.is_none())
+        .filter_map(|&h| match &m.transition(h).trigger {
+            Trigger::Event(d) => Some(&d.patterns),
+            _ => None,
+        })
+        .flatten()
+        .collect();
+    descriptor
+        .patterns
+        .iter()
+        .filter(|p| !matches!(p, EventPattern::Exact(_)))
+        .all(|p| earlier.iter().any(|q| q.covers(p)))
+}
+
+/// Whether every pattern of `t`'s event descriptor is an exact name.
+fn only_exact_names(m: &Machine, t: TransitionId) -> bool {
+    match &m.transition(t).trigger {
+        Trigger::Event(descriptor) => descriptor
+            .patterns
+            .iter()
+            .all(|p| matches!(p, EventPattern::Exact(_))),
+        _ => false,
+    }
 }
 
 /// Why a transition is never taken.

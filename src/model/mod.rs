@@ -306,6 +306,20 @@ impl EventPattern {
     }
 }
 
+impl EventPattern {
+    /// Whether this pattern matches every event `other` matches, named in
+    /// the machine or not.
+    pub fn covers(&self, other: &EventPattern) -> bool {
+        match other {
+            EventPattern::Exact(name) => self.matches(name),
+            EventPattern::Prefix(prefix) => {
+                !matches!(self, EventPattern::Exact(_)) && self.matches(prefix)
+            }
+            EventPattern::Any => matches!(self, EventPattern::Any),
+        }
+    }
+}
+
 impl std::fmt::Display for EventPattern {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
@@ -508,5 +522,17 @@ mod tests {
         assert!(!d.matches("BAR.x"));
         assert!(EventDescriptor::parse("*").matches("anything"));
         assert_eq!(d.to_string(), "foo.* BAR");
+    }
+
+    #[test]
+    fn patterns_cover_what_they_match_and_no_more() {
+        let covers = |a: &str, b: &str| EventPattern::parse(a).covers(&EventPattern::parse(b));
+        assert!(covers("*", "*") && covers("*", "foo.*") && covers("*", "BAR"));
+        assert!(covers("foo.*", "foo.*") && covers("foo.*", "foo.bar.*"));
+        assert!(covers("foo.*", "foo") && covers("foo.*", "foo.bar"));
+        assert!(covers("BAR", "BAR"));
+        assert!(!covers("foo.*", "*") && !covers("foo.*", "foobar.*"));
+        assert!(!covers("foo.bar.*", "foo.*"));
+        assert!(!covers("foo", "foo.*") && !covers("BAR", "*") && !covers("BAR", "BAZ"));
     }
 }
