@@ -222,17 +222,7 @@ impl Core {
             }
         } else {
             self.microstep(chart, Some(event));
-            // With no eventless transition in the chart and no internal
-            // event queued, the loop would spend one microstep of the
-            // budget on its check and stop: that is done here, unless it is
-            // the budget's last, on which the loop reports an error.
-            if self.fast() && !chart.has_eventless && self.internal.is_empty() && self.budget > 1 {
-                if self.status == Status::Active {
-                    self.budget -= 1;
-                }
-            } else {
-                self.run_to_completion(chart);
-            }
+            self.run_to_completion(chart);
         }
         self.drain_external(chart);
     }
@@ -240,15 +230,26 @@ impl Core {
     /// Processes the events the machine sent itself, each as a macrostep.
     #[inline(always)]
     fn drain_external(&mut self, chart: &Chart) {
-        // Nothing sent: the loop would spend one microstep on its check and
-        // stop, as here, unless it is the budget's last (an error).
-        if self.fast() && self.external.is_empty() && self.budget > 1 {
-            if self.status == Status::Active {
-                self.budget -= 1;
-            }
+        if self.skip_idle_loop(self.external.is_empty()) {
             return;
         }
         self.drain_queued(chart);
+    }
+
+    /// Whether the macrostep loop about to run can be skipped because it is
+    /// `idle` (it would find nothing to do): its first check spends one
+    /// microstep of the budget and stops, which is done here instead, in
+    /// line. Not on the budget's last microstep, where the loop reports the
+    /// error.
+    #[inline(always)]
+    fn skip_idle_loop(&mut self, idle: bool) -> bool {
+        if !(self.fast() && idle && self.budget > 1) {
+            return false;
+        }
+        if self.status == Status::Active {
+            self.budget -= 1;
+        }
+        true
     }
 
     fn drain_queued(&mut self, chart: &Chart) {
@@ -424,8 +425,15 @@ impl Core {
         false
     }
 
-    #[inline]
+    #[inline(always)]
     fn run_to_completion(&mut self, chart: &Chart) {
+        if self.skip_idle_loop(!chart.has_eventless && self.internal.is_empty()) {
+            return;
+        }
+        self.complete_macrostep(chart);
+    }
+
+    fn complete_macrostep(&mut self, chart: &Chart) {
         while self.status == Status::Active && self.spend(chart) {
             if chart.has_eventless {
                 self.select(chart, None);
