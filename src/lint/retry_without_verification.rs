@@ -71,6 +71,13 @@ enum Origin {
 
 fn check(cx: &mut Cx) {
     let m = cx.machine;
+    if !m.effects.values().any(|d| d.idempotency == Idempotency::None) {
+        return;
+    }
+    // What each transition leaves does not depend on the effect.
+    let left: Vec<Vec<StateId>> = (0..m.transitions.len() as u32)
+        .map(|t| states_left(cx, TransitionId(t)))
+        .collect();
     for (name, decl) in &m.effects {
         if decl.idempotency != Idempotency::None {
             continue;
@@ -86,7 +93,10 @@ fn check(cx: &mut Cx) {
         // actions of the states it leaves.
         let acts: Vec<bool> = (0..m.transitions.len() as u32)
             .map(TransitionId)
-            .map(|t| performs(&m.transition(t).actions) || exits_performing(cx, t, &performs))
+            .map(|t| {
+                performs(&m.transition(t).actions)
+                    || left[t.index()].iter().any(|&s| performs(&m.state(s).exit))
+            })
             .collect();
         if !entering.iter().any(|&b| b) && !acts.iter().any(|&b| b) {
             continue;
@@ -238,21 +248,21 @@ fn check(cx: &mut Cx) {
     }
 }
 
-/// For each state, whether entering it (by default entry below it) enters
-/// a state that `performs` on entry. History states count when their
-/// parent holds one, since they may restore it.
-/// Whether a state that transition `t` leaves, its source or an ancestor of
-/// it below the transition's domain, performs the effect on exit.
-fn exits_performing(cx: &Cx, t: TransitionId, performs: &impl Fn(&[Action]) -> bool) -> bool {
+/// The states transition `t` surely leaves, whose exit actions it runs: its
+/// source and the source's ancestors below the transition's domain, and the
+/// states inside the source that are active whenever it is. Empty for a
+/// transition that exits nothing.
+fn states_left(cx: &Cx, t: TransitionId) -> Vec<StateId> {
     let m = cx.machine;
     let Some(domain) = cx.graph.domain(t) else {
-        return false;
+        return Vec::new();
     };
     let source = m.transition(t).source;
-    let leaving = std::iter::once(source)
+    std::iter::once(source)
         .chain(m.ancestors(source))
-        .take_while(|&s| s != domain);
-    leaving.chain(active_with(m, source)).any(|s| performs(&m.state(s).exit))
+        .take_while(|&s| s != domain)
+        .chain(active_with(m, source))
+        .collect()
 }
 
 /// The states inside `s` that are active whenever `s` is, and so exited
@@ -274,6 +284,9 @@ fn active_with(m: &crate::model::Machine, s: StateId) -> Vec<StateId> {
     out
 }
 
+/// For each state, whether entering it (by default entry below it) enters
+/// a state that `performs` on entry. History states count when their
+/// parent holds one, since they may restore it.
 fn entering_states(cx: &Cx, performs: impl Fn(StateId) -> bool) -> Vec<bool> {
     let m = cx.machine;
     let mut out = vec![false; m.states.len()];

@@ -566,7 +566,6 @@ impl Reader {
         Some(state)
     }
 
-    /// Reads one key of a state; false when the key is not a state key.
     /// `on` and `after`: a mapping of an event or a delay → transitions, each
     /// starting from the `template` its key makes.
     fn keyed_transitions(
@@ -584,6 +583,7 @@ impl Reader {
         }
     }
 
+    /// Reads one key of a state; false when the key is not a state key.
     fn state_key(&mut self, state: &mut StateDoc, key: &Node, value: &Node) -> bool {
         match key_text(key) {
             "type" => state.kind = self.name(key, value, "a state type such as `final`"),
