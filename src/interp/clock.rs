@@ -128,13 +128,7 @@ impl Actor {
         let chart = &self.chart;
         match &timer.what {
             Due::Transition(transition) => {
-                let source = chart.transition(*transition).source;
-                let index = chart
-                    .state(source)
-                    .after
-                    .iter()
-                    .position(|a| a == transition)
-                    .unwrap_or(0);
+                let (source, index) = super::snapshot::after_index(chart, *transition);
                 format!("after:{}[{index}]", chart.machine.state(source).path)
             }
             Due::Send { event, id: None } => format!("send:{}", event.name),

@@ -23,7 +23,6 @@ pub use timers::{
 
 use std::collections::HashMap;
 use std::sync::Arc;
-use std::time::{SystemTime, UNIX_EPOCH};
 
 use sha2::{Digest, Sha256};
 
@@ -196,10 +195,7 @@ fn hex(bytes: &[u8]) -> String {
 
 /// Milliseconds since the Unix epoch by the system clock.
 pub fn now_millis() -> u64 {
-    SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map(|d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX))
-        .unwrap_or(0)
+    crate::interp::Clock::now(&crate::interp::SystemClock)
 }
 
 /// `apply_at` with the system clock.
@@ -382,7 +378,6 @@ fn attempt(
         Some(revision) => timers::fire_due(&mut actor, revision, delivery.now),
         None => Vec::new(),
     };
-    actor.set_clock(delivery.now);
     let step = actor.send(delivery.event);
     let ignored = step.ignored;
     let effects: Vec<EffectCall> = start_effects

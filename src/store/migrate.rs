@@ -54,13 +54,6 @@ pub(crate) fn rebase_legacy_snapshot(
     Ok(Some((value.to_string(), earliest)))
 }
 
-/// Milliseconds since the Unix epoch: the upgrade's time, for a process
-/// without applied events.
-pub(crate) fn upgrade_time() -> u64 {
-    use crate::interp::{Clock, SystemClock};
-    SystemClock.now()
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -200,7 +200,8 @@ fn add_next_timer_at(tx: &mut postgres::Transaction<'_>) -> Result<(), StoreErro
             &[],
         )
         .map_err(backend)?;
-    let upgrade = migrate::upgrade_time();
+    // The upgrade's time, for a process without applied events.
+    let upgrade = crate::interp::Clock::now(&crate::interp::SystemClock);
     for row in rows {
         let id: String = row.get(0);
         let snapshot: String = row.get(1);

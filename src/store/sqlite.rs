@@ -185,7 +185,8 @@ fn add_next_timer_at(tx: &rusqlite::Transaction<'_>) -> Result<(), StoreError> {
         .collect::<Result<Vec<_>, _>>()
         .map_err(backend)?
     };
-    let upgrade = migrate::upgrade_time();
+    // The upgrade's time, for a process without applied events.
+    let upgrade = crate::interp::Clock::now(&crate::interp::SystemClock);
     for (id, snapshot, last_applied) in rows {
         let base = last_applied.map_or(upgrade, to_u64);
         if let Some((snapshot, next)) = migrate::rebase_legacy_snapshot(&snapshot, base)? {
