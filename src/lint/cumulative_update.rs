@@ -72,13 +72,10 @@ fn check_transitions(cx: &mut Cx) {
         if protected {
             continue;
         }
-        let tested: Vec<String> = t
-            .guard
-            .as_ref()
-            .map(analysis::identity_tests)
-            .unwrap_or_default()
-            .into_iter()
-            .map(|(_, set)| set)
+        let tested: Vec<String> = cx.facts[tid.index()]
+            .identity
+            .iter()
+            .map(|(_, set)| set.clone())
             .collect();
         for action in &t.actions {
             let Action::Assign { fields, .. } = action else {

@@ -5,7 +5,7 @@
 use crate::graph::EventId;
 use crate::model::TransitionId;
 
-use super::{Cx, analysis};
+use super::Cx;
 
 /// `!(event.ID in context.SEEN)` with the names filled in.
 pub struct IdentityGuard {
@@ -39,9 +39,8 @@ impl Cx<'_> {
         let existing = (0..self.machine.transitions.len() as u32)
             .map(TransitionId)
             .filter(|&t| self.graph.trigger_events(t).contains(&event))
-            .filter_map(|t| self.machine.transition(t).guard.as_ref())
-            .flat_map(analysis::identity_tests)
-            .map(|(_, set)| set)
+            .flat_map(|t| &self.facts[t.index()].identity)
+            .map(|(_, set)| set.clone())
             .next();
         let name = self.graph.events.name(event);
         IdentityGuard {
