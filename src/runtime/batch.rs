@@ -56,7 +56,7 @@ pub fn apply_batch_at<S: Store, P: AsRef<str>>(
                     answers.push(Err(missing_id(event)));
                     continue;
                 };
-                match attempt(tx, chart, delivery, &mut restored) {
+                match attempt(tx, chart, delivery, Some(&mut restored)) {
                     Ok(outcome) => answers.push(Ok(outcome)),
                     Err(Attempt::Lost) => {
                         lost_on = delivery.process;

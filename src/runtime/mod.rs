@@ -250,8 +250,7 @@ pub fn apply_at<S: Store>(
         if retry > 0 {
             back_off(retry);
         }
-        let result =
-            store.transaction(|tx| attempt(tx, chart, &delivery, &mut Restored::default()));
+        let result = store.transaction(|tx| attempt(tx, chart, &delivery, None));
         match result {
             Ok(outcome) => return Ok(outcome),
             // Another writer moved the snapshot: start over, where the id may
@@ -321,7 +320,7 @@ impl From<RuntimeError> for Attempt {
 /// reading and parsing its row again; the row cannot have moved meanwhile,
 /// because the transaction holds the write lock (SQLite) or the row lock
 /// (PostgreSQL) since its update, and the update checks the revision anyway.
-/// `apply` starts every transaction with an empty one.
+/// A single `apply` keeps none.
 #[derive(Default)]
 struct Restored {
     /// Each process's snapshot JSON as this transaction wrote it, and its revision.
@@ -337,7 +336,7 @@ fn attempt(
     tx: &mut dyn crate::store::Transaction,
     chart: &Arc<Chart>,
     delivery: &Delivery<'_>,
-    restored: &mut Restored,
+    restored: Option<&mut Restored>,
 ) -> Result<Outcome, Attempt> {
     let process = delivery.process;
     if let Some(applied) = tx.applied_event(process, &delivery.id)? {
@@ -351,7 +350,8 @@ fn attempt(
         });
     }
     let machine = chart.machine();
-    let (mut actor, revision, start_effects) = match restored.snapshots.get(process) {
+    let cached = restored.as_deref().and_then(|r| r.snapshots.get(process));
+    let (mut actor, revision, start_effects) = match cached {
         Some((snapshot, revision)) => (
             restore_snapshot(chart, process, snapshot)?,
             Some(*revision),
@@ -433,9 +433,11 @@ fn attempt(
     for item in &items {
         tx.insert_outbox(item)?;
     }
-    restored
-        .snapshots
-        .insert(process.to_string(), (snapshot_json, new_revision));
+    if let Some(restored) = restored {
+        restored
+            .snapshots
+            .insert(process.to_string(), (snapshot_json, new_revision));
+    }
     let response = applied.response;
     Ok(if ignored {
         Outcome::Ignored {
