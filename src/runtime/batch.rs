@@ -8,7 +8,7 @@ use std::sync::Arc;
 
 use super::{
     Attempt, Delivery, MAX_REVISION_RETRIES, Outcome, Restored, RuntimeError, attempt, back_off,
-    missing_id, now_millis,
+    now_millis,
 };
 use crate::expr::Event;
 use crate::interp::Chart;
@@ -39,9 +39,9 @@ pub fn apply_batch_at<S: Store, P: AsRef<str>>(
     now: u64,
 ) -> Result<Vec<Result<Outcome, RuntimeError>>, RuntimeError> {
     // Ids and hashes are worked out before the transaction takes its locks.
-    let deliveries: Vec<Option<Delivery<'_>>> = events
+    let deliveries: Vec<Result<Delivery<'_>, RuntimeError>> = events
         .iter()
-        .map(|(process, event)| Delivery::new(process.as_ref(), event, now).ok())
+        .map(|(process, event)| Delivery::new(process.as_ref(), event, now))
         .collect();
     let mut lost_on = "";
     for retry in 0..MAX_REVISION_RETRIES {
@@ -51,10 +51,14 @@ pub fn apply_batch_at<S: Store, P: AsRef<str>>(
         let result = store.transaction(|tx| {
             let mut restored = Restored::default();
             let mut answers = Vec::with_capacity(deliveries.len());
-            for ((_, event), delivery) in events.iter().zip(&deliveries) {
-                let Some(delivery) = delivery else {
-                    answers.push(Err(missing_id(event)));
-                    continue;
+            for delivery in &deliveries {
+                // No id, or a reserved one: the answer `apply_at` gives.
+                let delivery = match delivery {
+                    Ok(delivery) => delivery,
+                    Err(refused) => {
+                        answers.push(Err(refused.clone()));
+                        continue;
+                    }
                 };
                 match attempt(tx, chart, delivery, Some(&mut restored)) {
                     Ok(outcome) => answers.push(Ok(outcome)),

@@ -80,7 +80,7 @@ impl Outcome {
 }
 
 /// Why `apply` gave no answer. Nothing was written; the sender may retry.
-#[derive(Debug, thiserror::Error)]
+#[derive(Clone, Debug, thiserror::Error)]
 pub enum RuntimeError {
     #[error(transparent)]
     Store(#[from] StoreError),

@@ -97,7 +97,7 @@ pub struct OutboxItem {
 
 /// A storage failure. None of these is an answer to the sender: the
 /// transaction was rolled back and the event may be sent again.
-#[derive(Debug, thiserror::Error)]
+#[derive(Clone, Debug, thiserror::Error)]
 pub enum StoreError {
     #[error("store: {0}")]
     Backend(String),

@@ -1084,6 +1084,27 @@ pub fn a_batch_answers_each_event_as_apply_would<B: Backend>(backend: &B) {
     assert_eq!(again.kind(), "duplicate");
 }
 
+/// An id reserved for timer firings is refused in a batch with the error
+/// `apply_at` gives it, and writes nothing; the rest of the batch goes on.
+pub fn a_batch_refuses_a_reserved_id_as_apply_does<B: Backend>(backend: &B) {
+    let chart = ledger();
+    let mut store = backend.connect(&backend.fresh());
+    let reserved = add("timer:x", 1);
+    let alone = apply_at(&mut store, &chart, "p1", &reserved, T0).unwrap_err();
+    let events = vec![("p1", reserved), ("p1", add("a", 2))];
+    let answers = runtime::apply_batch_at(&mut store, &chart, &events, T0).unwrap();
+    let refused = answers[0].as_ref().unwrap_err();
+    assert!(
+        matches!(refused, runtime::RuntimeError::ReservedId(_)),
+        "{refused}"
+    );
+    assert_eq!(refused.to_string(), alone.to_string());
+    assert_eq!(answers[1].as_ref().map(Outcome::kind).ok(), Some("applied"));
+    let (row, applied, _) = state_of(&mut store, "p1");
+    assert_eq!(row.unwrap().revision, 1);
+    assert_eq!(applied, 1);
+}
+
 pub fn a_batch_event_its_process_cannot_take_writes_nothing<B: Backend>(backend: &B) {
     let chart = ledger();
     let mut store = backend.connect(&backend.fresh());
@@ -1176,6 +1197,11 @@ macro_rules! batch_contract_tests {
         #[test]
         fn a_batch_answers_each_event_as_apply_would() {
             runtime_contract::a_batch_answers_each_event_as_apply_would(&$backend);
+        }
+        $(#[$attr])*
+        #[test]
+        fn a_batch_refuses_a_reserved_id_as_apply_does() {
+            runtime_contract::a_batch_refuses_a_reserved_id_as_apply_does(&$backend);
         }
         $(#[$attr])*
         #[test]
