@@ -11,7 +11,9 @@ use super::Backend;
 
 /// Runs `idemchart apply` on the ledger machine once; `kill_after` kills it
 /// (SIGKILL) that long after the start unless it finished. Returns its
-/// answer, if it gave one.
+/// answer, or `None` when the kill stopped it first. Any other failure is a
+/// failure of the test: an answerless exit of a child nobody killed (a
+/// corrupt row after a torn write, say) must not pass for a kill.
 pub fn apply_child(
     store: &str,
     process: &str,
@@ -36,7 +38,14 @@ pub fn apply_child(
     }
     let output = child.wait_with_output().expect("wait for idemchart");
     if !output.status.success() {
-        // Killed, or no answer (e.g. the store was busy past the timeout).
+        use std::os::unix::process::ExitStatusExt;
+        assert_eq!(
+            output.status.signal(),
+            Some(9),
+            "idemchart apply failed without being killed ({}): {}",
+            output.status,
+            String::from_utf8_lossy(&output.stderr)
+        );
         return None;
     }
     let text = String::from_utf8(output.stdout).expect("utf-8 output");
