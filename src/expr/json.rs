@@ -826,6 +826,14 @@ static STOP: [bool; 256] = {
 
 const CONTROL: &str = "control character (\\u0000-\\u001F) found while parsing a string";
 
+/// `value` as compact JSON text: what `serde_json::to_string` gives, and
+/// it cannot fail.
+pub(crate) fn to_text(value: &Value) -> String {
+    let mut out = String::new();
+    Writer::new(&mut out).value(value);
+    out
+}
+
 /// JSON text appended to a `String`: byte for byte what `serde_json`
 /// writes. The writer appends bytes to the string's buffer, taken out of
 /// the `String` while it writes, rather than `char`s or `&str`s through
@@ -1090,12 +1098,6 @@ mod tests {
         Ok(value)
     }
 
-    fn written(value: &Value) -> String {
-        let mut out = String::new();
-        Writer::new(&mut out).value(value);
-        out
-    }
-
     #[test]
     fn writes_what_serde_json_writes() {
         let value = Value::map([
@@ -1126,7 +1128,7 @@ mod tests {
             ("e", Value::list(Vec::new())),
             ("f", Value::Bool(false)),
         ]);
-        assert_eq!(written(&value), serde_json::to_string(&value).unwrap());
+        assert_eq!(to_text(&value), serde_json::to_string(&value).unwrap());
     }
 
     #[test]
@@ -1144,7 +1146,7 @@ mod tests {
         for text in texts {
             let ours = read(text).unwrap();
             let theirs: Value = serde_json::from_str(text).unwrap();
-            assert_eq!(written(&ours), written(&theirs), "{text}");
+            assert_eq!(to_text(&ours), to_text(&theirs), "{text}");
         }
         assert!(matches!(read("-0"), Ok(Value::Double(d)) if d == 0.0 && d.is_sign_negative()));
         assert!(matches!(read("9223372036854775808"), Ok(Value::Double(_))));
@@ -1166,7 +1168,7 @@ mod tests {
         for text in texts {
             let ours = read(text).unwrap();
             let theirs: Value = serde_json::from_str(text).unwrap();
-            assert_eq!(written(&ours), written(&theirs), "{text}");
+            assert_eq!(to_text(&ours), to_text(&theirs), "{text}");
         }
         for text in [
             r#"["a",]"#,

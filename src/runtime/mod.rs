@@ -392,7 +392,7 @@ fn attempt(
     let new_revision = revision.map_or(1, |revision| revision + 1);
     // Positions are renumbered over the start's effects and the event's, so
     // keys never collide within one step.
-    let items = outbox_items(process, &delivery.id, &effects, delivery.now).map_err(json_error)?;
+    let items = outbox_items(process, &delivery.id, &effects, delivery.now);
     let response = serde_json::to_string(&Response {
         outcome: if ignored { "ignored" } else { "applied" },
         revision: new_revision,
@@ -497,24 +497,24 @@ fn outbox_items(
     event_id: &str,
     effects: &[EffectCall],
     now: u64,
-) -> Result<Vec<OutboxItem>, serde_json::Error> {
+) -> Vec<OutboxItem> {
     effects
         .iter()
         .enumerate()
         .map(|(position, effect)| {
             let position = u32::try_from(position).unwrap_or(u32::MAX);
-            Ok(OutboxItem {
+            OutboxItem {
                 process: process.to_string(),
                 event_id: event_id.to_string(),
                 position,
                 key: idempotency_key(process, event_id, position),
                 effect: effect.name.to_string(),
-                args: serde_json::to_string(&effect.args)?,
+                args: crate::expr::json::to_text(&effect.args),
                 status: OutboxStatus::Pending,
                 attempts: 0,
                 next_attempt_at: now,
                 last_error: None,
-            })
+            }
         })
         .collect()
 }

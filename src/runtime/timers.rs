@@ -122,8 +122,7 @@ pub(super) fn record(
 ) -> Result<Vec<Fired>, Attempt> {
     let mut fired = Vec::with_capacity(firings.len());
     for firing in firings {
-        let items = outbox_items(process, &firing.id, &firing.effects, now)
-            .map_err(|e| RuntimeError::BadSnapshot(process.to_string(), e.to_string()))?;
+        let items = outbox_items(process, &firing.id, &firing.effects, now);
         let response = serde_json::to_string(&Response {
             outcome: if firing.ignored { "ignored" } else { "applied" },
             revision,
@@ -134,20 +133,21 @@ pub(super) fn record(
             effects: response_effects(&items, &firing.effects),
         })
         .map_err(|e| RuntimeError::BadSnapshot(process.to_string(), e.to_string()))?;
-        tx.insert_applied_event(&AppliedEvent {
+        let applied = AppliedEvent {
             process: process.to_string(),
             event_id: firing.id.clone(),
             payload_hash: hex(&Sha256::digest(firing.id.as_bytes())),
-            response: response.clone(),
+            response,
             revision,
             applied_at: now,
-        })?;
+        };
+        tx.insert_applied_event(&applied)?;
         for item in &items {
             tx.insert_outbox(item)?;
         }
         fired.push(Fired {
-            id: firing.id.clone(),
-            response,
+            id: applied.event_id,
+            response: applied.response,
         });
     }
     Ok(fired)
