@@ -643,7 +643,7 @@ fn eval_ref<'a>(node: &'a Node, env: &Env<'a>) -> Result<Cow<'a, Value>, Fail> {
         Op::Event(field) => {
             let event = env.event(span)?;
             match field {
-                EventField::Type => Cow::Owned(Value::from(event.name.clone())),
+                EventField::Type => Cow::Owned(Value::from(&event.name)),
                 EventField::Id => Cow::Borrowed(
                     event
                         .id
@@ -686,7 +686,8 @@ fn eval_ref<'a>(node: &'a Node, env: &Env<'a>) -> Result<Cow<'a, Value>, Fail> {
         Op::Map(entries) => {
             let mut map = super::value::Map::with_capacity(entries.len());
             for (key, value) in entries {
-                let Value::String(k) = eval_ref(key, env)?.into_owned() else {
+                let key_value = eval_ref(key, env)?;
+                let Value::String(k) = &*key_value else {
                     return Err(EvalError::new("map keys must be strings", key.span));
                 };
                 let v = eval_ref(value, env)?.into_owned();

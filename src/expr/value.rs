@@ -390,6 +390,18 @@ impl From<Arc<str>> for Value {
     }
 }
 
+/// A shared name (an event's) as a value: copied inline when short, the
+/// allocation shared when not, without touching its count for a short one.
+impl From<&Arc<str>> for Value {
+    fn from(s: &Arc<str>) -> Value {
+        if s.len() <= SmolStr::INLINE_CAP {
+            Value::String(small_str(s))
+        } else {
+            Value::String(Arc::clone(s).into())
+        }
+    }
+}
+
 impl From<SmolStr> for Value {
     fn from(s: SmolStr) -> Value {
         Value::String(s)
@@ -515,9 +527,12 @@ impl<'de> Visitor<'de> for ValueVisitor {
     fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Value, A::Error> {
         // JSON gives no length up front; starting at 16 instead of 4 saves
         // the list of a context two of the four copies it takes to grow to
-        // a few dozen items.
-        let mut items = Vec::with_capacity(seq.size_hint().unwrap_or(16).min(1024));
+        // a few dozen items. An empty list allocates nothing.
+        let mut items = Vec::new();
         while let Some(item) = seq.next_element()? {
+            if items.is_empty() {
+                items.reserve(seq.size_hint().unwrap_or(16).min(1024));
+            }
             items.push(item);
         }
         Ok(Value::list(items))
