@@ -787,14 +787,7 @@ impl MachineGraph<'_> {
         limit: usize,
     ) -> Option<(NodeIndex, Vec<EdgeIndex>)> {
         let found = self.settle(scratch, sources, follow, stop, limit)?;
-        let mut path = Vec::new();
-        let mut at = found;
-        while let Some(e) = scratch.pred[at.index()] {
-            path.push(e);
-            at = self.steps.edge_endpoints(e)?.0;
-        }
-        path.reverse();
-        Some((found, path))
+        Some((found, path_to(&self.steps, &scratch.pred, found).1))
     }
 }
 
@@ -816,21 +809,33 @@ impl Search {
 
     /// The edges from a source to `node`, in order.
     pub fn path(&self, graph: &DiGraph<Node, Edge>, node: NodeIndex) -> Vec<EdgeIndex> {
-        let mut path = Vec::new();
-        let mut at = node;
-        while let Some(e) = self.pred[at.index()] {
-            path.push(e);
-            match graph.edge_endpoints(e) {
-                Some((from, _)) => at = from,
-                None => break,
-            }
-            if path.len() > graph.edge_count() {
-                break;
-            }
-        }
-        path.reverse();
-        path
+        path_to(graph, &self.pred, node).1
     }
+}
+
+/// The source a search reached `node` from, and the edges from there to
+/// `node` in order, following `pred` (the edge each node was reached by)
+/// back. Stops after as many edges as the graph has, should `pred` hold a
+/// cycle.
+pub fn path_to(
+    graph: &DiGraph<Node, Edge>,
+    pred: &[Option<EdgeIndex>],
+    node: NodeIndex,
+) -> (NodeIndex, Vec<EdgeIndex>) {
+    let mut path = Vec::new();
+    let mut at = node;
+    while let Some(e) = pred[at.index()] {
+        let Some((from, _)) = graph.edge_endpoints(e) else {
+            break;
+        };
+        path.push(e);
+        at = from;
+        if path.len() > graph.edge_count() {
+            break;
+        }
+    }
+    path.reverse();
+    (at, path)
 }
 
 /// One component number per node, by Kosaraju's algorithm.

@@ -194,13 +194,7 @@ fn check(cx: &mut Cx) {
         };
 
         // The witness: perform it once, go round, perform it again.
-        let mut path = Vec::new();
-        let mut first = at;
-        while let Some(e) = pred[first.index()] {
-            path.push(e);
-            first = cx.graph.steps.edge_endpoints(e).map(|(f, _)| f).unwrap_or(first);
-        }
-        path.reverse();
+        let (first, path) = crate::graph::path_to(&cx.graph.steps, &pred, at);
         let mut steps = match origin[first.index()] {
             Some(Origin::Transition(t)) => cx.taking(t, None).map(|(s, _)| s).unwrap_or_default(),
             _ => Vec::new(),
