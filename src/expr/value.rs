@@ -125,12 +125,19 @@ impl Value {
 /// Looks `key` up in `map`, comparing keys directly when the map is small.
 #[inline]
 pub fn map_get<'m>(map: &'m Map, key: &str) -> Option<&'m Value> {
+    map_entry(map, key).map(|(_, v)| v)
+}
+
+/// Where `key` is in `map`, and its value: keys compared one by one when the
+/// map is small, hashed when not.
+#[inline]
+fn map_entry<'m>(map: &'m Map, key: &str) -> Option<(usize, &'m Value)> {
     if map.len() <= LINEAR_LOOKUP_MAX {
         map.iter()
-            .find(|(k, _)| bytes_eq(k.as_bytes(), key.as_bytes()))
-            .map(|(_, v)| v)
+            .position(|(k, _)| bytes_eq(k.as_bytes(), key.as_bytes()))
+            .map(|at| (at, &map[at]))
     } else {
-        map.get(key)
+        map.get_full(key).map(|(at, _, v)| (at, v))
     }
 }
 
@@ -151,17 +158,10 @@ pub(crate) fn map_get_near<'m>(
     Err(map_find(map, key))
 }
 
-/// Where `key` is in `map`, and its value; kept out of line, as the path
-/// taken when a guess missed.
+/// `map_entry` kept out of line, as the path taken when a guess missed.
 #[inline(never)]
 fn map_find<'m>(map: &'m Map, key: &str) -> Option<(usize, &'m Value)> {
-    if map.len() <= LINEAR_LOOKUP_MAX {
-        map.iter()
-            .position(|(k, _)| bytes_eq(k.as_bytes(), key.as_bytes()))
-            .map(|at| (at, &map[at]))
-    } else {
-        map.get_full(key).map(|(at, _, v)| (at, v))
-    }
+    map_entry(map, key)
 }
 
 /// Equality of shared strings (event names) that first asks whether both
