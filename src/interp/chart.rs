@@ -225,9 +225,8 @@ impl Chart {
                 }
             })
             .collect();
-        let mut event_names: Vec<Arc<str>> = Vec::new();
-        let mut names_seen: std::collections::HashMap<&str, Arc<str>> =
-            std::collections::HashMap::new();
+        // One shared copy of each exact name, whatever transitions take it.
+        let mut names: std::collections::HashMap<&str, Arc<str>> = std::collections::HashMap::new();
         let transitions = machine
             .transitions
             .iter()
@@ -245,11 +244,9 @@ impl Chart {
                     exact: match &t.trigger {
                         Trigger::Event(d) => match d.patterns.as_slice() {
                             [EventPattern::Exact(name)] => Some(Arc::clone(
-                                names_seen.entry(name.as_str()).or_insert_with(|| {
-                                    let name: Arc<str> = name.as_str().into();
-                                    event_names.push(Arc::clone(&name));
-                                    name
-                                }),
+                                names
+                                    .entry(name.as_str())
+                                    .or_insert_with(|| name.as_str().into()),
                             )),
                             _ => None,
                         },
@@ -274,6 +271,7 @@ impl Chart {
             })
             .collect();
         let has_eventless = machine.states.iter().any(|s| !s.always.is_empty());
+        let event_names = names.into_values().collect();
         let guards = machine
             .guards
             .iter()
