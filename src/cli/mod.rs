@@ -224,14 +224,7 @@ fn read(path: &Path) -> Result<SourceFile, String> {
 /// error like any other; only a file that cannot be read at all fails the
 /// command.
 fn load_file(path: &Path) -> Result<(SourceFile, Result<Machine, Vec<Diagnostic>>), String> {
-    let read = syntax::read(path).map_err(|e| format!("cannot read {}: {e}", path.display()))?;
-    Ok(match read {
-        Ok(file) => {
-            let loaded = syntax::load(&file);
-            (file, loaded)
-        }
-        Err((file, not_utf8)) => (file, Err(vec![not_utf8])),
-    })
+    syntax::load_file(path).map_err(|e| format!("cannot read {}: {e}", path.display()))
 }
 
 /// The machine files named by `paths`: files as given, directories searched

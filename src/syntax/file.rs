@@ -68,20 +68,25 @@ pub fn read(path: &Path) -> std::io::Result<Result<SourceFile, (SourceFile, Diag
 /// ```
 pub fn load_path(path: impl AsRef<Path>) -> Result<Machine, LoadFileError> {
     let path = path.as_ref();
-    let (file, loaded) = match read(path) {
-        Ok(Ok(file)) => {
+    let (file, loaded) = load_file(path).map_err(|source| LoadFileError::Io {
+        path: path.to_path_buf(),
+        source,
+    })?;
+    loaded.map_err(|diagnostics| LoadFileError::Invalid { file, diagnostics })
+}
+
+/// Reads and loads one machine file: the file, to show diagnostics in, and
+/// the machine or every problem in it. Bytes that are not UTF-8 are a
+/// problem in the file like any other; only a file that cannot be read at
+/// all is an I/O error.
+pub fn load_file(path: &Path) -> std::io::Result<(SourceFile, Result<Machine, Vec<Diagnostic>>)> {
+    Ok(match read(path)? {
+        Ok(file) => {
             let loaded = super::load(&file);
             (file, loaded)
         }
-        Ok(Err((file, not_utf8))) => (file, Err(vec![not_utf8])),
-        Err(source) => {
-            return Err(LoadFileError::Io {
-                path: path.to_path_buf(),
-                source,
-            });
-        }
-    };
-    loaded.map_err(|diagnostics| LoadFileError::Invalid { file, diagnostics })
+        Err((file, not_utf8)) => (file, Err(vec![not_utf8])),
+    })
 }
 
 /// One line per diagnostic: `PATH:LINE:COL: SEVERITY[CODE] NAME: MESSAGE (help: HELP)`.

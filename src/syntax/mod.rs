@@ -13,7 +13,7 @@ use crate::diagnostic::{Diagnostic, LoadError};
 use crate::model::Machine;
 use crate::span::{SourceFile, Span};
 
-pub use file::{LoadFileError, load_path, read};
+pub use file::{LoadFileError, load_file, load_path, read};
 pub use lower::{find_state, lower};
 
 /// The two surface syntaxes of a machine file.
