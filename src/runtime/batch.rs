@@ -7,8 +7,7 @@
 use std::sync::Arc;
 
 use super::{
-    Attempt, Delivery, MAX_REVISION_RETRIES, Outcome, Restored, RuntimeError, attempt, back_off,
-    now_millis,
+    Attempt, Delivery, Outcome, Restored, RuntimeError, attempt, now_millis, with_retries,
 };
 use crate::expr::Event;
 use crate::interp::Chart;
@@ -43,48 +42,41 @@ pub fn apply_batch_at<S: Store, P: AsRef<str>>(
         .iter()
         .map(|(process, event)| Delivery::new(process.as_ref(), event, now))
         .collect();
-    let mut lost_on = "";
-    for retry in 0..MAX_REVISION_RETRIES {
-        if retry > 0 {
-            back_off(retry);
-        }
-        let result = store.transaction(|tx| {
-            let mut restored = Restored::default();
-            let mut answers = Vec::with_capacity(deliveries.len());
-            for delivery in &deliveries {
-                // No id, or a reserved one: the answer `apply_at` gives.
-                let delivery = match delivery {
-                    Ok(delivery) => delivery,
-                    Err(refused) => {
-                        answers.push(Err(refused.clone()));
-                        continue;
+    // The process whose snapshot another writer moved, for the error after
+    // too many lost races.
+    let lost_on = std::cell::Cell::new("");
+    with_retries(
+        || {
+            store.transaction(|tx| {
+                let mut restored = Restored::default();
+                let mut answers = Vec::with_capacity(deliveries.len());
+                for delivery in &deliveries {
+                    // No id, or a reserved one: the answer `apply_at` gives.
+                    let delivery = match delivery {
+                        Ok(delivery) => delivery,
+                        Err(refused) => {
+                            answers.push(Err(refused.clone()));
+                            continue;
+                        }
+                    };
+                    match attempt(tx, chart, delivery, Some(&mut restored)) {
+                        Ok(outcome) => answers.push(Ok(outcome)),
+                        Err(Attempt::Lost) => {
+                            lost_on.set(delivery.process);
+                            return Err(Attempt::Lost);
+                        }
+                        // The transaction is unusable (PostgreSQL aborts it at
+                        // the first failed statement): roll everything back.
+                        Err(Attempt::Failed(RuntimeError::Store(e))) => {
+                            return Err(Attempt::Failed(RuntimeError::Store(e)));
+                        }
+                        // Nothing was written for this event: answer and go on.
+                        Err(Attempt::Failed(e)) => answers.push(Err(e)),
                     }
-                };
-                match attempt(tx, chart, delivery, Some(&mut restored)) {
-                    Ok(outcome) => answers.push(Ok(outcome)),
-                    Err(Attempt::Lost) => {
-                        lost_on = delivery.process;
-                        return Err(Attempt::Lost);
-                    }
-                    // The transaction is unusable (PostgreSQL aborts it at
-                    // the first failed statement): roll everything back.
-                    Err(Attempt::Failed(RuntimeError::Store(e))) => {
-                        return Err(Attempt::Failed(RuntimeError::Store(e)));
-                    }
-                    // Nothing was written for this event: answer and go on.
-                    Err(Attempt::Failed(e)) => answers.push(Err(e)),
                 }
-            }
-            Ok(answers)
-        });
-        match result {
-            Ok(answers) => return Ok(answers),
-            Err(Attempt::Lost) => continue,
-            Err(Attempt::Failed(e)) => return Err(e),
-        }
-    }
-    Err(RuntimeError::Contention(
-        lost_on.to_string(),
-        MAX_REVISION_RETRIES,
-    ))
+                Ok(answers)
+            })
+        },
+        || lost_on.get().to_string(),
+    )
 }

@@ -246,23 +246,33 @@ pub fn apply_at<S: Store>(
     now: u64,
 ) -> Result<Outcome, RuntimeError> {
     let delivery = Delivery::new(process, event, now)?;
+    // Another writer may move the snapshot: then it starts over, where the
+    // id may now be a duplicate.
+    with_retries(
+        || store.transaction(|tx| attempt(tx, chart, &delivery, None)),
+        || process.to_string(),
+    )
+}
+
+/// Runs `once` (one transaction) until it is not lost to another writer
+/// that moved a snapshot, backing off between tries. After
+/// `MAX_REVISION_RETRIES` lost races the answer is `Contention` on the
+/// process `contended` names.
+fn with_retries<R>(
+    mut once: impl FnMut() -> Result<R, Attempt>,
+    contended: impl FnOnce() -> String,
+) -> Result<R, RuntimeError> {
     for retry in 0..MAX_REVISION_RETRIES {
         if retry > 0 {
             back_off(retry);
         }
-        let result = store.transaction(|tx| attempt(tx, chart, &delivery, None));
-        match result {
-            Ok(outcome) => return Ok(outcome),
-            // Another writer moved the snapshot: start over, where the id may
-            // now be a duplicate.
+        match once() {
+            Ok(answer) => return Ok(answer),
             Err(Attempt::Lost) => continue,
             Err(Attempt::Failed(e)) => return Err(e),
         }
     }
-    Err(RuntimeError::Contention(
-        process.to_string(),
-        MAX_REVISION_RETRIES,
-    ))
+    Err(RuntimeError::Contention(contended(), MAX_REVISION_RETRIES))
 }
 
 /// One event to apply to one process, with its id and payload hash.

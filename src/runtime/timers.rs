@@ -22,8 +22,8 @@ use std::sync::Arc;
 use sha2::{Digest, Sha256};
 
 use super::{
-    Attempt, MAX_REVISION_RETRIES, Response, RuntimeError, back_off, hex, leaves_through_outbox,
-    outbox_items, response_effects, restore,
+    Attempt, Response, RuntimeError, hex, leaves_through_outbox, outbox_items, response_effects,
+    restore, with_retries,
 };
 use crate::expr::Value;
 use crate::interp::{Actor, Chart, EffectCall};
@@ -191,22 +191,12 @@ pub fn advance<S: Store>(
     process: &str,
     now: u64,
 ) -> Result<Advanced, RuntimeError> {
-    for retry in 0..MAX_REVISION_RETRIES {
-        if retry > 0 {
-            back_off(retry);
-        }
-        match store.transaction(|tx| attempt(tx, chart, process, now)) {
-            Ok(advanced) => return Ok(advanced),
-            // Another writer moved the snapshot: start over from it, where
-            // the timers it fired are gone.
-            Err(Attempt::Lost) => continue,
-            Err(Attempt::Failed(e)) => return Err(e),
-        }
-    }
-    Err(RuntimeError::Contention(
-        process.to_string(),
-        MAX_REVISION_RETRIES,
-    ))
+    // Another writer may move the snapshot: then it starts over from it,
+    // where the timers it fired are gone.
+    with_retries(
+        || store.transaction(|tx| attempt(tx, chart, process, now)),
+        || process.to_string(),
+    )
 }
 
 fn attempt(
