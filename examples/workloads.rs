@@ -27,7 +27,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use idemchart::expr::{Event, Value};
+use idemchart::expr::{Event, List, Value};
 use idemchart::interp::{Actor, Chart, Snapshot, Status, Step};
 use idemchart::{SourceFile, syntax};
 
@@ -305,7 +305,7 @@ fn guarded(chart: &Arc<Chart>, n: usize) -> Duration {
     assert_eq!(resets, n / BATCH_LEN);
     assert_eq!(int(&actor, "cobrado"), expected_cobrado(n));
     let seen = actor.context_value("cobrosVistos").and_then(Value::as_list);
-    assert_eq!(seen.map(<[Value]>::len), Some(expected_cobrado(n) as usize));
+    assert_eq!(seen.map(List::len), Some(expected_cobrado(n) as usize));
     elapsed
 }
 
@@ -342,7 +342,7 @@ fn persist_roundtrip(chart: &Arc<Chart>, n: usize) -> Duration {
         Some(&Value::Int(expected_cobrado(n)))
     );
     let seen = last.context.get("cobrosVistos").and_then(Value::as_list);
-    assert_eq!(seen.map(<[Value]>::len), Some(expected_cobrado(n) as usize));
+    assert_eq!(seen.map(List::len), Some(expected_cobrado(n) as usize));
     elapsed
 }
 

@@ -24,7 +24,8 @@ use std::sync::atomic::Ordering::Relaxed;
 
 use crate::span::Span;
 
-use super::value::{Value, compare, list_contains, map_get, map_get_near};
+use super::list::List;
+use super::value::{Value, compare, map_get, map_get_near};
 use super::{BinaryOp, Expr, ExprKind, UnaryOp};
 
 /// Where each context field lives in the context's `Vec<Value>`.
@@ -593,7 +594,7 @@ pub fn eval_guard_with_host(
 #[inline(always)]
 fn test_leaves(op: BinaryOp, a: &Value, b: &Value, span: Span) -> Result<bool, Fail> {
     match (op, b) {
-        (BinaryOp::In, Value::List(items)) => Ok(list_contains(items, a)),
+        (BinaryOp::In, Value::List(items)) => Ok(items.contains(a)),
         _ => test(op, a, b, span),
     }
 }
@@ -660,8 +661,8 @@ fn eval_ref<'a>(node: &'a Node, env: &Env<'a>) -> Result<Cow<'a, Value>, Fail> {
         Op::Index(base, index) => {
             let key = operand(index, env)?;
             match operand(base, env)? {
-                Cow::Borrowed(value) => Cow::Borrowed(element(value, &key, span)?),
-                Cow::Owned(value) => Cow::Owned(element(&value, &key, span)?.clone()),
+                Cow::Borrowed(value) => element(value, &key, span)?,
+                Cow::Owned(value) => Cow::Owned(element(&value, &key, span)?.into_owned()),
             }
         }
         Op::Neg(x) => Cow::Owned(negate(&*operand(x, env)?, span)?),
@@ -796,7 +797,7 @@ fn member<'v>(value: &'v Value, field: &str, span: Span) -> Result<&'v Value, Fa
     }
 }
 
-fn element<'v>(value: &'v Value, key: &Value, span: Span) -> Result<&'v Value, Fail> {
+fn element<'v>(value: &'v Value, key: &Value, span: Span) -> Result<Cow<'v, Value>, Fail> {
     match (value, key) {
         (Value::List(items), Value::Int(_) | Value::Double(_)) => {
             let position = match key {
@@ -816,9 +817,9 @@ fn element<'v>(value: &'v Value, key: &Value, span: Span) -> Result<&'v Value, F
             format!("a list index must be an int, not {}", other.described()),
             span,
         )),
-        (Value::Map(map), Value::String(k)) => {
-            map_get(map, k).ok_or_else(|| EvalError::new(format!("the map has no key {key}"), span))
-        }
+        (Value::Map(map), Value::String(k)) => map_get(map, k)
+            .map(Cow::Borrowed)
+            .ok_or_else(|| EvalError::new(format!("the map has no key {key}"), span)),
         (Value::Map(_), other) => Err(EvalError::new(
             format!("map keys are strings, not {}", other.described()),
             span,
@@ -889,7 +890,7 @@ fn test(op: BinaryOp, a: &Value, b: &Value, span: Span) -> Result<bool, Fail> {
         BinaryOp::Gt => ordered(Ordering::is_gt),
         BinaryOp::Ge => ordered(Ordering::is_ge),
         BinaryOp::In => match b {
-            Value::List(items) => Ok(list_contains(items, a)),
+            Value::List(items) => Ok(items.contains(a)),
             Value::Map(map) => Ok(match a {
                 Value::String(key) => map_get(map, key).is_some(),
                 _ => false,
@@ -985,18 +986,16 @@ fn arith(op: BinaryOp, a: Cow<Value>, b: Cow<Value>, span: Span) -> Result<Value
 
 /// `head + tail` for lists: appends to `head` in place when it is a list
 /// that nothing else holds.
-fn concat_lists(head: Cow<Value>, tail: &[Value]) -> Value {
+fn concat_lists(head: Cow<Value>, tail: &List) -> Value {
     match head {
         Cow::Owned(Value::List(mut items)) => {
-            Arc::make_mut(&mut items).extend_from_slice(tail);
+            Arc::make_mut(&mut items).append(tail);
             Value::List(items)
         }
         other => {
-            let head: &[Value] = other.as_list().unwrap_or_default();
-            let mut items = Vec::with_capacity(head.len() + tail.len());
-            items.extend_from_slice(head);
-            items.extend_from_slice(tail);
-            Value::list(items)
+            let mut items = other.as_list().cloned().unwrap_or_default();
+            items.append(tail);
+            Value::List(Arc::new(items))
         }
     }
 }
@@ -1032,7 +1031,7 @@ enum Pending {
     Set(Value),
     Push(Value),
     PushAll(Vec<Value>),
-    Extend(Arc<Vec<Value>>),
+    Extend(Arc<List>),
 }
 
 impl CompiledAssign {
@@ -1228,7 +1227,7 @@ fn commit(context: &mut [Value], target: &AssignTarget, change: Pending) {
         }
         Pending::Extend(tail) => {
             if let Value::List(items) = slot {
-                Arc::make_mut(items).extend_from_slice(&tail);
+                Arc::make_mut(items).append(&tail);
             }
         }
     }

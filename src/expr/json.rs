@@ -23,7 +23,12 @@ use std::sync::Arc;
 
 use smol_str::SmolStr;
 
+use super::list::{Items, List};
 use super::value::{Map, Value};
+
+/// How many items of a run of plain strings are collected before they are
+/// moved to their list.
+const RUN: usize = 64;
 
 /// How many lists and maps may be open at once: serde_json's recursion limit
 /// of 128 lets 127 nest, counting the snapshot's own object.
@@ -571,46 +576,61 @@ impl<'a> Reader<'a> {
 
     fn list(&mut self, check_duplicates: bool) -> Result<Value, JsonError> {
         self.open()?;
+        let mut list = List::new();
         if self.peek() == Some(b']') {
             self.pos += 1;
             self.depth -= 1;
-            return Ok(Value::list(Vec::new()));
+            return Ok(Value::List(Arc::new(list)));
         }
-        // JSON gives no length up front; 16 spares a list of a few dozen
-        // items most of the copies growing from 4 would take, as in
-        // `Value`'s `Deserialize`.
-        let mut items = Vec::with_capacity(16);
         let bytes = self.text.as_bytes();
         loop {
             // A run of strings without escapes in compact JSON (a list of
-            // ids, the usual list) is read in a tight loop on a local
-            // position; any other item goes through `value_checking`.
+            // ids, the usual list) goes into the packed list as it stands
+            // in the text: the items' ends are noted as they are found and
+            // the run is copied once. Any other item, and every item once
+            // the list holds values, goes through `value_checking`.
             let mut pos = self.pos;
             // Whether the run ended right after an item, not before one.
             let mut after_item = false;
-            while bytes.get(pos) == Some(&b'"') {
-                // An escape, a control character or the end of the text:
-                // `value_checking` reads the item again, or says what is wrong.
-                let Some((item, next)) = self.plain_string_at(pos) else {
-                    break;
-                };
-                // Room first, so that the item is built in its place.
-                if items.len() == items.capacity() {
-                    items.reserve(items.len() * 3);
+            // Offsets into the text are kept as `u32`s.
+            if bytes.get(pos) == Some(&b'"') && u32::try_from(bytes.len()).is_ok() {
+                // The items' closing quotes, from `first`, the opening
+                // quote of the first item not yet in the list.
+                let mut ends = [0u32; RUN];
+                let mut count = 0;
+                let mut first = pos;
+                // After the last item's closing quote.
+                let mut end = pos;
+                // An escape, a control character or the end of the text
+                // ends the run: `value_checking` reads the item again, or
+                // says what is wrong.
+                while let Some(close) = stop_at(bytes, pos + 1)
+                    && bytes.get(close) == Some(&b'"')
+                {
+                    if count == RUN {
+                        list.extend_joined(&self.text[first..end], &ends);
+                        count = 0;
+                        first = pos;
+                    }
+                    ends[count] = (close - first) as u32;
+                    count += 1;
+                    end = close + 1;
+                    if bytes.get(end..end + 2) == Some(b",\"") {
+                        pos = end + 1;
+                    } else {
+                        pos = end;
+                        after_item = true;
+                        break;
+                    }
                 }
-                items.push(Value::String(smol(item)));
-                if bytes.get(next) == Some(&b',') && bytes.get(next + 1) == Some(&b'"') {
-                    pos = next + 1;
-                } else {
-                    pos = next;
-                    after_item = true;
-                    break;
-                }
+                // Both ends sit next to a quote, so they are character
+                // boundaries.
+                list.extend_joined(&self.text[first..end], &ends[..count]);
             }
             self.pos = pos;
             if !after_item {
                 let item = self.value_checking(check_duplicates)?;
-                push_item(&mut items, item);
+                list.push(item);
             }
             let next = match bytes.get(self.pos) {
                 Some(&b) if b > b' ' => Some(b),
@@ -626,7 +646,7 @@ impl<'a> Reader<'a> {
                 Some(b']') => {
                     self.pos += 1;
                     self.depth -= 1;
-                    return Ok(Value::list(items));
+                    return Ok(Value::List(Arc::new(list)));
                 }
                 Some(_) => return Err(self.here("expected `,` or `]`")),
                 None => return Err(self.unclosed(b']')),
@@ -742,17 +762,6 @@ impl<'a> Reader<'a> {
 /// Whether `name` is written in JSON as it is, without escapes.
 pub(crate) fn plain(name: &str) -> bool {
     !name.bytes().any(|b| STOP[b as usize])
-}
-
-/// Appends a list item, growing the list four times over rather than twice
-/// when it is full: a list of a few dozen ids then takes one copy instead of
-/// two.
-#[inline(always)]
-fn push_item(items: &mut Vec<Value>, item: Value) {
-    if items.len() == items.capacity() {
-        items.reserve(items.len() * 3);
-    }
-    items.push(item);
 }
 
 /// Where the plain run of a string from `at` ends (the first byte `STOP`
@@ -915,9 +924,17 @@ impl<'s> Writer<'s> {
         }
     }
 
-    /// A list: each item with the byte before it, `[` or `,`, so that a
-    /// short string (the usual item, an id) is one copy.
-    fn list(&mut self, items: &[Value]) {
+    /// A list: a packed one as its text, in one copy; else each item with
+    /// the byte before it, `[` or `,`, so that a short string is one copy.
+    fn list(&mut self, list: &List) {
+        let items = match list.items() {
+            Items::Packed(joined) => {
+                self.ascii(b'[');
+                self.raw(joined);
+                return self.ascii(b']');
+            }
+            Items::Values(items) => items,
+        };
         let mut before = b'[';
         for item in items {
             match item {

@@ -4,6 +4,7 @@ mod ast;
 mod check;
 mod eval;
 pub(crate) mod json;
+mod list;
 mod parse;
 mod print;
 mod value;
@@ -14,9 +15,10 @@ pub use eval::{
     Compiled, CompiledAssign, EvalError, Event, Layout, compile, compile_guard, eval, eval_guard,
     eval_guard_with_host,
 };
+pub use list::{Iter, List};
 pub use parse::parse;
 pub(crate) use value::write_quoted;
-pub use value::{Map, Value, compare, list_contains, map_get, str_eq};
+pub use value::{Map, Value, compare, map_get, str_eq};
 
 use crate::span::Span;
 

@@ -4,12 +4,10 @@
 //! contents and a value can cross threads (the durable runtime runs on
 //! several). A list that is owned by one holder alone can still grow in place
 //! through `Arc::make_mut`, which is how an assign appends to a list without
-//! copying it.
+//! copying it. A list of strings is kept packed as its JSON text (`List`).
 //!
 //! Strings are `SmolStr`s: up to 23 bytes are stored inside the value itself,
-//! longer ones behind an `Arc`, so cloning stays cheap either way. Ids, the
-//! strings a context mostly holds, are short: reading a snapshot, copying an
-//! id into a list and dropping the list then cost no allocation per string.
+//! longer ones behind an `Arc`, so cloning stays cheap either way.
 
 use std::cmp::Ordering;
 use std::fmt::{self, Write};
@@ -18,6 +16,8 @@ use std::sync::Arc;
 use indexmap::IndexMap;
 use serde::de::{self, Deserialize, Deserializer, MapAccess, SeqAccess, Visitor};
 use serde::ser::{Serialize, Serializer};
+
+use super::list::List;
 pub use smol_str::SmolStr;
 
 /// The map of a `Value::Map`: string keys in insertion order, as JSON objects.
@@ -37,7 +37,7 @@ pub enum Value {
     Int(i64),
     Double(f64),
     String(SmolStr),
-    List(Arc<Vec<Value>>),
+    List(Arc<List>),
     Map(Arc<Map>),
 }
 
@@ -72,8 +72,9 @@ impl Value {
         }
     }
 
+    /// A list of `items` (packed when they are all plain strings, see `List`).
     pub fn list(items: Vec<Value>) -> Value {
-        Value::List(Arc::new(items))
+        Value::List(Arc::new(List::from(items)))
     }
 
     pub fn map<K: Into<Arc<str>>>(entries: impl IntoIterator<Item = (K, Value)>) -> Value {
@@ -96,7 +97,7 @@ impl Value {
         }
     }
 
-    pub fn as_list(&self) -> Option<&[Value]> {
+    pub fn as_list(&self) -> Option<&List> {
         match self {
             Value::List(items) => Some(items),
             _ => None,
@@ -184,7 +185,7 @@ fn bytes_eq_outlined(a: &[u8], b: &[u8]) -> bool {
 /// overlapping word loads instead of a call to `memcmp`, which costs more
 /// than the comparison itself at these lengths.
 #[inline(always)]
-fn bytes_eq(a: &[u8], b: &[u8]) -> bool {
+pub(super) fn bytes_eq(a: &[u8], b: &[u8]) -> bool {
     let n = a.len();
     if n != b.len() {
         return false;
@@ -201,73 +202,10 @@ fn bytes_eq(a: &[u8], b: &[u8]) -> bool {
 
 /// The `N` bytes of `s` from `at`; the callers keep `at + N <= s.len()`.
 #[inline(always)]
-fn word<const N: usize>(s: &[u8], at: usize) -> [u8; N] {
+pub(super) fn word<const N: usize>(s: &[u8], at: usize) -> [u8; N] {
     let mut out = [0; N];
     out.copy_from_slice(&s[at..at + N]);
     out
-}
-
-/// Whether `needle` is an element of `items`, by CEL equality.
-pub fn list_contains(items: &[Value], needle: &Value) -> bool {
-    match needle {
-        // The common case, a string id in a list of ids, skips the general
-        // comparison and its match on both kinds.
-        Value::String(s) => list_contains_str(items, s),
-        _ => items.iter().any(|v| v == needle),
-    }
-}
-
-/// Membership of a string: one loop per length class, with the needle's
-/// words read once, so that each element costs a few compares. A short
-/// string's bytes sit inside the element itself, so the loop reads the list
-/// alone. The last word goes first: ids that share a prefix (`c1`, `c12`,
-/// `order-17`) differ at their end.
-fn list_contains_str(items: &[Value], s: &str) -> bool {
-    let needle = s.as_bytes();
-    let n = needle.len();
-    match n {
-        0 => scan(items, n, |_| true),
-        1 => scan(items, n, |t| t[0] == needle[0]),
-        2..=3 => {
-            let (first, last) = (word::<2>(needle, 0), word::<2>(needle, n - 2));
-            scan(items, n, |t| {
-                word::<2>(t, n - 2) == last && word::<2>(t, 0) == first
-            })
-        }
-        4..=7 => {
-            let (first, last) = (word::<4>(needle, 0), word::<4>(needle, n - 4));
-            scan(items, n, |t| {
-                word::<4>(t, n - 4) == last && word::<4>(t, 0) == first
-            })
-        }
-        8..=16 => {
-            let (first, last) = (word::<8>(needle, 0), word::<8>(needle, n - 8));
-            scan(items, n, |t| {
-                word::<8>(t, n - 8) == last && word::<8>(t, 0) == first
-            })
-        }
-        _ => scan(items, n, |t| t == needle),
-    }
-}
-
-/// Whether a string of `items` has length `n` and `same_bytes`.
-#[inline(always)]
-fn scan(items: &[Value], n: usize, same_bytes: impl Fn(&[u8]) -> bool) -> bool {
-    // The length first: `SmolStr` has it without telling an inline string
-    // from a shared one, which reading the bytes must do.
-    let matches = |v: &Value| match v {
-        Value::String(t) => t.len() == n && same_bytes(t.as_bytes()),
-        _ => false,
-    };
-    // Four elements a round: the loop's own count and jump are a good part
-    // of an element's few instructions.
-    let mut rounds = items.chunks_exact(4);
-    for four in &mut rounds {
-        if matches(&four[0]) || matches(&four[1]) || matches(&four[2]) || matches(&four[3]) {
-            return true;
-        }
-    }
-    rounds.remainder().iter().any(matches)
 }
 
 /// Whether the int `i` and the double `d` are the same number, exactly
@@ -330,9 +268,7 @@ impl PartialEq for Value {
             (Value::String(x), Value::String(y)) => x == y,
             // No pointer shortcut for lists and maps: a list holding NaN is
             // not equal to itself.
-            (Value::List(x), Value::List(y)) => {
-                x.len() == y.len() && x.iter().zip(y.iter()).all(|(a, b)| a == b)
-            }
+            (Value::List(x), Value::List(y)) => x == y,
             (Value::Map(x), Value::Map(y)) => {
                 x.len() == y.len() && x.iter().all(|(k, v)| map_get(y, k).is_some_and(|w| v == w))
             }
@@ -451,9 +387,12 @@ impl From<&Value> for serde_json::Value {
                 .map(serde_json::Value::Number)
                 .unwrap_or(serde_json::Value::Null),
             Value::String(s) => serde_json::Value::String(s.to_string()),
-            Value::List(items) => {
-                serde_json::Value::Array(items.iter().map(serde_json::Value::from).collect())
-            }
+            Value::List(items) => serde_json::Value::Array(
+                items
+                    .iter()
+                    .map(|item| serde_json::Value::from(&*item))
+                    .collect(),
+            ),
             Value::Map(map) => serde_json::Value::Object(
                 map.iter()
                     .map(|(k, v)| (k.to_string(), serde_json::Value::from(v)))
@@ -650,17 +589,14 @@ mod tests {
     #[test]
     fn keeps_short_strings_inline_and_shares_long_ones() {
         let long = "an id longer than twenty-three bytes";
-        let value: Value = serde_json::from_str(&format!(r#"["c1", "{long}"]"#)).unwrap();
-        let [Value::String(short), Value::String(shared)] = value.as_list().unwrap() else {
+        let (Value::String(short), Value::String(shared)) = (Value::from("c1"), Value::from(long))
+        else {
             panic!("two strings expected");
         };
         assert!(!short.is_heap_allocated());
         assert!(shared.is_heap_allocated());
         // A clone of the long string shares its bytes rather than copying them.
-        let Value::String(again) = value.as_list().unwrap()[1].clone() else {
-            panic!("a string expected");
-        };
-        assert_eq!(again.as_ptr(), shared.as_ptr());
+        assert_eq!(shared.clone().as_ptr(), shared.as_ptr());
         assert_eq!(Value::from(Arc::<str>::from(long)), Value::from(long));
         assert_eq!(Value::from(Arc::<str>::from("c1")), Value::from("c1"));
     }
@@ -762,67 +698,6 @@ mod tests {
         assert_eq!(small.get("k9"), None);
         assert_eq!(large.get("k29"), Some(&Value::Int(29)));
         assert_eq!(large.get("x"), None);
-    }
-
-    #[test]
-    fn membership_compares_strings_by_content_too() {
-        let long = "an id longer than the 23 bytes kept inline";
-        let shared: Arc<str> = Arc::from(long);
-        let list = vec![Value::from("c0"), Value::from(shared.clone())];
-        assert!(list_contains(&list, &Value::from(shared)));
-        assert!(list_contains(&list, &Value::from(long.to_string())));
-        assert!(list_contains(&list, &Value::from("c0")));
-        assert!(!list_contains(&list, &Value::from("c2")));
-        assert!(list_contains(&[Value::Int(1)], &Value::Double(1.0)));
-    }
-
-    /// The string scan (by length class, four elements a round) answers as
-    /// the general comparison does, wherever the needle is and whatever
-    /// else the list holds.
-    #[test]
-    fn membership_agrees_with_equality() {
-        let text = "abcdefghijklmnopqrstuvwxyz0123456789";
-        let strings: Vec<Value> = (0..text.len())
-            .flat_map(|n| {
-                // Same length, one byte off: at the end, at the start.
-                let mut last = text[..n].to_string().into_bytes();
-                let mut first = last.clone();
-                if n > 0 {
-                    last[n - 1] = b'#';
-                    first[0] = b'#';
-                }
-                let [last, first] = [last, first].map(|b| String::from_utf8(b).unwrap());
-                [
-                    Value::from(&text[..n]),
-                    Value::from(last),
-                    Value::from(first),
-                ]
-            })
-            .collect();
-        let long: Arc<str> = Arc::from(text);
-        let others = [Value::Int(7), Value::Null, Value::from(long)];
-        for needle in strings.iter().chain(&others) {
-            for len in 0..11 {
-                let mut list: Vec<Value> = (0..len)
-                    .map(|i| match i % 3 {
-                        0 => strings[(i * 7) % strings.len()].clone(),
-                        1 => others[i % others.len()].clone(),
-                        _ => strings[(i * 5 + 3) % strings.len()].clone(),
-                    })
-                    .collect();
-                let expected = list.iter().any(|v| v == needle);
-                assert_eq!(
-                    list_contains(&list, needle),
-                    expected,
-                    "{needle} in {list:?}"
-                );
-                for at in 0..=len {
-                    list.insert(at, needle.clone());
-                    assert!(list_contains(&list, needle), "{needle} at {at} of {list:?}");
-                    list.remove(at);
-                }
-            }
-        }
     }
 
     #[test]
