@@ -594,38 +594,30 @@ impl<'a> Reader<'a> {
             let mut after_item = false;
             // Offsets into the text are kept as `u32`s.
             if bytes.get(pos) == Some(&b'"') && u32::try_from(bytes.len()).is_ok() {
-                // The items' closing quotes, from `first`, the opening
-                // quote of the first item not yet in the list.
                 let mut ends = [0u32; RUN];
-                let mut count = 0;
-                let mut first = pos;
-                // After the last item's closing quote.
-                let mut end = pos;
-                // An escape, a control character or the end of the text
-                // ends the run: `value_checking` reads the item again, or
-                // says what is wrong.
-                while let Some(close) = stop_at(bytes, pos + 1)
-                    && bytes.get(close) == Some(&b'"')
-                {
-                    if count == RUN {
-                        list.extend_joined(&self.text[first..end], &ends);
-                        count = 0;
-                        first = pos;
-                    }
-                    ends[count] = (close - first) as u32;
-                    count += 1;
-                    end = close + 1;
-                    if bytes.get(end..end + 2) == Some(b",\"") {
-                        pos = end + 1;
-                    } else {
-                        pos = end;
-                        after_item = true;
-                        break;
+                loop {
+                    let (count, end, stop) = compact_strings(bytes, pos, &mut ends);
+                    // Both ends sit next to a quote, so they are character
+                    // boundaries.
+                    list.extend_joined(&self.text[pos..end], &ends[..count]);
+                    match stop {
+                        RunStop::Full => pos = end + 1,
+                        RunStop::AfterItem => {
+                            pos = end;
+                            after_item = true;
+                            break;
+                        }
+                        // An escape, a control character or the end of the
+                        // text: `value_checking` reads the item again, or
+                        // says what is wrong.
+                        RunStop::BeforeItem => {
+                            if count > 0 {
+                                pos = end + 1;
+                            }
+                            break;
+                        }
                     }
                 }
-                // Both ends sit next to a quote, so they are character
-                // boundaries.
-                list.extend_joined(&self.text[first..end], &ends[..count]);
             }
             self.pos = pos;
             if !after_item {
@@ -757,6 +749,49 @@ impl<'a> Reader<'a> {
     fn ignore_string(&mut self) -> Result<(), JsonError> {
         self.escaped_rest(&mut String::new(), false)
     }
+}
+
+/// Why `compact_strings` stopped.
+enum RunStop {
+    /// It read `RUN` items and another follows.
+    Full,
+    /// No `,"` follows its last item.
+    AfterItem,
+    /// The item after its last is not a plain string.
+    BeforeItem,
+}
+
+/// Reads up to `RUN` plain strings of compact JSON (`"a","b"`) from the
+/// opening quote at `open`: where each closing quote is, counted from
+/// `open`, goes to `ends`. Returns how many were read, where the last ends
+/// (after its closing quote; `open` when none was read) and why it
+/// stopped. Kept out of line, so that its loop has the registers to
+/// itself. The text must be shorter than 4 GiB.
+#[inline(never)]
+fn compact_strings(bytes: &[u8], open: usize, ends: &mut [u32; RUN]) -> (usize, usize, RunStop) {
+    let mut pos = open;
+    let mut end = open;
+    for (count, slot) in ends.iter_mut().enumerate() {
+        // An id is short: its closing quote is usually among the eight
+        // bytes after the opening one, which one bounds check reads.
+        let stop = match bytes.get(pos + 1..pos + 9).and_then(<[u8]>::first_chunk) {
+            Some(word) => match stop_mask(u64::from_le_bytes(*word)) {
+                0 => stop_at(bytes, pos + 9),
+                marked => Some(pos + 1 + (marked.trailing_zeros() / 8) as usize),
+            },
+            None => stop_at(bytes, pos + 1),
+        };
+        let Some(close) = stop.filter(|&close| bytes.get(close) == Some(&b'"')) else {
+            return (count, end, RunStop::BeforeItem);
+        };
+        *slot = (close - open) as u32;
+        end = close + 1;
+        if bytes.get(end..end + 2) != Some(b",\"") {
+            return (count + 1, end, RunStop::AfterItem);
+        }
+        pos = end + 1;
+    }
+    (RUN, end, RunStop::Full)
 }
 
 /// Whether `name` is written in JSON as it is, without escapes.
