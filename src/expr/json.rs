@@ -1320,6 +1320,29 @@ mod tests {
         }
     }
 
+    proptest::proptest! {
+        /// Lists of strings, most of them plain, long enough to take more
+        /// than one run and with items across word boundaries, read as
+        /// serde_json reads them, compact or spaced, and written back alike.
+        #[test]
+        fn reads_lists_of_strings_as_serde_json_does(
+            items in proptest::collection::vec(
+                proptest::prop_oneof![
+                    8 => "[a-z0-9]{0,20}",
+                    1 => "[a-c\"\\\\\n\u{1}é ]{0,10}",
+                ],
+                0..150,
+            ),
+        ) {
+            let json = serde_json::Value::from(items);
+            for text in [json.to_string(), serde_json::to_string_pretty(&json).unwrap()] {
+                let read = read(&text).unwrap();
+                proptest::prop_assert_eq!(&read, &Value::from(&json));
+                proptest::prop_assert_eq!(to_text(&read), json.to_string());
+            }
+        }
+    }
+
     #[test]
     fn finds_the_end_of_a_plain_run_eight_bytes_at_a_time_as_byte_by_byte() {
         // Every stopping byte at every place in the word, after bytes that
