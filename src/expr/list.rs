@@ -5,9 +5,9 @@
 //! quoted and joined by commas exactly as the list's compact JSON has them
 //! between its brackets, and where each item ends. Reading such a list from
 //! JSON and writing it back are then one copy each, dropping it is two
-//! frees, and a membership test is a substring search in the text. Any other list keeps its
-//! items as values; a packed list turns into one when an item that cannot
-//! be packed is added.
+//! frees, and a membership test compares one 8-byte key per item. Any other
+//! list keeps its items as values; a packed list turns into one when an
+//! item that cannot be packed is added.
 //!
 //! The representation does not show: items come out as `Value::String`s,
 //! and two lists with equal items are equal however each is kept.
