@@ -314,13 +314,8 @@ impl<'a> Reader<'a> {
     /// and ends: its text, and the position after its closing quote.
     #[inline(always)]
     fn plain_string_at(&self, at: usize) -> Option<(&'a str, usize)> {
-        let bytes = self.text.as_bytes();
-        let start = at + 1;
-        let end = stop_at(bytes, start)?;
-        if bytes.get(end) != Some(&b'"') {
-            return None;
-        }
-        Some((self.text.get(start..end)?, end + 1))
+        let end = closing_quote(self.text.as_bytes(), at)?;
+        Some((self.text.get(at + 1..end)?, end + 1))
     }
 
     /// `text[start..end]`, where both ends sit next to ASCII bytes the
@@ -585,10 +580,11 @@ impl<'a> Reader<'a> {
         let bytes = self.text.as_bytes();
         loop {
             // A run of strings without escapes in compact JSON (a list of
-            // ids, the usual list) goes into the packed list as it stands
-            // in the text: the items' ends are noted as they are found and
-            // the run is copied once. Any other item, and every item once
-            // the list holds values, goes through `value_checking`.
+            // ids, the usual list) goes to the list as it stands in the
+            // text: the items' ends are noted as they are found, and a
+            // packed list copies the run once (a list of values takes its
+            // items one by one). Any other item goes through
+            // `value_checking`.
             let mut pos = self.pos;
             // Whether the run ended right after an item, not before one.
             let mut after_item = false;
@@ -772,16 +768,7 @@ fn compact_strings(bytes: &[u8], open: usize, ends: &mut [u32; RUN]) -> (usize, 
     let mut pos = open;
     let mut end = open;
     for (count, slot) in ends.iter_mut().enumerate() {
-        // An id is short: its closing quote is usually among the eight
-        // bytes after the opening one, which one bounds check reads.
-        let stop = match bytes.get(pos + 1..pos + 9).and_then(<[u8]>::first_chunk) {
-            Some(word) => match stop_mask(u64::from_le_bytes(*word)) {
-                0 => stop_at(bytes, pos + 9),
-                marked => Some(pos + 1 + (marked.trailing_zeros() / 8) as usize),
-            },
-            None => stop_at(bytes, pos + 1),
-        };
-        let Some(close) = stop.filter(|&close| bytes.get(close) == Some(&b'"')) else {
+        let Some(close) = closing_quote(bytes, pos) else {
             return (count, end, RunStop::BeforeItem);
         };
         *slot = (close - open) as u32;
@@ -792,6 +779,22 @@ fn compact_strings(bytes: &[u8], open: usize, ends: &mut [u32; RUN]) -> (usize, 
         pos = end + 1;
     }
     (RUN, end, RunStop::Full)
+}
+
+/// The closing quote of the string whose opening quote is at `open`, when
+/// it has no escapes (nor control characters) and ends.
+#[inline(always)]
+fn closing_quote(bytes: &[u8], open: usize) -> Option<usize> {
+    // An id is short: its closing quote is usually among the eight bytes
+    // after the opening one, which one bounds check reads.
+    let stop = match bytes.get(open + 1..open + 9).and_then(<[u8]>::first_chunk) {
+        Some(word) => match stop_mask(u64::from_le_bytes(*word)) {
+            0 => stop_at(bytes, open + 9)?,
+            marked => open + 1 + (marked.trailing_zeros() / 8) as usize,
+        },
+        None => stop_at(bytes, open + 1)?,
+    };
+    (bytes.get(stop) == Some(&b'"')).then_some(stop)
 }
 
 /// Whether `name` is written in JSON as it is, without escapes.

@@ -4,8 +4,9 @@
 //! what a context's list mostly holds) is kept packed: one text, the items
 //! quoted and joined by commas exactly as the list's compact JSON has them
 //! between its brackets, and where each item ends. Reading such a list from
-//! JSON and writing it back are then one copy each, dropping it is two
-//! frees, and a membership test compares one 8-byte key per item. Any other
+//! JSON and writing it back are then one copy per run of items, dropping
+//! it is a few frees, and a membership test compares one 8-byte key per
+//! item. Any other
 //! list keeps its items as values; a packed list turns into one when an
 //! item that cannot be packed is added.
 //!
@@ -42,9 +43,9 @@ struct Packed {
     ends: Vec<u32>,
     /// The keys (see `key_at`) of the first items, which a membership
     /// test reads instead of the text: those added one at a time to a list
-    /// that has the keys of all before them. An item read from JSON has
-    /// none, as computing it would cost a reader more than the one test
-    /// the list usually gets before it is written again.
+    /// that has the keys of all before them. An item read from compact
+    /// JSON has none, as computing it would cost a reader more than the one
+    /// test the list usually gets before it is written again.
     keys: Vec<u64>,
 }
 
@@ -95,11 +96,7 @@ impl List {
 
     pub fn iter(&self) -> Iter<'_> {
         Iter(match &self.0 {
-            Repr::Packed(packed) => IterRepr::Packed {
-                text: &packed.text,
-                ends: packed.ends.iter(),
-                start: 1,
-            },
+            Repr::Packed(packed) => IterRepr::Packed(packed.strings()),
             Repr::Values(items) => IterRepr::Values(items.iter()),
         })
     }
@@ -135,9 +132,7 @@ impl List {
         {
             return;
         }
-        for item in tail.iter() {
-            self.push(item.into_owned());
-        }
+        self.extend(tail.iter().map(Cow::into_owned));
     }
 
     /// Whether `needle` is an item, by CEL equality.
@@ -176,11 +171,7 @@ impl List {
             return;
         }
         // Kept as values, or too long to stay packed: item by item.
-        let mut start = 1;
-        for &end in ends {
-            self.push(Value::from(&joined[start..end as usize]));
-            start = end as usize + SEPARATOR;
-        }
+        self.extend(Strings::new(joined, ends).map(Value::from));
     }
 }
 
@@ -213,17 +204,12 @@ impl Packed {
         Some(&self.text[start..end])
     }
 
-    fn strings(&self) -> impl Iterator<Item = &str> {
-        let mut start = 1;
-        self.ends.iter().map(move |&end| {
-            let s = &self.text[start..end as usize];
-            start = end as usize + SEPARATOR;
-            s
-        })
+    fn strings(&self) -> Strings<'_> {
+        Strings::new(&self.text, &self.ends)
     }
 
-    /// Appends `s` when it is plain and fits; `false` (and nothing
-    /// changed) when not.
+    /// Appends `s` when it is plain and fits; `false` (and no item added)
+    /// when not.
     #[inline]
     fn push(&mut self, s: &str) -> bool {
         if self.ends.capacity() == 0 {
@@ -457,12 +443,42 @@ impl fmt::Debug for List {
 pub struct Iter<'a>(IterRepr<'a>);
 
 enum IterRepr<'a> {
-    Packed {
-        text: &'a str,
-        ends: std::slice::Iter<'a, u32>,
-        start: usize,
-    },
+    Packed(Strings<'a>),
     Values(std::slice::Iter<'a, Value>),
+}
+
+/// The items of packed text, given with where each closing quote is.
+struct Strings<'a> {
+    text: &'a str,
+    ends: std::slice::Iter<'a, u32>,
+    /// Where the next item starts.
+    start: usize,
+}
+
+impl<'a> Strings<'a> {
+    fn new(text: &'a str, ends: &'a [u32]) -> Strings<'a> {
+        Strings {
+            text,
+            ends: ends.iter(),
+            start: 1,
+        }
+    }
+}
+
+impl<'a> Iterator for Strings<'a> {
+    type Item = &'a str;
+
+    #[inline]
+    fn next(&mut self) -> Option<&'a str> {
+        let end = *self.ends.next()? as usize;
+        let s = &self.text[self.start..end];
+        self.start = end + SEPARATOR;
+        Some(s)
+    }
+
+    fn size_hint(&self) -> (usize, Option<usize>) {
+        self.ends.size_hint()
+    }
 }
 
 impl<'a> Iterator for Iter<'a> {
@@ -471,19 +487,14 @@ impl<'a> Iterator for Iter<'a> {
     #[inline]
     fn next(&mut self) -> Option<Cow<'a, Value>> {
         match &mut self.0 {
-            IterRepr::Packed { text, ends, start } => {
-                let end = *ends.next()? as usize;
-                let s = &text[*start..end];
-                *start = end + SEPARATOR;
-                Some(Cow::Owned(Value::from(s)))
-            }
+            IterRepr::Packed(strings) => strings.next().map(|s| Cow::Owned(Value::from(s))),
             IterRepr::Values(items) => items.next().map(Cow::Borrowed),
         }
     }
 
     fn size_hint(&self) -> (usize, Option<usize>) {
         let n = match &self.0 {
-            IterRepr::Packed { ends, .. } => ends.len(),
+            IterRepr::Packed(strings) => strings.ends.len(),
             IterRepr::Values(items) => items.len(),
         };
         (n, Some(n))
@@ -624,11 +635,29 @@ mod tests {
         assert!(is_packed(read(&text).as_list().unwrap()));
         let spaced = serde_json::to_string_pretty(&packed).unwrap();
         assert_eq!(to_text(&read(&spaced)), text);
-        let mut mixed = ids.clone();
-        mixed.insert(100, Value::from("a\"b"));
-        let mixed = Value::list(mixed);
-        assert_eq!(read(&to_text(&mixed)), mixed);
-        assert_eq!(to_text(&read(&to_text(&mixed))), to_text(&mixed));
+        let mut lists = Vec::new();
+        // Exactly one run, two runs, and more.
+        for n in [63, 64, 65, 128, 150] {
+            lists.push(ids[..n].to_vec());
+        }
+        // An escape right where a run is full, in the middle of one, and
+        // first; a list of values before its runs of strings.
+        for at in [0, 64, 100] {
+            let mut mixed = ids.clone();
+            mixed.insert(at, Value::from("a\"b"));
+            lists.push(mixed);
+        }
+        let mut values = vec![Value::Int(1)];
+        values.extend(ids[..70].iter().cloned());
+        lists.push(values);
+        for items in lists {
+            let value = Value::list(items.clone());
+            let text = to_text(&value);
+            assert_eq!(text, serde_json::Value::from(&value).to_string());
+            let read = read(&text);
+            assert_eq!(read.as_list().unwrap().to_vec(), items);
+            assert_eq!(to_text(&read), text);
+        }
     }
 
     #[test]
@@ -643,6 +672,10 @@ mod tests {
         // `["", ""]` and `[""]` have different texts and counts.
         assert_ne!(List::from(strings(&["", ""])), List::from(strings(&[""])));
         assert_ne!(List::from(strings(&[""])), List::new());
+        assert_eq!(
+            Value::List(Arc::new(packed.clone())).to_string(),
+            Value::List(Arc::new(unpacked(&items))).to_string()
+        );
         assert_eq!(
             Value::List(Arc::new(packed)),
             Value::list(vec![Value::from("c0"), Value::from(""), Value::from("c12")])
@@ -681,6 +714,23 @@ mod tests {
             assert!(!list.contains(&Value::Int(0)));
         }
         assert!(List::from(vec![Value::Int(1)]).contains(&Value::Double(1.0)));
+        // Needles of seven bytes and more are keyed by their last seven:
+        // an item that ends the same way is compared in full.
+        for (items, needle, expected) in [
+            (&["xabcdefg"][..], "abcdefg", false),
+            (&["zzz", "xabcdefgh"], "abcdefgh", false),
+            (&["abcdefg"], "xabcdefg", false),
+            (&["zzz", "abcdefgh"], "abcdefgh", true),
+            (&["abcdef", "xabcdef"], "xabcdef", true),
+        ] {
+            for list in every_way(&strings(items)) {
+                assert_eq!(
+                    list.contains(&Value::from(needle)),
+                    expected,
+                    "{needle} in {list:?}"
+                );
+            }
+        }
         // A comma, and an item that ends where another starts, match only
         // as whole items.
         let commas = List::from(strings(&["a", ",", "b"]));
@@ -776,6 +826,7 @@ mod tests {
             let mut appended = List::from(items[..split].to_vec());
             appended.append(&List::from(items[split..].to_vec()));
             prop_assert_eq!(appended.to_vec(), items.clone());
+            prop_assert_eq!(&appended, &whole);
 
             let value = Value::List(Arc::new(whole));
             let json = serde_json::Value::from(&value);

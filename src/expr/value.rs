@@ -464,9 +464,10 @@ impl<'de> Visitor<'de> for ValueVisitor {
     }
 
     fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Value, A::Error> {
-        // JSON gives no length up front; starting at 16 instead of 4 saves
-        // the list of a context two of the four copies it takes to grow to
-        // a few dozen items. An empty list allocates nothing.
+        // JSON gives no length up front; starting at 16 instead of 4 spares
+        // a few dozen items two of the copies of growing (`Value::list`
+        // then packs them if they are plain strings). An empty list
+        // allocates nothing.
         let mut items = Vec::new();
         while let Some(item) = seq.next_element()? {
             if items.is_empty() {
