@@ -22,7 +22,21 @@ use super::value::{Value, bytes_eq, word};
 /// From the closing quote of a packed item to the first byte of the next.
 const SEPARATOR: usize = "\",\"".len();
 
-/// A list value's items, in order.
+/// A list value's items, in order. How they are kept does not show:
+///
+/// ```
+/// use idemchart::expr::{List, Value};
+///
+/// let mut seen = List::from(vec![Value::from("c0")]);
+/// seen.push(Value::from("c1"));
+/// assert!(seen.contains(&Value::from("c1")) && !seen.contains(&Value::from("c2")));
+/// // A number among the strings: the list now keeps values, and is equal
+/// // to the same items however they were put together.
+/// seen.push(Value::Int(2));
+/// let items = vec![Value::from("c0"), Value::from("c1"), Value::Int(2)];
+/// assert_eq!(seen, List::from(items));
+/// assert_eq!(Value::List(seen.into()).to_string(), r#"["c0", "c1", 2]"#);
+/// ```
 #[derive(Clone)]
 pub struct List(Repr);
 
@@ -69,6 +83,7 @@ impl List {
         List(Repr::Packed(Packed::default()))
     }
 
+    /// How many items the list has.
     pub fn len(&self) -> usize {
         match &self.0 {
             Repr::Packed(packed) => packed.ends.len(),
@@ -94,6 +109,7 @@ impl List {
         self.len().checked_sub(1).and_then(|last| self.get(last))
     }
 
+    /// The items in order, as `get` gives them.
     pub fn iter(&self) -> Iter<'_> {
         Iter(match &self.0 {
             Repr::Packed(packed) => IterRepr::Packed(packed.strings()),
