@@ -29,9 +29,21 @@ use super::value::{Value, compare, map_get, map_get_near};
 use super::{BinaryOp, Expr, ExprKind, UnaryOp};
 
 /// Where each context field lives in the context's `Vec<Value>`.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Layout {
     fields: Vec<Arc<str>>,
+    /// Whether every field's name is written in JSON without escapes, so
+    /// that a reader may recognise it by its bytes.
+    plain_names: bool,
+}
+
+impl Default for Layout {
+    fn default() -> Layout {
+        Layout {
+            fields: Vec::new(),
+            plain_names: true,
+        }
+    }
 }
 
 impl Layout {
@@ -43,7 +55,14 @@ impl Layout {
                 layout.fields.push(Arc::from(field.as_ref()));
             }
         }
+        let plain_names = layout.fields().all(super::json::plain);
+        layout.plain_names = plain_names;
         layout
+    }
+
+    /// Whether every field's name is written in JSON without escapes.
+    pub(crate) fn plain_names(&self) -> bool {
+        self.plain_names
     }
 
     pub fn slot(&self, field: &str) -> Option<u32> {

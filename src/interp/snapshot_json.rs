@@ -523,7 +523,7 @@ impl<'a> Decoder<'a, '_> {
         // Fields mostly come in slot order, as the writer puts them, and
         // are then recognised by their bytes (when they need no escapes).
         let mut expected = 0;
-        let plain_names = layout.fields().all(json::plain);
+        let plain_names = layout.plain_names();
         while reader.has_next(b'}', &mut first)? {
             let at = reader.pos();
             if plain_names
