@@ -341,17 +341,18 @@ fn key_at(text: &[u8], close: usize, len: usize) -> u64 {
     word & (u64::MAX << (8 * (8 - (len + 2).min(8))))
 }
 
-/// The key (see `key_at`) that an item equal to `needle` has.
+/// The key (see `key_at`) that an item equal to `needle` has: its closing
+/// quote in the top byte, its last (up to) seven bytes below, then its
+/// opening quote if it fits.
 fn needle_key(needle: &[u8]) -> u64 {
-    let mut last = [0u8; 8];
-    last[7] = b'"';
-    for (slot, &b) in last[..7].iter_mut().rev().zip(needle.iter().rev()) {
-        *slot = b;
+    let mut key = u64::from(b'"') << 56;
+    for (i, &b) in needle.iter().rev().take(7).enumerate() {
+        key |= u64::from(b) << (8 * (6 - i));
     }
     if let Some(open) = 6usize.checked_sub(needle.len()) {
-        last[open] = b'"';
+        key |= u64::from(b'"') << (8 * open);
     }
-    key_at(&last, 7, needle.len())
+    key
 }
 
 /// Whether the packed item whose closing quote is at `end` is `needle`
@@ -613,6 +614,20 @@ mod tests {
         );
         assert_eq!(List::new().last(), None);
         assert_eq!(format!("{list:?}"), format!("{items:?}"));
+    }
+
+    #[test]
+    fn keys_a_needle_as_its_item_is_keyed() {
+        let text = "abcdefghijklmnopqrstuvwxyz";
+        for n in 0..text.len() {
+            let needle = &text[..n];
+            let quoted = format!("\"{needle}\"");
+            assert_eq!(
+                needle_key(needle.as_bytes()),
+                key_at(quoted.as_bytes(), n + 1, n),
+                "{needle}"
+            );
+        }
     }
 
     #[test]
