@@ -1306,6 +1306,50 @@ state cancelado #cancelado
         );
     }
 
+    /// Every region of a wide parallel state leaves it on GO: the hubs keep
+    /// the edges linear where an edge per pair of regions would need
+    /// regions × (regions - 1).
+    #[test]
+    fn sibling_hubs_grow_linearly_with_the_regions() {
+        let k = 200;
+        let mut text = String::from("machine wide\nevent GO id g\ninitial p\nparallel p {\n");
+        for i in 0..k {
+            text.push_str(&format!(
+                "  state r{i} {{ initial a state a {{ on GO -> #out }} }}\n"
+            ));
+        }
+        text.push_str("}\nstate out #out\n");
+        let m = machine(&text);
+        let g = MachineGraph::new(&m);
+        let hubs = g
+            .steps
+            .node_weights()
+            .filter(|n| matches!(n, Node::Siblings { .. }))
+            .count();
+        assert_eq!(hubs, 2 * (k - 1));
+        let from_hubs = g
+            .steps
+            .edge_references()
+            .filter(|e| matches!(g.node(e.source()), Node::Siblings { .. }))
+            .count();
+        assert_eq!(
+            from_hubs,
+            2 * (k - 1) + 2 * (k - 2),
+            "one GO and one link per hub"
+        );
+        let last = g.at(state(&m, &format!("p.r{}.a", k - 1)));
+        let reach = g.search(&[last], |_, _| true, |_| false, usize::MAX);
+        let first_go = m.state(state(&m, "p.r0.a")).on[0];
+        assert!(
+            g.steps.edge_references().any(|e| {
+                *e.weight() == Edge::Transition(first_go)
+                    && matches!(g.node(e.source()), Node::Siblings { .. })
+                    && reach.reached(e.source())
+            }),
+            "the last region reaches the first region's GO"
+        );
+    }
+
     #[test]
     fn events_raised_by_the_machine_are_its_own() {
         let m = machine(
