@@ -24,9 +24,9 @@
 //! a time: regions are independent, guards may be true, history may restore
 //! anything that was active, events the machine raises are raised. A region
 //! may leave its parallel state by a transition of a sibling region whose
-//! source that sibling can reach from its default entry by its own moves;
-//! a witness drives the sibling there first (`drive`), and its replay tells
-//! whether the sibling really was there. The graph has O(states +
+//! source some run reaches and the sibling can reach from its default entry
+//! by its own moves; a witness drives the sibling there first (`drive`),
+//! and its replay tells whether the sibling really was there. The graph has O(states +
 //! transitions) nodes and edges (a leaving transition counts once more for
 //! each parallel state it leaves), so nothing here enumerates
 //! configurations of parallel states. What that costs in precision: a sibling's source
@@ -366,7 +366,7 @@ impl<'m> MachineGraph<'m> {
         // Every search comes before the first hub, so that the buffers keep
         // their size and each search costs what it visits.
         let mut scratch = Scratch::default();
-        let parallels: Vec<(Vec<StateId>, Vec<Vec<TransitionId>>)> = self
+        let mut parallels: Vec<(Vec<StateId>, Vec<Vec<TransitionId>>)> = self
             .machine
             .state_ids()
             .filter(|&p| self.machine.state(p).kind == StateKind::Parallel)
@@ -379,6 +379,31 @@ impl<'m> MachineGraph<'m> {
                 (regions, leaving)
             })
             .collect();
+        if parallels
+            .iter()
+            .all(|(_, leaving)| leaving.iter().all(Vec::is_empty))
+        {
+            return;
+        }
+        // A sibling takes `t` only in a run that reaches `t`'s source. Such a
+        // run reaches `t`'s targets by `t`'s own edges, so the hubs add ways
+        // to the states a run reaches, never new states. History is left
+        // out as the lints' search from the start leaves it out: it restores
+        // only what was reached without it.
+        self.settle(
+            &mut scratch,
+            &[self.enter(StateId::ROOT)],
+            |_, e| e != Edge::History,
+            |_| false,
+            usize::MAX,
+        );
+        for (_, leaving) in &mut parallels {
+            for list in leaving {
+                list.retain(|&t| {
+                    scratch.dist[self.at(self.machine.transition(t).source).index()] != u32::MAX
+                });
+            }
+        }
         for (regions, leaving) in parallels {
             if leaving.iter().all(Vec::is_empty) {
                 continue;
@@ -1304,6 +1329,46 @@ state cancelado #cancelado
                 .all(|e| *e.weight() != Edge::Sibling),
             "envio leaves by nothing, so pago has no hub"
         );
+    }
+
+    /// No run reaches `fallido`: the start enters `pago` at `bloqueado`,
+    /// and `pedido` is entered by nothing else. That `pago` could reach it
+    /// from its default entry must not let `envio` leave by its FALLO, which
+    /// would make `cancelado` look reachable.
+    #[test]
+    fn a_sibling_source_that_no_run_reaches_gets_no_hub() {
+        let m = machine(
+            r#"
+machine gate
+event EMPEZAR id a
+event RECHAZO id r
+event FALLO id f
+initial inicio
+state inicio { on EMPEZAR -> pedido.pago.bloqueado }
+parallel pedido {
+  state pago {
+    initial pendiente
+    state pendiente { on RECHAZO -> fallido }
+    state bloqueado
+    state fallido { on FALLO -> #cancelado }
+  }
+  state envio {
+    initial preparando
+    state preparando
+  }
+}
+state cancelado #cancelado
+"#,
+        );
+        let g = MachineGraph::new(&m);
+        assert_eq!(g.steps.node_count(), 2 * m.states.len(), "no hub");
+        let search = g.search(
+            &[g.enter(StateId::ROOT)],
+            |_, e| e != Edge::History,
+            |_| false,
+            usize::MAX,
+        );
+        assert!(!search.reached(g.enter(state(&m, "cancelado"))));
     }
 
     /// Every region of a wide parallel state leaves it on GO: the hubs keep
