@@ -15,16 +15,25 @@
 //!   for shallow history, `Enter(h) → At(leaf)` for deep history);
 //! - `Transition(t)`: `At(source) → Enter(target)` for every target, and
 //!   `At(source) → Enter(region)` for the regions of a parallel state that the
-//!   transition enters without targeting them.
+//!   transition enters without targeting them;
+//! - `Sibling`: `At(region) → Siblings` hubs, from which the transitions of
+//!   the other regions of its parallel state that leave it take their
+//!   `Transition(t)` edges, as from their source (see `add_sibling_hubs`).
 //!
 //! A path from `Enter(root)` is a run of the machine seen from one region at
 //! a time: regions are independent, guards may be true, history may restore
-//! anything that was active, events the machine raises are raised. The graph
-//! has O(states + transitions) nodes and edges, so nothing here enumerates
-//! configurations of parallel states. What that costs in precision: a path
-//! does not follow a transition of a sibling region that leaves the parallel
-//! state, and a transition on an ancestor stays available in a child whose
-//! own unguarded handler for the event shadows it; the replay of a witness
+//! anything that was active, events the machine raises are raised. A region
+//! may leave its parallel state by a transition of a sibling region whose
+//! source some run reaches and the sibling can reach from its default entry
+//! by its own moves; a witness drives the sibling there first (`drive`),
+//! and its replay tells whether the sibling really was there. The graph has O(states +
+//! transitions) nodes and edges (a leaving transition counts once more for
+//! each parallel state it leaves), so nothing here enumerates
+//! configurations of parallel states. What that costs in precision: a sibling's source
+//! counts as reachable only by that sibling's own moves (not through
+//! history, nor a hub of a parallel state nested inside it), and a
+//! transition on an ancestor stays available in a child whose own
+//! unguarded handler for the event shadows it; the replay of a witness
 //! tells such a path apart.
 
 use std::cell::OnceCell;
@@ -99,6 +108,9 @@ pub enum Node {
     At(StateId),
     /// The state is being entered.
     Enter(StateId),
+    /// A sibling region of `region` leaves their parallel state: those
+    /// before it in document order, or after it when `later` is set.
+    Siblings { region: StateId, later: bool },
 }
 
 /// An edge of the transition graph.
@@ -108,6 +120,9 @@ pub enum Edge {
     Default,
     History,
     Transition(TransitionId),
+    /// From a region to the hub of its siblings' leaving transitions, and
+    /// from hub to hub.
+    Sibling,
 }
 
 /// What a path step costs a witness: a delivered event or a timer is one
@@ -125,7 +140,8 @@ pub struct MachineGraph<'m> {
     pub events: EventTable,
     /// The state hierarchy, parent → child; node `i` is `StateId(i)`.
     pub hierarchy: DiGraph<StateId, ()>,
-    /// The transition graph; `At(s)` is node `2s`, `Enter(s)` node `2s + 1`.
+    /// The transition graph; `At(s)` is node `2s`, `Enter(s)` node `2s + 1`,
+    /// the sibling hubs come after them.
     pub steps: DiGraph<Node, Edge>,
     /// Concrete events each transition's trigger matches (empty for `always`
     /// and `after`), in table order.
@@ -296,38 +312,197 @@ impl<'m> MachineGraph<'m> {
                 }
             }
         }
-        for (index, t) in m.transitions.iter().enumerate() {
+        for index in 0..m.transitions.len() {
             let tid = TransitionId(index as u32);
-            let Some(domain) = self.domains[index] else {
-                continue;
-            };
-            let from = self.at(t.source);
-            let targets = self.targets[index].clone();
-            for &x in targets.iter() {
-                self.steps
-                    .add_edge(from, self.enter(x), Edge::Transition(tid));
-            }
-            // Parallel states between a target and the domain are entered
-            // anew, so their other regions start at their defaults.
-            let mut seen_parallel = Vec::new();
-            for &x in targets.iter() {
-                for a in m.ancestors(x) {
-                    if a == domain || !self.is_strict_descendant(a, domain) {
-                        break;
-                    }
-                    if m.state(a).kind == StateKind::Parallel && !seen_parallel.contains(&a) {
-                        seen_parallel.push(a);
-                        for &r in &m.state(a).children {
-                            let holds_target = targets.iter().any(|&y| self.contains(r, y));
-                            if !holds_target && !self.is_history(r) {
-                                self.steps
-                                    .add_edge(from, self.enter(r), Edge::Transition(tid));
-                            }
+            self.add_transition_edges(self.at(m.transition(tid).source), tid);
+        }
+        self.add_sibling_hubs();
+    }
+
+    /// The edges of `t` from `from`: to every target, and to the regions of
+    /// the parallel states it enters without targeting them.
+    fn add_transition_edges(&mut self, from: NodeIndex, tid: TransitionId) {
+        let m = self.machine;
+        let Some(domain) = self.domains[tid.index()] else {
+            return;
+        };
+        let targets = self.targets[tid.index()].clone();
+        for &x in targets.iter() {
+            self.steps
+                .add_edge(from, self.enter(x), Edge::Transition(tid));
+        }
+        // Parallel states between a target and the domain are entered
+        // anew, so their other regions start at their defaults.
+        let mut seen_parallel = Vec::new();
+        for &x in targets.iter() {
+            for a in m.ancestors(x) {
+                if a == domain || !self.is_strict_descendant(a, domain) {
+                    break;
+                }
+                if m.state(a).kind == StateKind::Parallel && !seen_parallel.contains(&a) {
+                    seen_parallel.push(a);
+                    for &r in &m.state(a).children {
+                        let holds_target = targets.iter().any(|&y| self.contains(r, y));
+                        if !holds_target && !self.is_history(r) {
+                            self.steps
+                                .add_edge(from, self.enter(r), Edge::Transition(tid));
                         }
                     }
                 }
             }
         }
+    }
+
+    /// The hubs through which a region follows the transitions of its
+    /// sibling regions that leave their parallel state. Regions are in
+    /// document order; `Siblings { region, later: false }` holds the
+    /// leaving transitions of the regions before `region` and leads to the
+    /// hub of the region before it, `later: true` those after it. A region
+    /// reaches both of its hubs, so every region reaches the transitions of
+    /// all the others and none of its own, with O(regions + transitions)
+    /// nodes and edges per parallel state where direct edges would need
+    /// regions × transitions.
+    fn add_sibling_hubs(&mut self) {
+        // Every search comes before the first hub, so that the buffers keep
+        // their size and each search costs what it visits.
+        let mut scratch = Scratch::default();
+        let mut parallels: Vec<(Vec<StateId>, Vec<Vec<TransitionId>>)> = self
+            .machine
+            .state_ids()
+            .filter(|&p| self.machine.state(p).kind == StateKind::Parallel)
+            .map(|p| {
+                let regions: Vec<StateId> = self.machine.substates(p).collect();
+                let leaving = regions
+                    .iter()
+                    .map(|&r| self.leaving_transitions(&mut scratch, p, r))
+                    .collect();
+                (regions, leaving)
+            })
+            .collect();
+        if parallels
+            .iter()
+            .all(|(_, leaving)| leaving.iter().all(Vec::is_empty))
+        {
+            return;
+        }
+        // A sibling takes `t` only in a run that reaches `t`'s source. Such a
+        // run reaches `t`'s targets by `t`'s own edges, so the hubs add ways
+        // to the states a run reaches, never new states. History is left
+        // out as the lints' search from the start leaves it out: it restores
+        // only what was reached without it.
+        self.settle(
+            &mut scratch,
+            &[self.enter(StateId::ROOT)],
+            |_, e| e != Edge::History,
+            |_| false,
+            usize::MAX,
+        );
+        for (_, leaving) in &mut parallels {
+            for list in leaving {
+                list.retain(|&t| {
+                    scratch.dist[self.at(self.machine.transition(t).source).index()] != u32::MAX
+                });
+            }
+        }
+        for (regions, leaving) in parallels {
+            if leaving.iter().all(Vec::is_empty) {
+                continue;
+            }
+            for later in [false, true] {
+                let mut order: Vec<usize> = (0..regions.len()).collect();
+                if later {
+                    order.reverse();
+                }
+                let mut previous: Option<NodeIndex> = None;
+                for pair in order.windows(2) {
+                    let (behind, region) = (pair[0], regions[pair[1]]);
+                    if previous.is_none() && leaving[behind].is_empty() {
+                        continue;
+                    }
+                    let hub = self.steps.add_node(Node::Siblings { region, later });
+                    if let Some(previous) = previous {
+                        self.steps.add_edge(hub, previous, Edge::Sibling);
+                    }
+                    for &t in &leaving[behind] {
+                        self.add_transition_edges(hub, t);
+                    }
+                    self.steps.add_edge(self.at(region), hub, Edge::Sibling);
+                    previous = Some(hub);
+                }
+            }
+        }
+    }
+
+    /// The transitions of region `r` that leave its parallel state `p`, from
+    /// a source that the region's own moves reach from its default entry:
+    /// what the other regions may see it take. One search per region keeps
+    /// this linear in the region's size.
+    fn leaving_transitions(
+        &self,
+        scratch: &mut Scratch,
+        p: StateId,
+        r: StateId,
+    ) -> Vec<TransitionId> {
+        self.settle(
+            scratch,
+            &[self.enter(r)],
+            self.within(r),
+            |_| false,
+            usize::MAX,
+        );
+        self.subtree(r)
+            .filter(|&s| scratch.dist[self.at(s).index()] != u32::MAX)
+            .flat_map(|s| self.machine.state(s).on.iter().copied())
+            .filter(|t| self.domains[t.index()].is_some_and(|d| self.is_strict_descendant(p, d)))
+            .collect()
+    }
+
+    /// The shortest path that takes `region`, from its default entry and by
+    /// its own moves (no history, no sibling hubs), to `t`'s source.
+    pub fn drive(
+        &self,
+        scratch: &mut Scratch,
+        region: StateId,
+        t: TransitionId,
+    ) -> Option<Vec<EdgeIndex>> {
+        let source = self.at(self.machine.transition(t).source);
+        let (_, path) = self.find(
+            scratch,
+            &[self.enter(region)],
+            self.within(region),
+            |n| n == source,
+            usize::MAX,
+        )?;
+        Some(path)
+    }
+
+    /// The edges a region moves by on its own: those between its states,
+    /// but history and sibling hubs.
+    fn within(&self, region: StateId) -> impl Fn(EdgeIndex, Edge) -> bool + '_ {
+        let inside = move |n: NodeIndex| match self.steps[n] {
+            Node::At(s) | Node::Enter(s) => self.contains(region, s),
+            Node::Siblings { .. } => false,
+        };
+        move |e, weight| {
+            weight != Edge::History
+                && self
+                    .steps
+                    .edge_endpoints(e)
+                    .is_some_and(|(a, b)| inside(a) && inside(b))
+        }
+    }
+
+    /// For an edge of `t` out of a sibling hub, the region of the hub's
+    /// parallel state that holds `t`'s source, which a witness drives there
+    /// first; `None` for every other edge.
+    pub fn sibling_region(&self, from: NodeIndex, t: TransitionId) -> Option<StateId> {
+        let Node::Siblings { region, .. } = self.steps[from] else {
+            return None;
+        };
+        let source = self.machine.transition(t).source;
+        std::iter::once(source)
+            .chain(self.machine.ancestors(source))
+            .find(|&a| self.machine.state(a).parent == self.machine.state(region).parent)
     }
 
     /// Edges for entering `x` from `from` below `top`: to `x`, and to the
@@ -388,6 +563,13 @@ impl<'m> MachineGraph<'m> {
 
     pub fn node(&self, index: NodeIndex) -> Node {
         self.steps[index]
+    }
+
+    /// The state a node is about; for a sibling hub, its region.
+    pub fn node_state(&self, index: NodeIndex) -> StateId {
+        match self.steps[index] {
+            Node::At(s) | Node::Enter(s) | Node::Siblings { region: s, .. } => s,
+        }
     }
 
     /// States in the subtree of `id`, itself first, in document order.
@@ -578,6 +760,7 @@ impl<'m> MachineGraph<'m> {
                         entered.push(s);
                     }
                 }
+                Node::Siblings { .. } => continue,
             }
             for e in self.steps.edges(node) {
                 let follow = match e.weight() {
@@ -656,7 +839,9 @@ impl<'m> MachineGraph<'m> {
     pub fn eventless_components(&self) -> Vec<u32> {
         let filtered = petgraph::visit::EdgeFiltered::from_fn(&self.steps, |e| match e.weight() {
             Edge::Transition(t) => self.machine.transition(*t).trigger == Trigger::Always,
-            Edge::History => false,
+            // A sibling region may not be where its `always` transition
+            // leaves, so a cycle through a hub is no proof of a loop.
+            Edge::History | Edge::Sibling => false,
             _ => true,
         });
         let mut component = vec![u32::MAX; self.steps.node_count()];
@@ -1037,6 +1222,197 @@ state p {
         assert_eq!(g.cost(Edge::Transition(to_b)), Cost::Event(e));
         assert_eq!(g.cost(Edge::Up), Cost::Free);
         assert_eq!(g.hierarchy.edge_count(), m.states.len() - 1);
+    }
+
+    const SHOP: &str = r#"
+machine shop
+event RECHAZO id r
+event FALLO id f
+event PAGAR id p
+event ENVIAR id e
+initial pedido
+parallel pedido {
+  state pago {
+    initial pendiente
+    state pendiente {
+      on RECHAZO -> fallido
+      on PAGAR -> pagado
+    }
+    state fallido { on FALLO -> #cancelado }
+    state pagado { on PAGAR -> pendiente }
+    state huerfano { on FALLO -> #cancelado }
+  }
+  state envio {
+    initial preparando
+    state preparando { on ENVIAR -> enviado }
+    state enviado
+  }
+}
+state cancelado #cancelado
+"#;
+
+    #[test]
+    fn a_region_leaves_by_a_sibling_regions_transition() {
+        let m = machine(SHOP);
+        let g = MachineGraph::new(&m);
+        let fallo = m.state(state(&m, "pedido.pago.fallido")).on[0];
+        let search = g.search(
+            &[g.at(state(&m, "pedido.envio.enviado"))],
+            |_, e| e != Edge::History,
+            |_| false,
+            usize::MAX,
+        );
+        let cancelado = g.enter(state(&m, "cancelado"));
+        assert!(search.reached(cancelado), "through pago's FALLO");
+        let path = search.path(&g.steps, cancelado);
+        let last = *path.last().expect("a path");
+        assert_eq!(g.steps[last], Edge::Transition(fallo));
+        let (hub, _) = g.steps.edge_endpoints(last).expect("an edge");
+        assert_eq!(
+            g.sibling_region(hub, fallo),
+            Some(state(&m, "pedido.pago")),
+            "the witness drives pago first"
+        );
+        let drive = g
+            .drive(&mut Scratch::default(), state(&m, "pedido.pago"), fallo)
+            .expect("pago reaches fallido");
+        let delivered: Vec<Cost> = drive
+            .iter()
+            .map(|&e| g.cost(g.steps[e]))
+            .filter(|&c| c != Cost::Free)
+            .collect();
+        assert_eq!(
+            delivered,
+            [Cost::Event(g.events.get("RECHAZO").expect("RECHAZO"))]
+        );
+    }
+
+    #[test]
+    fn only_transitions_that_leave_the_parallel_state_from_a_reachable_source_get_a_hub() {
+        let m = machine(SHOP);
+        let g = MachineGraph::new(&m);
+        let edges_of = |t: TransitionId| {
+            g.steps
+                .edge_references()
+                .filter(|e| *e.weight() == Edge::Transition(t))
+                .map(|e| g.node(e.source()))
+                .collect::<Vec<_>>()
+        };
+        let pagado = state(&m, "pedido.pago.pagado");
+        assert_eq!(
+            edges_of(m.state(pagado).on[0]),
+            [Node::At(pagado)],
+            "PAGAR stays inside pago"
+        );
+        let huerfano = state(&m, "pedido.pago.huerfano");
+        assert_eq!(
+            edges_of(m.state(huerfano).on[0]),
+            [Node::At(huerfano)],
+            "pago never reaches huerfano"
+        );
+        let fallido = state(&m, "pedido.pago.fallido");
+        let envio = state(&m, "pedido.envio");
+        assert_eq!(
+            edges_of(m.state(fallido).on[0]),
+            [
+                Node::At(fallido),
+                Node::Siblings {
+                    region: envio,
+                    later: false
+                }
+            ]
+        );
+        let pago = state(&m, "pedido.pago");
+        assert!(
+            g.steps
+                .edges(g.at(pago))
+                .all(|e| *e.weight() != Edge::Sibling),
+            "envio leaves by nothing, so pago has no hub"
+        );
+    }
+
+    /// No run reaches `fallido`: the start enters `pago` at `bloqueado`,
+    /// and `pedido` is entered by nothing else. That `pago` could reach it
+    /// from its default entry must not let `envio` leave by its FALLO, which
+    /// would make `cancelado` look reachable.
+    #[test]
+    fn a_sibling_source_that_no_run_reaches_gets_no_hub() {
+        let m = machine(
+            r#"
+machine gate
+event EMPEZAR id a
+event RECHAZO id r
+event FALLO id f
+initial inicio
+state inicio { on EMPEZAR -> pedido.pago.bloqueado }
+parallel pedido {
+  state pago {
+    initial pendiente
+    state pendiente { on RECHAZO -> fallido }
+    state bloqueado
+    state fallido { on FALLO -> #cancelado }
+  }
+  state envio {
+    initial preparando
+    state preparando
+  }
+}
+state cancelado #cancelado
+"#,
+        );
+        let g = MachineGraph::new(&m);
+        assert_eq!(g.steps.node_count(), 2 * m.states.len(), "no hub");
+        let search = g.search(
+            &[g.enter(StateId::ROOT)],
+            |_, e| e != Edge::History,
+            |_| false,
+            usize::MAX,
+        );
+        assert!(!search.reached(g.enter(state(&m, "cancelado"))));
+    }
+
+    /// Every region of a wide parallel state leaves it on GO: the hubs keep
+    /// the edges linear where an edge per pair of regions would need
+    /// regions × (regions - 1).
+    #[test]
+    fn sibling_hubs_grow_linearly_with_the_regions() {
+        let k = 200;
+        let mut text = String::from("machine wide\nevent GO id g\ninitial p\nparallel p {\n");
+        for i in 0..k {
+            text.push_str(&format!(
+                "  state r{i} {{ initial a state a {{ on GO -> #out }} }}\n"
+            ));
+        }
+        text.push_str("}\nstate out #out\n");
+        let m = machine(&text);
+        let g = MachineGraph::new(&m);
+        let hubs = g
+            .steps
+            .node_weights()
+            .filter(|n| matches!(n, Node::Siblings { .. }))
+            .count();
+        assert_eq!(hubs, 2 * (k - 1));
+        let from_hubs = g
+            .steps
+            .edge_references()
+            .filter(|e| matches!(g.node(e.source()), Node::Siblings { .. }))
+            .count();
+        assert_eq!(
+            from_hubs,
+            2 * (k - 1) + 2 * (k - 2),
+            "one GO and one link per hub"
+        );
+        let last = g.at(state(&m, &format!("p.r{}.a", k - 1)));
+        let reach = g.search(&[last], |_, _| true, |_| false, usize::MAX);
+        let first_go = m.state(state(&m, "p.r0.a")).on[0];
+        assert!(
+            g.steps.edge_references().any(|e| {
+                *e.weight() == Edge::Transition(first_go)
+                    && matches!(g.node(e.source()), Node::Siblings { .. })
+                    && reach.reached(e.source())
+            }),
+            "the last region reaches the first region's GO"
+        );
     }
 
     #[test]

@@ -197,7 +197,7 @@ fn entered_only_by_identity(cx: &Cx, s: StateId) -> bool {
                         stack.push(e.source());
                     }
                 }
-                Edge::Up => {}
+                Edge::Up | Edge::Sibling => {}
             }
         }
     }

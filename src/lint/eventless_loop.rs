@@ -2,7 +2,6 @@ use std::collections::BTreeMap;
 
 use super::{Cx, Finding, Lint, Stage, analysis};
 use crate::diagnostic::Label;
-use crate::graph::Node;
 use crate::model::{TransitionId, Trigger};
 
 declare_lint! {
@@ -94,9 +93,7 @@ fn check(cx: &mut Cx) {
         }
         for (i, c) in components.iter().enumerate() {
             if *c == component {
-                let s = match cx.graph.node(petgraph::graph::NodeIndex::new(i)) {
-                    Node::At(s) | Node::Enter(s) => s,
-                };
+                let s = cx.graph.node_state(petgraph::graph::NodeIndex::new(i));
                 analysis::writes(&m.state(s).entry, &mut written);
                 analysis::writes(&m.state(s).exit, &mut written);
             }

@@ -129,7 +129,7 @@ fn reentered(cx: &Cx, t: TransitionId) -> Vec<StateId> {
         .into_iter()
         .filter_map(|node| match cx.graph.node(node) {
             crate::graph::Node::Enter(x) => Some(x),
-            crate::graph::Node::At(_) => None,
+            crate::graph::Node::At(_) | crate::graph::Node::Siblings { .. } => None,
         })
         .collect();
     let mut out: Vec<StateId> = exited

@@ -369,13 +369,20 @@ impl<'m> Cx<'m> {
             }
         }
         let mut at = found?;
-        let mut steps = Vec::new();
-        let mut first = None;
+        let mut edges = Vec::new();
         while let Some((from, e)) = pred[at] {
             let from = from as usize;
-            let crosses = from < n && at >= n;
+            edges.push((e, from < n && at >= n));
+            at = from;
+        }
+        edges.reverse();
+        let mut steps = Vec::new();
+        let mut first = None;
+        for (e, crosses) in edges {
             match (self.graph.steps[e], crosses) {
                 (Edge::Transition(x), true) => {
+                    let (from, _) = self.graph.steps.edge_endpoints(e)?;
+                    steps.extend(self.drive_sibling(from, x));
                     let event = delivers(x)?;
                     steps.push(WitnessStep::Event {
                         event,
@@ -385,11 +392,8 @@ impl<'m> Cx<'m> {
                 }
                 _ => steps.extend(self.steps_of(&[e])),
             }
-            at = from;
         }
-        steps.reverse();
-        let first = steps.len() - 1 - first?;
-        Some((steps, first))
+        Some((steps, first?))
     }
 }
 

@@ -102,9 +102,7 @@ fn check(cx: &mut Cx) {
             continue;
         }
         let blocked = |node: NodeIndex| {
-            let s = match cx.graph.node(node) {
-                Node::At(s) | Node::Enter(s) => s,
-            };
+            let s = cx.graph.node_state(node);
             verify.is_some_and(|v| cx.graph.contains(v, s))
         };
         let runs_edge = |edge: Edge, to: NodeIndex| match edge {
@@ -200,6 +198,7 @@ fn check(cx: &mut Cx) {
             _ => Vec::new(),
         };
         steps.extend(cx.steps_of(&path));
+        steps.extend(cx.drive_sibling(at, retry));
         steps.extend(cx.step_taking(retry, None));
         let witness = (!steps.is_empty()).then(|| Witness {
             steps,

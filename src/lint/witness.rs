@@ -65,9 +65,34 @@ impl Witness {
 impl Cx<'_> {
     /// The steps along a path of edges.
     pub fn steps_of(&self, path: &[EdgeIndex]) -> Vec<WitnessStep> {
-        path.iter()
-            .filter_map(|&e| self.step_of_edge(self.graph.steps[e]))
-            .collect()
+        let mut steps = Vec::new();
+        for &e in path {
+            let edge = self.graph.steps[e];
+            if let (Edge::Transition(t), Some((from, _))) =
+                (edge, self.graph.steps.edge_endpoints(e))
+            {
+                steps.extend(self.drive_sibling(from, t));
+            }
+            steps.extend(self.step_of_edge(edge));
+        }
+        steps
+    }
+
+    /// When `t` is taken from a sibling hub, the steps that first drive
+    /// the sibling region that holds its source there, so that the replay
+    /// can take it; no steps otherwise. Should the region have moved
+    /// elsewhere earlier in the witness, the replay does not confirm it.
+    pub fn drive_sibling(&self, from: NodeIndex, t: TransitionId) -> Vec<WitnessStep> {
+        let Some(region) = self.graph.sibling_region(from, t) else {
+            return Vec::new();
+        };
+        let path = self
+            .graph
+            .drive(&mut self.scratch.borrow_mut(), region, t)
+            .unwrap_or_default();
+        // The path stays inside the region and passes no hub, so this
+        // recursion is one level deep.
+        self.steps_of(&path)
     }
 
     fn step_of_edge(&self, edge: Edge) -> Option<WitnessStep> {
