@@ -26,13 +26,13 @@
 //! may leave its parallel state by a transition of a sibling region whose
 //! source some run reaches and the sibling can reach from its default entry
 //! by its own moves; a witness drives the sibling there first (`drive`),
-//! and its replay tells whether the sibling really was there. The graph has O(states +
-//! transitions) nodes and edges (a leaving transition counts once more for
-//! each parallel state it leaves), so nothing here enumerates
-//! configurations of parallel states. What that costs in precision: a sibling's source
-//! counts as reachable only by that sibling's own moves (not through
-//! history, nor a hub of a parallel state nested inside it), and a
-//! transition on an ancestor stays available in a child whose own
+//! and its replay tells whether the sibling really was there. The graph has
+//! O(states + transitions) nodes and edges (a leaving transition counts once
+//! more for each parallel state it leaves), so nothing here enumerates
+//! configurations of parallel states. What that costs in precision: a
+//! sibling's source counts as reachable only by that sibling's own moves
+//! (not through history, nor a hub of a parallel state nested inside it),
+//! and a transition on an ancestor stays available in a child whose own
 //! unguarded handler for the event shadows it; the replay of a witness
 //! tells such a path apart.
 

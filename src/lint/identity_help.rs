@@ -3,7 +3,6 @@
 //! seen ids that the machine already tests for the event, or a new one.
 
 use crate::graph::EventId;
-use crate::model::TransitionId;
 
 use super::Cx;
 
@@ -36,17 +35,11 @@ impl Cx<'_> {
             None => "event.id".to_string(),
         };
         // A set some guard on this event already tests is the one to extend.
-        let existing = (0..self.machine.transitions.len() as u32)
-            .map(TransitionId)
-            .filter(|&t| self.graph.trigger_events(t).contains(&event))
-            .flat_map(|t| &self.facts[t.index()].identity)
-            .map(|(_, set)| set.clone())
-            .next();
-        let name = self.graph.events.name(event);
-        IdentityGuard {
-            id,
-            set: existing.unwrap_or_else(|| seen_set_name(name)),
-        }
+        let set = match &self.identity_sets[event.index()] {
+            Some(set) => set.clone(),
+            None => seen_set_name(self.graph.events.name(event)),
+        };
+        IdentityGuard { id, set }
     }
 }
 

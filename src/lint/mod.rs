@@ -224,6 +224,9 @@ pub(crate) struct Cx<'m> {
     pub findings: Vec<Finding>,
     /// Each event's declaration, by event.
     decls: Vec<Option<&'m crate::model::EventDecl>>,
+    /// By event, the set of seen ids that the first identity guard on it
+    /// (in document order) tests: the one a finding's help extends.
+    pub identity_sets: Vec<Option<String>>,
     /// Memos per transition: the repeat's acceptor per event, the leaf
     /// that selects it per event.
     immediate: RefCell<PerTransition<EventId, Option<repeat::Acceptor>>>,
@@ -231,6 +234,21 @@ pub(crate) struct Cx<'m> {
     scratch: RefCell<crate::graph::Scratch>,
     /// Two-layer searches left (`repeat::LAYERED_SEARCHES`).
     layered_searches: std::cell::Cell<usize>,
+}
+
+/// `Cx::identity_sets`, in one pass over the transitions: reading every
+/// transition for each finding made the help quadratic in the machine.
+fn identity_sets(graph: &MachineGraph, facts: &[repeat::Facts]) -> Vec<Option<String>> {
+    let mut sets = vec![None; graph.events.len()];
+    for (t, facts) in facts.iter().enumerate() {
+        let Some((_, set)) = facts.identity.first() else {
+            continue;
+        };
+        for event in graph.trigger_events(TransitionId(t as u32)) {
+            sets[event.index()].get_or_insert_with(|| set.clone());
+        }
+    }
+    sets
 }
 
 impl<'m> Cx<'m> {
@@ -247,7 +265,7 @@ impl<'m> Cx<'m> {
             usize::MAX,
         );
         let components = graph.components();
-        let facts = (0..machine.transitions.len() as u32)
+        let facts: Vec<repeat::Facts> = (0..machine.transitions.len() as u32)
             .map(|t| repeat::Facts::of(&graph, TransitionId(t)))
             .collect();
         let decls = graph
@@ -257,6 +275,7 @@ impl<'m> Cx<'m> {
             .map(|name| machine.events.get(name))
             .collect();
         let transitions = machine.transitions.len();
+        let identity_sets = identity_sets(&graph, &facts);
         Cx {
             machine,
             graph,
@@ -265,6 +284,7 @@ impl<'m> Cx<'m> {
             facts,
             findings: Vec::new(),
             decls,
+            identity_sets,
             immediate: RefCell::new(vec![Vec::new(); transitions]),
             selecting: RefCell::new(vec![Vec::new(); transitions]),
             scratch: RefCell::default(),
