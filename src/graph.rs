@@ -27,8 +27,8 @@
 //! source some run reaches and the sibling can reach from its default entry
 //! by its own moves; a witness drives the sibling there first (`drive`),
 //! and its replay tells whether the sibling really was there. The graph has
-//! O(states + transitions) nodes and edges (a leaving transition counts once
-//! more for each parallel state it leaves), so nothing here enumerates
+//! O(states + transitions) nodes and edges (a leaving transition counts
+//! twice more for each parallel state it leaves), so nothing here enumerates
 //! configurations of parallel states. What that costs in precision: a
 //! sibling's source counts as reachable only by that sibling's own moves
 //! (not through history, nor a hub of a parallel state nested inside it),
@@ -452,7 +452,15 @@ impl<'m> MachineGraph<'m> {
         );
         self.subtree(r)
             .filter(|&s| scratch.dist[self.at(s).index()] != u32::MAX)
-            .flat_map(|s| self.machine.state(s).on.iter().copied())
+            .flat_map(|s| {
+                let state = self.machine.state(s);
+                state
+                    .on
+                    .iter()
+                    .chain(&state.always)
+                    .chain(&state.after)
+                    .copied()
+            })
             .filter(|t| self.domains[t.index()].is_some_and(|d| self.is_strict_descendant(p, d)))
             .collect()
     }

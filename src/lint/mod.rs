@@ -257,10 +257,12 @@ impl<'m> Cx<'m> {
         let root = graph.enter(StateId::ROOT);
         // History may restore only what was active before, so the search
         // from the start does not use restore edges: what they reach was
-        // reached without them.
+        // reached without them. Nor does it use sibling hubs, which reach
+        // nothing new either, and whose edges do not count the events that
+        // drive the sibling first: distances from the start stay exact.
         let reach = graph.search(
             &[root],
-            |_, e| e != crate::graph::Edge::History,
+            |_, e| e != crate::graph::Edge::History && e != crate::graph::Edge::Sibling,
             |_| false,
             usize::MAX,
         );

@@ -105,6 +105,16 @@ fn check(cx: &mut Cx) {
             let s = cx.graph.node_state(node);
             verify.is_some_and(|v| cx.graph.contains(v, s))
         };
+        // A sibling's transition taken from a hub passes through the states
+        // that drive the sibling to its source first: through `verify` when
+        // one of them is in it.
+        let driven_through_verify = |from: NodeIndex, edge: Edge| match (verify, edge) {
+            (Some(v), Edge::Transition(t)) => cx
+                .driven_states(from, t)
+                .iter()
+                .any(|&s| cx.graph.contains(v, s)),
+            _ => false,
+        };
         let runs_edge = |edge: Edge, to: NodeIndex| match edge {
             Edge::Transition(t) => {
                 acts[t.index()]
@@ -165,7 +175,10 @@ fn check(cx: &mut Cx) {
             }
             for e in cx.graph.steps.edges(node) {
                 let weight = *e.weight();
-                if weight == Edge::History || blocked(e.target()) {
+                if weight == Edge::History
+                    || blocked(e.target())
+                    || driven_through_verify(node, weight)
+                {
                     continue;
                 }
                 if let Edge::Transition(t) = weight

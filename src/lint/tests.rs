@@ -229,3 +229,41 @@ fn an_eventless_loop_behind_a_host_guard_is_not_reported() {
     assert!(!codes("more").contains(&"S006"));
     assert!(codes("true").contains(&"S006"));
 }
+
+/// The search from the start does not go through sibling hubs, whose edges
+/// do not count the events that drive the sibling: a witness's prefix to a
+/// state left through a sibling's transition counts those events too, so
+/// that the cap on witness length holds.
+#[test]
+fn prefixes_count_the_events_that_drive_a_sibling() {
+    let text = "
+machine: prefix
+events:
+  RECHAZO: { id: r }
+  FALLO: { id: f }
+initial: pedido
+states:
+  pedido:
+    type: parallel
+    states:
+      pago:
+        initial: pendiente
+        states:
+          pendiente: { on: { RECHAZO: fallido } }
+          fallido: { on: { FALLO: '#cancelado' } }
+      envio:
+        initial: quieto
+        states:
+          quieto: {}
+  cancelado: { id: cancelado }
+";
+    let machine = parse(text, Syntax::Yaml).expect("loads");
+    let cx = Cx::new(&machine);
+    let cancelado = machine
+        .state_ids()
+        .find(|&s| machine.state(s).path == "cancelado")
+        .expect("cancelado");
+    let prefix = cx.prefix(cx.graph.enter(cancelado)).expect("a prefix");
+    assert_eq!(prefix.len(), 2, "RECHAZO then FALLO: {prefix:?}");
+    assert_eq!(cx.reach.dist[cx.graph.enter(cancelado).index()], 2);
+}

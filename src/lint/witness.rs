@@ -95,6 +95,26 @@ impl Cx<'_> {
         self.steps_of(&path)
     }
 
+    /// The states a witness passes through in a sibling region when `t`
+    /// is taken from the hub `from` (see `drive_sibling`): those of the
+    /// drive and `t`'s source; none for an edge out of any other node.
+    pub fn driven_states(&self, from: NodeIndex, t: TransitionId) -> Vec<StateId> {
+        let Some(region) = self.graph.sibling_region(from, t) else {
+            return Vec::new();
+        };
+        let path = self
+            .graph
+            .drive(&mut self.scratch.borrow_mut(), region, t)
+            .unwrap_or_default();
+        let mut states: Vec<StateId> = path
+            .iter()
+            .filter_map(|&e| self.graph.steps.edge_endpoints(e))
+            .map(|(_, to)| self.graph.node_state(to))
+            .collect();
+        states.push(self.machine.transition(t).source);
+        states
+    }
+
     fn step_of_edge(&self, edge: Edge) -> Option<WitnessStep> {
         let Edge::Transition(t) = edge else {
             return None;
