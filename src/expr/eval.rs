@@ -462,12 +462,7 @@ fn fold(node: Node) -> Node {
         return node;
     }
     let no_state = |_: u32| false;
-    let env = Env {
-        context: &[],
-        event: None,
-        active: &no_state,
-        host: &no_host,
-    };
+    let env = Env::new(&[], None, &no_state);
     match eval_ref(&node, &env).map(Cow::into_owned) {
         Ok(value) => Node {
             op: Op::Const(value),
@@ -488,6 +483,21 @@ struct Env<'a> {
 }
 
 impl<'a> Env<'a> {
+    /// An environment without host guards.
+    #[inline(always)]
+    fn new(
+        context: &'a [Value],
+        event: Option<&'a Event>,
+        active: &'a dyn Fn(u32) -> bool,
+    ) -> Env<'a> {
+        Env {
+            context,
+            event,
+            active,
+            host: &no_host,
+        }
+    }
+
     #[inline(always)]
     fn slot(&self, slot: u32, span: Span) -> Result<&'a Value, Fail> {
         slot_in(self.context, slot, span)
@@ -544,12 +554,7 @@ pub fn eval(
     event: Option<&Event>,
     active: &dyn Fn(u32) -> bool,
 ) -> Result<Value, EvalError> {
-    let env = Env {
-        context,
-        event,
-        active,
-        host: &no_host,
-    };
+    let env = Env::new(context, event, active);
     eval_ref(&compiled.root, &env)
         .map(Cow::into_owned)
         .map_err(|e| *e)
@@ -1087,12 +1092,7 @@ impl CompiledAssign {
         event: Option<&Event>,
         active: &dyn Fn(u32) -> bool,
     ) -> Result<(), EvalError> {
-        let env = Env {
-            context,
-            event,
-            active,
-            host: &no_host,
-        };
+        let env = Env::new(context, event, active);
         // One or two targets, most assigns, keep their pending values in
         // locals; more go out of line, whose locals would otherwise make
         // every call set up a larger frame.
@@ -1121,12 +1121,7 @@ fn apply_many(
     event: Option<&Event>,
     active: &dyn Fn(u32) -> bool,
 ) -> Result<(), EvalError> {
-    let env = Env {
-        context,
-        event,
-        active,
-        host: &no_host,
-    };
+    let env = Env::new(context, event, active);
     match targets {
         [a, b, c] => {
             let pa = pending(a, &env).map_err(|e| *e)?;

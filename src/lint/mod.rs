@@ -207,6 +207,9 @@ pub(crate) struct Finding {
     pub witness: Option<Witness>,
 }
 
+/// A path that drives a sibling region, shared by the witnesses that use it.
+type DrivePath = std::rc::Rc<[petgraph::graph::EdgeIndex]>;
+
 /// A memo per transition, keyed by a few values (most transitions have one).
 type PerTransition<K, V> = Vec<Vec<(K, V)>>;
 
@@ -232,6 +235,9 @@ pub(crate) struct Cx<'m> {
     immediate: RefCell<PerTransition<EventId, Option<repeat::Acceptor>>>,
     selecting: RefCell<PerTransition<Option<EventId>, Option<StateId>>>,
     scratch: RefCell<crate::graph::Scratch>,
+    /// Paths that drive a sibling region to a transition's source, by
+    /// region and transition (`Cx::sibling_drive`).
+    drives: RefCell<HashMap<(StateId, TransitionId), DrivePath>>,
     /// Two-layer searches left (`repeat::LAYERED_SEARCHES`).
     layered_searches: std::cell::Cell<usize>,
 }
@@ -290,6 +296,7 @@ impl<'m> Cx<'m> {
             immediate: RefCell::new(vec![Vec::new(); transitions]),
             selecting: RefCell::new(vec![Vec::new(); transitions]),
             scratch: RefCell::default(),
+            drives: RefCell::default(),
             layered_searches: std::cell::Cell::new(repeat::LAYERED_SEARCHES),
         }
     }

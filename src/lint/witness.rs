@@ -1,6 +1,8 @@
 //! Witnesses: the shortest event sequences from the initial configuration
 //! that show a hazard, found by breadth-first search on the transition graph.
 
+use std::rc::Rc;
+
 use petgraph::graph::{EdgeIndex, NodeIndex};
 
 use super::Cx;
@@ -83,29 +85,20 @@ impl Cx<'_> {
     /// can take it; no steps otherwise. Should the region have moved
     /// elsewhere earlier in the witness, the replay does not confirm it.
     pub fn drive_sibling(&self, from: NodeIndex, t: TransitionId) -> Vec<WitnessStep> {
-        let Some(region) = self.graph.sibling_region(from, t) else {
-            return Vec::new();
-        };
-        let path = self
-            .graph
-            .drive(&mut self.scratch.borrow_mut(), region, t)
-            .unwrap_or_default();
         // The path stays inside the region and passes no hub, so this
         // recursion is one level deep.
-        self.steps_of(&path)
+        self.sibling_drive(from, t)
+            .map(|path| self.steps_of(&path))
+            .unwrap_or_default()
     }
 
     /// The states a witness passes through in a sibling region when `t`
     /// is taken from the hub `from` (see `drive_sibling`): those of the
     /// drive and `t`'s source; none for an edge out of any other node.
     pub fn driven_states(&self, from: NodeIndex, t: TransitionId) -> Vec<StateId> {
-        let Some(region) = self.graph.sibling_region(from, t) else {
+        let Some(path) = self.sibling_drive(from, t) else {
             return Vec::new();
         };
-        let path = self
-            .graph
-            .drive(&mut self.scratch.borrow_mut(), region, t)
-            .unwrap_or_default();
         let mut states: Vec<StateId> = path
             .iter()
             .filter_map(|&e| self.graph.steps.edge_endpoints(e))
@@ -113,6 +106,26 @@ impl Cx<'_> {
             .collect();
         states.push(self.machine.transition(t).source);
         states
+    }
+
+    /// For `t` taken from the hub `from`, the path that drives the sibling
+    /// region holding its source there (`MachineGraph::drive`); `None` for
+    /// an edge out of any other node. Remembered by region and transition:
+    /// witnesses and I008's search ask for the same ones again.
+    fn sibling_drive(&self, from: NodeIndex, t: TransitionId) -> Option<Rc<[EdgeIndex]>> {
+        let region = self.graph.sibling_region(from, t)?;
+        if let Some(path) = self.drives.borrow().get(&(region, t)) {
+            return Some(Rc::clone(path));
+        }
+        let path: Rc<[EdgeIndex]> = self
+            .graph
+            .drive(&mut self.scratch.borrow_mut(), region, t)
+            .unwrap_or_default()
+            .into();
+        self.drives
+            .borrow_mut()
+            .insert((region, t), Rc::clone(&path));
+        Some(path)
     }
 
     fn step_of_edge(&self, edge: Edge) -> Option<WitnessStep> {
