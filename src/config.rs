@@ -451,6 +451,7 @@ mod tests {
             help: None,
             witness: Vec::new(),
             confirmed: None,
+            replay: None,
         }
     }
 

@@ -41,8 +41,12 @@ pub struct Diagnostic {
     /// trailing `*`. Empty for the others.
     pub witness: Vec<String>,
     /// Whether replaying the witness in the interpreter showed the repeat
-    /// changing something; `None` where no replay was made.
+    /// changing something; `None` where no replay was made or it could
+    /// not decide.
     pub confirmed: Option<bool>,
+    /// What the replay said when it did not confirm: why it could not
+    /// decide, or what refuted the witness.
+    pub replay: Option<String>,
 }
 
 /// Everything that stops a file from loading into a model.
@@ -140,6 +144,7 @@ impl LoadError {
             help,
             witness: Vec::new(),
             confirmed: None,
+            replay: None,
         }
     }
 }

@@ -475,3 +475,51 @@ fn a_bad_config_file_is_a_usage_error_with_its_position() {
         stderr(&output)
     );
 }
+
+/// A finding that no replay confirms is not reported; `--show-refuted`
+/// shows it, with `confirmed: false` and what refuted it, in human and JSON
+/// output alike.
+#[test]
+fn refuted_findings_show_only_when_asked() {
+    // `SIGUIENTE` lies on a cycle of the graph, but history always restores
+    // `paso2`, so its late repeat is never accepted: the replay refutes it.
+    const HISTORY: &str = "tests/lints/i001-history.yaml";
+    let refuted = |report: &Value| -> Vec<Value> {
+        report["diagnostics"]
+            .as_array()
+            .expect("a list")
+            .iter()
+            .filter(|d| d["confirmed"] == Value::Bool(false))
+            .cloned()
+            .collect()
+    };
+    let plain = json(&lint(&["--format", "json", HISTORY]));
+    assert!(refuted(&plain).is_empty(), "{plain:#}");
+    let shown = json(&lint(&["--format", "json", "--show-refuted", HISTORY]));
+    let found = refuted(&shown);
+    assert_eq!(found.len(), 1, "{shown:#}");
+    assert_eq!(found[0]["code"], "I003");
+    assert_eq!(
+        found[0]["witness"],
+        serde_json::json!(["SIGUIENTE", "SALIR", "VOLVER", "SIGUIENTE*"])
+    );
+    let why = found[0]["replay"].as_str().expect("what refuted it");
+    assert!(
+        why.contains("the repeated `SIGUIENTE` was ignored"),
+        "{why}"
+    );
+    assert_eq!(
+        shown["diagnostics"].as_array().map(Vec::len),
+        plain["diagnostics"].as_array().map(|d| d.len() + 1)
+    );
+
+    let human = stderr(&lint(&["--show-refuted", "--color", "never", HISTORY]));
+    assert!(
+        human.contains(
+            "SIGUIENTE → SALIR → VOLVER → SIGUIENTE* (refuted by replay: the repeated `SIGUIENTE` was ignored"
+        ),
+        "{human}"
+    );
+    let human = stderr(&lint(&["--color", "never", HISTORY]));
+    assert!(!human.contains("refuted"), "{human}");
+}

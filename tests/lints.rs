@@ -3,7 +3,7 @@
 
 use std::path::{Path, PathBuf};
 
-use idemchart::lint::lint;
+use idemchart::lint::{Options, lint, lint_with};
 use idemchart::span::SourceFile;
 use idemchart::{Diagnostic, syntax};
 
@@ -46,6 +46,9 @@ fn describe(file: &SourceFile, diagnostics: &[Diagnostic]) -> String {
                     None => "none".into(),
                 }
             ));
+        }
+        if let Some(replay) = &d.replay {
+            out.push_str(&format!("  replay: {replay}\n"));
         }
         for label in &d.labels {
             let (line, col) = file.line_col(label.span.start);
@@ -165,14 +168,37 @@ fn lampara_shows_its_deliberate_findings() {
 }
 
 /// Each fixture in `tests/lints/` with its findings: code, place, message,
-/// witness, replay verdict and labels.
+/// witness, replay verdict and labels. Refuted findings are shown too
+/// (`confirmed: false`, with what refuted them): `lint` does not report them.
 #[test]
 fn fixtures() {
     insta::glob!("lints/*.{yaml,chart}", |path| {
         let (file, machine) = load(path);
-        let diagnostics = lint(&machine);
+        let diagnostics = lint_with(&machine, &Options { show_refuted: true });
         insta::assert_snapshot!(describe(&file, &diagnostics));
     });
+}
+
+/// No finding that `lint` reports, in the corpus or the fixtures, carries a
+/// witness that its replay refutes.
+#[test]
+fn reported_findings_are_never_refuted() {
+    let mut paths = files("tests/data/hazards", &["yaml", "yml", "chart"]);
+    paths.extend(files("tests/lints", &["yaml", "chart"]));
+    for path in paths {
+        let (file, machine) = load(&path);
+        let diagnostics = lint(&machine);
+        let refuted: Vec<&Diagnostic> = diagnostics
+            .iter()
+            .filter(|d| d.confirmed == Some(false))
+            .collect();
+        assert!(
+            refuted.is_empty(),
+            "{}:\n{}",
+            path.display(),
+            describe(&file, &diagnostics)
+        );
+    }
 }
 
 /// Linting is deterministic: the same machine gives the same findings.

@@ -44,6 +44,10 @@ pub struct LintArgs {
     /// Colour the human output: auto (on a terminal), always or never.
     #[arg(long, value_enum, default_value_t = Color::Auto)]
     color: Color,
+    /// Also show the graph hazards that no replay of the machine confirms,
+    /// with `confirmed: false` and what refuted them.
+    #[arg(long)]
+    show_refuted: bool,
 }
 
 #[derive(Clone, Copy, ValueEnum)]
@@ -86,13 +90,16 @@ pub fn lint(args: &LintArgs, matches: Option<&ArgMatches>) -> CommandResult {
     }
     .with_flags(flags);
 
+    let options = idemchart::lint::Options {
+        show_refuted: args.show_refuted,
+    };
     let mut reports = Vec::new();
     for path in machine_files(&args.paths)? {
         // A file that does not load has only its load errors, which no level
         // changes: nothing else in it could be linted.
         let (file, loaded) = load_file(&path)?;
         let diagnostics = match loaded {
-            Ok(machine) => config.apply(&path, idemchart::lint::lint(&machine)),
+            Ok(machine) => config.apply(&path, idemchart::lint::lint_with(&machine, &options)),
             Err(load_errors) => load_errors,
         };
         reports.push(FileReport::new(file, diagnostics));

@@ -20,8 +20,19 @@
 //! witness, past which no replay is made and `confirmed` stays `None`; and
 //! each step at `REPLAY_MICROSTEPS` microsteps, so that a machine that
 //! loops on its own (S006) stops instead of hanging the linter.
+//!
+//! The graph's witness is one path among many, and the graph does not see
+//! guards, the context or whether a sibling region really is where a path
+//! assumes. When its replay shows nothing, the finding's `Claim` (which
+//! transition the first delivery takes, and where the repeat may come) is
+//! searched for among the interpreter's own runs: breadth-first over the
+//! configurations the machine reaches from its start (`Explorer`, built once
+//! per machine and bounded), then, from each one where the claim's
+//! transition can be taken, a few payload variants and continuations. A run
+//! found there replaces the witness and confirms the finding; a finding that
+//! no run confirms stays refuted, and `lint` does not report it.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
@@ -31,7 +42,7 @@ use super::witness::{Witness, WitnessEnd, WitnessStep};
 use crate::expr::{Event, Value};
 use crate::graph::EventId;
 use crate::interp::{Actor, Chart};
-use crate::model::{Action, PayloadType};
+use crate::model::{Action, Duration, PayloadType, TransitionId};
 
 const MAX_REPLAYS: usize = 500;
 /// One budget per lint code, I001 to I008.
@@ -41,6 +52,75 @@ const MAX_STEPS: usize = 200;
 pub(super) const REPLAY_MICROSTEPS: usize = 1_000;
 /// Payload variants tried per delivery.
 const VARIANTS: usize = 3;
+/// The configurations the explorer reaches from the start, at most, and the
+/// moves (deliveries and timers) it takes to reach one.
+const EXPLORE_STATES: usize = 2_000;
+const EXPLORE_DEPTH: usize = 8;
+/// Per claim: the explored configurations tried as the place of the first
+/// delivery, and the configurations a continuation visits after it.
+const CLAIM_STARTS: usize = 64;
+const CONTINUATION_STATES: usize = 48;
+const CONTINUATION_DEPTH: usize = 4;
+/// Events sent by all searches of one lint run: what bounds the search on a
+/// machine with thousands of findings.
+const SEARCH_SENDS: usize = 60_000;
+
+/// What a finding claims a redelivery does, for the search of a run that
+/// confirms it.
+#[derive(Clone, Debug)]
+pub(crate) struct Claim {
+    pub event: EventId,
+    /// The first delivery takes one of these; any transition when empty.
+    pub taking: Vec<TransitionId>,
+    pub shape: Shape,
+}
+
+/// Where the repeat comes, and what it must do.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Shape {
+    /// Right after the first delivery (I001).
+    Immediate,
+    /// After other steps (I003).
+    Later,
+    /// Either (I004).
+    Any,
+    /// Anywhere after it, taking this transition (I002).
+    Takes(TransitionId),
+}
+
+/// What the replay said of a finding.
+#[derive(Debug, Default)]
+pub(super) struct Replay {
+    pub confirmed: Option<bool>,
+    /// The witness as rendered, when a run other than the graph's confirmed it.
+    pub witness: Option<Vec<String>>,
+    /// Why there is no verdict, or what refuted the witness.
+    pub account: Option<String>,
+}
+
+impl Replay {
+    fn undecided(why: impl Into<String>) -> Replay {
+        Replay {
+            confirmed: None,
+            witness: None,
+            account: Some(why.into()),
+        }
+    }
+}
+
+/// One move of a run the search plays: a delivery, or the clock moved to
+/// the next due timer.
+#[derive(Clone, Debug)]
+enum Move {
+    Send(Event),
+    Advance(u64),
+}
+
+/// A configuration the explorer reached, and the moves from the start.
+struct Explored {
+    actor: Actor,
+    moves: Vec<Move>,
+}
 
 pub(super) struct Replayer<'a, 'm> {
     cx: &'a Cx<'m>,
@@ -54,6 +134,11 @@ pub(super) struct Replayer<'a, 'm> {
     /// Whether starting the machine already asked a host guard.
     start_asked_host: bool,
     fields: HashMap<EventId, Vec<(String, Option<PayloadType>)>>,
+    /// The configurations reached from the start, breadth-first; built on
+    /// the first search.
+    explored: Option<Vec<Explored>>,
+    /// Events the searches may still send.
+    sends_left: usize,
 }
 
 impl<'a, 'm> Replayer<'a, 'm> {
@@ -82,133 +167,422 @@ impl<'a, 'm> Replayer<'a, 'm> {
             asked_host,
             start_asked_host: false,
             fields: HashMap::new(),
+            explored: None,
+            sends_left: SEARCH_SENDS,
         }
     }
 
-    /// Replays the witness of a finding of `lint`; `None` when no replay was
-    /// made, or when the replay asked a host guard.
-    pub fn confirm(&mut self, lint: super::Lint, witness: &Witness) -> Option<bool> {
+    /// Replays the witness of a finding of `lint`; when it shows nothing,
+    /// searches the machine's runs for one that confirms the claim.
+    pub fn confirm(
+        &mut self,
+        lint: super::Lint,
+        witness: Option<&Witness>,
+        claim: Option<&Claim>,
+    ) -> Replay {
+        let Some(witness) = witness else {
+            return match claim {
+                Some(_) => Replay::undecided(format!(
+                    "no run of at most {} steps shows it",
+                    super::witness::MAX_WITNESS_STEPS
+                )),
+                None => Replay::default(),
+            };
+        };
         self.asked_host.store(false, Ordering::Relaxed);
-        let verdict = self.replay(lint, witness);
+        let replay = self.replay(lint, witness);
         if self.start_asked_host || self.asked_host.load(Ordering::Relaxed) {
-            return None;
+            return Replay::undecided(HOST_GUARDS);
         }
-        verdict
+        if replay.confirmed != Some(false) {
+            return replay;
+        }
+        let Some(claim) = claim else {
+            return replay;
+        };
+        let refuted = replay.account.unwrap_or_default();
+        match self.search(claim) {
+            Some(found) => found,
+            None => Replay {
+                confirmed: Some(false),
+                witness: None,
+                account: Some(format!(
+                    "{refuted}; no other run of up to {EXPLORE_DEPTH} moves the search tried shows it"
+                )),
+            },
+        }
     }
 
-    fn replay(&mut self, lint: super::Lint, witness: &Witness) -> Option<bool> {
-        let slot = lint.code()[1..].parse::<usize>().ok()?.checked_sub(1)?;
-        let budget = self.budget.get_mut(slot)?;
-        if *budget == 0 || witness.steps.len() > MAX_STEPS {
-            return None;
+    fn replay(&mut self, lint: super::Lint, witness: &Witness) -> Replay {
+        let Some(budget) = lint.code()[1..]
+            .parse::<usize>()
+            .ok()
+            .and_then(|n| n.checked_sub(1))
+            .and_then(|slot| self.budget.get_mut(slot))
+        else {
+            return Replay::default();
+        };
+        if *budget == 0 {
+            return Replay::undecided(format!(
+                "the replay budget of {MAX_REPLAYS} findings of this lint per machine is spent"
+            ));
+        }
+        if witness.steps.len() > MAX_STEPS {
+            return Replay::undecided(format!(
+                "its witness is longer than the {MAX_STEPS} steps a replay plays"
+            ));
         }
         *budget -= 1;
         let retry = matches!(witness.end, WitnessEnd::Retry { .. });
-        let prefix = if retry {
-            witness.steps.len().checked_sub(1)?
+        let Some(prefix) = (if retry {
+            witness.steps.len().checked_sub(1)
         } else {
-            witness.steps.len()
+            Some(witness.steps.len())
+        }) else {
+            return Replay::default();
         };
-        if self.started.is_none() {
-            self.started = Some(Actor::new(Arc::clone(&self.chart)));
-            self.start_asked_host = self.asked_host.load(Ordering::Relaxed);
-        }
-        let mut actor = self.started.clone()?;
+        let mut actor = self.started();
         let repeated = match witness.end {
             WitnessEnd::Repeat(i) if i < prefix => Some(i),
             _ => None,
         };
         let mut sent: Vec<Option<Event>> = Vec::with_capacity(witness.steps.len());
         let mut before_repeated = None;
+        let mut missed = None;
         for (i, step) in witness.steps[..prefix].iter().enumerate() {
             if Some(i) == repeated {
                 before_repeated = Some(actor.clone());
             }
-            sent.push(self.play(&mut actor, i, step, 0));
+            let (event, took) = self.play(&mut actor, i, step, 0);
+            if !took && missed.is_none() {
+                missed = Some(i);
+            }
+            sent.push(event);
         }
         let verdict = self.verdict(actor, &sent, witness);
-        if verdict != Some(false) {
+        if verdict.confirmed != Some(false) {
             return verdict;
         }
         // The repeat carries the payload of the delivery it repeats, so
         // another payload there may pass the guard of the handler that
         // accepts the repeat.
-        let (Some(r), Some(start)) = (repeated, before_repeated) else {
-            return verdict;
-        };
-        for variant in 1..VARIANTS {
-            let mut actor = start.clone();
-            let mut sent = sent[..r].to_vec();
-            sent.push(self.play(&mut actor, r, &witness.steps[r], variant));
-            for (i, step) in witness.steps[r + 1..prefix].iter().enumerate() {
-                sent.push(self.play(&mut actor, r + 1 + i, step, 0));
-            }
-            if self.verdict(actor, &sent, witness) == Some(true) {
-                return Some(true);
+        if let (Some(r), Some(start)) = (repeated, before_repeated) {
+            for variant in 1..VARIANTS {
+                let mut actor = start.clone();
+                let mut sent = sent[..r].to_vec();
+                sent.push(self.play(&mut actor, r, &witness.steps[r], variant).0);
+                for (i, step) in witness.steps[r + 1..prefix].iter().enumerate() {
+                    sent.push(self.play(&mut actor, r + 1 + i, step, 0).0);
+                }
+                let again = self.verdict(actor, &sent, witness);
+                if again.confirmed == Some(true) {
+                    return again;
+                }
             }
         }
-        verdict
+        let rendered = witness.render(&self.cx.graph);
+        match missed {
+            // A step that did not go where the path meant explains the
+            // verdict better than its end.
+            Some(i) => Replay {
+                confirmed: Some(false),
+                witness: None,
+                account: Some(format!(
+                    "step {} (`{}`) did not take the transition the graph's path meant",
+                    i + 1,
+                    rendered.get(i).map(String::as_str).unwrap_or("?")
+                )),
+            },
+            None => verdict,
+        }
+    }
+
+    /// The actor in its initial configuration.
+    fn started(&mut self) -> Actor {
+        if self.started.is_none() {
+            self.started = Some(Actor::new(Arc::clone(&self.chart)));
+            self.start_asked_host = self.asked_host.load(Ordering::Relaxed);
+        }
+        self.started.clone().expect("started above")
     }
 
     /// Whether the end of the witness changes something, from `actor`
     /// after the steps before it.
-    fn verdict(
-        &mut self,
-        mut actor: Actor,
-        sent: &[Option<Event>],
-        witness: &Witness,
-    ) -> Option<bool> {
+    fn verdict(&mut self, mut actor: Actor, sent: &[Option<Event>], witness: &Witness) -> Replay {
+        let refuted = |why: String| Replay {
+            confirmed: Some(false),
+            witness: None,
+            account: Some(why),
+        };
         match &witness.end {
             WitnessEnd::Repeat(i) => {
-                let event = sent.get(*i)?.clone()?;
-                let before = actor.clone();
-                let step = actor.send(&event);
-                if step.ignored {
-                    return Some(false);
+                let Some(event) = sent.get(*i).cloned().flatten() else {
+                    return Replay::default();
+                };
+                match repeat_changes(&mut actor, &event, None) {
+                    Ok(()) => Replay {
+                        confirmed: Some(true),
+                        ..Replay::default()
+                    },
+                    Err(why) => refuted(why),
                 }
-                let effects = !step.effects.is_empty();
-                let moved = !before.active_states().eq(actor.active_states());
-                Some(effects || moved || before.context() != actor.context())
             }
             WitnessEnd::Retry { effect } => {
-                let step = witness.steps.last()?;
+                let Some(step) = witness.steps.last() else {
+                    return Replay::default();
+                };
                 self.play(&mut actor, witness.steps.len() - 1, step, 0);
-                Some(
-                    actor
-                        .last_step()
-                        .effects
-                        .iter()
-                        .any(|e| &*e.name == effect.as_str()),
-                )
+                if actor
+                    .last_step()
+                    .effects
+                    .iter()
+                    .any(|e| &*e.name == effect.as_str())
+                {
+                    Replay {
+                        confirmed: Some(true),
+                        ..Replay::default()
+                    }
+                } else {
+                    refuted(format!("the last step did not perform `{effect}` again"))
+                }
             }
         }
     }
 
-    /// Plays one step; returns the event delivered, if any.
-    /// Payload variants are tried from `first` on.
+    /// A run of the interpreter that confirms the claim, replayed once more
+    /// from the start to be sure of it, as a `Replay` with its witness.
+    fn search(&mut self, claim: &Claim) -> Option<Replay> {
+        let (moves, first) = self.find_run(claim)?;
+        // Played again on its own, so that a host guard asked on the way
+        // is seen (the search asked many).
+        self.asked_host.store(false, Ordering::Relaxed);
+        let mut actor = self.started();
+        for m in &moves {
+            apply_move(&mut actor, m);
+        }
+        let Move::Send(event) = &moves[first] else {
+            return None;
+        };
+        let event = event.clone();
+        repeat_changes(&mut actor, &event, repeat_must_take(claim)).ok()?;
+        let mut rendered: Vec<String> = Vec::with_capacity(moves.len() + 1);
+        let mut now = 0u64;
+        for m in &moves {
+            match m {
+                Move::Send(e) => rendered.push(e.name.to_string()),
+                Move::Advance(to) => {
+                    rendered.push(format!(
+                        "after {}",
+                        Duration {
+                            millis: to.saturating_sub(now)
+                        }
+                    ));
+                    now = *to;
+                }
+            }
+        }
+        rendered.push(format!("{}*", event.name));
+        let asked = self.start_asked_host || self.asked_host.load(Ordering::Relaxed);
+        Some(Replay {
+            confirmed: (!asked).then_some(true),
+            witness: Some(rendered),
+            account: asked.then(|| HOST_GUARDS.to_string()),
+        })
+    }
+
+    /// The moves of a run that confirms the claim, and the index of the
+    /// delivery that the run's end repeats.
+    fn find_run(&mut self, claim: &Claim) -> Option<(Vec<Move>, usize)> {
+        self.explore();
+        let explored = self.explored.take()?;
+        let found = self.find_in(&explored, claim);
+        self.explored = Some(explored);
+        found
+    }
+
+    fn find_in(&mut self, explored: &[Explored], claim: &Claim) -> Option<(Vec<Move>, usize)> {
+        let m = self.cx.machine;
+        let sources: Vec<_> = claim
+            .taking
+            .iter()
+            .map(|&t| m.transition(t).source)
+            .collect();
+        let takes = repeat_must_take(claim);
+        let mut starts = 0;
+        for node in explored {
+            if !sources.is_empty() && !sources.iter().any(|&s| node.actor.is_active(s)) {
+                continue;
+            }
+            if starts == CLAIM_STARTS {
+                break;
+            }
+            starts += 1;
+            let i = node.moves.len();
+            for variant in 0..VARIANTS {
+                if self.sends_left == 0 {
+                    return None;
+                }
+                self.sends_left -= 1;
+                let event = self.event(claim.event, i, variant);
+                let mut actor = node.actor.clone();
+                let step = actor.send(&event);
+                if step.ignored
+                    || (!claim.taking.is_empty()
+                        && !claim.taking.iter().any(|t| step.transitions.contains(t)))
+                {
+                    continue;
+                }
+                let mut moves = node.moves.clone();
+                moves.push(Move::Send(event.clone()));
+                if claim.shape != Shape::Later {
+                    self.sends_left = self.sends_left.saturating_sub(1);
+                    if repeat_changes(&mut actor.clone(), &event, takes).is_ok() {
+                        return Some((moves, i));
+                    }
+                }
+                if claim.shape == Shape::Immediate {
+                    continue;
+                }
+                if let Some(found) = self.continue_after(actor, moves, i, &event, takes) {
+                    return Some(found);
+                }
+            }
+        }
+        None
+    }
+
+    /// A continuation after the first delivery (`moves[first]`) at whose end
+    /// its repeat changes something.
+    fn continue_after(
+        &mut self,
+        actor: Actor,
+        moves: Vec<Move>,
+        first: usize,
+        event: &Event,
+        takes: Option<TransitionId>,
+    ) -> Option<(Vec<Move>, usize)> {
+        let mut seen = HashSet::new();
+        seen.insert(actor.snapshot_json());
+        let mut queue = std::collections::VecDeque::from([(actor, moves)]);
+        let mut visited = 0;
+        while let Some((actor, moves)) = queue.pop_front() {
+            if moves.len() - first > CONTINUATION_DEPTH {
+                continue;
+            }
+            for next in self.moves_from(&actor, moves.len()) {
+                if self.sends_left == 0 || visited == CONTINUATION_STATES {
+                    return None;
+                }
+                self.sends_left -= 1;
+                let mut after = actor.clone();
+                if !apply_move(&mut after, &next) || !seen.insert(after.snapshot_json()) {
+                    continue;
+                }
+                visited += 1;
+                let mut moves = moves.clone();
+                moves.push(next);
+                self.sends_left = self.sends_left.saturating_sub(1);
+                if repeat_changes(&mut after.clone(), event, takes).is_ok() {
+                    return Some((moves, first));
+                }
+                queue.push_back((after, moves));
+            }
+        }
+        None
+    }
+
+    /// Builds the explorer's breadth-first list of configurations reached
+    /// from the start, once.
+    fn explore(&mut self) {
+        if self.explored.is_some() {
+            return;
+        }
+        let start = self.started();
+        let mut seen = HashSet::new();
+        seen.insert(start.snapshot_json());
+        let mut explored = vec![Explored {
+            actor: start,
+            moves: Vec::new(),
+        }];
+        let mut at = 0;
+        while at < explored.len() && explored.len() < EXPLORE_STATES {
+            if explored[at].moves.len() >= EXPLORE_DEPTH {
+                at += 1;
+                continue;
+            }
+            let moves = self.moves_from(&explored[at].actor, explored[at].moves.len());
+            for next in moves {
+                if self.sends_left == 0 || explored.len() == EXPLORE_STATES {
+                    break;
+                }
+                self.sends_left -= 1;
+                let mut actor = explored[at].actor.clone();
+                if !apply_move(&mut actor, &next) || !seen.insert(actor.snapshot_json()) {
+                    continue;
+                }
+                let mut moves = explored[at].moves.clone();
+                moves.push(next);
+                explored.push(Explored { actor, moves });
+            }
+            at += 1;
+        }
+        self.explored = Some(explored);
+    }
+
+    /// The moves worth trying from the actor's configuration: every payload
+    /// variant of each outside event that an active state handles, and the
+    /// next due timer. `i` numbers the delivery, for its id.
+    fn moves_from(&mut self, actor: &Actor, i: usize) -> Vec<Move> {
+        let cx = self.cx;
+        let mut events: Vec<EventId> = Vec::new();
+        for s in actor.active_states() {
+            for &t in &cx.machine.state(s).on {
+                for &e in cx.graph.trigger_events(t) {
+                    if cx.graph.events.is_external(e) && !events.contains(&e) {
+                        events.push(e);
+                    }
+                }
+            }
+        }
+        let mut moves = Vec::with_capacity(events.len() * VARIANTS + 1);
+        for e in events {
+            for variant in 0..VARIANTS {
+                moves.push(Move::Send(self.event(e, i, variant)));
+            }
+        }
+        moves.extend(actor.next_due().map(Move::Advance));
+        moves
+    }
+
+    /// Plays one step; returns the event delivered, if any, and whether the
+    /// step took the transition it meant. Payload variants are tried from
+    /// `first` on.
     fn play(
         &mut self,
         actor: &mut Actor,
         i: usize,
         step: &WitnessStep,
         first: usize,
-    ) -> Option<Event> {
+    ) -> (Option<Event>, bool) {
         match step {
-            WitnessStep::After { delay, .. } => {
+            WitnessStep::After { delay, transition } => {
                 let now = actor.now();
-                actor.advance_to(now.saturating_add(delay.millis));
-                None
+                let took = actor
+                    .advance_to(now.saturating_add(delay.millis))
+                    .transitions
+                    .contains(transition);
+                (None, took)
             }
             WitnessStep::Event { event, transition } => {
                 let chosen = self.event(*event, i, first);
                 let Some(t) = transition else {
-                    actor.send(&chosen);
-                    return Some(chosen);
+                    let took = !actor.send(&chosen).ignored;
+                    return (Some(chosen), took);
                 };
                 let mut trial = actor.clone();
                 if trial.send(&chosen).transitions.contains(t) {
                     *actor = trial;
-                    return Some(chosen);
+                    return (Some(chosen), true);
                 }
                 // Other payloads, for the guards on the way.
                 for v in 1..VARIANTS {
@@ -216,11 +590,11 @@ impl<'a, 'm> Replayer<'a, 'm> {
                     let mut trial = actor.clone();
                     if trial.send(&candidate).transitions.contains(t) {
                         *actor = trial;
-                        return Some(candidate);
+                        return (Some(candidate), true);
                     }
                 }
                 actor.send(&chosen);
-                Some(chosen)
+                (Some(chosen), false)
             }
         }
     }
@@ -310,6 +684,57 @@ impl<'a, 'm> Replayer<'a, 'm> {
             }
             read.into_iter().map(|f| (f, None)).collect()
         })
+    }
+}
+
+const HOST_GUARDS: &str = "the replay asks a host guard, which only the host program answers";
+
+/// The transition the repeat of a claim must take, if any.
+fn repeat_must_take(claim: &Claim) -> Option<TransitionId> {
+    match claim.shape {
+        Shape::Takes(t) => Some(t),
+        _ => None,
+    }
+}
+
+/// Plays a move; `false` when it changed nothing (an ignored event, or no
+/// timer due), so that a search does not count it.
+fn apply_move(actor: &mut Actor, m: &Move) -> bool {
+    match m {
+        Move::Send(event) => !actor.send(event).ignored,
+        Move::Advance(to) => !actor.advance_to(*to).ignored,
+    }
+}
+
+/// Whether a repeat of `event` changes the configuration or the context or
+/// performs an effect (taking `takes`, when given); else what it did.
+fn repeat_changes(
+    actor: &mut Actor,
+    event: &Event,
+    takes: Option<TransitionId>,
+) -> Result<(), String> {
+    let before = actor.clone();
+    let step = actor.send(event);
+    if step.ignored {
+        return Err(format!("the repeated `{}` was ignored", event.name));
+    }
+    if let Some(t) = takes
+        && !step.transitions.contains(&t)
+    {
+        return Err(format!(
+            "the repeated `{}` did not take this transition",
+            event.name
+        ));
+    }
+    let effects = !step.effects.is_empty();
+    let moved = !before.active_states().eq(actor.active_states());
+    if effects || moved || before.context() != actor.context() {
+        Ok(())
+    } else {
+        Err(format!(
+            "the repeated `{}` changed neither the configuration nor the context and performed no effect",
+            event.name
+        ))
     }
 }
 

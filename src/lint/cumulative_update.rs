@@ -111,6 +111,11 @@ fn check_transitions(cx: &mut Cx) {
                     }],
                     help: Some(help),
                     witness,
+                    claim: Some(super::Claim {
+                        event: external[0],
+                        taking: vec![tid],
+                        shape: super::Shape::Any,
+                    }),
                 });
             }
         }
@@ -158,6 +163,7 @@ fn check_states(cx: &mut Cx) {
                             m.display_name(s)
                         )),
                         witness,
+                        claim: None,
                     });
                 }
             }

@@ -160,6 +160,11 @@ fn check(cx: &mut Cx) {
                 cx.identity_guard(event).advice()
             )),
             witness,
+            claim: Some(super::Claim {
+                event,
+                taking: transitions.clone(),
+                shape: super::Shape::Later,
+            }),
         });
     }
 }

@@ -60,6 +60,7 @@ fn check(cx: &mut Cx) {
             labels: Vec::new(),
             help: Some("mark it `type: final`, or add the transition that leaves it".into()),
             witness: None,
+            claim: None,
         });
     }
 }

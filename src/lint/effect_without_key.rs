@@ -103,6 +103,7 @@ fn report(cx: &mut Cx, action: &Action, state: StateId, message: String, witness
         labels: Vec::new(),
         help: Some(help),
         witness,
+        claim: None,
     });
 }
 

@@ -64,6 +64,7 @@ fn check(cx: &mut Cx) {
                 "add `id: FIELD` to `{name}`, naming the payload field its sender fills with a stable id"
             )),
             witness,
+            claim: None,
         });
     }
 }

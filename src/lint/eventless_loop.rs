@@ -67,6 +67,7 @@ fn check(cx: &mut Cx) {
                     labels: Vec::new(),
                     help: Some("guard it on a field its actions change, or give it a target".into()),
                     witness: None,
+                    claim: None,
                 });
             }
             continue;
@@ -117,6 +118,7 @@ fn check(cx: &mut Cx) {
             labels,
             help: Some("guard one of them on a field the cycle changes, or let an event drive one of the moves".into()),
             witness: None,
+            claim: None,
         });
     }
 }

@@ -31,6 +31,7 @@ mod identity_help;
 mod repeat;
 mod witness;
 
+pub(crate) use confirm::{Claim, Shape};
 pub use witness::{Witness, WitnessEnd, WitnessStep};
 
 /// The metadata a lint file declares.
@@ -205,6 +206,9 @@ pub(crate) struct Finding {
     pub labels: Vec<Label>,
     pub help: Option<String>,
     pub witness: Option<Witness>,
+    /// What a graph hazard claims a redelivery does, for the search of a
+    /// run that confirms it when the witness's replay does not.
+    pub claim: Option<Claim>,
 }
 
 /// A path that drives a sibling region, shared by the witnesses that use it.
@@ -334,8 +338,30 @@ impl<'m> Cx<'m> {
     }
 }
 
+/// What `lint_with` reports besides the default.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Options {
+    /// Also report the graph hazards (I001–I004, I008) that no replay
+    /// confirms, with `confirmed: Some(false)` and what refuted them.
+    pub show_refuted: bool,
+}
+
+/// Whether the lint is a graph hazard, whose findings the replay decides.
+pub fn is_graph_hazard(lint: Lint) -> bool {
+    matches!(
+        lint,
+        Lint::SelfAcceptingEvent
+            | Lint::ReentryRerunsActions
+            | Lint::CycleReenablesEvent
+            | Lint::CumulativeUpdate
+            | Lint::RetryWithoutVerification
+    )
+}
+
 /// Every finding of the machine at its lint's default severity, with
-/// suppressions applied, witnesses replayed, sorted by position.
+/// suppressions applied and witnesses replayed, sorted by position. A graph
+/// hazard that no run of the interpreter confirms is not reported (see
+/// `lint_with`).
 ///
 /// ```
 /// use idemchart::syntax::{Syntax, parse};
@@ -346,9 +372,14 @@ impl<'m> Cx<'m> {
 ///     Syntax::Yaml,
 /// ).unwrap();
 /// let findings = idemchart::lint::lint(&machine);
-/// assert!(findings.iter().any(|d| d.code == "I001" && d.name == "self-accepting-event"));
+/// assert!(findings.iter().any(|d| d.code == "I001" && d.confirmed == Some(true)));
 /// ```
 pub fn lint(machine: &Machine) -> Vec<Diagnostic> {
+    lint_with(machine, &Options::default())
+}
+
+/// `lint`, with the refuted findings too when `options` asks for them.
+pub fn lint_with(machine: &Machine, options: &Options) -> Vec<Diagnostic> {
     let mut cx = Cx::new(machine);
     for lint in Lint::ALL {
         if let Stage::Model(check) = lint.meta().stage {
@@ -370,26 +401,45 @@ pub fn lint(machine: &Machine) -> Vec<Diagnostic> {
     // large machine covers its first findings.
     kept.sort_by_key(|f| (f.span.start, f.span.end, f.lint));
     let mut replayer = confirm::Replayer::new(&cx);
-    let mut diagnostics: Vec<Diagnostic> = kept
-        .into_iter()
-        .map(|f| {
-            let (witness, confirmed) = match &f.witness {
-                Some(w) => (w.render(&cx.graph), replayer.confirm(f.lint, w)),
-                None => (Vec::new(), None),
-            };
-            Diagnostic {
-                code: f.lint.code(),
-                name: f.lint.name(),
-                severity: f.lint.default_severity(),
-                message: f.message,
-                span: f.span,
-                labels: f.labels,
-                help: f.help,
-                witness,
-                confirmed,
-            }
-        })
-        .collect();
+    let mut diagnostics: Vec<Diagnostic> = Vec::with_capacity(kept.len());
+    for f in kept {
+        let replay = replayer.confirm(f.lint, f.witness.as_ref(), f.claim.as_ref());
+        let refuted = replay.confirmed == Some(false);
+        if refuted && is_graph_hazard(f.lint) && !options.show_refuted {
+            continue;
+        }
+        // A declaration lint stands without a witness; one that shows no
+        // harm is left out rather than shown refuted.
+        let unshown = refuted && !is_graph_hazard(f.lint);
+        let replay = if unshown {
+            confirm::Replay::default()
+        } else {
+            replay
+        };
+        let witness = match (replay.witness, &f.witness) {
+            (Some(found), _) => found,
+            (None, Some(w)) if !unshown => w.render(&cx.graph),
+            _ => Vec::new(),
+        };
+        let mut message = f.message;
+        if replay.confirmed.is_none()
+            && let Some(why) = &replay.account
+        {
+            message.push_str(&format!(" (undecided: {why})"));
+        }
+        diagnostics.push(Diagnostic {
+            code: f.lint.code(),
+            name: f.lint.name(),
+            severity: f.lint.default_severity(),
+            message,
+            span: f.span,
+            labels: f.labels,
+            help: f.help,
+            witness,
+            confirmed: replay.confirmed,
+            replay: replay.account,
+        });
+    }
     diagnostics.sort_by(|a, b| {
         (a.span.start, a.span.end, a.code, &a.message).cmp(&(
             b.span.start,

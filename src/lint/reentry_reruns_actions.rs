@@ -105,6 +105,11 @@ fn check(cx: &mut Cx) {
             labels,
             help: Some(help),
             witness,
+            claim: Some(super::Claim {
+                event,
+                taking: Vec::new(),
+                shape: super::Shape::Takes(tid),
+            }),
         });
     }
 }

@@ -73,6 +73,7 @@ fn check(cx: &mut Cx) {
                 "set `dedup.retention` to at least {horizon}, with a margin"
             )),
             witness,
+            claim: None,
         });
     }
 }

@@ -250,6 +250,7 @@ fn check(cx: &mut Cx) {
                 "give `{name}` a `verify` state that asks the receiver whether it already happened, and retry only from there"
             )),
             witness,
+            claim: None,
         });
     }
 }

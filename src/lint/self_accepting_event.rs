@@ -110,6 +110,11 @@ fn check(cx: &mut Cx) {
                 labels,
                 help: Some(help),
                 witness,
+                claim: Some(super::Claim {
+                    event,
+                    taking: vec![tid],
+                    shape: super::Shape::Immediate,
+                }),
             });
             break;
         }

@@ -190,5 +190,6 @@ fn report(cx: &mut Cx, t: TransitionId, winner: TransitionId, shadow: Shadow) {
         }],
         help: Some(help.into()),
         witness: None,
+        claim: None,
     });
 }

@@ -68,6 +68,7 @@ fn check(cx: &mut Cx) {
                 labels: Vec::new(),
                 help: Some(help),
                 witness: None,
+                claim: None,
             });
         }
     }

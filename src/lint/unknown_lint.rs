@@ -47,6 +47,7 @@ fn check(machine: &Machine, _used: &Used, out: &mut Vec<Finding>) {
                 help: crate::diagnostic::did_you_mean(name, names.iter().copied())
                     .map(|s| format!("did you mean `{s}`?")),
                 witness: None,
+                claim: None,
             });
         }
     }

@@ -52,6 +52,7 @@ fn check(cx: &mut Cx) {
             labels: Vec::new(),
             help: Some("add a transition that leads here, or remove the state".into()),
             witness: None,
+            claim: None,
         });
     }
 }

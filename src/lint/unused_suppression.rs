@@ -60,6 +60,7 @@ fn check(machine: &Machine, used: &Used, out: &mut Vec<Finding>) {
                 labels: Vec::new(),
                 help: Some(help),
                 witness: None,
+                claim: None,
             });
         }
     }

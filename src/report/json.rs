@@ -22,6 +22,9 @@ struct JsonDiagnostic<'a> {
     message: &'a str,
     witness: &'a [String],
     confirmed: Option<bool>,
+    /// Why the replay did not confirm: no verdict, or what refuted it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    replay: Option<&'a str>,
 }
 
 /// One JSON document with every diagnostic, load errors included, and the
@@ -42,6 +45,7 @@ pub fn json(reports: &[FileReport]) -> String {
                     message: &d.message,
                     witness: &d.witness,
                     confirmed: d.confirmed,
+                    replay: d.replay.as_deref(),
                 }
             })
         })

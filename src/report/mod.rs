@@ -80,7 +80,10 @@ pub fn witness_line(diagnostic: &Diagnostic) -> Option<String> {
     let mut line = diagnostic.witness.join(" → ");
     match diagnostic.confirmed {
         Some(true) => line.push_str(" (confirmed by replay)"),
-        Some(false) => line.push_str(" (not reproduced by replay)"),
+        Some(false) => match &diagnostic.replay {
+            Some(why) => line.push_str(&format!(" (refuted by replay: {why})")),
+            None => line.push_str(" (not reproduced by replay)"),
+        },
         None => {}
     }
     Some(line)
@@ -193,6 +196,7 @@ pub(crate) mod tests {
             help: Some("guard the handler with `not seen.contains(event.id)`".to_string()),
             witness: vec!["PAGO".to_string(), "PAGO*".to_string()],
             confirmed: Some(true),
+            replay: None,
         };
         let error = Diagnostic {
             code: "I007",
@@ -204,6 +208,7 @@ pub(crate) mod tests {
             help: None,
             witness: Vec::new(),
             confirmed: None,
+            replay: None,
         };
         let broken = SourceFile::new("machines/roto.yaml", "machine: roto\nstates: [\n");
         let load_error = crate::diagnostic::LoadError::Syntax {

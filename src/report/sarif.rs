@@ -104,6 +104,8 @@ struct ResultProperties {
     witness: Vec<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
     confirmed: Option<bool>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    replay: Option<String>,
 }
 
 #[derive(Serialize)]
@@ -225,6 +227,7 @@ pub fn sarif(reports: &[FileReport], lints: &[LintInfo]) -> String {
                 properties: (!d.witness.is_empty()).then(|| ResultProperties {
                     witness: d.witness.clone(),
                     confirmed: d.confirmed,
+                    replay: d.replay.clone(),
                 }),
             });
         }
