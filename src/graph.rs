@@ -293,7 +293,14 @@ impl<'m> MachineGraph<'m> {
                 }
                 continue;
             }
-            if let Some(parent) = state.parent {
+            // A final child of the root ends the machine: nothing, not
+            // even the root's own handlers and timers, follows it.
+            let ends_machine = state.kind == StateKind::Final
+                && state.parent == Some(StateId::ROOT)
+                && m.state(StateId::ROOT).kind != StateKind::Parallel;
+            if let Some(parent) = state.parent
+                && !ends_machine
+            {
                 self.steps.add_edge(self.at(id), self.at(parent), Edge::Up);
             }
             if self.is_leaf(id) {
@@ -828,6 +835,18 @@ impl<'m> MachineGraph<'m> {
                 _ => Cost::Free,
             },
         }
+    }
+
+    /// Whether the transition is a timer that fires at most once per entry
+    /// of its source: an `after` that does not exit the state it belongs
+    /// to (the root's deadline leading to `.vencido`), so that a path in
+    /// the graph, which could take it from every descendant again, may take
+    /// it once between two entries of the source. Searches after a first
+    /// delivery leave out the ones their prefix took.
+    pub fn fires_once(&self, t: TransitionId) -> bool {
+        let transition = self.machine.transition(t);
+        matches!(transition.trigger, Trigger::After(_))
+            && self.domains[t.index()].is_none_or(|d| self.contains(transition.source, d))
     }
 
     /// The event a witness writes for a transition.

@@ -98,14 +98,53 @@ impl<'m> Cx<'m> {
     }
 
     /// Whether taking `h` with `leaf` active changes the configuration, the
-    /// context or emits something. A pure re-entry of the same leaf is not
-    /// counted here: `reentry-reruns-actions` judges what it re-runs.
+    /// context or emits something. A re-entry of the same leaf counts when
+    /// it re-runs what lies inside `h`'s source (`reentered_inside`); the
+    /// re-entry of the source itself is `reentry-reruns-actions`' to judge.
     pub fn changes(&self, h: TransitionId, leaf: StateId) -> bool {
         let facts = &self.facts[h.index()];
         if facts.acts {
             return true;
         }
-        !self.graph.targets(h).is_empty() && facts.lands != Some(leaf)
+        !self.graph.targets(h).is_empty()
+            && (facts.lands != Some(leaf) || !self.reentered_inside(h, leaf).is_empty())
+    }
+
+    /// The actions that taking `h` runs again with `leaf` active, when `h`
+    /// leads back to `leaf` through states inside its source: the exit set
+    /// of a transition holds every active state below its domain, so `E ->
+    /// .child` on an ancestor exits and re-enters an active `child`. Each
+    /// with the state whose entry (`true`) or exit holds it, and what a
+    /// re-run repeats.
+    pub fn reentered_inside(
+        &self,
+        h: TransitionId,
+        leaf: StateId,
+    ) -> Vec<(StateId, bool, &'m crate::model::Action, String)> {
+        let m = self.machine;
+        let (Some(domain), source) = (self.graph.domain(h), m.transition(h).source) else {
+            return Vec::new();
+        };
+        if self.facts[h.index()].lands != Some(leaf) {
+            return Vec::new();
+        }
+        let mut out = Vec::new();
+        for s in std::iter::once(leaf).chain(m.ancestors(leaf)) {
+            if !self.graph.is_strict_descendant(s, domain)
+                || !self.graph.is_strict_descendant(s, source)
+            {
+                break;
+            }
+            let state = m.state(s);
+            for (actions, entry) in [(&state.exit, false), (&state.entry, true)] {
+                for action in actions {
+                    if let Some(what) = analysis::rerun_hazard(m, action) {
+                        out.push((s, entry, action, what));
+                    }
+                }
+            }
+        }
+        out
     }
 
     /// The first handler of the chain that accepts the repeat and changes
@@ -216,6 +255,24 @@ impl<'m> Cx<'m> {
             return None;
         }
         let first = self.first_delivery(t, event);
+        // A timer that fires once per entry of its state, fired on the way
+        // to `t`, does not fire again on the way back.
+        let fired: Vec<TransitionId> = self
+            .taking(t, Some(event))
+            .map(|(steps, _)| {
+                steps
+                    .iter()
+                    .filter_map(|s| match s {
+                        WitnessStep::After { transition, .. }
+                            if self.graph.fires_once(*transition) =>
+                        {
+                            Some(*transition)
+                        }
+                        _ => None,
+                    })
+                    .collect()
+            })
+            .unwrap_or_default();
         let accepts_at = |node: NodeIndex| -> Option<Acceptor> {
             let Node::At(leaf) = self.graph.node(node) else {
                 return None;
@@ -230,10 +287,11 @@ impl<'m> Cx<'m> {
         let (found, path) = self.graph.find(
             &mut self.scratch.borrow_mut(),
             &starts,
-            |e, _| {
-                steps
-                    .edge_endpoints(e)
-                    .is_some_and(|(_, to)| self.components[to.index()] == component)
+            |e, weight| {
+                !matches!(weight, Edge::Transition(x) if fired.contains(&x))
+                    && steps
+                        .edge_endpoints(e)
+                        .is_some_and(|(_, to)| self.components[to.index()] == component)
             },
             |n| accepts_at(n).is_some(),
             CYCLE_SEARCH_LIMIT,
@@ -321,10 +379,14 @@ impl<'m> Cx<'m> {
         }
         self.layered_searches.set(left - 1);
         let n = self.graph.steps.node_count();
-        // Two layers: before and after the first delivery.
+        // Four layers: before and after the first delivery (`DELIVERED`),
+        // each before and after a timer that fires once per entry of its
+        // state (`FIRED`), which a path then does not take a second time.
+        const DELIVERED: usize = 1;
+        const FIRED: usize = 2;
         let index = |node: NodeIndex, layer: usize| layer * n + node.index();
-        let mut dist = vec![u32::MAX; 2 * n];
-        let mut pred: Vec<Option<(u32, petgraph::graph::EdgeIndex)>> = vec![None; 2 * n];
+        let mut dist = vec![u32::MAX; 4 * n];
+        let mut pred: Vec<Option<(u32, petgraph::graph::EdgeIndex)>> = vec![None; 4 * n];
         let start = self.graph.enter(StateId::ROOT);
         dist[index(start, 0)] = 0;
         let mut queue = VecDeque::from([(start, 0usize, 0u32)]);
@@ -336,7 +398,7 @@ impl<'m> Cx<'m> {
                 continue;
             }
             dist[i] = u32::MAX - 1;
-            if layer == 1 && stop(node) {
+            if layer & DELIVERED != 0 && stop(node) {
                 found = Some(i);
                 break;
             }
@@ -351,9 +413,15 @@ impl<'m> Cx<'m> {
                     }
                     _ => None,
                 };
+                let once = matches!(weight, Edge::Transition(x) if self.graph.fires_once(x));
+                if once && layer & FIRED != 0 {
+                    continue;
+                }
                 let free =
                     delivered.is_none() && self.graph.cost(weight) == crate::graph::Cost::Free;
-                let next_layer = if delivered.is_some() { 1 } else { layer };
+                let next_layer = layer
+                    | if delivered.is_some() { DELIVERED } else { 0 }
+                    | if once { FIRED } else { 0 };
                 let to = petgraph::visit::EdgeRef::target(&e);
                 let j = index(to, next_layer);
                 let next = d + u32::from(!free);
@@ -372,7 +440,8 @@ impl<'m> Cx<'m> {
         let mut edges = Vec::new();
         while let Some((from, e)) = pred[at] {
             let from = from as usize;
-            edges.push((e, from < n && at >= n));
+            let crosses = (from / n) & DELIVERED == 0 && (at / n) & DELIVERED != 0;
+            edges.push((e, crosses));
             at = from;
         }
         edges.reverse();

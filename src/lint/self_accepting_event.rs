@@ -60,7 +60,7 @@ fn check(cx: &mut Cx) {
             };
             let name = cx.graph.events.name(event);
             let handler = m.transition(acceptor.handler);
-            let message = if acceptor.handler == tid {
+            let mut message = if acceptor.handler == tid {
                 format!("a repeated `{name}` takes this transition again")
             } else {
                 format!(
@@ -69,6 +69,35 @@ fn check(cx: &mut Cx) {
                 )
             };
             let mut labels = Vec::new();
+            // An ancestor's handler leading back into the active leaf exits
+            // and re-enters it: say what that re-runs.
+            let rerun = cx.reentered_inside(acceptor.handler, acceptor.leaf);
+            if !rerun.is_empty() {
+                let mut states: Vec<String> = Vec::new();
+                let mut whats: Vec<String> = Vec::new();
+                for (s, entry, action, what) in &rerun {
+                    let state = format!("`{}`", m.display_name(*s));
+                    labels.push(Label {
+                        span: action.span(),
+                        message: format!(
+                            "{} of {state} runs this again",
+                            if *entry { "entry" } else { "exit" }
+                        ),
+                    });
+                    if !states.contains(&state) {
+                        states.push(state);
+                    }
+                    if !whats.contains(what) {
+                        whats.push(what.clone());
+                    }
+                }
+                states.reverse();
+                message.push_str(&format!(
+                    ", which exits and re-enters {} and runs {} again",
+                    states.join(", "),
+                    whats.join(", ")
+                ));
+            }
             if acceptor.handler != tid {
                 let whose = if handler.source == acceptor.leaf {
                     "the repeat is accepted here".to_string()
