@@ -54,6 +54,8 @@ pub(super) struct Replayer<'a, 'm> {
     /// Whether starting the machine already asked a host guard.
     start_asked_host: bool,
     fields: HashMap<EventId, Vec<(String, Option<PayloadType>)>>,
+    /// Set by `performs_again`: the effect a repeat must perform to confirm.
+    performed: Option<String>,
 }
 
 impl<'a, 'm> Replayer<'a, 'm> {
@@ -82,7 +84,24 @@ impl<'a, 'm> Replayer<'a, 'm> {
             asked_host,
             start_asked_host: false,
             fields: HashMap::new(),
+            performed: None,
         }
+    }
+
+    /// Replays the witness of a finding of `lint` and tells whether its
+    /// repeated delivery performs `effect` again (a declared effect or a host
+    /// action), rather than whether it changes anything at all; `None` as
+    /// for `confirm`.
+    pub fn performs_again(
+        &mut self,
+        lint: super::Lint,
+        witness: &Witness,
+        effect: &str,
+    ) -> Option<bool> {
+        self.performed = Some(effect.to_string());
+        let verdict = self.confirm(lint, witness);
+        self.performed = None;
+        verdict
     }
 
     /// Replays the witness of a finding of `lint`; `None` when no replay was
@@ -165,6 +184,9 @@ impl<'a, 'm> Replayer<'a, 'm> {
                 let step = actor.send(&event);
                 if step.ignored {
                     return Some(false);
+                }
+                if let Some(effect) = &self.performed {
+                    return Some(step.effects.iter().any(|e| &*e.name == effect.as_str()));
                 }
                 let effects = !step.effects.is_empty();
                 let moved = !before.active_states().eq(actor.active_states());
