@@ -44,6 +44,11 @@ pub struct LintArgs {
     /// Colour the human output: auto (on a terminal), always or never.
     #[arg(long, value_enum, default_value_t = Color::Auto)]
     color: Color,
+    /// Print only the findings counted by code (count, code, name, confirmed
+    /// by replay, undecided), on standard output: a table, or a JSON object
+    /// with `--format json`. The exit status is the same as without it.
+    #[arg(long)]
+    statistics: bool,
 }
 
 #[derive(Clone, Copy, ValueEnum)]
@@ -85,6 +90,12 @@ pub fn lint(args: &LintArgs, matches: Option<&ArgMatches>) -> CommandResult {
         }
     }
     .with_flags(flags);
+    if args.statistics && !matches!(args.format, LintFormat::Human | LintFormat::Json) {
+        return Err(
+            "`--statistics` prints a table or a JSON object: use it with `--format human` or `--format json`"
+                .to_string(),
+        );
+    }
 
     let mut reports = Vec::new();
     for path in machine_files(&args.paths)? {
@@ -99,6 +110,10 @@ pub fn lint(args: &LintArgs, matches: Option<&ArgMatches>) -> CommandResult {
     }
 
     match args.format {
+        LintFormat::Human if args.statistics => {
+            print!("{}", report::statistics_table(&report::statistics(&reports)))
+        }
+        LintFormat::Json if args.statistics => print!("{}", report::statistics_json(&reports)),
         LintFormat::Human => {
             let color = match args.color {
                 Color::Auto => std::io::stderr().is_terminal(),
