@@ -187,7 +187,11 @@ fn github_format_snapshot() {
 #[test]
 fn statistics_table_snapshot() {
     let output = lint(&[&["--statistics"][..], &SNAPSHOT_FILES].concat());
-    assert_eq!(code(&output), 1, "the exit status of the run without the flag");
+    assert_eq!(
+        code(&output),
+        1,
+        "the exit status of the run without the flag"
+    );
     assert_eq!(stderr(&output), "");
     insta::assert_snapshot!(stdout(&output));
 
@@ -223,7 +227,14 @@ fn statistics_json_snapshot() {
     );
     insta::assert_snapshot!(stdout(&output));
 
-    let output = lint(&["--statistics", "--format", "json", "--deny", "warnings", REACCEPTS]);
+    let output = lint(&[
+        "--statistics",
+        "--format",
+        "json",
+        "--deny",
+        "warnings",
+        REACCEPTS,
+    ]);
     assert_eq!(code(&output), 1, "levels apply as without the flag");
 }
 

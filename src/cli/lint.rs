@@ -111,7 +111,10 @@ pub fn lint(args: &LintArgs, matches: Option<&ArgMatches>) -> CommandResult {
 
     match args.format {
         LintFormat::Human if args.statistics => {
-            print!("{}", report::statistics_table(&report::statistics(&reports)))
+            print!(
+                "{}",
+                report::statistics_table(&report::statistics(&reports))
+            )
         }
         LintFormat::Json if args.statistics => print!("{}", report::statistics_json(&reports)),
         LintFormat::Human => {
