@@ -182,6 +182,76 @@ fn github_format_snapshot() {
     insta::assert_snapshot!(text);
 }
 
+/// `--statistics` prints only the findings counted by code, on standard
+/// output, and exits as the run without it does.
+#[test]
+fn statistics_table_snapshot() {
+    let output = lint(&[&["--statistics"][..], &SNAPSHOT_FILES].concat());
+    assert_eq!(
+        code(&output),
+        1,
+        "the exit status of the run without the flag"
+    );
+    assert_eq!(stderr(&output), "");
+    insta::assert_snapshot!(stdout(&output));
+
+    let warnings_only = lint(&["--statistics", REACCEPTS]);
+    assert_eq!(code(&warnings_only), 0);
+    assert_eq!(
+        stdout(&warnings_only),
+        "count  code  name                  confirmed  undecided\n    2  I001  self-accepting-event          2          0\n"
+    );
+    let clean = lint(&["--statistics", CLEAN]);
+    assert_eq!((code(&clean), stdout(&clean)), (0, String::new()));
+}
+
+#[test]
+fn statistics_json_snapshot() {
+    let output = lint(&[&["--statistics", "--format", "json"][..], &SNAPSHOT_FILES].concat());
+    assert_eq!(code(&output), 1);
+    let report = json(&output);
+    let counted: u64 = report["statistics"]
+        .as_array()
+        .expect("a statistics array")
+        .iter()
+        .map(|row| row["count"].as_u64().expect("a count"))
+        .sum();
+    let summary = &report["summary"];
+    assert_eq!(
+        Some(counted),
+        summary["errors"]
+            .as_u64()
+            .zip(summary["warnings"].as_u64())
+            .map(|(e, w)| e + w),
+        "every diagnostic is counted once"
+    );
+    insta::assert_snapshot!(stdout(&output));
+
+    let output = lint(&[
+        "--statistics",
+        "--format",
+        "json",
+        "--deny",
+        "warnings",
+        REACCEPTS,
+    ]);
+    assert_eq!(code(&output), 1, "levels apply as without the flag");
+}
+
+#[test]
+fn statistics_with_sarif_or_github_is_a_usage_error() {
+    for format in ["sarif", "github"] {
+        let output = lint(&["--statistics", "--format", format, REACCEPTS]);
+        assert_eq!(code(&output), 2, "{format}");
+        assert_eq!(stdout(&output), "", "{format}");
+        assert!(
+            stderr(&output).contains("use it with `--format human` or `--format json`"),
+            "{}",
+            stderr(&output)
+        );
+    }
+}
+
 #[test]
 fn clean_machines_exit_zero() {
     let output = lint(&[CLEAN]);

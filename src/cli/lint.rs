@@ -48,6 +48,11 @@ pub struct LintArgs {
     /// with `confirmed: false` and what refuted them.
     #[arg(long)]
     show_refuted: bool,
+    /// Print only the findings counted by code (count, code, name, confirmed
+    /// by replay, undecided), on standard output: a table, or a JSON object
+    /// with `--format json`. The exit status is the same as without it.
+    #[arg(long)]
+    statistics: bool,
 }
 
 #[derive(Clone, Copy, ValueEnum)]
@@ -89,6 +94,12 @@ pub fn lint(args: &LintArgs, matches: Option<&ArgMatches>) -> CommandResult {
         }
     }
     .with_flags(flags);
+    if args.statistics && !matches!(args.format, LintFormat::Human | LintFormat::Json) {
+        return Err(
+            "`--statistics` prints a table or a JSON object: use it with `--format human` or `--format json`"
+                .to_string(),
+        );
+    }
 
     let options = idemchart::lint::Options {
         show_refuted: args.show_refuted,
@@ -106,6 +117,13 @@ pub fn lint(args: &LintArgs, matches: Option<&ArgMatches>) -> CommandResult {
     }
 
     match args.format {
+        LintFormat::Human if args.statistics => {
+            print!(
+                "{}",
+                report::statistics_table(&report::statistics(&reports))
+            )
+        }
+        LintFormat::Json if args.statistics => print!("{}", report::statistics_json(&reports)),
         LintFormat::Human => {
             let color = match args.color {
                 Color::Auto => std::io::stderr().is_terminal(),

@@ -139,6 +139,8 @@ pub(super) struct Replayer<'a, 'm> {
     explored: Option<Vec<Explored>>,
     /// Events the searches may still send.
     sends_left: usize,
+    /// Set by `performs_again`: the effect a repeat must perform to confirm.
+    performed: Option<String>,
 }
 
 impl<'a, 'm> Replayer<'a, 'm> {
@@ -169,7 +171,24 @@ impl<'a, 'm> Replayer<'a, 'm> {
             fields: HashMap::new(),
             explored: None,
             sends_left: SEARCH_SENDS,
+            performed: None,
         }
+    }
+
+    /// Replays the witness of a finding of `lint` and tells whether its
+    /// repeated delivery performs `effect` again (a declared effect or a host
+    /// action), rather than whether it changes anything at all; `None` when
+    /// the replay cannot decide.
+    pub fn performs_again(
+        &mut self,
+        lint: super::Lint,
+        witness: &Witness,
+        effect: &str,
+    ) -> Option<bool> {
+        self.performed = Some(effect.to_string());
+        let verdict = self.confirm(lint, Some(witness), None).confirmed;
+        self.performed = None;
+        verdict
     }
 
     /// Replays the witness of a finding of `lint`; when it shows nothing,
@@ -319,6 +338,24 @@ impl<'a, 'm> Replayer<'a, 'm> {
                 let Some(event) = sent.get(*i).cloned().flatten() else {
                     return Replay::default();
                 };
+                if let Some(effect) = &self.performed {
+                    return if actor
+                        .send(&event)
+                        .effects
+                        .iter()
+                        .any(|e| &*e.name == effect.as_str())
+                    {
+                        Replay {
+                            confirmed: Some(true),
+                            ..Replay::default()
+                        }
+                    } else {
+                        refuted(format!(
+                            "the repeated `{}` did not perform `{effect}`",
+                            event.name
+                        ))
+                    };
+                }
                 match repeat_changes(&mut actor, &event, None) {
                     Ok(()) => Replay {
                         confirmed: Some(true),

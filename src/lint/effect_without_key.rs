@@ -1,16 +1,29 @@
+use indexmap::IndexMap;
+
+use super::confirm::Replayer;
 use super::{Cx, Finding, Lint, Stage, Witness, WitnessStep, analysis};
+use crate::diagnostic::Label;
 use crate::graph::{Cost, Edge};
-use crate::model::{Action, Idempotency, StateId, TransitionId, Trigger};
+use crate::model::{Action, Idempotency, Machine, StateId, TransitionId, Trigger};
 
 declare_lint! {
     /// ### What it does
     ///
     /// Flags every effect with `idempotency: none`, and every host action (a
-    /// name that is not a declared effect, whose idempotency is unknown), in
-    /// a transition, entry or exit that a run of the machine can reach. The
-    /// witness shows the shortest run that performs it, then a repeat of the
-    /// delivery that did; the replay tells whether the machine itself keeps
-    /// that repeat from performing it again.
+    /// name that is not a declared effect, whose idempotency is unknown),
+    /// that a transition, entry or exit reachable from the start performs.
+    /// One finding per effect, at its declaration, with every place that
+    /// performs it as a label; for a host action, which has no declaration,
+    /// at its first use, the other uses as labels. A use in a state that
+    /// `allow`s this lint is left out; with every use left out, there is no
+    /// finding.
+    ///
+    /// The finding holds without a witness: an outbox that retries after a
+    /// lost acknowledgement performs the effect again whatever the machine
+    /// does. It carries one only when it shows harm in the machine itself:
+    /// a run, replayed on the interpreter, in which a repeated delivery
+    /// performs the effect a second time (`confirmed: true`). Where no use
+    /// has such a run, the finding has no witness.
     ///
     /// ### Why is this bad?
     ///
@@ -40,71 +53,152 @@ declare_lint! {
     stage: Stage::Model(check),
 }
 
+/// Where an action that performs an effect sits.
+#[derive(Clone, Copy)]
+enum Place {
+    Transition(TransitionId),
+    Entry(StateId),
+    Exit(StateId),
+}
+
+/// One action that performs an unkeyed effect or a host action.
+struct Use<'m> {
+    action: &'m Action,
+    place: Place,
+}
+
+impl Use<'_> {
+    /// The state whose `allow` covers the use.
+    fn state(&self, m: &Machine) -> StateId {
+        match self.place {
+            Place::Transition(t) => m.transition(t).source,
+            Place::Entry(s) | Place::Exit(s) => s,
+        }
+    }
+
+    fn witness(&self, cx: &Cx) -> Option<Witness> {
+        match self.place {
+            Place::Transition(t) => transition_witness(cx, t),
+            Place::Entry(s) => entry_witness(cx, s),
+            Place::Exit(s) => exit_witness(cx, s),
+        }
+    }
+}
+
 fn check(cx: &mut Cx) {
     let m = cx.machine;
-    for (index, t) in m.transitions.iter().enumerate() {
-        let tid = TransitionId(index as u32);
-        if !cx.transition_reachable(tid) {
+    let mut findings = Vec::new();
+    for (name, mut uses) in uses(cx) {
+        uses.retain(|u| !cx.allows(Lint::EffectWithoutKey, u.state(m)));
+        if uses.is_empty() {
             continue;
         }
-        for action in &t.actions {
-            if let Some(message) = unkeyed(cx, action) {
-                let witness = transition_witness(cx, tid);
-                report(cx, action, t.source, message, witness);
-            }
-        }
+        uses.sort_by_key(|u| u.action.span().start);
+        findings.push((name, uses));
     }
-    for s in m.state_ids() {
-        if !cx.reachable(s) {
-            continue;
-        }
-        let state = m.state(s);
-        for action in &state.entry {
-            if let Some(message) = unkeyed(cx, action) {
-                let witness = entry_witness(cx, s);
-                report(cx, action, s, message, witness);
-            }
-        }
-        for action in &state.exit {
-            if let Some(message) = unkeyed(cx, action) {
-                let witness = exit_witness(cx, s);
-                report(cx, action, s, message, witness);
-            }
-        }
+    if findings.is_empty() {
+        // Building a replayer compiles the whole machine: not for nothing.
+        return;
+    }
+    let mut replayer = Replayer::new(cx);
+    let reported: Vec<Finding> = findings
+        .into_iter()
+        .map(|(name, uses)| {
+            let witness = uses.iter().find_map(|u| {
+                let w = u.witness(cx)?;
+                (replayer.performs_again(Lint::EffectWithoutKey, &w, name) == Some(true))
+                    .then_some(w)
+            });
+            finding(m, name, &uses, witness)
+        })
+        .collect();
+    drop(replayer);
+    for f in reported {
+        cx.report(f);
     }
 }
 
-fn unkeyed(cx: &Cx, action: &Action) -> Option<String> {
-    let (name, idempotency) = analysis::effect_idempotency(cx.machine, action)?;
-    match (action, idempotency) {
-        (Action::Host { .. }, _) => Some(format!(
-            "host action `{name}` is not a declared effect, so nothing says what a repeat does"
-        )),
-        (_, Idempotency::None) => Some(format!(
-            "effect `{name}` has `idempotency: none`: performing it again acts twice"
-        )),
-        _ => None,
-    }
-}
-
-fn report(cx: &mut Cx, action: &Action, state: StateId, message: String, witness: Option<Witness>) {
-    let help = match action {
-        Action::Host { name, .. } => format!(
-            "declare `{}` under `effects:` with the idempotency its receiver has",
-            name.text
-        ),
-        _ => "use a receiver that honours idempotency keys (`idempotency: key`); where there is none, name a `verify` state and `allow` this lint with the reason".to_string(),
+/// The one finding of an effect or host action and its uses.
+fn finding(m: &Machine, name: &str, uses: &[Use], witness: Option<Witness>) -> Finding {
+    let places = match uses.len() {
+        1 => String::new(),
+        n => format!(" (performed in {n} places)"),
     };
-    cx.report(Finding {
+    let (span, message, help, labelled) = match m.effects.get(name) {
+        Some(decl) => (
+            decl.span,
+            format!(
+                "effect `{name}` has `idempotency: none`: performing it again acts twice{places}"
+            ),
+            "use a receiver that honours idempotency keys (`idempotency: key`); where there is none, name a `verify` state and `allow` this lint with the reason".to_string(),
+            uses,
+        ),
+        None => (
+            uses[0].action.span(),
+            format!(
+                "host action `{name}` is not a declared effect, so nothing says what a repeat does{places}"
+            ),
+            format!("declare `{name}` under `effects:` with the idempotency its receiver has"),
+            &uses[1..],
+        ),
+    };
+    let labels = labelled
+        .iter()
+        .map(|u| Label {
+            span: u.action.span(),
+            message: format!("`{name}` is performed here"),
+        })
+        .collect();
+    Finding {
         lint: Lint::EffectWithoutKey,
-        span: action.span(),
-        state,
+        span,
+        // A finding about a declaration is located in the root; its uses
+        // were checked against the `allow`s of their own states above.
+        state: StateId::ROOT,
         message,
-        labels: Vec::new(),
+        labels,
         help: Some(help),
         witness,
         claim: None,
-    });
+    }
+}
+
+/// The uses of each unkeyed effect and host action reachable from the
+/// start, by name, in the order the names are first met.
+fn uses<'m>(cx: &Cx<'m>) -> IndexMap<&'m str, Vec<Use<'m>>> {
+    let m: &'m Machine = cx.machine;
+    let mut uses: IndexMap<&'m str, Vec<Use<'m>>> = IndexMap::new();
+    let mut add = |actions: &'m [Action], place: Place| {
+        for action in actions {
+            if let Some(name) = unkeyed(m, action) {
+                uses.entry(name).or_default().push(Use { action, place });
+            }
+        }
+    };
+    for (index, t) in m.transitions.iter().enumerate() {
+        let tid = TransitionId(index as u32);
+        if cx.transition_reachable(tid) {
+            add(&t.actions, Place::Transition(tid));
+        }
+    }
+    for s in m.state_ids() {
+        if cx.reachable(s) {
+            add(&m.state(s).entry, Place::Entry(s));
+            add(&m.state(s).exit, Place::Exit(s));
+        }
+    }
+    uses
+}
+
+/// The name of the effect with `idempotency: none` or the host action
+/// that the action performs.
+fn unkeyed<'a>(m: &Machine, action: &'a Action) -> Option<&'a str> {
+    let (_, idempotency) = analysis::effect_idempotency(m, action)?;
+    match action {
+        Action::Host { name, .. } => Some(&name.text),
+        Action::Effect { name, .. } if idempotency == Idempotency::None => Some(&name.text),
+        _ => None,
+    }
 }
 
 /// A run that takes the transition, then repeats the delivery that took it

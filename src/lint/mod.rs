@@ -244,6 +244,8 @@ pub(crate) struct Cx<'m> {
     drives: RefCell<HashMap<(StateId, TransitionId), DrivePath>>,
     /// Two-layer searches left (`repeat::LAYERED_SEARCHES`).
     layered_searches: std::cell::Cell<usize>,
+    /// The suppressions that covered uses dropped by `Cx::allows`.
+    allowed_uses: Used,
 }
 
 /// `Cx::identity_sets`, in one pass over the transitions: reading every
@@ -302,6 +304,7 @@ impl<'m> Cx<'m> {
             scratch: RefCell::default(),
             drives: RefCell::default(),
             layered_searches: std::cell::Cell::new(repeat::LAYERED_SEARCHES),
+            allowed_uses: Used::new(),
         }
     }
 
@@ -330,6 +333,20 @@ impl<'m> Cx<'m> {
 
     pub fn report(&mut self, finding: Finding) {
         self.findings.push(finding);
+    }
+
+    /// Whether an `allow` of `lint` covers `state`, counted as used when it
+    /// does. A finding about a declaration that lists its uses (I005) drops
+    /// the uses located in allowed states, as a finding per use would be
+    /// suppressed there.
+    pub fn allows(&mut self, lint: Lint, state: StateId) -> bool {
+        match covering(self.machine, lint, state) {
+            Some(key) => {
+                *self.allowed_uses.entry(key).or_default() += 1;
+                true
+            }
+            None => false,
+        }
     }
 
     /// The declaration of an event, if it is declared.
@@ -387,7 +404,10 @@ pub fn lint_with(machine: &Machine, options: &Options) -> Vec<Diagnostic> {
         }
     }
     let findings = std::mem::take(&mut cx.findings);
-    let (mut kept, used) = suppress(machine, findings);
+    let (mut kept, mut used) = suppress(machine, findings);
+    for (key, count) in std::mem::take(&mut cx.allowed_uses) {
+        *used.entry(key).or_default() += count;
+    }
     let mut about_allows = Vec::new();
     for lint in Lint::ALL {
         if let Stage::Suppressions(check) = lint.meta().stage {
@@ -463,22 +483,26 @@ fn suppress(machine: &Machine, findings: Vec<Finding>) -> (Vec<Finding>, Used) {
     let mut used = Used::new();
     let mut kept = Vec::new();
     for finding in findings {
-        let covering = std::iter::once(finding.state)
-            .chain(machine.ancestors(finding.state))
-            .find_map(|s| {
-                machine
-                    .state(s)
-                    .allow
-                    .keys()
-                    .find(|name| Lint::from_name_or_code(name) == Some(finding.lint))
-                    .map(|name| (s, name.clone()))
-            });
-        match covering {
+        match covering(machine, finding.lint, finding.state) {
             Some(key) => *used.entry(key).or_default() += 1,
             None => kept.push(finding),
         }
     }
     (kept, used)
+}
+
+/// The `allow` of `lint` on `state` or its nearest ancestor that has one.
+fn covering(machine: &Machine, lint: Lint, state: StateId) -> Option<Suppression> {
+    std::iter::once(state)
+        .chain(machine.ancestors(state))
+        .find_map(|s| {
+            machine
+                .state(s)
+                .allow
+                .keys()
+                .find(|name| Lint::from_name_or_code(name) == Some(lint))
+                .map(|name| (s, name.clone()))
+        })
 }
 
 #[cfg(test)]

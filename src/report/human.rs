@@ -2,7 +2,7 @@
 
 use annotate_snippets::{AnnotationKind, Group, Level, Renderer, Snippet};
 
-use super::{FileReport, Summary, visible, witness_line};
+use super::{FileReport, Summary, statistics, statistics_table, visible, witness_line};
 use crate::diagnostic::{Diagnostic, Severity};
 use crate::span::SourceFile;
 
@@ -50,7 +50,8 @@ pub fn render(diagnostic: &Diagnostic, file: &SourceFile, color: bool) -> String
     renderer.render(&report)
 }
 
-/// Every diagnostic of a run, a blank line after each, then the summary line.
+/// Every diagnostic of a run, a blank line after each, then the findings
+/// counted by code (`statistics_table`) and the summary line.
 pub fn human(reports: &[FileReport], color: bool) -> String {
     let mut out = String::new();
     for report in reports {
@@ -59,6 +60,7 @@ pub fn human(reports: &[FileReport], color: bool) -> String {
             out.push_str("\n\n");
         }
     }
+    out.push_str(&statistics_table(&statistics(reports)));
     out.push_str(&Summary::of(reports).line());
     out.push('\n');
     out

@@ -9,11 +9,13 @@ mod github;
 mod human;
 mod json;
 mod sarif;
+mod statistics;
 
 pub use github::{escape_data, escape_property, github};
 pub use human::{human, render};
 pub use json::json;
 pub use sarif::sarif;
+pub use statistics::{CodeCount, statistics, statistics_json, statistics_table};
 
 use serde::Serialize;
 
