@@ -271,9 +271,12 @@ impl Chart {
             })
             .collect();
         let has_eventless = machine.states.iter().any(|s| !s.always.is_empty());
-        let microstep_limit = machine.limits.as_ref().map_or(DEFAULT_MICROSTEP_LIMIT, |l| {
-            usize::try_from(l.microsteps).unwrap_or(usize::MAX)
-        });
+        let microstep_limit = machine
+            .limits
+            .as_ref()
+            .map_or(DEFAULT_MICROSTEP_LIMIT, |l| {
+                usize::try_from(l.microsteps).unwrap_or(usize::MAX)
+            });
         let event_names = names.into_values().collect();
         let guards = machine
             .guards

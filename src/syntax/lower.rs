@@ -7,8 +7,8 @@ use super::tree::{ActionDoc, ExprText, MachineDoc, StateDoc, TransitionDoc};
 use crate::diagnostic::{Diagnostic, Label, LoadError};
 use crate::expr::{self, Expr, Scope, Type};
 use crate::model::{
-    Action, Allow, Assignment, ContextField, Dedup, Duration, EffectDecl, EventDecl, Limits,
-    EventDescriptor, EventPattern, HistoryKind, Idempotency, Machine, Name, PayloadField,
+    Action, Allow, Assignment, ContextField, Dedup, Duration, EffectDecl, EventDecl,
+    EventDescriptor, EventPattern, HistoryKind, Idempotency, Limits, Machine, Name, PayloadField,
     PayloadType, Source, State, StateId, StateKind, Target, Transition, TransitionId, Trigger,
 };
 use crate::span::Span;

@@ -8,8 +8,8 @@ use idemchart::Machine;
 use idemchart::model::Name;
 use idemchart::span::Span;
 use idemchart::syntax::tree::{
-    ActionDoc, ContextDoc, DedupDoc, EffectDoc, EventDoc, ExprText, LimitsDoc, MachineDoc, SourceDoc,
-    StateDoc, TransitionDoc,
+    ActionDoc, ContextDoc, DedupDoc, EffectDoc, EventDoc, ExprText, LimitsDoc, MachineDoc,
+    SourceDoc, StateDoc, TransitionDoc,
 };
 
 /// A small deterministic generator (xorshift), so a failing seed reproduces.

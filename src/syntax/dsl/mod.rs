@@ -15,8 +15,8 @@ use crate::expr::ExprKind;
 use crate::model::Name;
 use crate::span::Span;
 use crate::syntax::tree::{
-    ActionDoc, ContextDoc, DedupDoc, EffectDoc, EventDoc, ExprText, LimitsDoc, MachineDoc, SourceDoc,
-    StateDoc, TransitionDoc,
+    ActionDoc, ContextDoc, DedupDoc, EffectDoc, EventDoc, ExprText, LimitsDoc, MachineDoc,
+    SourceDoc, StateDoc, TransitionDoc,
 };
 
 mod errors;

@@ -15,8 +15,8 @@ use crate::diagnostic::{Diagnostic, LoadError};
 use crate::model::Name;
 use crate::span::{SourceFile, Span};
 use crate::syntax::tree::{
-    ActionDoc, ContextDoc, DedupDoc, EffectDoc, EventDoc, ExprText, LimitsDoc, MachineDoc, SourceDoc,
-    StateDoc, TransitionDoc,
+    ActionDoc, ContextDoc, DedupDoc, EffectDoc, EventDoc, ExprText, LimitsDoc, MachineDoc,
+    SourceDoc, StateDoc, TransitionDoc,
 };
 
 use node::{Kind, Node, ScalarValue};
