@@ -19,7 +19,8 @@
 //! findings nearest the top of the file first) and `MAX_STEPS` steps per
 //! witness, past which no replay is made and `confirmed` stays `None`; and
 //! each step at `REPLAY_MICROSTEPS` microsteps, so that a machine that
-//! loops on its own (S006) stops instead of hanging the linter.
+//! loops on its own stops instead of hanging the linter. That is how an
+//! S006 loop is confirmed: the last step of its witness runs out of them.
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -34,8 +35,8 @@ use crate::interp::{Actor, Chart};
 use crate::model::{Action, PayloadType};
 
 const MAX_REPLAYS: usize = 500;
-/// One budget per lint code, I001 to I008.
-const LINTS: usize = 8;
+/// One budget per lint.
+const LINTS: usize = super::Lint::ALL.len();
 const MAX_STEPS: usize = 200;
 /// The interpreter's microstep budget per step of a replay.
 pub(super) const REPLAY_MICROSTEPS: usize = 1_000;
@@ -72,8 +73,10 @@ impl<'a, 'm> Replayer<'a, 'm> {
         // a replay for a machine whose guards it would not ask.
         let chart = builder
             .build()
-            .unwrap_or_else(|_| Chart::new(cx.machine.clone()))
-            .with_microstep_limit(REPLAY_MICROSTEPS);
+            .unwrap_or_else(|_| Chart::new(cx.machine.clone()));
+        // A machine's own lower budget holds in the replay too.
+        let limit = chart.microstep_limit().min(REPLAY_MICROSTEPS);
+        let chart = chart.with_microstep_limit(limit);
         Replayer {
             cx,
             chart: Arc::new(chart),
@@ -97,8 +100,7 @@ impl<'a, 'm> Replayer<'a, 'm> {
     }
 
     fn replay(&mut self, lint: super::Lint, witness: &Witness) -> Option<bool> {
-        let slot = lint.code()[1..].parse::<usize>().ok()?.checked_sub(1)?;
-        let budget = self.budget.get_mut(slot)?;
+        let budget = self.budget.get_mut(lint as usize)?;
         if *budget == 0 || witness.steps.len() > MAX_STEPS {
             return None;
         }
@@ -170,6 +172,8 @@ impl<'a, 'm> Replayer<'a, 'm> {
                 let moved = !before.active_states().eq(actor.active_states());
                 Some(effects || moved || before.context() != actor.context())
             }
+            // The last step, or the start, ran out of microsteps (S006).
+            WitnessEnd::Loop { .. } => Some(actor.last_step().unsettled.is_some()),
             WitnessEnd::Retry { effect } => {
                 let step = witness.steps.last()?;
                 self.play(&mut actor, witness.steps.len() - 1, step, 0);
