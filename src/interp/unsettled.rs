@@ -5,7 +5,7 @@ use std::fmt;
 use std::sync::Arc;
 
 use super::chart::Chart;
-use crate::model::{StateId, TransitionId, Trigger};
+use crate::model::{StateId, TransitionId};
 
 /// The longest turn of a loop looked for; a longer one is reported as the
 /// last transitions taken, which still pass through the loop.
@@ -53,11 +53,7 @@ impl Unsettled {
             let transition = machine.transition(t);
             states.push(transition.source);
             states.extend(transition.targets.iter().map(|target| target.state));
-            let on = match &transition.trigger {
-                Trigger::Event(descriptor) => descriptor.to_string(),
-                Trigger::Always => "always".to_string(),
-                Trigger::After(delay) => format!("after {delay}"),
-            };
+            let on = transition.trigger.to_string();
             if !events.contains(&on) {
                 events.push(on);
             }

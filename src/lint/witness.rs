@@ -77,15 +77,8 @@ fn render_turn(machine: &Machine, turn: &[TransitionId]) -> String {
     let mut text = String::from("loop:");
     for &t in turn {
         let transition = machine.transition(t);
-        let on = match &transition.trigger {
-            Trigger::Event(descriptor) => descriptor.to_string(),
-            Trigger::Always => "always".to_string(),
-            Trigger::After(delay) => format!("after {delay}"),
-        };
-        text.push_str(&format!(
-            " {} -{on}->",
-            machine.display_name(transition.source)
-        ));
+        let source = machine.display_name(transition.source);
+        text.push_str(&format!(" {source} -{}->", transition.trigger));
     }
     if let Some(&first) = turn.first() {
         let source = machine.transition(first).source;

@@ -352,6 +352,18 @@ impl EventDescriptor {
     }
 }
 
+/// What a transition is taken on, as messages name it: its event
+/// descriptor, `always`, or `after 5s`.
+impl std::fmt::Display for Trigger {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Trigger::Event(descriptor) => descriptor.fmt(f),
+            Trigger::Always => f.write_str("always"),
+            Trigger::After(delay) => write!(f, "after {delay}"),
+        }
+    }
+}
+
 impl std::fmt::Display for EventDescriptor {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         for (i, pattern) in self.patterns.iter().enumerate() {
