@@ -211,6 +211,11 @@ fn check_ring_file() -> Result<(), String> {
 #[inline]
 fn expect_clean(step: &Step) {
     assert!(step.errors.is_empty(), "step failed: {:?}", step.errors);
+    assert!(
+        step.unsettled.is_none(),
+        "step did not settle: {:?}",
+        step.unsettled
+    );
 }
 
 fn int(actor: &Actor, field: &str) -> i64 {

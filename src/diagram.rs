@@ -624,6 +624,7 @@ mod tests {
                     context: IndexMap::new(),
                     sources: IndexMap::new(),
                     dedup: None,
+                    limits: None,
                     events: IndexMap::new(),
                     effects: IndexMap::new(),
                     guards: Vec::new(),

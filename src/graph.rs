@@ -862,10 +862,11 @@ impl<'m> MachineGraph<'m> {
     }
 
     /// Components of the transition graph restricted to the machine's own
-    /// moves: structure edges and `always` transitions.
-    pub fn eventless_components(&self) -> Vec<u32> {
+    /// moves: structure edges and the transitions `own` accepts (`always`
+    /// ones, those on events the machine raises).
+    pub fn own_move_components(&self, own: impl Fn(TransitionId) -> bool) -> Vec<u32> {
         let filtered = petgraph::visit::EdgeFiltered::from_fn(&self.steps, |e| match e.weight() {
-            Edge::Transition(t) => self.machine.transition(*t).trigger == Trigger::Always,
+            Edge::Transition(t) => own(*t),
             // A sibling region may not be where its `always` transition
             // leaves, so a cycle through a hub is no proof of a loop.
             Edge::History | Edge::Sibling => false,

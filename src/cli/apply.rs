@@ -1,8 +1,11 @@
 //! The durable-runtime commands: `apply`, `advance`, `inspect`, `outbox`, `purge`.
 //!
 //! Every answer of `apply` (applied, duplicate, conflict, ignored) exits 0:
-//! each is a definite answer the sender may stop on. Exit 2 means no answer
-//! (bad input, store unavailable); nothing was written and the sender retries.
+//! each is a definite answer the sender may stop on. Exit 1 means the
+//! machine does not load, or the event's step did not settle (a loop ran out
+//! of microsteps): nothing was written and a retry gets the same answer.
+//! Exit 2 means no answer (bad input, store unavailable); nothing was
+//! written and the sender retries.
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -12,7 +15,7 @@ use clap::Subcommand;
 
 use idemchart::expr::{Event, Value};
 use idemchart::interp::Chart;
-use idemchart::runtime::{self, Outcome};
+use idemchart::runtime::{self, Outcome, RuntimeError};
 use idemchart::store::{
     AnyStore, OutboxItem, OutboxStatus, SqliteOptions, Store, StoreAddress, Synchronous,
 };
@@ -140,8 +143,24 @@ pub fn run(command: DurableCommand) -> CommandResult {
             let event = parse_event(&event, &chart)?;
             let mut store = open(&store)?;
             let now = now.unwrap_or_else(runtime::now_millis);
-            let outcome = runtime::apply_at(&mut store, &chart, &process, &event, now)
-                .map_err(|e| e.to_string())?;
+            let outcome = match runtime::apply_at(&mut store, &chart, &process, &event, now) {
+                Ok(outcome) => outcome,
+                Err(RuntimeError::Unsettled { unsettled, .. }) => {
+                    // A definite answer, unlike exit 2: nothing was written,
+                    // and a retry meets the same loop.
+                    let line = serde_json::json!({
+                        "outcome": "unsettled",
+                        "message": unsettled.to_string(),
+                        "microsteps": unsettled.limit,
+                        "states": unsettled.paths,
+                        "events": unsettled.events,
+                    });
+                    println!("{line}");
+                    eprintln!("error: process `{process}`: {unsettled}");
+                    return Ok(ExitCode::from(1));
+                }
+                Err(e) => return Err(e.to_string()),
+            };
             let response = match outcome.response() {
                 Some(text) => serde_json::from_str(text).map_err(|e| e.to_string())?,
                 None => serde_json::Value::Null,

@@ -6,7 +6,7 @@ use std::process::ExitCode;
 use std::sync::Arc;
 
 use idemchart::expr::{Event, Value};
-use idemchart::interp::{Actor, Chart, SnapshotJsonError, Step};
+use idemchart::interp::{Actor, Chart, SnapshotJsonError, Step, Unsettled};
 use idemchart::model::Duration;
 
 use super::{CommandResult, load_or_report};
@@ -52,6 +52,9 @@ pub fn run(args: RunArgs) -> CommandResult {
         }
         None => {
             let actor = Actor::new(Arc::clone(&chart));
+            if let Err(unsettled) = actor.last_step().settled() {
+                return Ok(report_unsettled(unsettled, "the start", args.format));
+            }
             print_state(&actor, Some(actor.last_step()), "(start)", args.format);
             actor
         }
@@ -88,6 +91,10 @@ pub fn run(args: RunArgs) -> CommandResult {
                 format!("(advance {})", Duration::from_millis(millis))
             }
         };
+        if let Err(unsettled) = actor.last_step().settled() {
+            let place = format!("{events_name}:{}", number + 1);
+            return Ok(report_unsettled(unsettled, &place, args.format));
+        }
         print_state(&actor, Some(actor.last_step()), &label, args.format);
     }
     if let Some(path) = &args.snapshot_out {
@@ -165,6 +172,32 @@ fn parse_input(line: &str, chart: &Chart) -> Result<Input, (usize, String)> {
         data.get(&field.text).cloned()
     });
     Ok(Input::Event(Event::new(name, id, data)))
+}
+
+/// Reports a step that did not settle, which stops the run: one line that
+/// says so on standard output, the message on standard error naming
+/// `place` (the input line, or the start), and exit status 1. The actor
+/// stopped half-way through the step, so no state is printed or written.
+fn report_unsettled(unsettled: &Unsettled, place: &str, format: RunFormat) -> ExitCode {
+    match format {
+        RunFormat::Json => {
+            let line = serde_json::json!({
+                "event": unsettled.event.as_deref(),
+                "error": "unsettled",
+                "message": unsettled.to_string(),
+                "microsteps": unsettled.limit,
+                "states": unsettled.paths,
+                "events": unsettled.events,
+            });
+            println!("{line}");
+        }
+        RunFormat::Text => {
+            let what = unsettled.event.as_deref().unwrap_or("(step)");
+            println!("{what}: error: did not settle");
+        }
+    }
+    eprintln!("error: {place}: {unsettled}");
+    ExitCode::from(1)
 }
 
 /// Prints the actor after a step; `label` names a step that had no event in

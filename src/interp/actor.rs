@@ -8,6 +8,7 @@ use super::bits::{MarkedSet, StateSet};
 use super::chart::{Chart, CompiledAction};
 use super::host::{HostCall, Updates};
 use super::step::{EffectCall, Step};
+use super::unsettled::Unsettled;
 use crate::expr::{self, CompiledAssign, Event, Value};
 use crate::model::{StateId, StateKind, TransitionId};
 
@@ -416,10 +417,12 @@ impl Core {
             return false;
         }
         self.budget = 0;
-        let limit = chart.microstep_limit;
-        self.step.errors.push(format!(
-            "the machine did not settle after {limit} microsteps"
-        ));
+        self.step.unsettled = Some(Box::new(Unsettled::new(
+            chart,
+            self.step.event.clone(),
+            chart.microstep_limit,
+            &self.step.transitions,
+        )));
         self.internal.clear();
         self.external.clear();
         false

@@ -10,7 +10,7 @@ use crate::model::{
 };
 use crate::syntax::find_state;
 
-/// The default of `Chart::with_microstep_limit`.
+/// The microstep budget of a chart whose machine sets no `limits.microsteps`.
 pub const DEFAULT_MICROSTEP_LIMIT: usize = 100_000;
 
 /// A machine compiled for the interpreter. Cheap to share between actors.
@@ -271,6 +271,12 @@ impl Chart {
             })
             .collect();
         let has_eventless = machine.states.iter().any(|s| !s.always.is_empty());
+        let microstep_limit = machine
+            .limits
+            .as_ref()
+            .map_or(DEFAULT_MICROSTEP_LIMIT, |l| {
+                usize::try_from(l.microsteps).unwrap_or(usize::MAX)
+            });
         let event_names = names.into_values().collect();
         let guards = machine
             .guards
@@ -287,7 +293,7 @@ impl Chart {
             has_eventless,
             event_names,
             machine,
-            microstep_limit: DEFAULT_MICROSTEP_LIMIT,
+            microstep_limit,
             guards,
         };
         let domains: Vec<Option<StateId>> = chart
@@ -308,10 +314,16 @@ impl Chart {
         &self.machine
     }
 
+    /// The microstep budget of one call (`with_microstep_limit`).
+    pub fn microstep_limit(&self) -> usize {
+        self.microstep_limit
+    }
+
     /// Sets how many microsteps one `start`, `send` or `advance_to` may take
-    /// before the actor stops it with an error (default 100,000): a machine
+    /// before the actor stops it with an error (`Step::unsettled`): a machine
     /// whose own events or eventless transitions never settle would otherwise
-    /// hang its host.
+    /// hang its host. The default is the machine's `limits.microsteps`, else
+    /// `DEFAULT_MICROSTEP_LIMIT` (100,000); this overrides both.
     pub fn with_microstep_limit(mut self, limit: usize) -> Chart {
         self.microstep_limit = limit.max(1);
         self

@@ -56,6 +56,7 @@ mod host;
 mod snapshot;
 mod snapshot_json;
 mod step;
+mod unsettled;
 
 #[cfg(test)]
 mod fast_path_tests;
@@ -69,6 +70,7 @@ pub use host::{BuildError, ChartBuilder, HostCall, HostError, Updates};
 pub use snapshot::{RestoreError, SNAPSHOT_FORMAT, Snapshot, TimerSnapshot};
 pub use snapshot_json::SnapshotJsonError;
 pub use step::{EffectCall, Step};
+pub use unsettled::Unsettled;
 
 use std::sync::Arc;
 

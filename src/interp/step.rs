@@ -2,6 +2,7 @@
 
 use std::sync::Arc;
 
+use super::unsettled::Unsettled;
 use crate::expr::Value;
 use crate::model::{StateId, TransitionId};
 
@@ -25,6 +26,9 @@ pub struct Step {
     pub logs: Vec<Value>,
     /// Expressions that failed; each also raised `error.execution`.
     pub errors: Vec<String>,
+    /// Set when the step ran out of its microstep budget and stopped
+    /// half-way: an error, not a result (see `Unsettled`).
+    pub unsettled: Option<Box<Unsettled>>,
 }
 
 /// An effect or host action the machine asked for.
@@ -62,6 +66,35 @@ impl Step {
         }
         if !self.errors.is_empty() {
             self.errors.clear();
+        }
+        if self.unsettled.is_some() {
+            self.unsettled = None;
+        }
+    }
+
+    /// The step, or the error of a step that did not settle.
+    ///
+    /// ```
+    /// use std::sync::Arc;
+    /// use idemchart::expr::Event;
+    /// use idemchart::interp::{Actor, Chart};
+    /// use idemchart::syntax::{Syntax, parse};
+    ///
+    /// let machine = parse(
+    ///     "machine m\ninitial a\nstate a { on GO -> b }\n\
+    ///      state b { entry raise PING\n on PING -> b reenter }",
+    ///     Syntax::Dsl,
+    /// )
+    /// .unwrap();
+    /// let mut actor = Actor::new(Arc::new(Chart::new(machine)));
+    /// let error = actor.send(&Event::named("GO")).settled().unwrap_err();
+    /// assert_eq!(error.paths, ["b"]);
+    /// assert_eq!(error.events, ["PING"]);
+    /// ```
+    pub fn settled(&self) -> Result<&Step, &Unsettled> {
+        match &self.unsettled {
+            None => Ok(self),
+            Some(unsettled) => Err(unsettled),
         }
     }
 }

@@ -19,7 +19,8 @@
 //! findings nearest the top of the file first) and `MAX_STEPS` steps per
 //! witness, past which no replay is made and `confirmed` stays `None`; and
 //! each step at `REPLAY_MICROSTEPS` microsteps, so that a machine that
-//! loops on its own (S006) stops instead of hanging the linter.
+//! loops on its own stops instead of hanging the linter. That is how an
+//! S006 loop is confirmed: the last step of its witness runs out of them.
 //!
 //! The graph's witness is one path among many, and the graph does not see
 //! guards, the context or whether a sibling region really is where a path
@@ -45,8 +46,8 @@ use crate::interp::{Actor, Chart};
 use crate::model::{Action, Duration, PayloadType, TransitionId};
 
 const MAX_REPLAYS: usize = 500;
-/// One budget per lint code, I001 to I008.
-const LINTS: usize = 8;
+/// One budget per lint.
+const LINTS: usize = super::Lint::ALL.len();
 const MAX_STEPS: usize = 200;
 /// The interpreter's microstep budget per step of a replay.
 pub(super) const REPLAY_MICROSTEPS: usize = 1_000;
@@ -159,8 +160,10 @@ impl<'a, 'm> Replayer<'a, 'm> {
         // a replay for a machine whose guards it would not ask.
         let chart = builder
             .build()
-            .unwrap_or_else(|_| Chart::new(cx.machine.clone()))
-            .with_microstep_limit(REPLAY_MICROSTEPS);
+            .unwrap_or_else(|_| Chart::new(cx.machine.clone()));
+        // A machine's own lower budget holds in the replay too.
+        let limit = chart.microstep_limit().min(REPLAY_MICROSTEPS);
+        let chart = chart.with_microstep_limit(limit);
         Replayer {
             cx,
             chart: Arc::new(chart),
@@ -233,12 +236,7 @@ impl<'a, 'm> Replayer<'a, 'm> {
     }
 
     fn replay(&mut self, lint: super::Lint, witness: &Witness) -> Replay {
-        let Some(budget) = lint.code()[1..]
-            .parse::<usize>()
-            .ok()
-            .and_then(|n| n.checked_sub(1))
-            .and_then(|slot| self.budget.get_mut(slot))
-        else {
+        let Some(budget) = self.budget.get_mut(lint as usize) else {
             return Replay::default();
         };
         if *budget == 0 {
@@ -362,6 +360,17 @@ impl<'a, 'm> Replayer<'a, 'm> {
                         ..Replay::default()
                     },
                     Err(why) => refuted(why),
+                }
+            }
+            // The last step, or the start, ran out of microsteps (S006).
+            WitnessEnd::Loop { .. } => {
+                if actor.last_step().unsettled.is_some() {
+                    Replay {
+                        confirmed: Some(true),
+                        ..Replay::default()
+                    }
+                } else {
+                    refuted("the last step settled".to_string())
                 }
             }
             WitnessEnd::Retry { effect } => {

@@ -7,7 +7,7 @@ use petgraph::graph::{EdgeIndex, NodeIndex};
 
 use super::Cx;
 use crate::graph::{Cost, Edge, EventId, MachineGraph};
-use crate::model::{Duration, StateId, TransitionId, Trigger};
+use crate::model::{Duration, Machine, StateId, TransitionId, Trigger};
 
 /// The longest prefix a witness is built from.
 pub const MAX_WITNESS_STEPS: u32 = 500;
@@ -34,6 +34,9 @@ pub enum WitnessEnd {
     Repeat(usize),
     /// The last step runs the effect again (a retry, not a redelivery).
     Retry { effect: String },
+    /// The last step (the start, when there is none) never settles: the
+    /// machine takes `turn`, in order, again and again by itself.
+    Loop { turn: Vec<TransitionId> },
 }
 
 /// An event sequence that shows a hazard.
@@ -55,13 +58,33 @@ impl Witness {
                 WitnessStep::After { delay, .. } => format!("after {delay}"),
             })
             .collect();
-        if let WitnessEnd::Repeat(i) = self.end
-            && let Some(step) = out.get(i).cloned()
-        {
-            out.push(format!("{step}*"));
+        match &self.end {
+            WitnessEnd::Repeat(i) => {
+                if let Some(step) = out.get(*i).cloned() {
+                    out.push(format!("{step}*"));
+                }
+            }
+            WitnessEnd::Retry { .. } => {}
+            WitnessEnd::Loop { turn } => out.push(render_turn(graph.machine, turn)),
         }
         out
     }
+}
+
+/// One turn of a loop as `loop: a -always-> b -PING-> a`: the state each
+/// transition is taken in and what it is taken on, back to the first.
+fn render_turn(machine: &Machine, turn: &[TransitionId]) -> String {
+    let mut text = String::from("loop:");
+    for &t in turn {
+        let transition = machine.transition(t);
+        let source = machine.display_name(transition.source);
+        text.push_str(&format!(" {source} -{}->", transition.trigger));
+    }
+    if let Some(&first) = turn.first() {
+        let source = machine.transition(first).source;
+        text.push_str(&format!(" {}", machine.display_name(source)));
+    }
+    text
 }
 
 impl Cx<'_> {

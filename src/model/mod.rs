@@ -43,6 +43,7 @@ pub struct Machine {
     pub context: IndexMap<String, ContextField>,
     pub sources: IndexMap<String, Source>,
     pub dedup: Option<Dedup>,
+    pub limits: Option<Limits>,
     pub events: IndexMap<String, EventDecl>,
     pub effects: IndexMap<String, EffectDecl>,
     /// Host guards: names the host implements (`Chart::builder(..).guard`),
@@ -74,6 +75,15 @@ pub struct Source {
 pub struct Dedup {
     /// How long applied event ids are remembered.
     pub retention: Duration,
+    pub span: Span,
+}
+
+/// Bounds on what one call of the interpreter may do.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Limits {
+    /// Microsteps one `start`, `send` or `advance_to` may take before it
+    /// stops with an error (`Chart::with_microstep_limit`); at least 1.
+    pub microsteps: u64,
     pub span: Span,
 }
 
@@ -339,6 +349,18 @@ impl EventDescriptor {
 
     pub fn matches(&self, event: &str) -> bool {
         self.patterns.iter().any(|p| p.matches(event))
+    }
+}
+
+/// What a transition is taken on, as messages name it: its event
+/// descriptor, `always`, or `after 5s`.
+impl std::fmt::Display for Trigger {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Trigger::Event(descriptor) => descriptor.fmt(f),
+            Trigger::Always => f.write_str("always"),
+            Trigger::After(delay) => write!(f, "after {delay}"),
+        }
     }
 }
 

@@ -27,7 +27,9 @@ use std::sync::Arc;
 use sha2::{Digest, Sha256};
 
 use crate::expr::{Event, Value};
-use crate::interp::{Actor, Chart, EffectCall, RestoreError, Snapshot, SnapshotJsonError};
+use crate::interp::{
+    Actor, Chart, EffectCall, RestoreError, Snapshot, SnapshotJsonError, Unsettled,
+};
 use crate::store::{AppliedEvent, OutboxItem, OutboxStatus, ProcessRow, Store, StoreError};
 
 /// What `apply` answered. `response` is the JSON text sent to the sender;
@@ -103,6 +105,24 @@ pub enum RuntimeError {
     Contention(String, u32),
     #[error("event id `{0}` starts with `{TIMER_ID_PREFIX}`, which names timer firings")]
     ReservedId(String),
+    /// The step ran out of its microstep budget: nothing was written, and a
+    /// retry meets the same loop.
+    #[error("process `{process}`: {unsettled}")]
+    Unsettled {
+        process: String,
+        unsettled: Box<Unsettled>,
+    },
+}
+
+/// The step, or `RuntimeError::Unsettled` when it did not settle.
+fn settled<'s>(
+    process: &str,
+    step: &'s crate::interp::Step,
+) -> Result<&'s crate::interp::Step, RuntimeError> {
+    step.settled().map_err(|unsettled| RuntimeError::Unsettled {
+        process: process.to_string(),
+        unsettled: Box::new(unsettled.clone()),
+    })
 }
 
 /// How often `apply` starts over from a fresher snapshot before giving up.
@@ -379,16 +399,16 @@ fn attempt(
                     })?;
                 // The start's entry effects belong to the first event's step,
                 // so they leave through the outbox with it.
-                let effects = actor.last_step().effects.clone();
+                let effects = settled(process, actor.last_step())?.effects.clone();
                 (actor, None, effects)
             }
         },
     };
     let firings = match revision {
-        Some(revision) => timers::fire_due(&mut actor, revision, delivery.now),
+        Some(revision) => timers::fire_due(&mut actor, process, revision, delivery.now)?,
         None => Vec::new(),
     };
-    let step = actor.send(delivery.event);
+    let step = settled(process, actor.send(delivery.event))?;
     let ignored = step.ignored;
     let effects: Vec<EffectCall> = start_effects
         .iter()

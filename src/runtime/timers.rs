@@ -23,7 +23,7 @@ use sha2::{Digest, Sha256};
 
 use super::{
     Attempt, Response, RuntimeError, hex, leaves_through_outbox, outbox_items, response_effects,
-    restore, with_retries,
+    restore, settled, with_retries,
 };
 use crate::expr::Value;
 use crate::interp::{Actor, Chart, EffectCall};
@@ -85,13 +85,18 @@ pub(super) struct Firing {
 /// Fires the timers of `actor` (restored from `revision`) due at `now`, one
 /// by one, at most `MAX_FIRINGS_PER_TRANSACTION`, then moves its clock to
 /// `now`.
-pub(super) fn fire_due(actor: &mut Actor, revision: u64, now: u64) -> Vec<Firing> {
+pub(super) fn fire_due(
+    actor: &mut Actor,
+    process: &str,
+    revision: u64,
+    now: u64,
+) -> Result<Vec<Firing>, RuntimeError> {
     let mut firings = Vec::new();
     while firings.len() < MAX_FIRINGS_PER_TRANSACTION {
         let Some(timer) = actor.fire_next(now) else {
             break;
         };
-        let step = actor.last_step();
+        let step = settled(process, actor.last_step())?;
         firings.push(Firing {
             id: firing_id(&timer.label, timer.due, revision, timer.seq),
             ignored: step.transitions.is_empty(),
@@ -108,7 +113,7 @@ pub(super) fn fire_due(actor: &mut Actor, revision: u64, now: u64) -> Vec<Firing
         });
     }
     actor.set_clock(now);
-    firings
+    Ok(firings)
 }
 
 /// Writes each firing's applied-event row (with its frozen response) and
@@ -213,7 +218,7 @@ fn attempt(
         });
     };
     let mut actor = restore(chart, &row)?;
-    let firings = fire_due(&mut actor, row.revision, now);
+    let firings = fire_due(&mut actor, process, row.revision, now)?;
     if firings.is_empty() {
         return Ok(Advanced {
             fired: Vec::new(),

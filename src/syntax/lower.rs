@@ -8,7 +8,7 @@ use crate::diagnostic::{Diagnostic, Label, LoadError};
 use crate::expr::{self, Expr, Scope, Type};
 use crate::model::{
     Action, Allow, Assignment, ContextField, Dedup, Duration, EffectDecl, EventDecl,
-    EventDescriptor, EventPattern, HistoryKind, Idempotency, Machine, Name, PayloadField,
+    EventDescriptor, EventPattern, HistoryKind, Idempotency, Limits, Machine, Name, PayloadField,
     PayloadType, Source, State, StateId, StateKind, Target, Transition, TransitionId, Trigger,
 };
 use crate::span::Span;
@@ -170,6 +170,28 @@ impl Lowering {
             }
         });
 
+        let limits = doc.limits.and_then(|limits| match limits.microsteps {
+            Some((microsteps, span)) if microsteps > 0 => Some(Limits { microsteps, span }),
+            Some((_, span)) => {
+                self.error(
+                    LoadError::InvalidValue {
+                        message: "`limits.microsteps` must be at least 1".into(),
+                    },
+                    span,
+                );
+                None
+            }
+            None => {
+                self.error(
+                    LoadError::InvalidValue {
+                        message: "`limits` needs `microsteps`".into(),
+                    },
+                    limits.span,
+                );
+                None
+            }
+        });
+
         self.unique(doc.events.iter().map(|e| &e.name));
         let mut events = IndexMap::new();
         for event in doc.events {
@@ -269,6 +291,7 @@ impl Lowering {
             context,
             sources,
             dedup,
+            limits,
             events,
             effects,
             guards,

@@ -15,6 +15,7 @@ pub struct MachineDoc {
     pub context: Vec<ContextDoc>,
     pub sources: Vec<SourceDoc>,
     pub dedup: Option<DedupDoc>,
+    pub limits: Option<LimitsDoc>,
     pub events: Vec<EventDoc>,
     pub effects: Vec<EffectDoc>,
     /// Host guard names, as declared (`guards: [a, b]`, `guards a b`).
@@ -41,6 +42,12 @@ pub struct SourceDoc {
 #[derive(Clone, Debug)]
 pub struct DedupDoc {
     pub retention: Option<Name>,
+    pub span: Span,
+}
+
+#[derive(Clone, Debug)]
+pub struct LimitsDoc {
+    pub microsteps: Option<(u64, Span)>,
     pub span: Span,
 }
 

@@ -8,8 +8,8 @@ use idemchart::Machine;
 use idemchart::model::Name;
 use idemchart::span::Span;
 use idemchart::syntax::tree::{
-    ActionDoc, ContextDoc, DedupDoc, EffectDoc, EventDoc, ExprText, MachineDoc, SourceDoc,
-    StateDoc, TransitionDoc,
+    ActionDoc, ContextDoc, DedupDoc, EffectDoc, EventDoc, ExprText, LimitsDoc, MachineDoc,
+    SourceDoc, StateDoc, TransitionDoc,
 };
 
 /// A small deterministic generator (xorshift), so a failing seed reproduces.
@@ -112,6 +112,12 @@ pub fn machine_doc(seed: u64) -> MachineDoc {
         }],
         dedup: Some(DedupDoc {
             retention: Some(name("2h")),
+            span: Span::default(),
+        }),
+        // Budgets large enough that the interpreter's property tests still
+        // see these machines settle.
+        limits: rng.chance(30).then(|| LimitsDoc {
+            microsteps: Some((1_000 + rng.below(200_000) as u64, Span::default())),
             span: Span::default(),
         }),
         events: EVENTS

@@ -9,7 +9,7 @@ use std::sync::Arc;
 use idemchart::expr::{Event, Value};
 use idemchart::interp::{Actor, Chart};
 use idemchart::runtime::{
-    self, Dispatch, DispatchPolicy, Outcome, apply_at, dispatch, idempotency_key,
+    self, Dispatch, DispatchPolicy, Outcome, RuntimeError, apply_at, dispatch, idempotency_key,
 };
 use idemchart::store::{
     AppliedEvent, OutboxItem, OutboxStatus, ProcessRow, Store, StoreError, Transaction,
@@ -131,6 +131,57 @@ pub fn an_event_without_id_writes_nothing<B: Backend>(backend: &B) {
     let error = apply_at(&mut store, &chart, "p1", &event, T0).unwrap_err();
     assert!(error.to_string().contains("has no id"), "{error}");
     assert_eq!(state_of(&mut store, "p1"), (None, 0, Vec::new()));
+}
+
+/// An event whose step loops until its microsteps run out is an error that
+/// writes nothing: no snapshot, no mark, no outbox row. It is not frozen, so
+/// a redelivery meets the same error, and the process takes other events.
+pub fn an_event_that_does_not_settle_writes_nothing<B: Backend>(backend: &B) {
+    let chart = chart(include_str!("../data/runtime/loop.yaml"));
+    let mut store = backend.connect(&backend.fresh());
+    // On a process that does not exist yet, nothing is created.
+    let error = apply_at(&mut store, &chart, "p0", &named("GO", "g0"), T0).unwrap_err();
+    assert!(matches!(error, RuntimeError::Unsettled { .. }), "{error}");
+    assert_eq!(state_of(&mut store, "p0"), (None, 0, Vec::new()));
+
+    apply_at(&mut store, &chart, "p1", &named("NOTA", "n1"), T0).unwrap();
+    let before = state_of(&mut store, "p1");
+    assert_eq!(before.2.len(), 1, "NOTA's effect is in the outbox");
+    for retry in 0..2 {
+        let error =
+            apply_at(&mut store, &chart, "p1", &named("GO", "g1"), T0 + 1 + retry).unwrap_err();
+        let RuntimeError::Unsettled { process, unsettled } = &error else {
+            panic!("expected unsettled, got {error}");
+        };
+        assert_eq!(process, "p1");
+        assert_eq!(unsettled.event.as_deref(), Some("GO"));
+        assert_eq!(unsettled.limit, 500, "the machine's `limits.microsteps`");
+        assert_eq!(unsettled.paths, ["b"]);
+        assert_eq!(unsettled.events, ["PING"]);
+        assert_eq!(state_of(&mut store, "p1"), before, "retry {retry}");
+    }
+    // The process still takes events that settle, at the next revision.
+    let outcome = apply_at(&mut store, &chart, "p1", &named("NOTA", "n2"), T0 + 5).unwrap();
+    assert_eq!(outcome.revision(), Some(2));
+}
+
+/// A timer that leads into the loop is an error too: neither `advance` nor an
+/// event that fires it first writes anything.
+pub fn a_timer_that_does_not_settle_writes_nothing<B: Backend>(backend: &B) {
+    let chart = chart(include_str!("../data/runtime/loop.yaml"));
+    let mut store = backend.connect(&backend.fresh());
+    apply_at(&mut store, &chart, "p1", &named("ESPERAR", "e1"), T0).unwrap();
+    let before = state_of(&mut store, "p1");
+    let error = runtime::advance(&mut store, &chart, "p1", T0 + 5_000).unwrap_err();
+    let RuntimeError::Unsettled { unsettled, .. } = &error else {
+        panic!("expected unsettled, got {error}");
+    };
+    assert_eq!(unsettled.event, None);
+    assert_eq!(unsettled.paths, ["b"]);
+    assert_eq!(state_of(&mut store, "p1"), before);
+    let error = apply_at(&mut store, &chart, "p1", &named("NOTA", "n1"), T0 + 6_000).unwrap_err();
+    assert!(matches!(error, RuntimeError::Unsettled { .. }), "{error}");
+    assert_eq!(state_of(&mut store, "p1"), before);
 }
 
 pub fn ignored_events_are_frozen<B: Backend>(backend: &B) {
@@ -785,6 +836,16 @@ macro_rules! contract_tests {
         #[test]
         fn an_event_without_id_writes_nothing() {
             runtime_contract::an_event_without_id_writes_nothing(&$backend);
+        }
+        $(#[$attr])*
+        #[test]
+        fn an_event_that_does_not_settle_writes_nothing() {
+            runtime_contract::an_event_that_does_not_settle_writes_nothing(&$backend);
+        }
+        $(#[$attr])*
+        #[test]
+        fn a_timer_that_does_not_settle_writes_nothing() {
+            runtime_contract::a_timer_that_does_not_settle_writes_nothing(&$backend);
         }
         $(#[$attr])*
         #[test]

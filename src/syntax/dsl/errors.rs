@@ -12,9 +12,9 @@ use crate::diagnostic::{Diagnostic, LoadError, did_you_mean};
 use crate::span::Span;
 
 /// Words that start an item at the top level or in a state body.
-const ITEM_KEYWORDS: [&str; 18] = [
+const ITEM_KEYWORDS: [&str; 19] = [
     "state", "parallel", "final", "history", "initial", "entry", "exit", "on", "always", "after",
-    "tags", "allow", "context", "source", "dedup", "event", "effect", "guards",
+    "tags", "allow", "context", "source", "dedup", "limits", "event", "effect", "guards",
 ];
 
 /// Every reserved word of the DSL (the `keyword` rule of chart.pest).
@@ -343,6 +343,7 @@ fn describe(rule: Rule) -> Option<String> {
         Rule::context_block => "`context`",
         Rule::source_decl => "`source`",
         Rule::dedup_decl => "`dedup`",
+        Rule::limits_decl => "`limits`",
         Rule::event_decl => "`event`",
         Rule::effect_decl => "`effect`",
         Rule::guards_decl => "`guards`",

@@ -64,6 +64,9 @@ pub fn format(machine: &Machine) -> String {
     if let Some(dedup) = &machine.dedup {
         senders.push(format!("dedup retention {}", dedup.retention));
     }
+    if let Some(limits) = &machine.limits {
+        senders.push(format!("limits microsteps {}", limits.microsteps));
+    }
     sections.push(senders);
 
     sections.push(

@@ -15,8 +15,8 @@ use crate::expr::ExprKind;
 use crate::model::Name;
 use crate::span::Span;
 use crate::syntax::tree::{
-    ActionDoc, ContextDoc, DedupDoc, EffectDoc, EventDoc, ExprText, MachineDoc, SourceDoc,
-    StateDoc, TransitionDoc,
+    ActionDoc, ContextDoc, DedupDoc, EffectDoc, EventDoc, ExprText, LimitsDoc, MachineDoc,
+    SourceDoc, StateDoc, TransitionDoc,
 };
 
 mod errors;
@@ -150,6 +150,29 @@ impl Builder {
                     .find(|p| p.as_rule() == Rule::retention)
                     .and_then(|p| last_named(p, Rule::duration));
                 doc.dedup = Some(DedupDoc { retention, span });
+            }
+            Rule::limits_decl => {
+                let span = keyword_span(&decl);
+                if let Some(first) = seen.limits {
+                    self.duplicate("limits", span, first);
+                }
+                seen.limits = Some(span);
+                let mut microsteps = None;
+                for number in decl.into_inner().flat_map(|p| p.into_inner()) {
+                    if number.as_rule() != Rule::integer {
+                        continue;
+                    }
+                    match number.as_str().parse::<u64>() {
+                        Ok(n) => microsteps = Some((n, span_of(&number))),
+                        Err(_) => self.errors.push(
+                            LoadError::InvalidValue {
+                                message: format!("`{}` microsteps is too many", number.as_str()),
+                            }
+                            .at(span_of(&number), []),
+                        ),
+                    }
+                }
+                doc.limits = Some(LimitsDoc { microsteps, span });
             }
             Rule::event_decl => doc.events.push(self.event_decl(decl)),
             Rule::effect_decl => {
@@ -572,6 +595,7 @@ impl Builder {
 #[derive(Default)]
 struct Seen {
     dedup: Option<Span>,
+    limits: Option<Span>,
     root_initial: Option<Span>,
 }
 

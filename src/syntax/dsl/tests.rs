@@ -979,6 +979,10 @@ mod printer {
                 retention: Duration::from_millis(604_800_000),
                 span: Span::default(),
             }),
+            limits: Some(Limits {
+                microsteps: 500,
+                span: Span::default(),
+            }),
             events,
             effects,
             guards: Vec::new(),
@@ -1002,6 +1006,7 @@ context {
 }
 
 dedup retention 7d
+limits microsteps 500
 
 event PAY(payId: string) id payId "a payment"
 

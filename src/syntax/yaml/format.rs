@@ -85,6 +85,11 @@ pub fn format(machine: &Machine) -> String {
         e.add("retention", text(&dedup.retention.to_string()));
         top.add("dedup", e.into_yaml());
     }
+    if let Some(limits) = &machine.limits {
+        let mut e = Entries::default();
+        e.add("microsteps", Yaml::Scalar(limits.microsteps.to_string()));
+        top.add("limits", e.into_yaml());
+    }
     if !machine.events.is_empty() {
         let events = machine.events.iter().map(|(name, event)| {
             let mut e = Entries::default();

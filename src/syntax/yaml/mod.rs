@@ -15,20 +15,21 @@ use crate::diagnostic::{Diagnostic, LoadError};
 use crate::model::Name;
 use crate::span::{SourceFile, Span};
 use crate::syntax::tree::{
-    ActionDoc, ContextDoc, DedupDoc, EffectDoc, EventDoc, ExprText, MachineDoc, SourceDoc,
-    StateDoc, TransitionDoc,
+    ActionDoc, ContextDoc, DedupDoc, EffectDoc, EventDoc, ExprText, LimitsDoc, MachineDoc,
+    SourceDoc, StateDoc, TransitionDoc,
 };
 
 use node::{Kind, Node, ScalarValue};
 
 /// Keys of the machine itself, before the root state's keys.
-const MACHINE_KEYS: [&str; 9] = [
+const MACHINE_KEYS: [&str; 10] = [
     "machine",
     "version",
     "description",
     "context",
     "sources",
     "dedup",
+    "limits",
     "events",
     "effects",
     "guards",
@@ -62,6 +63,7 @@ const ACTION_KEYS: [&str; 10] = [
 ];
 const SOURCE_KEYS: [&str; 2] = ["retry_horizon", "description"];
 const DEDUP_KEYS: [&str; 1] = ["retention"];
+const LIMITS_KEYS: [&str; 1] = ["microsteps"];
 const EVENT_KEYS: [&str; 4] = ["id", "source", "payload", "description"];
 const EFFECT_KEYS: [&str; 3] = ["idempotency", "verify", "description"];
 
@@ -102,8 +104,8 @@ impl Reader {
         let renamed = match text {
             "cond" => Some("`cond` is XState v4's name for `guard`"),
             "internal" => Some("write `reenter: true` for an external transition"),
-            "context" | "events" | "effects" | "sources" | "dedup" | "machine" | "version"
-            | "guards"
+            "context" | "events" | "effects" | "sources" | "dedup" | "limits" | "machine"
+            | "version" | "guards"
                 if !allowed.contains(&text) =>
             {
                 Some("this key belongs at the top level of the file")
@@ -285,6 +287,7 @@ impl Reader {
                 "context" => doc.context = self.context(key, value),
                 "sources" => doc.sources = self.sources(key, value),
                 "dedup" => doc.dedup = self.dedup(key, value),
+                "limits" => doc.limits = self.limits(key, value),
                 "events" => doc.events = self.events(key, value),
                 "effects" => doc.effects = self.effects(key, value),
                 "guards" if value.is_null() => {}
@@ -345,6 +348,17 @@ impl Reader {
     }
 
     fn version(&mut self, key: &Node, value: &Node) -> Option<(u64, Span)> {
+        self.whole_number(key, value, "`version`", "`1`")
+    }
+
+    /// A whole number (`what` must be one, such as `example`).
+    fn whole_number(
+        &mut self,
+        key: &Node,
+        value: &Node,
+        what: &str,
+        example: &str,
+    ) -> Option<(u64, Span)> {
         let number = match value.scalar().map(|s| s.value) {
             Some(ScalarValue::UInt(v)) => Some(v),
             Some(ScalarValue::Int(v)) => u64::try_from(v).ok(),
@@ -354,12 +368,28 @@ impl Reader {
             self.invalid(
                 Self::place(key, value),
                 format!(
-                    "`version` must be a whole number such as `1`, found {}",
+                    "{what} must be a whole number such as {example}, found {}",
                     value.describe()
                 ),
             );
         }
         number.map(|v| (v, value.span))
+    }
+
+    fn limits(&mut self, key: &Node, value: &Node) -> Option<LimitsDoc> {
+        let mut limits = LimitsDoc {
+            microsteps: None,
+            span: key.span,
+        };
+        for (k, v) in self.map(key, value, "a mapping such as `{ microsteps: 1000 }`") {
+            match key_text(k) {
+                "microsteps" => {
+                    limits.microsteps = self.whole_number(k, v, "`microsteps`", "`1000`")
+                }
+                other => self.unknown_key(k, other, &LIMITS_KEYS),
+            }
+        }
+        Some(limits)
     }
 
     fn context(&mut self, key: &Node, value: &Node) -> Vec<ContextDoc> {

@@ -890,6 +890,10 @@ mod printing {
                 retention: Duration::parse("7d").unwrap(),
                 span,
             }),
+            limits: Some(Limits {
+                microsteps: 500,
+                span,
+            }),
             events,
             effects,
             guards: Vec::new(),
@@ -913,6 +917,7 @@ context:
 sources:
   web: { retry_horizon: 3d }
 dedup: { retention: 7d }
+limits: { microsteps: 500 }
 events:
   GO:
     id: goId
