@@ -32,7 +32,8 @@ pub enum WitnessStep {
 pub enum WitnessEnd {
     /// A second delivery of step `i` (same id and payload), written `E*`.
     Repeat(usize),
-    /// The last step runs the effect again (a retry, not a redelivery).
+    /// The last step runs the effect again (a retry, not a redelivery),
+    /// written with a trailing `*` on that step.
     Retry { effect: String },
 }
 
@@ -45,7 +46,8 @@ pub struct Witness {
 
 impl Witness {
     /// The spec's form: event names, `after 30s` for timers, the repeated
-    /// delivery last with a trailing `*`.
+    /// or retried delivery last with a trailing `*`: a repeat is written
+    /// once more at the end, a retry is the last step itself.
     pub fn render(&self, graph: &MachineGraph) -> Vec<String> {
         let mut out: Vec<String> = self
             .steps
@@ -55,10 +57,17 @@ impl Witness {
                 WitnessStep::After { delay, .. } => format!("after {delay}"),
             })
             .collect();
-        if let WitnessEnd::Repeat(i) = self.end
-            && let Some(step) = out.get(i).cloned()
-        {
-            out.push(format!("{step}*"));
+        match self.end {
+            WitnessEnd::Repeat(i) => {
+                if let Some(step) = out.get(i).cloned() {
+                    out.push(format!("{step}*"));
+                }
+            }
+            WitnessEnd::Retry { .. } => {
+                if let Some(last) = out.last_mut() {
+                    last.push('*');
+                }
+            }
         }
         out
     }
