@@ -46,8 +46,8 @@ declare_lint! {
     ///   attempt timed out. A timer that fires after an answer came is a
     ///   schedule (a renewal, a reminder), not a timeout.
     ///
-    /// A second performance after a plain answer (`PAGO_OK`, then
-    /// `OTRA_COMPRA`) is a new operation, not a retry. In a parallel state
+    /// A second performance after plain answers only (`PAGO_OK`, then
+    /// `OTRA_COMPRA`) is a new attempt, not a retry. In a parallel state
     /// the search follows one region at a time: the events that drive a
     /// sibling region to a transition that leaves the parallel state do not
     /// count as answers.
