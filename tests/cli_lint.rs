@@ -593,3 +593,44 @@ fn refuted_findings_show_only_when_asked() {
     let human = stderr(&lint(&["--color", "never", HISTORY]));
     assert!(!human.contains("refuted"), "{human}");
 }
+
+/// A retry's witness ends with the retried step marked `*`, the same in
+/// the json report and in the SARIF log's properties and code flow.
+#[test]
+fn a_retry_witness_ends_with_the_retried_step_in_json_and_sarif() {
+    let file = "tests/lints/i008-checkout-blind-retry.yaml";
+    let expected = ["PAGAR", "after 30s", "REINTENTAR*"];
+    let report = json(&lint(&["--format", "json", file]));
+    let retry = report["diagnostics"]
+        .as_array()
+        .expect("diagnostics")
+        .iter()
+        .find(|d| d["code"] == "I008")
+        .expect("the I008 finding");
+    assert_eq!(retry["witness"], serde_json::json!(expected));
+    assert_eq!(retry["confirmed"], true);
+
+    let log: Value =
+        serde_json::from_str(&stdout(&lint(&["--format", "sarif", file]))).expect("SARIF JSON");
+    let result = log["runs"][0]["results"]
+        .as_array()
+        .expect("results")
+        .iter()
+        .find(|r| r["ruleId"] == "I008")
+        .expect("the I008 result");
+    assert_eq!(result["properties"]["witness"], serde_json::json!(expected));
+    let steps: Vec<&str> = result["codeFlows"][0]["threadFlows"][0]["locations"]
+        .as_array()
+        .expect("witness steps")
+        .iter()
+        .map(|l| l["location"]["message"]["text"].as_str().expect("a text"))
+        .collect();
+    assert_eq!(
+        steps,
+        [
+            "1. PAGAR",
+            "2. after 30s",
+            "3. REINTENTAR*: the retried delivery"
+        ]
+    );
+}

@@ -1,26 +1,56 @@
 use std::collections::VecDeque;
 
-use petgraph::graph::NodeIndex;
+use indexmap::IndexMap;
+use petgraph::graph::{EdgeIndex, NodeIndex};
 use petgraph::visit::EdgeRef;
 
 use super::{Cx, Finding, Lint, Stage, Witness, WitnessEnd};
 use crate::diagnostic::Label;
 use crate::graph::{Cost, Edge, Node};
-use crate::model::{Action, Idempotency, StateId, StateKind, TransitionId};
+use crate::model::{
+    Action, Argument, EffectDecl, Idempotency, StateId, StateKind, TransitionId, Trigger,
+};
 
 declare_lint! {
     /// ### What it does
     ///
-    /// Flags a transition that performs an effect with `idempotency: none`
-    /// again, after a run already performed it, on a path that does not go
+    /// Flags a retry of an effect with `idempotency: none`: the same
+    /// operation performed again after its first attempt ended in a
+    /// failure, a timeout or an unknown outcome, on a path that does not go
     /// through the effect's `verify` state (any path, when the effect names
-    /// none). The effect counts as performed by a transition's actions, by
-    /// the exit actions of the states it leaves (its source, the source's
-    /// ancestors below the transition's domain, and the states inside the
-    /// source that are active whenever it is: the regions of a parallel
-    /// state, an only child; which of several children is active is not
-    /// known, so their exit actions are not counted) and by the entry actions
-    /// of the states it enters.
+    /// none).
+    ///
+    /// The same operation is the same effect with structurally equal
+    /// arguments (the same fields, the same expressions as written; where
+    /// they were written does not matter), so the same action performed
+    /// again always is one. `notificar(plantilla: "enviado")` and
+    /// `notificar(plantilla: "rechazado")` are two operations, and so are a
+    /// debit and the credit that compensates it. An operation is performed
+    /// by a transition's actions, by the exit actions of the states it
+    /// leaves (its source, the source's ancestors below the transition's
+    /// domain, and the states inside the source that are active whenever it
+    /// is: the regions of a parallel state, an only child) and by the entry
+    /// actions of the states it enters.
+    ///
+    /// The first attempt ended in a failure, a timeout or an unknown outcome
+    /// when, on the way from it to the retry (the retry's own trigger
+    /// included):
+    ///
+    /// - an event whose name says so is delivered or raised: its name
+    ///   contains, in any case, one of FAIL, FALL (FALLO, FALLIDO), ERROR
+    ///   (`error.execution`), TIMEOUT, TIME_OUT, TIMED_OUT, EXPIR, DECLIN,
+    ///   REJECT, RECHAZ, DENIED, DENEG, UNKNOWN (the dispatcher's
+    ///   `<effect>.unknown`), DESCONOC, SIN_RESPUESTA, NO_RESPONSE, RETRY or
+    ///   REINTENT (a retry says what it is);
+    /// - or a timer (`after`) fires before any event is delivered: the
+    ///   attempt timed out. A timer that fires after an answer came is a
+    ///   schedule (a renewal, a reminder), not a timeout.
+    ///
+    /// A second performance after plain answers only (`PAGO_OK`, then
+    /// `OTRA_COMPRA`) is a new attempt, not a retry. In a parallel state
+    /// the search follows one region at a time: the events that drive a
+    /// sibling region to a transition that leaves the parallel state do not
+    /// count as answers.
     ///
     /// ### Why is this bad?
     ///
@@ -61,12 +91,143 @@ declare_lint! {
     stage: Stage::Model(check),
 }
 
+/// What in an event's name says that an attempt failed, timed out, has an
+/// unknown outcome or is being retried; a name says so when it contains
+/// one of them in any case (`PAGO_FALLIDO`, `paymentDeclined`,
+/// `cobrar.unknown`).
+const FAILURE_WORDS: &[&str] = &[
+    "FAIL",
+    "FALL",
+    "ERROR",
+    "TIMEOUT",
+    "TIME_OUT",
+    "TIMED_OUT",
+    "EXPIR",
+    "DECLIN",
+    "REJECT",
+    "RECHAZ",
+    "DENIED",
+    "DENEG",
+    "UNKNOWN",
+    "DESCONOC",
+    "SIN_RESPUESTA",
+    "NO_RESPONSE",
+    "RETRY",
+    "REINTENT",
+];
+
+/// Whether an event name says failure, timeout, unknown outcome or retry.
+fn says_failure(name: &str) -> bool {
+    let upper = name.to_ascii_uppercase();
+    FAILURE_WORDS.iter().any(|word| upper.contains(word))
+}
+
+/// What a transition's trigger tells about the attempt before it.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Signal {
+    /// Nothing: an answer, or the machine's own move.
+    Nothing,
+    /// An event whose name says failure (`says_failure`).
+    Failure,
+    /// A timer: a timeout when nothing was delivered since the attempt.
+    Timer,
+}
+
+/// How far a run has come since the first attempt.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Phase {
+    /// Nothing delivered yet: a timer now is the attempt's timeout.
+    Awaiting,
+    /// Events delivered, none saying failure: a timer now is a schedule.
+    Answered,
+    /// The attempt failed, timed out or has an unknown outcome.
+    Failed,
+}
+
+/// The phases in the order of their index in the search's state.
+const PHASES: [Phase; 3] = [Phase::Awaiting, Phase::Answered, Phase::Failed];
+
+impl Phase {
+    fn index(self) -> usize {
+        self as usize
+    }
+
+    /// The phase after a step with this signal and cost.
+    fn after(self, signal: Signal, cost: Cost) -> Phase {
+        match (self, signal) {
+            (Phase::Failed, _) | (_, Signal::Failure) | (Phase::Awaiting, Signal::Timer) => {
+                Phase::Failed
+            }
+            _ if cost != Cost::Free => Phase::Answered,
+            (phase, _) => phase,
+        }
+    }
+}
+
+/// One operation: an effect with its arguments as written.
+struct Operation<'m> {
+    effect: &'m str,
+    args: &'m IndexMap<String, Argument>,
+}
+
+impl Operation<'_> {
+    /// Whether the action performs this operation. Expressions compare
+    /// without their spans, and arguments whatever their order.
+    fn is(&self, action: &Action) -> bool {
+        matches!(action, Action::Effect { name, args, .. }
+            if name.text == self.effect && args == self.args)
+    }
+
+    /// `cobrar`; with its arguments (`notificar(plantilla: "enviado")`)
+    /// when the effect has other operations, which they tell apart.
+    fn display(&self, several: bool) -> String {
+        if !several || self.args.is_empty() {
+            return self.effect.to_string();
+        }
+        let args: Vec<String> = self
+            .args
+            .iter()
+            .map(|(field, a)| format!("{field}: {}", a.expr))
+            .collect();
+        format!("{}({})", self.effect, args.join(", "))
+    }
+}
+
+/// The distinct operations of an effect, in the order the machine's action
+/// lists first name them (states' entry and exit, then transitions).
+fn operations<'m>(m: &'m crate::model::Machine, effect: &'m str) -> Vec<Operation<'m>> {
+    let lists = m
+        .states
+        .iter()
+        .flat_map(|s| [&s.entry, &s.exit])
+        .chain(m.transitions.iter().map(|t| &t.actions));
+    let mut out: Vec<Operation> = Vec::new();
+    for action in lists.flatten() {
+        if let Action::Effect { name, args, .. } = action
+            && name.text == effect
+            && !out.iter().any(|op| op.args == args)
+        {
+            out.push(Operation { effect, args });
+        }
+    }
+    out
+}
+
 /// Where a search for a retry starts: after a transition that performed the
-/// effect, or after the start.
+/// operation, or after the start.
 #[derive(Clone, Copy)]
 enum Origin {
     Start,
     Transition(TransitionId),
+}
+
+/// A retry the search found: from the origin along `path` to `at`, where
+/// `transition` performs the operation again.
+struct Found {
+    origin: Option<Origin>,
+    path: Vec<EdgeIndex>,
+    at: NodeIndex,
+    transition: TransitionId,
 }
 
 fn check(cx: &mut Cx) {
@@ -74,185 +235,296 @@ fn check(cx: &mut Cx) {
     if !m.effects.values().any(|d| d.idempotency == Idempotency::None) {
         return;
     }
-    // What each transition leaves does not depend on the effect.
+    // What each transition leaves, and what its trigger says, do not
+    // depend on the operation.
     let left: Vec<Vec<StateId>> = (0..m.transitions.len() as u32)
         .map(|t| states_left(cx, TransitionId(t)))
+        .collect();
+    let signals: Vec<Signal> = (0..m.transitions.len() as u32)
+        .map(|t| signal(cx, TransitionId(t)))
         .collect();
     for (name, decl) in &m.effects {
         if decl.idempotency != Idempotency::None {
             continue;
         }
-        let verify = decl.verify.as_ref().map(|t| t.state);
-        let performs = |actions: &[Action]| {
-            actions
-                .iter()
-                .any(|a| matches!(a, Action::Effect { name: n, .. } if &n.text == name))
-        };
-        let entering = entering_states(cx, |s| performs(&m.state(s).entry));
-        // Whether a transition performs it by its actions or by the exit
-        // actions of the states it leaves.
-        let acts: Vec<bool> = (0..m.transitions.len() as u32)
-            .map(TransitionId)
-            .map(|t| {
-                performs(&m.transition(t).actions)
-                    || left[t.index()].iter().any(|&s| performs(&m.state(s).exit))
-            })
-            .collect();
-        if !entering.iter().any(|&b| b) && !acts.iter().any(|&b| b) {
+        let ops = operations(m, name);
+        let several = ops.len() > 1;
+        for op in &ops {
+            if let Some(finding) = retry_finding(cx, op, several, decl, &left, &signals) {
+                cx.report(finding);
+            }
+        }
+    }
+}
+
+/// What the trigger of `t` says about an attempt before it.
+fn signal(cx: &Cx, t: TransitionId) -> Signal {
+    match &cx.machine.transition(t).trigger {
+        Trigger::After(_) => Signal::Timer,
+        Trigger::Always => Signal::Nothing,
+        Trigger::Event(_) if says_failure(&trigger_name(cx, t)) => Signal::Failure,
+        Trigger::Event(_) => Signal::Nothing,
+    }
+}
+
+/// The event a witness delivers for `t` (as written, when no event of the
+/// machine's table matches it), or its timer.
+fn trigger_name(cx: &Cx, t: TransitionId) -> String {
+    match &cx.machine.transition(t).trigger {
+        Trigger::After(delay) => format!("after {delay}"),
+        Trigger::Always => "always".to_string(),
+        Trigger::Event(descriptor) => match cx.graph.representative(t) {
+            Some(e) => cx.graph.events.name(e).to_string(),
+            None => descriptor.to_string(),
+        },
+    }
+}
+
+/// The finding for a retry of `op`, if some path retries it.
+fn retry_finding(
+    cx: &Cx,
+    op: &Operation,
+    several: bool,
+    decl: &EffectDecl,
+    left: &[Vec<StateId>],
+    signals: &[Signal],
+) -> Option<Finding> {
+    let m = cx.machine;
+    let performs = |actions: &[Action]| actions.iter().any(|a| op.is(a));
+    let entering = entering_states(cx, |s| performs(&m.state(s).entry));
+    // Whether a transition performs it by its actions or by the exit
+    // actions of the states it leaves.
+    let acts: Vec<bool> = (0..m.transitions.len() as u32)
+        .map(TransitionId)
+        .map(|t| {
+            performs(&m.transition(t).actions)
+                || left[t.index()].iter().any(|&s| performs(&m.state(s).exit))
+        })
+        .collect();
+    if !entering.iter().any(|&b| b) && !acts.iter().any(|&b| b) {
+        return None;
+    }
+    let verify = decl.verify.as_ref().map(|t| t.state);
+    let found = search(cx, verify, &entering, &acts, signals)?;
+
+    // The witness: perform it once, go round, perform it again.
+    let mut steps = match found.origin {
+        Some(Origin::Transition(t)) => cx.taking(t, None).map(|(s, _)| s).unwrap_or_default(),
+        _ => Vec::new(),
+    };
+    steps.extend(cx.steps_of(&found.path));
+    steps.extend(cx.drive_sibling(found.at, found.transition));
+    steps.extend(cx.step_taking(found.transition, None));
+    let witness = (!steps.is_empty()).then(|| Witness {
+        steps,
+        end: WitnessEnd::Retry {
+            effect: op.effect.to_string(),
+        },
+    });
+
+    let cause = cause(cx, &found, signals);
+    let what = op.display(several);
+    let name = op.effect;
+    let t = m.transition(found.transition);
+    let mut labels = vec![Label {
+        span: decl.span,
+        message: "declared `idempotency: none`".into(),
+    }];
+    let message = match verify {
+        Some(v) => {
+            labels.push(Label {
+                span: m.state(v).span,
+                message: "the verification state the retry skips".into(),
+            });
+            format!(
+                "this transition performs `{what}` again after {cause}, without passing through its `verify` state `{}`",
+                m.display_name(v)
+            )
+        }
+        None => format!(
+            "this transition performs `{what}` again after {cause}, and `{name}` names no `verify` state to ask first"
+        ),
+    };
+    Some(Finding {
+        lint: Lint::RetryWithoutVerification,
+        span: t.span,
+        state: t.source,
+        message,
+        labels,
+        help: Some(format!(
+            "give `{name}` a `verify` state that asks the receiver whether it already happened, and retry only from there"
+        )),
+        witness,
+        claim: None,
+    })
+}
+
+/// A 0-1 search over (node, phase) from just after each reachable
+/// transition that performs the operation, stopping at the first transition
+/// that performs it again in `Phase::Failed`. A transition that performs it
+/// in another phase is a new attempt, not a retry, and the search does not
+/// go on through it: the search from that attempt does.
+fn search(
+    cx: &Cx,
+    verify: Option<StateId>,
+    entering: &[bool],
+    acts: &[bool],
+    signals: &[Signal],
+) -> Option<Found> {
+    let m = cx.machine;
+    let blocked = |node: NodeIndex| {
+        let s = cx.graph.node_state(node);
+        verify.is_some_and(|v| cx.graph.contains(v, s))
+    };
+    // A sibling's transition taken from a hub passes through the states
+    // that drive the sibling to its source first: through `verify` when
+    // one of them is in it.
+    let driven_through_verify = |from: NodeIndex, edge: Edge| match (verify, edge) {
+        (Some(v), Edge::Transition(t)) => cx
+            .driven_states(from, t)
+            .iter()
+            .any(|&s| cx.graph.contains(v, s)),
+        _ => false,
+    };
+    let runs_edge = |edge: Edge, to: NodeIndex| match edge {
+        Edge::Transition(t) => {
+            acts[t.index()] || matches!(cx.graph.node(to), Node::Enter(x) if entering[x.index()])
+        }
+        _ => false,
+    };
+    let next_phase = |phase: Phase, edge: Edge| match edge {
+        Edge::Transition(t) => phase.after(signals[t.index()], cx.graph.cost(edge)),
+        _ => phase,
+    };
+    let key = |node: NodeIndex, phase: Phase| node.index() * PHASES.len() + phase.index();
+
+    let n = cx.graph.steps.node_count() * PHASES.len();
+    let mut origin: Vec<Option<Origin>> = vec![None; n];
+    let mut queue = VecDeque::new();
+    let mut dist = vec![u32::MAX; n];
+    let mut pred: Vec<Option<(EdgeIndex, usize)>> = vec![None; n];
+    let mut start = |node: NodeIndex, o: Origin, queue: &mut VecDeque<usize>| {
+        let k = key(node, Phase::Awaiting);
+        if dist[k] != 0 && !blocked(node) {
+            dist[k] = 0;
+            origin[k] = Some(o);
+            queue.push_back(k);
+        }
+    };
+    if entering[StateId::ROOT.index()] {
+        start(cx.graph.enter(StateId::ROOT), Origin::Start, &mut queue);
+    }
+    for (index, t) in m.transitions.iter().enumerate() {
+        let tid = TransitionId(index as u32);
+        if !cx.transition_reachable(tid) {
             continue;
         }
-        let blocked = |node: NodeIndex| {
-            let s = cx.graph.node_state(node);
-            verify.is_some_and(|v| cx.graph.contains(v, s))
-        };
-        // A sibling's transition taken from a hub passes through the states
-        // that drive the sibling to its source first: through `verify` when
-        // one of them is in it.
-        let driven_through_verify = |from: NodeIndex, edge: Edge| match (verify, edge) {
-            (Some(v), Edge::Transition(t)) => cx
-                .driven_states(from, t)
-                .iter()
-                .any(|&s| cx.graph.contains(v, s)),
-            _ => false,
-        };
-        let runs_edge = |edge: Edge, to: NodeIndex| match edge {
-            Edge::Transition(t) => {
-                acts[t.index()]
-                    || matches!(cx.graph.node(to), Node::Enter(x) if entering[x.index()])
-            }
-            _ => false,
-        };
-
-        // Sources: just after each reachable transition that performs it.
-        let n = cx.graph.steps.node_count();
-        let mut origin: Vec<Option<Origin>> = vec![None; n];
-        let mut queue = VecDeque::new();
-        let mut dist = vec![u32::MAX; n];
-        let mut pred = vec![None; n];
-        let mut start = |node: NodeIndex, o: Origin, queue: &mut VecDeque<NodeIndex>| {
-            if dist[node.index()] != 0 && !blocked(node) {
-                dist[node.index()] = 0;
-                origin[node.index()] = Some(o);
-                queue.push_back(node);
-            }
-        };
-        if entering[StateId::ROOT.index()] {
-            start(cx.graph.enter(StateId::ROOT), Origin::Start, &mut queue);
-        }
-        for (index, t) in m.transitions.iter().enumerate() {
-            let tid = TransitionId(index as u32);
-            if !cx.transition_reachable(tid) {
-                continue;
-            }
-            let from = cx.graph.at(t.source);
-            let mut performed = false;
-            for e in cx.graph.steps.edges(from) {
-                if *e.weight() == Edge::Transition(tid) && runs_edge(*e.weight(), e.target()) {
-                    performed = true;
-                    start(e.target(), Origin::Transition(tid), &mut queue);
-                }
-            }
-            if !performed && acts[index] && cx.graph.targets(tid).is_empty() {
-                start(from, Origin::Transition(tid), &mut queue);
+        let from = cx.graph.at(t.source);
+        let mut performed = false;
+        for e in cx.graph.steps.edges(from) {
+            if *e.weight() == Edge::Transition(tid) && runs_edge(*e.weight(), e.target()) {
+                performed = true;
+                start(e.target(), Origin::Transition(tid), &mut queue);
             }
         }
+        if !performed && acts[index] && cx.graph.targets(tid).is_empty() {
+            start(from, Origin::Transition(tid), &mut queue);
+        }
+    }
 
-        // A 0-1 search that stops at the first transition performing it again.
-        let mut done = vec![false; n];
-        let mut found: Option<(NodeIndex, TransitionId)> = None;
-        'search: while let Some(node) = queue.pop_front() {
-            if done[node.index()] {
-                continue;
-            }
-            done[node.index()] = true;
-            if let Node::At(s) = cx.graph.node(node) {
-                for &t in &m.state(s).on {
-                    if acts[t.index()] && cx.graph.targets(t).is_empty() {
-                        found = Some((node, t));
-                        break 'search;
-                    }
-                }
-            }
-            for e in cx.graph.steps.edges(node) {
-                let weight = *e.weight();
-                if weight == Edge::History
-                    || blocked(e.target())
-                    || driven_through_verify(node, weight)
+    let mut done = vec![false; n];
+    let mut found: Option<(usize, NodeIndex, TransitionId)> = None;
+    'search: while let Some(k) = queue.pop_front() {
+        if done[k] {
+            continue;
+        }
+        done[k] = true;
+        let node = NodeIndex::new(k / PHASES.len());
+        let phase = PHASES[k % PHASES.len()];
+        // A targetless transition performs it again in place.
+        if let Node::At(s) = cx.graph.node(node) {
+            let state = m.state(s);
+            for &t in state.on.iter().chain(&state.after).chain(&state.always) {
+                if acts[t.index()]
+                    && cx.graph.targets(t).is_empty()
+                    && next_phase(phase, Edge::Transition(t)) == Phase::Failed
                 {
-                    continue;
-                }
-                if let Edge::Transition(t) = weight
-                    && runs_edge(weight, e.target())
-                {
-                    found = Some((node, t));
+                    found = Some((k, node, t));
                     break 'search;
                 }
-                let free = cx.graph.cost(weight) == Cost::Free;
-                let d = dist[node.index()] + u32::from(!free);
-                if d < dist[e.target().index()] {
-                    dist[e.target().index()] = d;
-                    pred[e.target().index()] = Some(e.id());
-                    if free {
-                        queue.push_front(e.target());
-                    } else {
-                        queue.push_back(e.target());
-                    }
+            }
+        }
+        for e in cx.graph.steps.edges(node) {
+            let weight = *e.weight();
+            if weight == Edge::History
+                || blocked(e.target())
+                || driven_through_verify(node, weight)
+            {
+                continue;
+            }
+            let next = next_phase(phase, weight);
+            if let Edge::Transition(t) = weight
+                && runs_edge(weight, e.target())
+            {
+                if next == Phase::Failed {
+                    found = Some((k, node, t));
+                    break 'search;
+                }
+                continue;
+            }
+            let to = key(e.target(), next);
+            let free = cx.graph.cost(weight) == Cost::Free;
+            let d = dist[k] + u32::from(!free);
+            if d < dist[to] {
+                dist[to] = d;
+                pred[to] = Some((e.id(), k));
+                if free {
+                    queue.push_front(to);
+                } else {
+                    queue.push_back(to);
                 }
             }
         }
-        let Some((at, retry)) = found else {
+    }
+    let (mut k, at, transition) = found?;
+    let mut path = Vec::new();
+    while let Some((e, previous)) = pred[k] {
+        path.push(e);
+        k = previous;
+        if path.len() > n {
+            break;
+        }
+    }
+    path.reverse();
+    Some(Found {
+        origin: origin[k],
+        path,
+        at,
+        transition,
+    })
+}
+
+/// What made the found performance a retry, for the message: the first
+/// step after the attempt that put the run in `Phase::Failed`, else the
+/// retry's own trigger.
+fn cause(cx: &Cx, found: &Found, signals: &[Signal]) -> String {
+    let mut phase = Phase::Awaiting;
+    let edges = found.path.iter().map(|&e| cx.graph.steps[e]);
+    for edge in edges.chain([Edge::Transition(found.transition)]) {
+        let Edge::Transition(t) = edge else {
             continue;
         };
-
-        // The witness: perform it once, go round, perform it again.
-        let (first, path) = crate::graph::path_to(&cx.graph.steps, &pred, at);
-        let mut steps = match origin[first.index()] {
-            Some(Origin::Transition(t)) => cx.taking(t, None).map(|(s, _)| s).unwrap_or_default(),
-            _ => Vec::new(),
-        };
-        steps.extend(cx.steps_of(&path));
-        steps.extend(cx.drive_sibling(at, retry));
-        steps.extend(cx.step_taking(retry, None));
-        let witness = (!steps.is_empty()).then(|| Witness {
-            steps,
-            end: WitnessEnd::Retry {
-                effect: name.clone(),
-            },
-        });
-
-        let t = m.transition(retry);
-        let mut labels = vec![Label {
-            span: decl.span,
-            message: "declared `idempotency: none`".into(),
-        }];
-        let message = match verify {
-            Some(v) => {
-                labels.push(Label {
-                    span: m.state(v).span,
-                    message: "the verification state the retry skips".into(),
-                });
-                format!(
-                    "this transition performs `{name}` again without passing through its `verify` state `{}`",
-                    m.display_name(v)
-                )
-            }
-            None => format!(
-                "this transition performs `{name}` again, and `{name}` names no `verify` state to ask first"
-            ),
-        };
-        cx.report(Finding {
-            lint: Lint::RetryWithoutVerification,
-            span: t.span,
-            state: t.source,
-            message,
-            labels,
-            help: Some(format!(
-                "give `{name}` a `verify` state that asks the receiver whether it already happened, and retry only from there"
-            )),
-            witness,
-            claim: None,
-        });
+        let signal = signals[t.index()];
+        phase = phase.after(signal, cx.graph.cost(edge));
+        if phase == Phase::Failed {
+            let name = trigger_name(cx, t);
+            return match signal {
+                Signal::Timer => format!("a timeout (`{name}`)"),
+                _ => format!("`{name}`"),
+            };
+        }
     }
+    "a failure".to_string()
 }
 
 /// The states transition `t` surely leaves, whose exit actions it runs: its
@@ -329,4 +601,132 @@ fn entering_states(cx: &Cx, performs: impl Fn(StateId) -> bool) -> Vec<bool> {
         }
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::says_failure;
+    use crate::diagnostic::Diagnostic;
+    use crate::syntax::{Syntax, parse};
+
+    fn retries(text: &str) -> Vec<Diagnostic> {
+        crate::lint::lint(&parse(text, Syntax::Yaml).expect("loads"))
+            .into_iter()
+            .filter(|d| d.code == "I008")
+            .collect()
+    }
+
+    /// A charge in `cobrando`, and what `cobrando` and `activo` do next.
+    fn subscription(cobrando: &str, activo: &str) -> String {
+        format!(
+            "machine: suscripcion
+events:
+  ALTA: {{ id: altaId }}
+  PAGO_OK: {{ id: pagoId }}
+  PENDIENTE: {{ id: pagoId }}
+effects:
+  cobrar: {{ idempotency: none }}
+initial: nuevo
+states:
+  nuevo: {{ on: {{ ALTA: cobrando }} }}
+  cobrando:
+    entry: [cobrar]
+{cobrando}
+  activo:
+{activo}
+  esperando:
+    on:
+      FALLO: cobrando
+"
+        )
+    }
+
+    #[test]
+    fn a_timer_after_an_answer_is_a_schedule_and_before_one_a_timeout() {
+        let renewal = subscription(
+            "    on: { PAGO_OK: activo }",
+            "    after: { 30d: cobrando }",
+        );
+        assert!(retries(&renewal).is_empty(), "a monthly renewal");
+        let timeout = subscription(
+            "    on: { PAGO_OK: activo }\n    after: { 30s: { target: cobrando, reenter: true } }",
+            "    on: {}",
+        );
+        let found = retries(&timeout);
+        assert_eq!(found.len(), 1, "{found:?}");
+        assert_eq!(found[0].witness, ["ALTA", "after 30s*"]);
+        assert_eq!(found[0].confirmed, Some(true));
+    }
+
+    #[test]
+    fn a_failure_counts_after_an_answer_too() {
+        let staged = subscription(
+            "    on: { PAGO_OK: activo, PENDIENTE: esperando }",
+            "    on: {}",
+        );
+        let found = retries(&staged);
+        assert_eq!(found.len(), 1, "{found:?}");
+        assert_eq!(found[0].witness, ["ALTA", "PENDIENTE", "FALLO*"]);
+        assert!(found[0].message.contains("after `FALLO`"), "{found:?}");
+    }
+
+    /// `first` charges on entering `cobrando`, `retry` on entering
+    /// `reintentando` after REINTENTAR.
+    fn charge(first: &str, retry: &str) -> String {
+        format!(
+            "machine: m
+context: {{ total: 5 }}
+events:
+  PEDIDO: {{ id: p }}
+  REINTENTAR: {{ id: r }}
+effects:
+  cobrar: {{ idempotency: none }}
+initial: nuevo
+states:
+  nuevo: {{ on: {{ PEDIDO: cobrando }} }}
+  cobrando:
+    entry:
+      - {{ effect: cobrar, with: {first} }}
+    on: {{ REINTENTAR: reintentando }}
+  reintentando:
+    entry:
+      - {{ effect: cobrar, with: {retry} }}
+"
+        )
+    }
+
+    #[test]
+    fn arguments_compare_by_structure_whatever_their_place_and_order() {
+        let same = charge(
+            "{ importe: context.total, moneda: '\"EUR\"' }",
+            "{ moneda: '\"EUR\"',   importe: 'context.total' }",
+        );
+        let found = retries(&same);
+        assert_eq!(found.len(), 1, "{found:?}");
+        assert_eq!(found[0].witness, ["PEDIDO", "REINTENTAR*"]);
+        let other = charge(
+            "{ importe: context.total, moneda: '\"EUR\"' }",
+            "{ importe: context.total, moneda: '\"USD\"' }",
+        );
+        assert!(retries(&other).is_empty(), "another charge, not a retry");
+    }
+
+    #[test]
+    fn failure_words_are_found_in_any_case_and_style() {
+        for name in [
+            "PAGO_FALLIDO",
+            "paymentDeclined",
+            "cobrar.unknown",
+            "error.execution",
+            "Timed_Out",
+            "RECHAZADO",
+            "REINTENTAR",
+            "retry",
+        ] {
+            assert!(says_failure(name), "{name}");
+        }
+        for name in ["PAGO_OK", "OTRA_COMPRA", "ENVIAR", "REENVIAR", "APROBAR"] {
+            assert!(!says_failure(name), "{name}");
+        }
+    }
 }

@@ -32,7 +32,8 @@ pub enum WitnessStep {
 pub enum WitnessEnd {
     /// A second delivery of step `i` (same id and payload), written `E*`.
     Repeat(usize),
-    /// The last step runs the effect again (a retry, not a redelivery).
+    /// The last step runs the effect again (a retry, not a redelivery),
+    /// written with a trailing `*` on that step.
     Retry { effect: String },
     /// The last step (the start, when there is none) never settles: the
     /// machine takes `turn`, in order, again and again by itself.
@@ -48,7 +49,8 @@ pub struct Witness {
 
 impl Witness {
     /// The spec's form: event names, `after 30s` for timers, the repeated
-    /// delivery last with a trailing `*`.
+    /// or retried delivery last with a trailing `*`: a repeat is written
+    /// once more at the end, a retry is the last step itself.
     pub fn render(&self, graph: &MachineGraph) -> Vec<String> {
         let mut out: Vec<String> = self
             .steps
@@ -64,7 +66,11 @@ impl Witness {
                     out.push(format!("{step}*"));
                 }
             }
-            WitnessEnd::Retry { .. } => {}
+            WitnessEnd::Retry { .. } => {
+                if let Some(last) = out.last_mut() {
+                    last.push('*');
+                }
+            }
             WitnessEnd::Loop { turn } => out.push(render_turn(graph.machine, turn)),
         }
         out

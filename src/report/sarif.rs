@@ -191,6 +191,12 @@ pub fn sarif(reports: &[FileReport], lints: &[LintInfo]) -> String {
             // Diagnostics carry no position for each step of the witness, so
             // every step points at the finding and says which event it is.
             let steps = d.witness.len();
+            // I008's last step is a retry, every other witness's a repeat.
+            let last = if d.code == crate::lint::Lint::RetryWithoutVerification.code() {
+                "the retried delivery"
+            } else {
+                "the repeated delivery"
+            };
             let code_flows = if steps == 0 {
                 Vec::new()
             } else {
@@ -200,7 +206,7 @@ pub fn sarif(reports: &[FileReport], lints: &[LintInfo]) -> String {
                     .enumerate()
                     .map(|(i, event)| {
                         let text = if i + 1 == steps {
-                            format!("{}. {event}: the repeated delivery", i + 1)
+                            format!("{}. {event}: {last}", i + 1)
                         } else {
                             format!("{}. {event}", i + 1)
                         };
