@@ -1,3 +1,4 @@
+use super::analysis::{BlockUpdates, Update};
 use super::{Cx, Finding, Lint, Stage, Witness, analysis};
 use crate::diagnostic::Label;
 use crate::graph::{Edge, Node};
@@ -77,12 +78,14 @@ fn check_transitions(cx: &mut Cx) {
             .iter()
             .map(|(_, set)| set.clone())
             .collect();
+        let updates = BlockUpdates::of(&t.actions);
         for action in &t.actions {
             let Action::Assign { fields, .. } = action else {
                 continue;
             };
             for (field, assignment) in fields {
-                if !analysis::is_cumulative(field, assignment) {
+                let class = updates.class(field);
+                if class == Update::Idempotent {
                     continue;
                 }
                 let help = match tested.first() {
@@ -103,7 +106,9 @@ fn check_transitions(cx: &mut Cx) {
                     span: assignment.span,
                     state: t.source,
                     message: format!(
-                        "`{field}` is derived from its old value and the event without an identity guard: a repeat applies it twice"
+                        "`{field}` is {} without an identity guard: {}",
+                        derivation(class, &assignment.expr),
+                        consequence(class, "a repeat")
                     ),
                     labels: vec![Label {
                         span: t.span,
@@ -117,6 +122,25 @@ fn check_transitions(cx: &mut Cx) {
     }
 }
 
+/// What a non-idempotent update is computed from, for the message.
+fn derivation(class: Update, expr: &crate::expr::Expr) -> &'static str {
+    match (class, analysis::reads_event(expr)) {
+        (Update::Cumulative, true) => "derived from its old value and the event",
+        (Update::Cumulative, false) => "derived from its old value",
+        (_, true) => "computed from the event and context that this update changes",
+        (_, false) => "computed from context that this update changes",
+    }
+}
+
+/// What a repeat does to a cumulative update, or may do to one that the
+/// analysis cannot decide.
+fn consequence(class: Update, repeat: &str) -> String {
+    match class {
+        Update::Cumulative => format!("{repeat} applies it twice"),
+        _ => format!("{repeat} may give it another value"),
+    }
+}
+
 /// Cumulative updates in entry and exit actions, which run with the event
 /// that entered or left the state.
 fn check_states(cx: &mut Cx) {
@@ -127,12 +151,18 @@ fn check_states(cx: &mut Cx) {
         }
         let state = m.state(s);
         for (actions, entry) in [(&state.entry, true), (&state.exit, false)] {
+            let updates = BlockUpdates::of(actions);
             for action in actions {
                 let Action::Assign { fields, .. } = action else {
                     continue;
                 };
                 for (field, assignment) in fields {
-                    if !analysis::is_cumulative(field, assignment)
+                    // An update that does not read the event counts entries
+                    // or exits, whatever the event: a re-run is judged by
+                    // `reentry-reruns-actions`.
+                    let class = updates.class(field);
+                    if class == Update::Idempotent
+                        || !analysis::reads_event(&assignment.expr)
                         || (entry && entered_only_by_identity(cx, s))
                     {
                         continue;
@@ -148,8 +178,10 @@ fn check_states(cx: &mut Cx) {
                         span: assignment.span,
                         state: s,
                         message: format!(
-                            "`{field}` is derived from its old value and the event in the {when} of `{}`: a repeat that runs it again applies it twice",
-                            m.display_name(s)
+                            "`{field}` is {} in the {when} of `{}`: {}",
+                            derivation(class, &assignment.expr),
+                            m.display_name(s),
+                            consequence(class, "a repeat that runs it again")
                         ),
                         labels: Vec::new(),
                         help: Some(format!(
