@@ -307,6 +307,9 @@ pub struct BlockUpdates {
     host: bool,
     /// Whether the block does only assigns and logs.
     only_updates: bool,
+    /// The values of writes that a later assign overwrites: a repeat
+    /// evaluates them again, and one that reads a changed field may fail.
+    overwritten: Vec<Option<Expr>>,
 }
 
 impl BlockUpdates {
@@ -326,7 +329,10 @@ impl BlockUpdates {
                         .collect();
                     for (field, value) in new {
                         match block.finals.iter_mut().find(|(f, _)| *f == field) {
-                            Some(slot) => slot.1 = value,
+                            Some(slot) => {
+                                let old = std::mem::replace(&mut slot.1, value);
+                                block.overwritten.push(old);
+                            }
                             None => block.finals.push((field, value)),
                         }
                     }
@@ -371,7 +377,8 @@ impl BlockUpdates {
             ExprKind::Ident(name) if name == "context" => return None,
             // `has(context.F)` is true whatever F holds.
             ExprKind::Call(name, args)
-                if name == "has" && matches!(args.as_slice(), [a] if context_field(a).is_some()) =>
+                if name == "has"
+                    && matches!(args.as_slice(), [a] if context_field(a).is_some()) =>
             {
                 return Some(expr.clone());
             }
@@ -396,7 +403,9 @@ impl BlockUpdates {
             ExprKind::Map(entries) => ExprKind::Map(
                 entries
                     .iter()
-                    .map(|(k, v)| Some((self.substitute_in(k, size)?, self.substitute_in(v, size)?)))
+                    .map(|(k, v)| {
+                        Some((self.substitute_in(k, size)?, self.substitute_in(v, size)?))
+                    })
                     .collect::<Option<_>>()?,
             ),
             ExprKind::Member(base, field) => ExprKind::Member(sub(base, size)?, field.clone()),
@@ -441,9 +450,17 @@ impl BlockUpdates {
     }
 
     /// Whether running the block twice with the same event leaves the
-    /// context as running it once, and it does nothing else but log.
+    /// context as running it once, and it does nothing else but log. A
+    /// write that a later assign overwrites must give what it gave the
+    /// first time, or the repeat might fail on it.
     pub fn idempotent(&self) -> bool {
-        self.only_updates && self.fields().all(|f| self.class(f) == Update::Idempotent)
+        let changes = |f: &str| self.changes(f);
+        self.only_updates
+            && self
+                .overwritten
+                .iter()
+                .all(|v| v.as_ref().is_some_and(|v| stable(v, &changes)))
+            && self.fields().all(|f| self.class(f) == Update::Idempotent)
     }
 
     /// Whether the block's value of `field` depends on `field`'s old value
@@ -706,3 +723,7 @@ fn is_event_read(expr: &Expr) -> bool {
         _ => false,
     }
 }
+
+#[cfg(test)]
+#[path = "update_tests.rs"]
+mod update_tests;
