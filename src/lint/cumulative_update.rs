@@ -7,14 +7,30 @@ use crate::model::{Action, StateId};
 declare_lint! {
     /// ### What it does
     ///
-    /// Flags an `assign` on a transition taken by a delivered event whose new
-    /// value is derived from its own old value and the event (a running
-    /// total, an append of the event's data) when the transition has no
-    /// identity guard: a guard `!(event.ID in context.SEEN)` together with an
-    /// assign that adds `event.ID` to the same `SEEN`. A guard on one set
-    /// with an append to another does not count. Entry and exit actions see
-    /// the event too: such an assign there is flagged unless every
-    /// transition that enters the state has an identity guard.
+    /// Flags an `assign` on a transition taken by a delivered event whose
+    /// new value, when the same event is applied twice, differs from the one
+    /// it gave once: a running total, a counter, an append of the event's
+    /// data. It does not count when the transition has an identity guard: a
+    /// guard `!(event.ID in context.SEEN)` together with an assign that adds
+    /// `event.ID` to the same `SEEN`. A guard on one set with an append to
+    /// another does not count. Entry and exit actions see the event too: an
+    /// update there that reads the event is flagged unless every transition
+    /// that enters the state has an identity guard.
+    ///
+    /// An update applied twice gives what it gave once, and is not flagged,
+    /// when its value is a constant (`ready: "true"`), a copy of the event
+    /// (`status: "event.status"`), a field that the same actions do not
+    /// change, a map of such values and of the old values at the same keys
+    /// (`{"name": event.name, "phone": context.profile.phone}`), a
+    /// conditional on the event choosing between them
+    /// (`has(event.x) ? event.x : context.x`), a maximum or minimum
+    /// (`event.bid > context.best ? event.bid : context.best`), a first
+    /// write (`context.x == null ? event.x : context.x`), or an append
+    /// guarded by membership (`event.id in context.ids ? context.ids :
+    /// context.ids + [event.id]`). The fields of one `assign` read the
+    /// context before it; a later `assign` reads what an earlier one wrote.
+    /// An update of another shape that reads what the actions change is
+    /// flagged, and the replay decides.
     ///
     /// ### Why is this bad?
     ///
