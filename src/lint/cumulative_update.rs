@@ -1,3 +1,4 @@
+use super::analysis::{BlockUpdates, Update};
 use super::{Cx, Finding, Lint, Stage, Witness, analysis};
 use crate::diagnostic::Label;
 use crate::graph::{Edge, Node};
@@ -6,14 +7,30 @@ use crate::model::{Action, StateId};
 declare_lint! {
     /// ### What it does
     ///
-    /// Flags an `assign` on a transition taken by a delivered event whose new
-    /// value is derived from its own old value and the event (a running
-    /// total, an append of the event's data) when the transition has no
-    /// identity guard: a guard `!(event.ID in context.SEEN)` together with an
-    /// assign that adds `event.ID` to the same `SEEN`. A guard on one set
-    /// with an append to another does not count. Entry and exit actions see
-    /// the event too: such an assign there is flagged unless every
-    /// transition that enters the state has an identity guard.
+    /// Flags an `assign` on a transition taken by a delivered event whose
+    /// new value, when the same event is applied twice, differs from the one
+    /// it gave once: a running total, a counter, an append of the event's
+    /// data. It does not count when the transition has an identity guard: a
+    /// guard `!(event.ID in context.SEEN)` together with an assign that adds
+    /// `event.ID` to the same `SEEN`. A guard on one set with an append to
+    /// another does not count. Entry and exit actions see the event too: an
+    /// update there that reads the event is flagged unless every transition
+    /// that enters the state has an identity guard.
+    ///
+    /// An update applied twice gives what it gave once, and is not flagged,
+    /// when its value is a constant (`ready: "true"`), a copy of the event
+    /// (`status: "event.status"`), a field that the same actions do not
+    /// change, a map of such values and of the old values at the same keys
+    /// (`{"name": event.name, "phone": context.profile.phone}`), a
+    /// conditional on the event choosing between them
+    /// (`has(event.x) ? event.x : context.x`), a maximum or minimum
+    /// (`event.bid > context.best ? event.bid : context.best`), a first
+    /// write (`context.x == null ? event.x : context.x`), or an append
+    /// guarded by membership (`event.id in context.ids ? context.ids :
+    /// context.ids + [event.id]`). The fields of one `assign` read the
+    /// context before it; a later `assign` reads what an earlier one wrote.
+    /// An update of another shape that reads what the actions change is
+    /// flagged, and the replay decides.
     ///
     /// ### Why is this bad?
     ///
@@ -77,12 +94,14 @@ fn check_transitions(cx: &mut Cx) {
             .iter()
             .map(|(_, set)| set.clone())
             .collect();
+        let updates = BlockUpdates::of(&t.actions);
         for action in &t.actions {
             let Action::Assign { fields, .. } = action else {
                 continue;
             };
             for (field, assignment) in fields {
-                if !analysis::is_cumulative(field, assignment) {
+                let class = updates.class(field);
+                if class == Update::Idempotent {
                     continue;
                 }
                 let help = match tested.first() {
@@ -103,7 +122,9 @@ fn check_transitions(cx: &mut Cx) {
                     span: assignment.span,
                     state: t.source,
                     message: format!(
-                        "`{field}` is derived from its old value and the event without an identity guard: a repeat applies it twice"
+                        "`{field}` is {} without an identity guard: {}",
+                        derivation(class, &assignment.expr),
+                        consequence(class, "a repeat")
                     ),
                     labels: vec![Label {
                         span: t.span,
@@ -122,6 +143,25 @@ fn check_transitions(cx: &mut Cx) {
     }
 }
 
+/// What a non-idempotent update is computed from, for the message.
+fn derivation(class: Update, expr: &crate::expr::Expr) -> &'static str {
+    match (class, analysis::reads_event(expr)) {
+        (Update::Cumulative, true) => "derived from its old value and the event",
+        (Update::Cumulative, false) => "derived from its old value",
+        (_, true) => "computed from the event and context that this update changes",
+        (_, false) => "computed from context that this update changes",
+    }
+}
+
+/// What a repeat does to a cumulative update, or may do to one that the
+/// analysis cannot decide.
+fn consequence(class: Update, repeat: &str) -> String {
+    match class {
+        Update::Cumulative => format!("{repeat} applies it twice"),
+        _ => format!("{repeat} may give it another value"),
+    }
+}
+
 /// Cumulative updates in entry and exit actions, which run with the event
 /// that entered or left the state.
 fn check_states(cx: &mut Cx) {
@@ -132,12 +172,18 @@ fn check_states(cx: &mut Cx) {
         }
         let state = m.state(s);
         for (actions, entry) in [(&state.entry, true), (&state.exit, false)] {
+            let updates = BlockUpdates::of(actions);
             for action in actions {
                 let Action::Assign { fields, .. } = action else {
                     continue;
                 };
                 for (field, assignment) in fields {
-                    if !analysis::is_cumulative(field, assignment)
+                    // An update that does not read the event counts entries
+                    // or exits, whatever the event: a re-run is judged by
+                    // `reentry-reruns-actions`.
+                    let class = updates.class(field);
+                    if class == Update::Idempotent
+                        || !analysis::reads_event(&assignment.expr)
                         || (entry && entered_only_by_identity(cx, s))
                     {
                         continue;
@@ -153,8 +199,10 @@ fn check_states(cx: &mut Cx) {
                         span: assignment.span,
                         state: s,
                         message: format!(
-                            "`{field}` is derived from its old value and the event in the {when} of `{}`: a repeat that runs it again applies it twice",
-                            m.display_name(s)
+                            "`{field}` is {} in the {when} of `{}`: {}",
+                            derivation(class, &assignment.expr),
+                            m.display_name(s),
+                            consequence(class, "a repeat that runs it again")
                         ),
                         labels: Vec::new(),
                         help: Some(format!(

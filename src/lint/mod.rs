@@ -279,8 +279,9 @@ impl<'m> Cx<'m> {
             usize::MAX,
         );
         let components = graph.components();
+        let entry_exit = repeat::EntryExitWrites::of(machine);
         let facts: Vec<repeat::Facts> = (0..machine.transitions.len() as u32)
-            .map(|t| repeat::Facts::of(&graph, TransitionId(t)))
+            .map(|t| repeat::Facts::of(&graph, &entry_exit, TransitionId(t)))
             .collect();
         let decls = graph
             .events

@@ -66,8 +66,9 @@ fn check(cx: &mut Cx) {
             let state = m.state(s);
             timers |= !state.after.is_empty();
             for (actions, when) in [(&state.exit, "exit"), (&state.entry, "entry")] {
+                let updates = analysis::BlockUpdates::of(actions);
                 for action in actions {
-                    if let Some(what) = analysis::rerun_hazard(m, action) {
+                    if let Some(what) = analysis::rerun_hazard(m, &updates, action) {
                         labels.push(Label {
                             span: action.span(),
                             message: format!("{when} of `{}` runs this again", m.display_name(s)),

@@ -7,7 +7,11 @@
 //! `event.F`, or a flag test (`!context.done`) of a field it set to a
 //! constant. Any other guard may pass. A handler that changes nothing (a
 //! targetless log, a self-target without `reenter` and without actions)
-//! accepts a repeat harmlessly.
+//! accepts a repeat harmlessly; so does the first delivery's own
+//! transition, taken again right away, when its actions are idempotent
+//! assigns and logs and it leads to the same leaf.
+
+use std::collections::HashSet;
 
 use petgraph::graph::NodeIndex;
 
@@ -29,6 +33,10 @@ pub struct FirstDelivery<'a> {
     marks: &'a [IdentityPair],
     writes: &'a [(String, Literal)],
     decl: Option<&'a EventDecl>,
+    /// The transition the first delivery took, when the repeat comes right
+    /// after it (nothing ran in between): re-taking it with idempotent
+    /// updates changes nothing.
+    right_after: Option<TransitionId>,
 }
 
 /// What the lints read from one transition, computed once.
@@ -42,12 +50,49 @@ pub struct Facts {
     pub writes: Vec<(String, Literal)>,
     /// Whether its actions do anything besides logging.
     pub acts: bool,
+    /// Whether its actions are assigns and logs that, run again right away
+    /// with the same event, leave the context as they found it, and the
+    /// entry and exit actions it may re-run write none of what they read
+    /// or write.
+    pub idempotent: bool,
     /// The one leaf it leads to, when it leads to exactly one.
     pub lands: Option<StateId>,
 }
 
+/// The context fields that entry and exit actions write, anywhere in the
+/// machine; `None` when a host action there may write any.
+pub struct EntryExitWrites(Option<HashSet<String>>);
+
+impl EntryExitWrites {
+    pub fn of(machine: &crate::model::Machine) -> EntryExitWrites {
+        let mut fields = Vec::new();
+        for s in machine.state_ids() {
+            let state = machine.state(s);
+            for action in state.entry.iter().chain(&state.exit) {
+                if matches!(action, crate::model::Action::Host { .. }) {
+                    return EntryExitWrites(None);
+                }
+            }
+            analysis::writes(&state.entry, &mut fields);
+            analysis::writes(&state.exit, &mut fields);
+        }
+        EntryExitWrites(Some(fields.into_iter().collect()))
+    }
+
+    fn touch_any<'a>(&self, mut fields: impl Iterator<Item = &'a str>) -> bool {
+        match &self.0 {
+            None => true,
+            Some(set) => fields.any(|f| set.contains(f)),
+        }
+    }
+}
+
 impl Facts {
-    pub fn of(cx_graph: &crate::graph::MachineGraph, t: TransitionId) -> Facts {
+    pub fn of(
+        cx_graph: &crate::graph::MachineGraph,
+        entry_exit: &EntryExitWrites,
+        t: TransitionId,
+    ) -> Facts {
         let transition = cx_graph.machine.transition(t);
         let lands = if cx_graph.targets(t).is_empty() {
             None
@@ -66,9 +111,39 @@ impl Facts {
             marks: analysis::marks(&transition.actions),
             writes: analysis::constant_writes(&transition.actions),
             acts: analysis::changes_anything(&transition.actions),
+            idempotent: idempotent(transition, !cx_graph.targets(t).is_empty(), entry_exit),
             lands,
         }
     }
+}
+
+/// Whether the transition's actions, taken again right away with the same
+/// event, change nothing. A transition with a target exits and enters
+/// states on the way, whose actions run between the two; they must not
+/// write a field the transition's actions read or write.
+fn idempotent(
+    transition: &crate::model::Transition,
+    targeted: bool,
+    entry_exit: &EntryExitWrites,
+) -> bool {
+    let updates = analysis::BlockUpdates::of(&transition.actions);
+    if !updates.idempotent() {
+        return false;
+    }
+    if !targeted {
+        return true;
+    }
+    let mut read = Vec::new();
+    for action in &transition.actions {
+        if let crate::model::Action::Assign { fields, .. } = action {
+            for assignment in fields.values() {
+                if analysis::reads(&assignment.expr, &mut read) {
+                    return false;
+                }
+            }
+        }
+    }
+    !entry_exit.touch_any(updates.fields().chain(read.iter().map(String::as_str)))
 }
 
 /// The handler that accepts a repeat, in the configuration holding `leaf`.
@@ -85,6 +160,7 @@ impl<'m> Cx<'m> {
             marks: &facts.marks,
             writes: &facts.writes,
             decl: self.decl(event),
+            right_after: None,
         }
     }
 
@@ -101,9 +177,11 @@ impl<'m> Cx<'m> {
     /// context or emits something. A re-entry of the same leaf counts when
     /// it re-runs what lies inside `h`'s source (`reentered_inside`); the
     /// re-entry of the source itself is `reentry-reruns-actions`' to judge.
-    pub fn changes(&self, h: TransitionId, leaf: StateId) -> bool {
+    /// Idempotent updates of the first delivery's transition taken again
+    /// right after it do not count: they write what they wrote.
+    pub fn changes(&self, h: TransitionId, leaf: StateId, first: &FirstDelivery) -> bool {
         let facts = &self.facts[h.index()];
-        if facts.acts {
+        if facts.acts && !(facts.idempotent && first.right_after == Some(h)) {
             return true;
         }
         !self.graph.targets(h).is_empty()
@@ -137,8 +215,9 @@ impl<'m> Cx<'m> {
             }
             let state = m.state(s);
             for (actions, entry) in [(&state.exit, false), (&state.entry, true)] {
+                let updates = analysis::BlockUpdates::of(actions);
                 for action in actions {
-                    if let Some(what) = analysis::rerun_hazard(m, action) {
+                    if let Some(what) = analysis::rerun_hazard(m, &updates, action) {
                         out.push((s, entry, action, what));
                     }
                 }
@@ -159,7 +238,7 @@ impl<'m> Cx<'m> {
             if self.blocked(h, first) {
                 continue;
             }
-            if self.changes(h, leaf) {
+            if self.changes(h, leaf, first) {
                 return Some(h);
             }
             // An unguarded harmless handler takes the repeat: nothing after it runs.
@@ -184,7 +263,10 @@ impl<'m> Cx<'m> {
     }
 
     fn find_immediate_acceptor(&self, t: TransitionId, event: EventId) -> Option<Acceptor> {
-        let first = self.first_delivery(t, event);
+        let first = FirstDelivery {
+            right_after: Some(t),
+            ..self.first_delivery(t, event)
+        };
         if self.graph.targets(t).is_empty() {
             // The configuration stays; the repeat meets `t` first again
             // (the handlers before it failed their guards the first time).
