@@ -655,8 +655,13 @@ impl<'m> MachineGraph<'m> {
             }
         }
         let source = transition.source;
+        // Without `reenter` a compound or parallel source whose targets lie
+        // inside it is kept, as the interpreter does (`Chart::domain_of`).
         if !transition.reenter
-            && m.state(source).kind == StateKind::Compound
+            && matches!(
+                m.state(source).kind,
+                StateKind::Compound | StateKind::Parallel
+            )
             && targets
                 .iter()
                 .all(|&x| self.is_strict_descendant(x, source))
@@ -1201,6 +1206,33 @@ state p {
             g.domain(m.state(p).on[0]),
             Some(p),
             "into its own child: p stays"
+        );
+    }
+
+    #[test]
+    fn a_parallel_source_into_its_region_stays() {
+        let m = machine(
+            r#"
+machine d
+event E id e
+event F id f
+initial p
+parallel p {
+  on E -> p.x
+  on F -> p.x reenter
+  state x
+  state y
+}
+"#,
+        );
+        let g = MachineGraph::new(&m);
+        let p = state(&m, "p");
+        let on_p = &m.state(p).on;
+        assert_eq!(g.domain(on_p[0]), Some(p), "without reenter p stays");
+        assert_eq!(
+            g.domain(on_p[1]),
+            Some(StateId::ROOT),
+            "with reenter p is left"
         );
     }
 

@@ -5,7 +5,7 @@ use std::collections::VecDeque;
 use std::sync::Arc;
 
 use super::bits::{MarkedSet, StateSet};
-use super::chart::{Chart, CompiledAction};
+use super::chart::{Chart, CompiledAction, OUTSIDE_ROOT};
 use super::host::{HostCall, Updates};
 use super::step::{EffectCall, Step};
 use crate::expr::{self, CompiledAssign, Event, Value};
@@ -625,7 +625,7 @@ impl Core {
 
     fn exit_range(&mut self, chart: &Chart, t: TransitionId) -> ExitRange {
         let domain = self.domain(chart, t)?;
-        Some((domain.0 + 1, chart.state(domain).subtree_end))
+        Some(chart.below(domain))
     }
 
     /// Whether the exit sets of two transitions share a state.
@@ -651,12 +651,8 @@ impl Core {
         self.effective_targets(chart, t, &mut targets);
         let mut set = StateSet::with_capacity(chart.states.len());
         if let Some(domain) = chart.domain_of(info.source, info.reenter, &targets) {
-            let end = chart.state(domain).subtree_end;
-            for s in self
-                .active
-                .iter_from(domain.0 + 1)
-                .take_while(|s| s.0 < end)
-            {
+            let (start, end) = chart.below(domain);
+            for s in self.active.iter_from(start).take_while(|s| s.0 < end) {
                 set.insert(s);
             }
         }
@@ -763,14 +759,27 @@ impl Core {
                 continue;
             };
             for &target in &chart.transition(t).targets {
-                self.add_descendants(chart, target);
+                // A target that is the domain is a kept source's self-target:
+                // the source stays, its children take their default entry.
+                if target == domain {
+                    self.add_default_children(chart, target);
+                } else {
+                    self.add_descendants(chart, target);
+                }
             }
             let mut targets = std::mem::take(&mut self.scratch);
             self.effective_targets(chart, t, &mut targets);
             for &s in &targets {
-                self.add_ancestors(chart, s, domain);
+                if s != domain {
+                    self.add_ancestors(chart, s, domain);
+                }
             }
             self.scratch = targets;
+            // A kept parallel source had all its regions exited: those the
+            // targets do not enter take their default entry.
+            if domain != OUTSIDE_ROOT && chart.state(domain).kind == StateKind::Parallel {
+                self.add_default_children(chart, domain);
+            }
         }
         self.enabled = enabled;
         self.enter(chart, event);
@@ -783,8 +792,8 @@ impl Core {
         self.exit_set.clear();
         for &t in enabled {
             if let Some(domain) = self.domain(chart, t) {
-                let end = chart.state(domain).subtree_end;
-                for s in self.active.iter_in(domain.0 + 1, end) {
+                let (start, end) = chart.below(domain);
+                for s in self.active.iter_in(start, end) {
                     self.exit_set.insert(s);
                 }
             }
@@ -850,6 +859,14 @@ impl Core {
             return;
         }
         self.enter_set.insert(state);
+        self.add_default_children(chart, state);
+    }
+
+    /// Adds the default entry below `state`: a compound state's initial
+    /// states, or every region of a parallel state that the enter set does
+    /// not enter yet.
+    fn add_default_children(&mut self, chart: &Chart, state: StateId) {
+        let info = chart.state(state);
         match info.kind {
             StateKind::Compound => {
                 self.default_entry.insert(state);
@@ -889,14 +906,7 @@ impl Core {
             }
             self.enter_set.insert(anc);
             if chart.state(anc).kind == StateKind::Parallel {
-                for &child in &chart.state(anc).children {
-                    if !self
-                        .enter_set
-                        .any_in(child.0, chart.state(child).subtree_end)
-                    {
-                        self.add_descendants(chart, child);
-                    }
-                }
+                self.add_default_children(chart, anc);
             }
             at = chart.state(anc).parent;
         }
@@ -905,6 +915,7 @@ impl Core {
     /// Enters the states of the enter set in document order; entry actions
     /// see the event being processed, as in SCXML.
     fn enter(&mut self, chart: &Chart, event: Option<&Event>) {
+        let was_active = self.status == Status::Active;
         let mut entering = std::mem::take(&mut self.entering);
         entering.clear();
         entering.extend_from_slice(self.enter_set.sorted());
@@ -922,6 +933,23 @@ impl Core {
             }
         }
         self.entering = entering;
+        if was_active && self.status == Status::Done {
+            self.exit_interpreter(chart, event);
+        }
+    }
+
+    /// Runs the exit actions of every active state, deepest last in document
+    /// order first, when the machine is done (SCXML's exitInterpreter; XState
+    /// does the same). The configuration is kept, so that the actor still
+    /// shows the final state it ended in.
+    fn exit_interpreter(&mut self, chart: &Chart, event: Option<&Event>) {
+        let mut exiting = std::mem::take(&mut self.exiting);
+        exiting.clear();
+        exiting.extend(self.active.iter());
+        for &s in exiting.iter().rev() {
+            self.run_actions(chart, &chart.state(s).exit, event);
+        }
+        self.exiting = exiting;
     }
 
     /// Raises `done.state` events for a final state, or ends the machine when

@@ -10,6 +10,11 @@ use crate::model::{
 };
 use crate::syntax::find_state;
 
+/// The domain of a transition that exits and re-enters the root itself: the
+/// SCXML document around the machine, the parent of the root. It names no
+/// state, so it is never looked up; `Chart::below` gives its range.
+pub(crate) const OUTSIDE_ROOT: StateId = StateId(u32::MAX);
+
 /// The default of `Chart::with_microstep_limit`.
 pub const DEFAULT_MICROSTEP_LIMIT: usize = 100_000;
 
@@ -68,8 +73,10 @@ pub(crate) struct TransitionInfo {
     pub delay: Option<u64>,
     pub guard: Option<Compiled>,
     pub actions: Vec<CompiledAction>,
-    /// Empty for a targetless transition, and for a self-target without
-    /// `reenter`, which XState runs without leaving the state.
+    /// Empty for a targetless transition, and for an atomic state's
+    /// self-target without `reenter`, which XState runs without leaving the
+    /// state. A compound or parallel state's self-target is kept: it resets
+    /// the state's children (see `Chart::domain_of`).
     pub targets: Vec<StateId>,
     pub reenter: bool,
     /// Whether a target is a history state, whose meaning depends on what
@@ -232,7 +239,7 @@ impl Chart {
             .iter()
             .map(|t| {
                 let mut targets: Vec<StateId> = t.targets.iter().map(|t| t.state).collect();
-                if !t.reenter && targets == [t.source] {
+                if !t.reenter && targets == [t.source] && machine.state(t.source).is_atomic() {
                     targets.clear();
                 }
                 TransitionInfo {
@@ -323,10 +330,15 @@ impl Chart {
     }
 
     /// The state a transition from `source` to `targets` (history states
-    /// already replaced by what they restore) exits and re-enters below: its
-    /// source for a transition into the source without `reenter`, else the
-    /// least common compound ancestor of source and targets. `None` for a
-    /// targetless one.
+    /// already replaced by what they restore) exits and re-enters below.
+    /// Without `reenter`, a compound or parallel source whose targets are
+    /// itself or lie inside it is kept (XState v5's `reenter: false`; a
+    /// target that is the source resets its children). Otherwise it is the
+    /// least common compound ancestor of source and targets, as in SCXML;
+    /// where there is none inside the machine (a transition between the
+    /// regions of a parallel root, or one from the root with `reenter`),
+    /// `OUTSIDE_ROOT`: the root itself is exited and re-entered. `None` for
+    /// a targetless transition.
     pub(crate) fn domain_of(
         &self,
         source: StateId,
@@ -337,20 +349,41 @@ impl Chart {
             return None;
         }
         if !reenter
-            && self.state(source).kind == StateKind::Compound
-            && targets.iter().all(|&s| self.is_descendant(s, source))
+            && matches!(
+                self.state(source).kind,
+                StateKind::Compound | StateKind::Parallel
+            )
+            && targets
+                .iter()
+                .all(|&s| s == source || self.is_descendant(s, source))
         {
             return Some(source);
         }
         let mut at = self.state(source).parent;
         while let Some(anc) = at {
-            let compound = anc == StateId::ROOT || self.state(anc).kind == StateKind::Compound;
+            let compound = match self.state(anc).kind {
+                StateKind::Compound => true,
+                StateKind::Parallel => false,
+                // A root without children is atomic; nothing lies below it.
+                _ => anc == StateId::ROOT,
+            };
             if compound && targets.iter().all(|&s| self.is_descendant(s, anc)) {
                 return Some(anc);
             }
             at = self.state(anc).parent;
         }
-        Some(StateId::ROOT)
+        Some(OUTSIDE_ROOT)
+    }
+
+    /// The ids of a domain's proper descendants, `start..end`: the states a
+    /// transition with that domain may exit. The root's own id for
+    /// `OUTSIDE_ROOT`.
+    #[inline]
+    pub(crate) fn below(&self, domain: StateId) -> (u32, u32) {
+        if domain == OUTSIDE_ROOT {
+            return (StateId::ROOT.0, self.state(StateId::ROOT).subtree_end);
+        }
+        (domain.0 + 1, self.state(domain).subtree_end)
     }
 
     /// The chart's copy of `name`, when a transition takes that name and the

@@ -61,6 +61,8 @@ mod step;
 mod fast_path_tests;
 #[cfg(test)]
 mod scxml_tests;
+#[cfg(test)]
+mod semantics_tests;
 
 pub use actor::{Actor, Status};
 pub use chart::{Chart, DEFAULT_MICROSTEP_LIMIT};

@@ -1,0 +1,226 @@
+//! Interpreter behaviour that a differential test against XState v5 showed
+//! wrong under our own (SCXML) semantics, each pinned by its minimal machine
+//! (issue 18). Every entry and exit action logs, so that a test sees which
+//! states a step left and entered, and in what order.
+
+use std::sync::Arc;
+
+use super::{Actor, Chart};
+use crate::expr::{Event, Value};
+use crate::syntax::{Syntax, parse};
+
+/// Runs `body` on a new actor of the machine twice: on the fast paths, and
+/// on the general ones, which must take the same steps.
+fn both(yaml: &str, body: impl Fn(&mut Actor)) {
+    let machine = parse(yaml, Syntax::Yaml).unwrap_or_else(|e| panic!("{e:?}"));
+    let chart = Arc::new(Chart::new(machine));
+    for general in [false, true] {
+        let mut actor = Actor::new(Arc::clone(&chart));
+        actor.core.general = general;
+        body(&mut actor);
+    }
+}
+
+/// Sends `name` and returns the step's log lines.
+fn send(actor: &mut Actor, name: &str) -> Vec<String> {
+    let step = actor.send(&Event::named(name));
+    assert!(step.errors.is_empty(), "{:?}", step.errors);
+    logs(&step.logs)
+}
+
+fn logs(values: &[Value]) -> Vec<String> {
+    values
+        .iter()
+        .map(|v| v.as_str().expect("a string log").to_string())
+        .collect()
+}
+
+/// Bug 1: a transition between the regions of a parallel root leaves no
+/// region inactive. The least common compound ancestor of two regions of the
+/// root is outside the machine, so SCXML exits the root and re-enters it,
+/// with every region.
+#[test]
+fn a_parallel_root_keeps_every_region() {
+    both(
+        "machine: m\n\
+         type: parallel\n\
+         entry: [ { log: '\"en:root\"' } ]\n\
+         exit: [ { log: '\"ex:root\"' } ]\n\
+         states:\n  \
+           a:\n    \
+             entry: [ { log: '\"en:a\"' } ]\n    \
+             exit: [ { log: '\"ex:a\"' } ]\n  \
+           b:\n    \
+             entry: [ { log: '\"en:b\"' } ]\n    \
+             exit: [ { log: '\"ex:b\"' } ]\n    \
+             on: { A: a }\n",
+        |actor| {
+            assert_eq!(actor.configuration_paths(), ["a", "b"]);
+            let log = send(actor, "A");
+            assert_eq!(actor.configuration_paths(), ["a", "b"]);
+            assert_eq!(log, ["ex:b", "ex:a", "ex:root", "en:root", "en:a", "en:b"]);
+        },
+    );
+}
+
+/// Bug 2: when the machine reaches a final child of the root, the active
+/// states' exit actions run, deepest first, as SCXML's exitInterpreter
+/// and XState do; the configuration still shows where the machine ended.
+#[test]
+fn completion_runs_the_exit_actions() {
+    both(
+        "machine: m\n\
+         exit: [ { log: '\"ex:root\"' } ]\n\
+         initial: a\n\
+         states:\n  \
+           a:\n    \
+             exit: [ { log: '\"ex:a\"' } ]\n    \
+             on: { GO: b }\n  \
+           b:\n    \
+             type: final\n    \
+             entry: [ { log: '\"en:b\"' } ]\n    \
+             exit: [ { log: '\"ex:b\"' } ]\n",
+        |actor| {
+            let log = send(actor, "GO");
+            assert_eq!(log, ["ex:a", "en:b", "ex:b", "ex:root"]);
+            assert_eq!(actor.status(), super::Status::Done);
+            assert_eq!(actor.configuration_paths(), ["b"]);
+            assert!(actor.send(&Event::named("GO")).ignored);
+        },
+    );
+}
+
+/// Bug 2, when the last region of a parallel root completes: the machine
+/// is done and every active state exits.
+#[test]
+fn completion_of_a_parallel_root_runs_the_exit_actions() {
+    both(
+        "machine: m\n\
+         type: parallel\n\
+         states:\n  \
+           p:\n    \
+             initial: p1\n    \
+             exit: [ { log: '\"ex:p\"' } ]\n    \
+             states:\n      \
+               p1: { type: final, exit: [ { log: '\"ex:p1\"' } ] }\n  \
+           q:\n    \
+             initial: q1\n    \
+             exit: [ { log: '\"ex:q\"' } ]\n    \
+             states:\n      \
+               q1: { on: { GO: q2 } }\n      \
+               q2: { type: final, exit: [ { log: '\"ex:q2\"' } ] }\n",
+        |actor| {
+            let log = send(actor, "GO");
+            assert_eq!(actor.status(), super::Status::Done);
+            assert_eq!(log, ["ex:q2", "ex:q", "ex:p1", "ex:p"]);
+        },
+    );
+}
+
+/// Bug 3: `target: <source>` without `reenter` on a compound state keeps
+/// the state (our `reenter` contract, as XState v5) and resets its
+/// children to their default entry.
+#[test]
+fn a_compound_self_target_resets_its_children() {
+    both(
+        "machine: m\n\
+         initial: a\n\
+         states:\n  \
+           a:\n    \
+             initial: b\n    \
+             entry: [ { log: '\"en:a\"' } ]\n    \
+             exit: [ { log: '\"ex:a\"' } ]\n    \
+             on:\n      \
+               R: { target: a, actions: [ { log: '\"t:R\"' } ] }\n    \
+             states:\n      \
+               b:\n        \
+                 entry: [ { log: '\"en:b\"' } ]\n        \
+                 on: { N: c }\n      \
+               c:\n        \
+                 exit: [ { log: '\"ex:c\"' } ]\n",
+        |actor| {
+            send(actor, "N");
+            assert_eq!(actor.configuration_paths(), ["a.c"]);
+            let log = send(actor, "R");
+            assert_eq!(actor.configuration_paths(), ["a.b"]);
+            assert_eq!(log, ["ex:c", "t:R", "en:b"]);
+        },
+    );
+}
+
+/// Bug 3's atomic case is unchanged: an atomic self-target without
+/// `reenter` runs its actions and leaves nothing.
+#[test]
+fn an_atomic_self_target_runs_only_its_actions() {
+    both(
+        "machine: m\n\
+         initial: a\n\
+         states:\n  \
+           a:\n    \
+             entry: [ { log: '\"en:a\"' } ]\n    \
+             exit: [ { log: '\"ex:a\"' } ]\n    \
+             on: { R: { target: a, actions: [ { log: '\"t:R\"' } ] } }\n",
+        |actor| {
+            assert_eq!(send(actor, "R"), ["t:R"]);
+        },
+    );
+}
+
+/// Bug 4: `reenter: false` keeps a parallel source whose targets lie inside
+/// it; its regions are exited and entered again, every one of them.
+#[test]
+fn a_parallel_source_without_reenter_is_kept() {
+    both(
+        "machine: m\n\
+         initial: a\n\
+         states:\n  \
+           a:\n    \
+             type: parallel\n    \
+             entry: [ { log: '\"en:a\"' } ]\n    \
+             exit: [ { log: '\"ex:a\"' } ]\n    \
+             on: { B: .b }\n    \
+             states:\n      \
+               b:\n        \
+                 initial: b1\n        \
+                 exit: [ { log: '\"ex:b\"' } ]\n        \
+                 entry: [ { log: '\"en:b\"' } ]\n        \
+                 states:\n          \
+                   b1: { on: { N: b2 } }\n          \
+                   b2: {}\n      \
+               c:\n        \
+                 entry: [ { log: '\"en:c\"' } ]\n        \
+                 exit: [ { log: '\"ex:c\"' } ]\n",
+        |actor| {
+            send(actor, "N");
+            assert_eq!(actor.configuration_paths(), ["a.b.b2", "a.c"]);
+            let log = send(actor, "B");
+            assert_eq!(actor.configuration_paths(), ["a.b.b1", "a.c"]);
+            assert_eq!(log, ["ex:c", "ex:b", "en:b", "en:c"]);
+        },
+    );
+}
+
+/// Bug 5: `reenter: true` on a handler of the root exits and re-enters the
+/// root itself, running its exit and entry actions.
+#[test]
+fn reenter_on_the_root_reenters_it() {
+    both(
+        "machine: m\n\
+         initial: a\n\
+         entry: [ { log: '\"en:root\"' } ]\n\
+         exit: [ { log: '\"ex:root\"' } ]\n\
+         on: { B: { target: .a, reenter: true } }\n\
+         states:\n  \
+           a:\n    \
+             entry: [ { log: '\"en:a\"' } ]\n    \
+             on: { N: b }\n  \
+           b:\n    \
+             exit: [ { log: '\"ex:b\"' } ]\n",
+        |actor| {
+            send(actor, "N");
+            let log = send(actor, "B");
+            assert_eq!(actor.configuration_paths(), ["a"]);
+            assert_eq!(log, ["ex:b", "ex:root", "en:root", "en:a"]);
+        },
+    );
+}
