@@ -139,6 +139,14 @@ impl Builder {
                 }
                 doc.sources.push(source);
             }
+            Rule::semantics_decl => {
+                let span = keyword_span(&decl);
+                if let Some(first) = seen.semantics {
+                    self.duplicate("semantics", span, first);
+                }
+                seen.semantics = Some(span);
+                doc.semantics = last_named(decl, Rule::name);
+            }
             Rule::dedup_decl => {
                 let span = keyword_span(&decl);
                 if let Some(first) = seen.dedup {
@@ -572,6 +580,7 @@ impl Builder {
 #[derive(Default)]
 struct Seen {
     dedup: Option<Span>,
+    semantics: Option<Span>,
     root_initial: Option<Span>,
 }
 
