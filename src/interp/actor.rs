@@ -77,6 +77,9 @@ pub(crate) struct Core {
     exiting: Vec<StateId>,
     entering: Vec<StateId>,
     guard_errors: Vec<String>,
+    /// The parallel states one `enter` completed (XState raises each one's
+    /// `done.state` once).
+    completed: Vec<StateId>,
     /// Microsteps left in the current call (`start`, `send`, `advance_to`).
     budget: usize,
     /// Takes the general path wherever there is a fast one, so that tests
@@ -116,6 +119,7 @@ impl Actor {
             exiting: Vec::new(),
             entering: Vec::new(),
             guard_errors: Vec::new(),
+            completed: Vec::new(),
             budget: 0,
             #[cfg(test)]
             general: false,
@@ -461,6 +465,12 @@ impl Core {
     fn select(&mut self, chart: &Chart, event: Option<&Event>) {
         self.enabled.clear();
         if let Some(event) = event
+            && chart.xstate
+        {
+            self.select_xstate(chart, event, &event.name);
+            return;
+        }
+        if let Some(event) = event
             && self.fast()
         {
             self.select_on_event(chart, event, &event.name);
@@ -521,6 +531,10 @@ impl Core {
     /// candidates come listed by the chart (its own transitions, then its
     /// ancestors'). `name` is the event's name, or the chart's copy of it.
     fn select_on_event(&mut self, chart: &Chart, event: &Event, name: &Arc<str>) {
+        if chart.xstate {
+            self.select_xstate(chart, event, name);
+            return;
+        }
         // One atomic state and nothing active after it, as in any
         // configuration without parallel regions (ancestors come first in
         // document order): its first enabled transition, with nothing to
@@ -572,6 +586,55 @@ impl Core {
         if !self.guard_errors.is_empty() {
             self.flush_errors();
         }
+    }
+
+    /// XState v5's selection for an event: from the root down, a state's
+    /// own transitions are looked at only when nothing below it is enabled;
+    /// a parallel state gathers what each of its regions enables, and looks
+    /// at its own only when no region enables anything. Conflicts are then
+    /// resolved as in SCXML.
+    fn select_xstate(&mut self, chart: &Chart, event: &Event, name: &Arc<str>) {
+        self.visit_xstate(chart, StateId::ROOT, event, name);
+        if self.enabled.len() > 1 {
+            self.remove_conflicts(chart);
+        }
+        if !self.guard_errors.is_empty() {
+            self.flush_errors();
+        }
+    }
+
+    /// Adds what the active `state` enables for the event (XState's
+    /// `transitionNode`); whether it enabled anything.
+    fn visit_xstate(
+        &mut self,
+        chart: &Chart,
+        state: StateId,
+        event: &Event,
+        name: &Arc<str>,
+    ) -> bool {
+        let info = chart.state(state);
+        let mut found = false;
+        for &child in &info.children {
+            if self.active.contains(child) {
+                found |= self.visit_xstate(chart, child, event, name);
+            }
+        }
+        if found {
+            return true;
+        }
+        let own = info.on.iter().copied().find(|&t| {
+            chart.accepts(t, name)
+                && guard_passes(
+                    chart,
+                    t,
+                    &self.context,
+                    &self.active,
+                    Some(event),
+                    &mut self.guard_errors,
+                )
+        });
+        self.enabled.extend(own);
+        own.is_some()
     }
 
     fn guard(&mut self, chart: &Chart, t: TransitionId, event: Option<&Event>) -> bool {
@@ -916,6 +979,7 @@ impl Core {
     /// see the event being processed, as in SCXML.
     fn enter(&mut self, chart: &Chart, event: Option<&Event>) {
         let was_active = self.status == Status::Active;
+        self.completed.clear();
         let mut entering = std::mem::take(&mut self.entering);
         entering.clear();
         entering.extend_from_slice(self.enter_set.sorted());
@@ -958,6 +1022,10 @@ impl Core {
         let Some(parent) = chart.state(state).parent else {
             return;
         };
+        if chart.xstate {
+            self.complete_xstate(chart, parent);
+            return;
+        }
         if parent == StateId::ROOT && chart.state(parent).kind != StateKind::Parallel {
             self.status = Status::Done;
             self.timers.clear();
@@ -987,6 +1055,41 @@ impl Core {
                 ));
             }
         }
+    }
+
+    /// XState v5's completion of a final state whose parent is `parent`:
+    /// `done.state` for a compound parent, then for every parallel ancestor
+    /// up the chain whose regions are all final, however deep; the machine
+    /// is done when the chain passes the root.
+    fn complete_xstate(&mut self, chart: &Chart, parent: StateId) {
+        if chart.state(parent).kind == StateKind::Compound {
+            self.raise_done(chart, parent);
+        }
+        let mut marker = match chart.state(parent).kind {
+            StateKind::Parallel => Some(parent),
+            _ => chart.state(parent).parent,
+        };
+        while let Some(m) = marker
+            && chart.state(m).kind == StateKind::Parallel
+            && !self.completed.contains(&m)
+            && self.in_final(chart, m)
+        {
+            self.completed.push(m);
+            self.raise_done(chart, m);
+            marker = chart.state(m).parent;
+        }
+        if marker.is_none() {
+            self.status = Status::Done;
+            self.timers.clear();
+        }
+    }
+
+    fn raise_done(&mut self, chart: &Chart, state: StateId) {
+        self.internal.push_back(Event::new(
+            Arc::clone(&chart.state(state).done_event),
+            None,
+            Value::Null,
+        ));
     }
 
     fn schedule(&mut self, delay: u64, what: Due) {

@@ -27,6 +27,9 @@ pub struct Chart {
     pub(crate) transitions: Vec<TransitionInfo>,
     /// Whether any state has eventless transitions; lets a step skip looking.
     pub(crate) has_eventless: bool,
+    /// Whether the machine runs by XState v5's rules (`semantics: xstate`,
+    /// docs/semantics.md) rather than SCXML's.
+    pub(crate) xstate: bool,
     /// The names of the events transitions take by exact name, each once,
     /// shared with the transitions' `exact`.
     pub(crate) event_names: Vec<Arc<str>>,
@@ -292,6 +295,7 @@ impl Chart {
             states,
             transitions,
             has_eventless,
+            xstate: machine.semantics == crate::model::Semantics::Xstate,
             event_names,
             machine,
             microstep_limit: DEFAULT_MICROSTEP_LIMIT,
@@ -337,8 +341,9 @@ impl Chart {
     /// least common compound ancestor of source and targets, as in SCXML;
     /// where there is none inside the machine (a transition between the
     /// regions of a parallel root, or one from the root with `reenter`),
-    /// `OUTSIDE_ROOT`: the root itself is exited and re-entered. `None` for
-    /// a targetless transition.
+    /// `OUTSIDE_ROOT`: the root itself is exited and re-entered. Under
+    /// `semantics: xstate`, the least common ancestor of any kind, and any
+    /// source kept. `None` for a targetless transition.
     pub(crate) fn domain_of(
         &self,
         source: StateId,
@@ -348,11 +353,14 @@ impl Chart {
         if targets.is_empty() {
             return None;
         }
+        // XState keeps any source, an atomic one too: a history target that
+        // restores the source itself then enters it again without exiting it.
         if !reenter
-            && matches!(
-                self.state(source).kind,
-                StateKind::Compound | StateKind::Parallel
-            )
+            && (self.xstate
+                || matches!(
+                    self.state(source).kind,
+                    StateKind::Compound | StateKind::Parallel
+                ))
             && targets
                 .iter()
                 .all(|&s| s == source || self.is_descendant(s, source))
@@ -361,9 +369,10 @@ impl Chart {
         }
         let mut at = self.state(source).parent;
         while let Some(anc) = at {
+            // XState takes the least common ancestor, of any kind.
             let compound = match self.state(anc).kind {
                 StateKind::Compound => true,
-                StateKind::Parallel => false,
+                StateKind::Parallel => self.xstate,
                 // A root without children is atomic; nothing lies below it.
                 _ => anc == StateId::ROOT,
             };

@@ -224,3 +224,133 @@ fn reenter_on_the_root_reenters_it() {
         },
     );
 }
+
+// The differences between SCXML and XState v5 (docs/semantics.md): each
+// machine runs under both profiles, which must differ as documented.
+
+/// Runs `body` with the machine under `semantics: scxml` and under
+/// `semantics: xstate`, on the fast and the general paths.
+fn under(profile: &str, yaml: &str, body: impl Fn(&mut Actor)) {
+    both(&format!("semantics: {profile}\n{yaml}"), body);
+}
+
+/// The transition domain: XState keeps a parallel least common ancestor.
+#[test]
+fn xstate_keeps_a_parallel_domain() {
+    let yaml = "machine: m\n\
+         type: parallel\n\
+         entry: [ { log: '\"en:root\"' } ]\n\
+         exit: [ { log: '\"ex:root\"' } ]\n\
+         states:\n  \
+           a:\n    \
+             entry: [ { log: '\"en:a\"' } ]\n    \
+             exit: [ { log: '\"ex:a\"' } ]\n  \
+           b:\n    \
+             entry: [ { log: '\"en:b\"' } ]\n    \
+             exit: [ { log: '\"ex:b\"' } ]\n    \
+             on: { A: a }\n";
+    under("xstate", yaml, |actor| {
+        let log = send(actor, "A");
+        assert_eq!(actor.configuration_paths(), ["a", "b"]);
+        assert_eq!(log, ["ex:b", "ex:a", "en:a", "en:b"]);
+    });
+    under("scxml", yaml, |actor| {
+        assert_eq!(send(actor, "A").len(), 6, "the root is left too");
+    });
+}
+
+/// Selection inside a parallel state: XState looks at the parallel state's
+/// own transitions only when no region handles the event.
+#[test]
+fn xstate_asks_the_ancestors_only_when_no_region_handles_the_event() {
+    let yaml = "machine: m\n\
+         initial: p\n\
+         states:\n  \
+           p:\n    \
+             type: parallel\n    \
+             on: { E: { actions: [ { log: '\"p\"' } ] } }\n    \
+             states:\n      \
+               x:\n        \
+                 initial: x1\n        \
+                 states:\n          \
+                   x1: { on: { E: { target: x2, actions: [ { log: '\"x\"' } ] } } }\n          \
+                   x2: {}\n      \
+               y:\n        \
+                 initial: y1\n        \
+                 states:\n          \
+                   y1: {}\n";
+    under("xstate", yaml, |actor| {
+        assert_eq!(send(actor, "E"), ["x"]);
+        assert_eq!(send(actor, "E"), ["p"], "no region handles it now");
+    });
+    under("scxml", yaml, |actor| {
+        assert_eq!(send(actor, "E"), ["x", "p"], "p handles it for y");
+    });
+}
+
+/// Completion: XState completes a parallel state whose last region to
+/// finish is itself parallel; SCXML raises `done.state` only for the final's
+/// parent and a parallel grandparent.
+#[test]
+fn xstate_completes_nested_parallel_states() {
+    let yaml = "machine: m\n\
+         initial: p\n\
+         states:\n  \
+           p:\n    \
+             type: parallel\n    \
+             on: { done.state.p: fin }\n    \
+             states:\n      \
+               q:\n        \
+                 type: parallel\n        \
+                 states:\n          \
+                   q1: { initial: a, states: { a: { type: final } } }\n          \
+                   q2: { initial: b, states: { b: { on: { F: c } }, c: { type: final } } }\n      \
+               r: { initial: r1, states: { r1: { type: final } } }\n  \
+           fin: {}\n";
+    under("xstate", yaml, |actor| {
+        send(actor, "F");
+        assert_eq!(actor.configuration_paths(), ["fin"]);
+    });
+    under("scxml", yaml, |actor| {
+        send(actor, "F");
+        assert_eq!(
+            actor.configuration_paths(),
+            ["p.q.q1.a", "p.q.q2.c", "p.r.r1"]
+        );
+    });
+}
+
+/// A target that is an ancestor's history state restoring the source
+/// itself: XState enters the source again without exiting it.
+#[test]
+fn xstate_reenters_a_source_its_history_restores_without_exiting_it() {
+    let yaml = "machine: m\n\
+         initial: p\n\
+         states:\n  \
+           p:\n    \
+             initial: a\n    \
+             on: { O: out }\n    \
+             states:\n      \
+               a: { on: { N: b } }\n      \
+               b:\n        \
+                 entry: [ { log: '\"en:b\"' } ]\n        \
+                 exit: [ { log: '\"ex:b\"' } ]\n        \
+                 on: { H: h }\n      \
+               h: { type: history }\n  \
+           out: { on: { BACK: p.h } }\n";
+    let setup = |actor: &mut Actor| {
+        send(actor, "N");
+        send(actor, "O");
+        send(actor, "BACK");
+        assert_eq!(actor.configuration_paths(), ["p.b"]);
+    };
+    under("xstate", yaml, |actor| {
+        setup(actor);
+        assert_eq!(send(actor, "H"), ["en:b"]);
+        assert_eq!(actor.configuration_paths(), ["p.b"]);
+    });
+    under("scxml", yaml, |actor| {
+        setup(actor);
+        assert_eq!(send(actor, "H"), ["ex:b", "en:b"]);
+    });
+}

@@ -9,7 +9,8 @@ use crate::expr::{self, Expr, Scope, Type};
 use crate::model::{
     Action, Allow, Assignment, ContextField, Dedup, Duration, EffectDecl, EventDecl,
     EventDescriptor, EventPattern, HistoryKind, Idempotency, Machine, Name, PayloadField,
-    PayloadType, Semantics, Source, State, StateId, StateKind, Target, Transition, TransitionId, Trigger,
+    PayloadType, Semantics, Source, State, StateId, StateKind, Target, Transition, TransitionId,
+    Trigger,
 };
 use crate::span::Span;
 

@@ -13,8 +13,25 @@ use crate::span::Span;
 
 /// Words that start an item at the top level or in a state body.
 const ITEM_KEYWORDS: [&str; 19] = [
-    "state", "parallel", "final", "history", "initial", "entry", "exit", "on", "always", "after",
-    "tags", "allow", "context", "source", "dedup", "event", "effect", "guards", "semantics",
+    "state",
+    "parallel",
+    "final",
+    "history",
+    "initial",
+    "entry",
+    "exit",
+    "on",
+    "always",
+    "after",
+    "tags",
+    "allow",
+    "context",
+    "source",
+    "dedup",
+    "event",
+    "effect",
+    "guards",
+    "semantics",
 ];
 
 /// Every reserved word of the DSL (the `keyword` rule of chart.pest).

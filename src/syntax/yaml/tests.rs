@@ -1274,7 +1274,10 @@ mod semantics {
         let dsl_src = "machine m\nsemantics xstat\ninitial a\nstate a\n";
         let errors = parse(dsl_src, Syntax::Dsl).expect_err("does not load");
         assert_eq!(
-            errors.iter().map(|d| at(dsl_src, d.span.start)).collect::<Vec<_>>(),
+            errors
+                .iter()
+                .map(|d| at(dsl_src, d.span.start))
+                .collect::<Vec<_>>(),
             ["2:11"]
         );
         let twice = "machine m\nsemantics xstate\nsemantics scxml\ninitial a\nstate a\n";
