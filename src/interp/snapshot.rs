@@ -9,7 +9,7 @@ use super::actor::{Actor, Due, Status, Timer};
 use super::bits::StateSet;
 use super::chart::Chart;
 use crate::expr::{Event, Value};
-use crate::model::{StateId, TransitionId};
+use crate::model::{Semantics, StateId, TransitionId};
 
 /// The snapshot layout; bumped when it changes incompatibly.
 pub const SNAPSHOT_FORMAT: u32 = 1;
@@ -34,6 +34,10 @@ pub struct Snapshot {
     /// The actor's clock, in milliseconds.
     #[serde(default)]
     pub now: u64,
+    /// The rules the machine ran by (`docs/semantics.md`); a snapshot
+    /// continues only under the same. Written only when not the default.
+    #[serde(default, skip_serializing_if = "Semantics::is_default")]
+    pub semantics: Semantics,
 }
 
 /// A pending timer; `seq` orders timers that are due at the same time.
@@ -73,6 +77,14 @@ pub enum RestoreError {
         machine: String,
         expected: Option<u64>,
         found: Option<u64>,
+    },
+    #[error(
+        "the snapshot of `{machine}` was taken under `semantics: {found}`, but the machine now runs by `{expected}`"
+    )]
+    Semantics {
+        machine: String,
+        expected: Semantics,
+        found: Semantics,
     },
     #[error("the snapshot names state `{0}`, which the machine does not have")]
     UnknownState(String),
@@ -122,13 +134,16 @@ impl Actor {
                 })
                 .collect(),
             now: self.core.now,
+            semantics: chart.machine.semantics,
         }
     }
 
     /// Continues a snapshot on `chart`, which must be the same machine at the
-    /// same version. Use `restore_migrating` to accept another version.
+    /// same version, running by the same semantics. Use `restore_migrating`
+    /// to accept another version or semantics.
     pub fn restore(chart: Arc<Chart>, snapshot: &Snapshot) -> Result<Actor, RestoreError> {
         check_version(&chart, snapshot.version)?;
+        check_semantics(&chart, snapshot.semantics)?;
         Actor::restore_migrating(chart, snapshot)
     }
 
@@ -183,6 +198,19 @@ pub(super) fn check_version(chart: &Chart, found: Option<u64>) -> Result<(), Res
         return Err(RestoreError::Version {
             machine: chart.machine.name.clone(),
             expected: chart.machine.version,
+            found,
+        });
+    }
+    Ok(())
+}
+
+/// A snapshot continues only under the rules it was taken under: a step
+/// under others would not be the one the actor would have taken.
+pub(super) fn check_semantics(chart: &Chart, found: Semantics) -> Result<(), RestoreError> {
+    if found != chart.machine.semantics {
+        return Err(RestoreError::Semantics {
+            machine: chart.machine.name.clone(),
+            expected: chart.machine.semantics,
             found,
         });
     }

@@ -29,7 +29,7 @@ use super::chart::Chart;
 use super::snapshot::{self, RestoreError, SNAPSHOT_FORMAT, TimerSnapshot};
 use crate::expr::Value;
 use crate::expr::json::{self, JsonError, Number, Reader, Writer};
-use crate::model::StateId;
+use crate::model::{Semantics, StateId};
 
 /// Why a snapshot's JSON text does not restore.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
@@ -157,6 +157,10 @@ impl Actor {
         }
         out.raw(",\"now\":");
         out.u64(self.core.now);
+        if !machine.semantics.is_default() {
+            out.raw(",\"semantics\":");
+            out.str(machine.semantics.as_str());
+        }
         out.raw("}");
     }
 
@@ -202,6 +206,7 @@ impl Actor {
             .map_err(|error| syntax(json, error))?;
         // What does not fit the chart, in the order `Actor::restore` checks it.
         snapshot::check_version(chart, read.version)?;
+        snapshot::check_semantics(chart, read.semantics)?;
         snapshot::check_header(chart, read.format, &read.machine)?;
         core.context = match read.context {
             Context::Slots(slots) => slots,
@@ -260,7 +265,7 @@ fn syntax(text: &str, error: JsonError) -> SnapshotJsonError {
 
 /// The snapshot's fields in declaration order, which is also the order of
 /// the list form.
-const FIELDS: [&str; 9] = [
+const FIELDS: [&str; 10] = [
     "format",
     "machine",
     "version",
@@ -270,6 +275,7 @@ const FIELDS: [&str; 9] = [
     "context",
     "timers",
     "now",
+    "semantics",
 ];
 
 /// Consumes the key `FIELDS[index]` when the text at the position is
@@ -286,11 +292,14 @@ fn field_key(reader: &mut Reader<'_>, index: usize) -> bool {
             }
         };
     }
-    by_index!(0 1 2 3 4 5 6 7 8)
+    by_index!(0 1 2 3 4 5 6 7 8 9)
 }
 
-/// The fields with `#[serde(default)]`: version, history, timers, now.
-const OPTIONAL: [bool; 9] = [false, false, true, false, false, true, false, true, true];
+/// The fields with `#[serde(default)]`: version, history, timers, now,
+/// semantics.
+const OPTIONAL: [bool; 10] = [
+    false, false, true, false, false, true, false, true, true, true,
+];
 
 /// The other fields, by bit `1 << index`.
 const REQUIRED: u16 = {
@@ -320,6 +329,7 @@ struct Fields<'a> {
     context: Option<Context>,
     timers: Option<Vec<TimerSnapshot>>,
     now: Option<u64>,
+    semantics: Option<Semantics>,
 }
 
 impl Fields<'_> {
@@ -339,6 +349,7 @@ struct Read<'a> {
     context: Context,
     timers: Vec<TimerSnapshot>,
     now: u64,
+    semantics: Semantics,
 }
 
 enum Context {
@@ -435,8 +446,9 @@ impl<'a> Decoder<'a, '_> {
                 }
                 let end = self.reader.pos() - 1;
                 if let Some(index) = (count..FIELDS.len()).find(|&i| !OPTIONAL[i]) {
-                    let message =
-                        format!("invalid length {index}, expected struct Snapshot with 9 elements");
+                    let message = format!(
+                        "invalid length {index}, expected struct Snapshot with 10 elements"
+                    );
                     return Err(self.reader.error(end, message));
                 }
                 end
@@ -456,6 +468,7 @@ impl<'a> Decoder<'a, '_> {
             context: fields.context.ok_or_else(missing)?,
             timers: fields.timers.unwrap_or_default(),
             now: fields.now.unwrap_or_default(),
+            semantics: fields.semantics.unwrap_or_default(),
         })
     }
 
@@ -477,7 +490,8 @@ impl<'a> Decoder<'a, '_> {
             5 => fields.history = Some(history(reader)?),
             6 => fields.context = Some(self.context()?),
             7 => fields.timers = Some(self.timers()?),
-            _ => fields.now = Some(unsigned(reader, u64::MAX, "u64")?),
+            8 => fields.now = Some(unsigned(reader, u64::MAX, "u64")?),
+            _ => fields.semantics = Some(semantics(reader)?),
         }
         Ok(())
     }
@@ -687,14 +701,31 @@ fn status(reader: &mut Reader<'_>) -> Result<Status, JsonError> {
     if reader.plain_key("active") {
         return Ok(Status::Active);
     }
+    unit_variant(reader, [("active", Status::Active), ("done", Status::Done)])
+}
+
+fn semantics(reader: &mut Reader<'_>) -> Result<Semantics, JsonError> {
+    unit_variant(
+        reader,
+        [("scxml", Semantics::Scxml), ("xstate", Semantics::Xstate)],
+    )
+}
+
+/// One of two unit variants of an enum, in the forms serde accepts: its
+/// name as a string, or a map of its name to `null`.
+fn unit_variant<T: Copy>(
+    reader: &mut Reader<'_>,
+    variants: [(&str, T); 2],
+) -> Result<T, JsonError> {
+    let [(first_name, first), (second_name, second)] = variants;
     let variant = |reader: &mut Reader<'_>| {
         let at = reader.pos();
         match &*string(reader)? {
-            "active" => Ok(Status::Active),
-            "done" => Ok(Status::Done),
+            name if name == first_name => Ok(first),
+            name if name == second_name => Ok(second),
             other => Err(reader.error(
                 at,
-                format!("unknown variant `{other}`, expected `active` or `done`"),
+                format!("unknown variant `{other}`, expected `{first_name}` or `{second_name}`"),
             )),
         }
     };
@@ -705,13 +736,13 @@ fn status(reader: &mut Reader<'_>) -> Result<Status, JsonError> {
             if !reader.has_next(b'}', &mut first)? {
                 return Err(reader.here("invalid type: expected a variant"));
             }
-            let status = variant(reader)?;
+            let found = variant(reader)?;
             reader.expect(b':', "`:`")?;
             reader.null()?;
             if reader.has_next(b'}', &mut first)? {
                 return Err(reader.here("expected `}`"));
             }
-            Ok(status)
+            Ok(found)
         }
         _ => variant(reader),
     }

@@ -39,7 +39,10 @@ impl TransitionId {
 /// (`docs/semantics.md`): SCXML's, the default of our own formats, or
 /// XState v5's, quirks included, so that an XState machine replays as XState
 /// runs it.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+#[derive(
+    Clone, Copy, Debug, Default, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize,
+)]
+#[serde(rename_all = "lowercase")]
 pub enum Semantics {
     #[default]
     Scxml,
@@ -56,6 +59,12 @@ impl Semantics {
             Semantics::Scxml => "scxml",
             Semantics::Xstate => "xstate",
         }
+    }
+
+    /// Whether this is the default profile, which files and snapshots
+    /// leave unwritten.
+    pub fn is_default(&self) -> bool {
+        *self == Semantics::default()
     }
 
     /// The profile a machine file names, if it names one.
