@@ -80,6 +80,10 @@ pub(crate) struct Core {
     /// The parallel states one `enter` completed (XState raises each one's
     /// `done.state` once).
     completed: Vec<StateId>,
+    /// Under `semantics: xstate`, the active atomic states in the order they
+    /// were entered, which XState's eventless selection follows; empty
+    /// otherwise.
+    pub(crate) entry_order: Vec<StateId>,
     /// Microsteps left in the current call (`start`, `send`, `advance_to`).
     budget: usize,
     /// Takes the general path wherever there is a fast one, so that tests
@@ -120,6 +124,7 @@ impl Actor {
             entering: Vec::new(),
             guard_errors: Vec::new(),
             completed: Vec::new(),
+            entry_order: Vec::new(),
             budget: 0,
             #[cfg(test)]
             general: false,
@@ -368,6 +373,19 @@ impl Actor {
         self.core.active.iter()
     }
 
+    /// The active atomic states as a snapshot lists them: in document order,
+    /// or under `semantics: xstate` in the order they were entered.
+    pub(crate) fn snapshot_leaves(&self) -> impl Iterator<Item = StateId> + '_ {
+        let xstate = self.chart.xstate;
+        let entered = self
+            .core
+            .entry_order
+            .iter()
+            .copied()
+            .filter(move |_| xstate);
+        entered.chain(self.configuration().filter(move |_| !xstate))
+    }
+
     /// Active atomic states (the leaves of the configuration) in document order.
     pub fn configuration(&self) -> impl Iterator<Item = StateId> + '_ {
         self.core
@@ -476,45 +494,34 @@ impl Core {
             self.select_on_event(chart, event, &event.name);
             return;
         }
-        for state in self.active.iter() {
-            if !chart.state(state).children.is_empty() {
-                continue;
+        let fast = self.fast();
+        if chart.xstate && event.is_none() {
+            // XState takes eventless transitions in the order their states
+            // were entered, not in document order.
+            for &leaf in &self.entry_order {
+                walk_up(
+                    chart,
+                    leaf,
+                    None,
+                    fast,
+                    (&self.context, &self.active),
+                    &mut self.guard_errors,
+                    &mut self.enabled,
+                );
             }
-            let mut at = Some(state);
-            'walk: while let Some(s) = at {
-                let info = chart.state(s);
-                let candidates = if event.is_some() {
-                    &info.on
-                } else {
-                    &info.always
-                };
-                for &t in candidates {
-                    let matches = match event {
-                        Some(e) if self.fast() => chart.accepts(t, &e.name),
-                        Some(e) => chart
-                            .transition(t)
-                            .descriptor
-                            .as_ref()
-                            .is_some_and(|d| d.matches(&e.name)),
-                        None => true,
-                    };
-                    if matches
-                        && guard_passes(
-                            chart,
-                            t,
-                            &self.context,
-                            &self.active,
-                            event,
-                            &mut self.guard_errors,
-                        )
-                    {
-                        if !self.enabled.contains(&t) {
-                            self.enabled.push(t);
-                        }
-                        break 'walk;
-                    }
+        } else {
+            for state in self.active.iter() {
+                if chart.state(state).children.is_empty() {
+                    walk_up(
+                        chart,
+                        state,
+                        event,
+                        fast,
+                        (&self.context, &self.active),
+                        &mut self.guard_errors,
+                        &mut self.enabled,
+                    );
                 }
-                at = info.parent;
             }
         }
         if self.enabled.len() > 1 {
@@ -898,6 +905,9 @@ impl Core {
                 self.timers.retain(|timer| !matches!(timer.what, Due::Transition(t) if chart.transition(t).source == s));
             }
             self.active.remove(s);
+            if chart.xstate {
+                self.entry_order.retain(|&x| x != s);
+            }
             self.step.exited.push(s);
         }
         self.exiting = exiting;
@@ -984,6 +994,11 @@ impl Core {
         entering.clear();
         entering.extend_from_slice(self.enter_set.sorted());
         for &s in &entering {
+            // A state entered again without an exit (XState's history
+            // quirk) keeps its place, as in XState's set of nodes.
+            if chart.xstate && chart.state(s).children.is_empty() && !self.active.contains(s) {
+                self.entry_order.push(s);
+            }
             self.active.insert(s);
             self.step.entered.push(s);
             self.run_actions(chart, &chart.state(s).entry, event);
@@ -1263,6 +1278,48 @@ impl Core {
             self.internal
                 .push_back(Event::new("error.execution", None, Value::Null));
         }
+    }
+}
+
+/// Adds the first enabled transition of the atomic state `leaf` or of its
+/// nearest ancestor that has one (SCXML's selection, for an event or, with
+/// `None`, eventless), unless it is already enabled through another leaf.
+#[inline(always)]
+fn walk_up(
+    chart: &Chart,
+    leaf: StateId,
+    event: Option<&Event>,
+    fast: bool,
+    (context, active): (&[Value], &StateSet),
+    errors: &mut Vec<String>,
+    enabled: &mut Vec<TransitionId>,
+) {
+    let mut at = Some(leaf);
+    while let Some(s) = at {
+        let info = chart.state(s);
+        let candidates = if event.is_some() {
+            &info.on
+        } else {
+            &info.always
+        };
+        for &t in candidates {
+            let matches = match event {
+                Some(e) if fast => chart.accepts(t, &e.name),
+                Some(e) => chart
+                    .transition(t)
+                    .descriptor
+                    .as_ref()
+                    .is_some_and(|d| d.matches(&e.name)),
+                None => true,
+            };
+            if matches && guard_passes(chart, t, context, active, event, errors) {
+                if !enabled.contains(&t) {
+                    enabled.push(t);
+                }
+                return;
+            }
+        }
+        at = info.parent;
     }
 }
 

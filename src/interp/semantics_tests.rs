@@ -354,3 +354,43 @@ fn xstate_reenters_a_source_its_history_restores_without_exiting_it() {
         assert_eq!(send(actor, "H"), ["ex:b", "en:b"]);
     });
 }
+
+/// The order of eventless transitions in one microstep: XState takes them in
+/// the order their states were entered, SCXML in document order. A snapshot
+/// keeps the order.
+#[test]
+fn xstate_takes_eventless_transitions_in_entry_order() {
+    let yaml = "machine: m\n\
+         type: parallel\n\
+         context: { go: false }\n\
+         on: { GO: { actions: [ { assign: { go: 'true' } } ] } }\n\
+         states:\n  \
+           x:\n    \
+             initial: x1\n    \
+             states:\n      \
+               x1:\n        \
+                 on: { N: x3 }\n        \
+                 always: [ { target: x2, guard: context.go, actions: [ { log: '\"x\"' } ] } ]\n      \
+               x2: {}\n      \
+               x3: { on: { B: x1 } }\n  \
+           y:\n    \
+             initial: y1\n    \
+             states:\n      \
+               y1:\n        \
+                 always: [ { target: y2, guard: context.go, actions: [ { log: '\"y\"' } ] } ]\n      \
+               y2: {}\n";
+    under("xstate", yaml, |actor| {
+        send(actor, "N");
+        send(actor, "B");
+        let restored = Actor::restore_json(Arc::clone(actor.chart()), &actor.snapshot_json())
+            .expect("restores");
+        assert_eq!(send(actor, "GO"), ["y", "x"]);
+        let mut restored = restored;
+        assert_eq!(send(&mut restored, "GO"), ["y", "x"]);
+    });
+    under("scxml", yaml, |actor| {
+        send(actor, "N");
+        send(actor, "B");
+        assert_eq!(send(actor, "GO"), ["x", "y"]);
+    });
+}

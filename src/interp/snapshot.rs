@@ -22,7 +22,9 @@ pub struct Snapshot {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub version: Option<u64>,
     pub status: Status,
-    /// Active atomic states by dotted path, in document order.
+    /// Active atomic states by dotted path, in document order (under
+    /// `semantics: xstate`, in the order they were entered, which XState's
+    /// eventless selection follows).
     pub configuration: Vec<String>,
     /// Recorded history: history state path → the paths it restores.
     #[serde(default, skip_serializing_if = "IndexMap::is_empty")]
@@ -102,7 +104,7 @@ impl Actor {
             machine: chart.machine.name.clone(),
             version: chart.machine.version,
             status: self.core.status,
-            configuration: self.configuration().map(path).collect(),
+            configuration: self.snapshot_leaves().map(path).collect(),
             history: self
                 .core
                 .history
@@ -163,7 +165,12 @@ impl Actor {
         actor.core.status = snapshot.status;
         actor.core.active.insert(StateId::ROOT);
         for path in &snapshot.configuration {
-            activate(&chart, &mut actor.core.active, state(&chart, path)?);
+            let core = &mut actor.core;
+            activate(
+                &chart,
+                (&mut core.active, &mut core.entry_order),
+                state(&chart, path)?,
+            );
         }
         actor.core.history = restore_history(&chart, &snapshot.history)?;
         actor.core.timers = snapshot
@@ -239,7 +246,16 @@ pub(super) fn state(chart: &Chart, path: &str) -> Result<StateId, RestoreError> 
 }
 
 /// Marks an active atomic state of the configuration and its ancestors active.
-pub(super) fn activate(chart: &Chart, active: &mut StateSet, leaf: StateId) {
+/// Under `semantics: xstate`, `order` gets the atomic states in the order
+/// the snapshot lists them, which is the order they were entered.
+pub(super) fn activate(
+    chart: &Chart,
+    (active, order): (&mut StateSet, &mut Vec<StateId>),
+    leaf: StateId,
+) {
+    if chart.xstate && chart.state(leaf).children.is_empty() && !active.contains(leaf) {
+        order.push(leaf);
+    }
     active.insert(leaf);
     let mut at = chart.state(leaf).parent;
     while let Some(s) = at {

@@ -96,7 +96,7 @@ impl Actor {
             Status::Active => ",\"status\":\"active\",\"configuration\":",
             Status::Done => ",\"status\":\"done\",\"configuration\":",
         });
-        write_paths(out, self.configuration().map(path));
+        write_paths(out, self.snapshot_leaves().map(path));
         if !self.core.history.is_empty() {
             out.raw(",\"history\":{");
             for (i, (h, states)) in self.core.history.iter().enumerate() {
@@ -202,7 +202,7 @@ impl Actor {
             chart,
         };
         let read = decoder
-            .snapshot(&mut core.active)
+            .snapshot((&mut core.active, &mut core.entry_order))
             .map_err(|error| syntax(json, error))?;
         // What does not fit the chart, in the order `Actor::restore` checks it.
         snapshot::check_version(chart, read.version)?;
@@ -383,13 +383,18 @@ impl Kind {
     }
 }
 
+/// The active set a snapshot's configuration is read into, with the order
+/// of its atomic states (`snapshot::activate`).
+type Configuration<'x> = (&'x mut StateSet, &'x mut Vec<StateId>);
+
 struct Decoder<'a, 'c> {
     reader: Reader<'a>,
     chart: &'c Chart,
 }
 
 impl<'a> Decoder<'a, '_> {
-    fn snapshot(&mut self, active: &mut StateSet) -> Result<Read<'a>, JsonError> {
+    fn snapshot(&mut self, active: Configuration<'_>) -> Result<Read<'a>, JsonError> {
+        let (set, order) = active;
         let mut fields = Fields::default();
         let end = match self.reader.peek() {
             Some(b'{') => {
@@ -420,7 +425,7 @@ impl<'a> Decoder<'a, '_> {
                                 .reader
                                 .error(at, format!("duplicate field `{}`", FIELDS[index])));
                         }
-                        Some(index) => self.field(index, &mut fields, active)?,
+                        Some(index) => self.field(index, &mut fields, (&mut *set, &mut *order))?,
                         None => self.reader.ignore()?,
                     }
                 }
@@ -438,7 +443,7 @@ impl<'a> Decoder<'a, '_> {
                 let mut first = true;
                 let mut count = 0;
                 while count < FIELDS.len() && self.reader.has_next(b']', &mut first)? {
-                    self.field(count, &mut fields, active)?;
+                    self.field(count, &mut fields, (&mut *set, &mut *order))?;
                     count += 1;
                 }
                 if count == FIELDS.len() && self.reader.has_next(b']', &mut first)? {
@@ -477,7 +482,7 @@ impl<'a> Decoder<'a, '_> {
         &mut self,
         index: usize,
         fields: &mut Fields<'a>,
-        active: &mut StateSet,
+        active: Configuration<'_>,
     ) -> Result<(), JsonError> {
         fields.read |= 1 << index;
         let reader = &mut self.reader;
@@ -498,13 +503,14 @@ impl<'a> Decoder<'a, '_> {
 
     /// Marks each path's state and its ancestors active as it is read; the
     /// first path that names no state is returned for the error.
-    fn configuration(&mut self, active: &mut StateSet) -> Result<Option<String>, JsonError> {
+    fn configuration(&mut self, active: Configuration<'_>) -> Result<Option<String>, JsonError> {
+        let (set, order) = active;
         let mut unknown = None;
         let reader = &mut self.reader;
         list(reader, |reader| {
             let path = string(reader)?;
             match self.chart.state_by_path(&path) {
-                Some(leaf) => snapshot::activate(self.chart, active, leaf),
+                Some(leaf) => snapshot::activate(self.chart, (&mut *set, &mut *order), leaf),
                 None if unknown.is_none() => unknown = Some(path.into_owned()),
                 None => {}
             }
