@@ -828,10 +828,13 @@ impl Core {
             let Some(domain) = self.domain(chart, t) else {
                 continue;
             };
+            // Most transitions need none of the checks below (the chart
+            // knows), which spares a step of a flat machine their cost.
+            let plain = chart.transition(t).plain_entry;
             for &target in &chart.transition(t).targets {
                 // A target that is the domain is a kept source's self-target:
                 // the source stays, its children take their default entry.
-                if target == domain {
+                if !plain && target == domain {
                     self.add_default_children(chart, target);
                 } else {
                     self.add_descendants(chart, target);
@@ -840,14 +843,14 @@ impl Core {
             let mut targets = std::mem::take(&mut self.scratch);
             self.effective_targets(chart, t, &mut targets);
             for &s in &targets {
-                if s != domain {
+                if plain || s != domain {
                     self.add_ancestors(chart, s, domain);
                 }
             }
             self.scratch = targets;
             // A kept parallel source had all its regions exited: those the
             // targets do not enter take their default entry.
-            if domain != OUTSIDE_ROOT && chart.state(domain).kind == StateKind::Parallel {
+            if !plain && domain != OUTSIDE_ROOT && chart.state(domain).kind == StateKind::Parallel {
                 self.add_default_children(chart, domain);
             }
         }

@@ -88,6 +88,10 @@ pub(crate) struct TransitionInfo {
     /// The transition domain (see `Chart::domain_of`) when no target is a
     /// history state, which makes it a property of the chart alone.
     pub domain: Option<StateId>,
+    /// Whether entering its targets needs no more than their descendants and
+    /// ancestors: no target is a history state or the domain itself, and
+    /// the domain is not a parallel state whose regions must be completed.
+    pub plain_entry: bool,
 }
 
 #[derive(Debug)]
@@ -277,6 +281,7 @@ impl Chart {
                     targets,
                     reenter: t.reenter,
                     domain: None,
+                    plain_entry: false,
                 }
             })
             .collect();
@@ -309,8 +314,17 @@ impl Chart {
                 false => chart.domain_of(t.source, t.reenter, &t.targets),
             })
             .collect();
+        let parallel: Vec<bool> = chart
+            .states
+            .iter()
+            .map(|s| s.kind == StateKind::Parallel)
+            .collect();
         for (t, domain) in chart.transitions.iter_mut().zip(domains) {
             t.domain = domain;
+            t.plain_entry = !t.history_targets
+                && domain.is_some_and(|d| {
+                    !t.targets.contains(&d) && (d == OUTSIDE_ROOT || !parallel[d.index()])
+                });
         }
         chart
     }
