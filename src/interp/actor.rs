@@ -935,7 +935,10 @@ impl Core {
             return;
         }
         self.enter_set.insert(state);
-        self.add_default_children(chart, state);
+        // Most states entered are atomic: they spare the call.
+        if matches!(info.kind, StateKind::Compound | StateKind::Parallel) {
+            self.add_default_children(chart, state);
+        }
     }
 
     /// Adds the default entry below `state`: a compound state's initial
