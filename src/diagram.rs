@@ -621,6 +621,7 @@ mod tests {
                     name: name.to_string(),
                     version: None,
                     description: None,
+                    semantics: crate::model::Semantics::default(),
                     context: IndexMap::new(),
                     sources: IndexMap::new(),
                     dedup: None,

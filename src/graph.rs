@@ -43,7 +43,8 @@ use petgraph::graph::{DiGraph, EdgeIndex, NodeIndex};
 use petgraph::visit::EdgeRef;
 
 use crate::model::{
-    Action, EventPattern, HistoryKind, Machine, StateId, StateKind, TransitionId, Trigger,
+    Action, EventPattern, HistoryKind, Machine, Semantics, StateId, StateKind, TransitionId,
+    Trigger,
 };
 
 /// A dense index into `EventTable::names`.
@@ -662,8 +663,16 @@ impl<'m> MachineGraph<'m> {
             }
         }
         let source = transition.source;
+        // Without `reenter` a compound or parallel source whose targets lie
+        // inside it is kept, as the interpreter does (`Chart::domain_of`);
+        // under XState's rules the domain is the least common ancestor of
+        // any kind.
+        let xstate = m.semantics == Semantics::Xstate;
         if !transition.reenter
-            && m.state(source).kind == StateKind::Compound
+            && matches!(
+                m.state(source).kind,
+                StateKind::Compound | StateKind::Parallel
+            )
             && targets
                 .iter()
                 .all(|&x| self.is_strict_descendant(x, source))
@@ -671,7 +680,9 @@ impl<'m> MachineGraph<'m> {
             return Some(source);
         }
         for anc in m.ancestors(source) {
-            let compound = anc == StateId::ROOT || m.state(anc).kind == StateKind::Compound;
+            let compound = anc == StateId::ROOT
+                || m.state(anc).kind == StateKind::Compound
+                || (xstate && m.state(anc).kind == StateKind::Parallel);
             if compound && targets.iter().all(|&x| self.is_strict_descendant(x, anc)) {
                 return Some(anc);
             }
@@ -1221,6 +1232,48 @@ state p {
             g.domain(m.state(p).on[0]),
             Some(p),
             "into its own child: p stays"
+        );
+    }
+
+    #[test]
+    fn a_parallel_source_into_its_region_stays() {
+        let m = machine(
+            r#"
+machine d
+event E id e
+event F id f
+initial p
+parallel p {
+  on E -> p.x
+  on F -> p.x reenter
+  state x
+  state y
+}
+"#,
+        );
+        let g = MachineGraph::new(&m);
+        let p = state(&m, "p");
+        let on_p = &m.state(p).on;
+        assert_eq!(g.domain(on_p[0]), Some(p), "without reenter p stays");
+        assert_eq!(
+            g.domain(on_p[1]),
+            Some(StateId::ROOT),
+            "with reenter p is left"
+        );
+    }
+
+    #[test]
+    fn under_xstate_a_parallel_ancestor_is_the_domain() {
+        let text = "machine d\nsemantics SEM\nevent E id e\ninitial p\n\
+                    parallel p {\n  state x { on E -> y }\n  state y\n}\n";
+        let scxml = machine(&text.replace("SEM", "scxml"));
+        let xstate = machine(&text.replace("SEM", "xstate"));
+        let p = state(&xstate, "p");
+        let on_x = |m: &Machine| m.state(state(m, "p.x")).on[0];
+        assert_eq!(MachineGraph::new(&xstate).domain(on_x(&xstate)), Some(p));
+        assert_eq!(
+            MachineGraph::new(&scxml).domain(on_x(&scxml)),
+            Some(StateId::ROOT)
         );
     }
 

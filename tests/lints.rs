@@ -221,7 +221,12 @@ fn the_readme_pair_shows_the_hazard_and_its_fix() {
     assert_eq!(i004.len(), 1, "{}", describe(&file, &found));
     assert_eq!(i004[0].confirmed, Some(true));
     assert_eq!(i004[0].witness, ["COBRO_PARCIAL", "COBRO_PARCIAL*"]);
-    assert!(i004[0].help.as_deref().is_some_and(|h| h.contains("event.cobroId")));
+    assert!(
+        i004[0]
+            .help
+            .as_deref()
+            .is_some_and(|h| h.contains("event.cobroId"))
+    );
 
     let (file, after) = load(&root().join("examples/lint/cobros-vistos.yaml"));
     let found = lint(&after);

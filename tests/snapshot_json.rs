@@ -225,6 +225,7 @@ fn snapshot(any_bits: bool) -> impl Strategy<Value = Snapshot> {
                 context: Value::map([("n", n), ("items", items), ("label", label)]),
                 timers,
                 now,
+                semantics: idemchart::model::Semantics::Scxml,
             },
         )
 }
@@ -765,4 +766,52 @@ fn matches_field_names_only_whole() {
             assert_same(&chart, &both);
         }
     }
+}
+
+/// A snapshot records the machine's semantics, and continues only under the
+/// same: both routes refuse one taken under the other, and read the
+/// profile in every form serde reads it.
+#[test]
+fn a_snapshot_continues_only_under_its_semantics() {
+    let chart = chart();
+    let base = r#"{"format":1,"machine":"m","version":3,"status":"active","configuration":[],"context":{"n":0,"items":[],"label":""},"now":0"#;
+    for tail in [
+        r#","semantics":"xstate"}"#,
+        r#","semantics":{"xstate":null}}"#,
+        r#","semantics":"scxml"}"#,
+        r#","semantics":"xstat"}"#,
+        r#"}"#,
+    ] {
+        assert_same(&chart, &format!("{base}{tail}"));
+    }
+    // The list form, where the profile is the tenth element.
+    for list in [
+        r#"[1,"m",3,"active",[],{},{"n":0,"items":[],"label":""},[],0,"scxml"]"#,
+        r#"[1,"m",3,"active",[],{},{"n":0,"items":[],"label":""},[],0,"xstate"]"#,
+        r#"[1,"m",3,"active",[],{},{"n":0,"items":[],"label":""},[],0,"scxml",1]"#,
+    ] {
+        assert_same(&chart, list);
+    }
+    let error = Actor::restore_json(
+        Arc::clone(&chart),
+        &format!("{base},\"semantics\":\"xstate\"}}"),
+    )
+    .unwrap_err()
+    .to_string();
+    assert_eq!(
+        error,
+        "the snapshot of `m` was taken under `semantics: xstate`, but the machine now runs by `scxml`"
+    );
+    let xstate = Arc::new(Chart::new(
+        idemchart::syntax::parse(
+            "machine: m\nsemantics: xstate\ninitial: a\nstates:\n  a: {}\n",
+            idemchart::syntax::Syntax::Yaml,
+        )
+        .unwrap(),
+    ));
+    let text = Actor::new(xstate).snapshot_json();
+    assert!(
+        text.ends_with(r#","now":0,"semantics":"xstate"}"#),
+        "{text}"
+    );
 }

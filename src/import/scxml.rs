@@ -18,7 +18,9 @@
 //!   event → `always`; `cond` → guard; `target` → targets. A transition that
 //!   SCXML runs by leaving and re-entering its source (an external one into
 //!   the source's subtree, or any to the source itself) gets `reenter: true`;
-//!   a `type="internal"` one into a compound source's descendants does not.
+//!   a `type="internal"` one into a compound source's descendants does not,
+//!   while one into a parallel source's does, since SCXML runs it as
+//!   external.
 //! - The transitions of one descriptor are kept together, as the machine
 //!   format does; where that would let a transition overtake an earlier one
 //!   that takes the same events, the import fails at it.
@@ -824,13 +826,16 @@ impl Importer {
                 false
             }
         };
-        let into_children = self.is_compound(source)
-            && !resolved.is_empty()
+        let into_children = !resolved.is_empty()
             && resolved
                 .iter()
                 .all(|&t| self.is_proper_descendant(t, source));
         let to_itself = !resolved.is_empty() && resolved.iter().all(|&t| t == source);
-        let reenter = (into_children && !internal) || to_itself;
+        // SCXML keeps the source only for an internal transition of a
+        // compound state; an internal one of a parallel state runs as an
+        // external one (W3C test 533), which `reenter: false` would not.
+        let kept = internal && self.is_compound(source);
+        let reenter = (into_children && !kept) || to_itself;
         let event = element.attribute("event").map(|e| Name {
             text: descriptor(&e.value),
             span: e.span,

@@ -5,7 +5,7 @@ use std::collections::VecDeque;
 use std::sync::Arc;
 
 use super::bits::{MarkedSet, StateSet};
-use super::chart::{Chart, CompiledAction};
+use super::chart::{Chart, CompiledAction, OUTSIDE_ROOT};
 use super::host::{HostCall, Updates};
 use super::step::{EffectCall, Step};
 use super::unsettled::Unsettled;
@@ -78,6 +78,13 @@ pub(crate) struct Core {
     exiting: Vec<StateId>,
     entering: Vec<StateId>,
     guard_errors: Vec<String>,
+    /// The parallel states one `enter` completed (XState raises each one's
+    /// `done.state` once).
+    completed: Vec<StateId>,
+    /// Under `semantics: xstate`, the active atomic states in the order they
+    /// were entered, which XState's eventless selection follows; empty
+    /// otherwise.
+    pub(crate) entry_order: Vec<StateId>,
     /// Microsteps left in the current call (`start`, `send`, `advance_to`).
     budget: usize,
     /// Takes the general path wherever there is a fast one, so that tests
@@ -117,6 +124,8 @@ impl Actor {
             exiting: Vec::new(),
             entering: Vec::new(),
             guard_errors: Vec::new(),
+            completed: Vec::new(),
+            entry_order: Vec::new(),
             budget: 0,
             #[cfg(test)]
             general: false,
@@ -365,6 +374,19 @@ impl Actor {
         self.core.active.iter()
     }
 
+    /// The active atomic states as a snapshot lists them: in document order,
+    /// or under `semantics: xstate` in the order they were entered.
+    pub(crate) fn snapshot_leaves(&self) -> impl Iterator<Item = StateId> + '_ {
+        let xstate = self.chart.xstate;
+        let entered = self
+            .core
+            .entry_order
+            .iter()
+            .copied()
+            .filter(move |_| xstate);
+        entered.chain(self.configuration().filter(move |_| !xstate))
+    }
+
     /// Active atomic states (the leaves of the configuration) in document order.
     pub fn configuration(&self) -> impl Iterator<Item = StateId> + '_ {
         self.core
@@ -464,50 +486,45 @@ impl Core {
     fn select(&mut self, chart: &Chart, event: Option<&Event>) {
         self.enabled.clear();
         if let Some(event) = event
+            && chart.xstate
+        {
+            self.select_xstate(chart, event, &event.name);
+            return;
+        }
+        if let Some(event) = event
             && self.fast()
         {
             self.select_on_event(chart, event, &event.name);
             return;
         }
-        for state in self.active.iter() {
-            if !chart.state(state).children.is_empty() {
-                continue;
+        let fast = self.fast();
+        if chart.xstate && event.is_none() {
+            // XState takes eventless transitions in the order their states
+            // were entered, not in document order.
+            for &leaf in &self.entry_order {
+                walk_up(
+                    chart,
+                    leaf,
+                    None,
+                    fast,
+                    (&self.context, &self.active),
+                    &mut self.guard_errors,
+                    &mut self.enabled,
+                );
             }
-            let mut at = Some(state);
-            'walk: while let Some(s) = at {
-                let info = chart.state(s);
-                let candidates = if event.is_some() {
-                    &info.on
-                } else {
-                    &info.always
-                };
-                for &t in candidates {
-                    let matches = match event {
-                        Some(e) if self.fast() => chart.accepts(t, &e.name),
-                        Some(e) => chart
-                            .transition(t)
-                            .descriptor
-                            .as_ref()
-                            .is_some_and(|d| d.matches(&e.name)),
-                        None => true,
-                    };
-                    if matches
-                        && guard_passes(
-                            chart,
-                            t,
-                            &self.context,
-                            &self.active,
-                            event,
-                            &mut self.guard_errors,
-                        )
-                    {
-                        if !self.enabled.contains(&t) {
-                            self.enabled.push(t);
-                        }
-                        break 'walk;
-                    }
+        } else {
+            for state in self.active.iter() {
+                if chart.state(state).children.is_empty() {
+                    walk_up(
+                        chart,
+                        state,
+                        event,
+                        fast,
+                        (&self.context, &self.active),
+                        &mut self.guard_errors,
+                        &mut self.enabled,
+                    );
                 }
-                at = info.parent;
             }
         }
         if self.enabled.len() > 1 {
@@ -524,6 +541,10 @@ impl Core {
     /// candidates come listed by the chart (its own transitions, then its
     /// ancestors'). `name` is the event's name, or the chart's copy of it.
     fn select_on_event(&mut self, chart: &Chart, event: &Event, name: &Arc<str>) {
+        if chart.xstate {
+            self.select_xstate(chart, event, name);
+            return;
+        }
         // One atomic state and nothing active after it, as in any
         // configuration without parallel regions (ancestors come first in
         // document order): its first enabled transition, with nothing to
@@ -577,6 +598,55 @@ impl Core {
         }
     }
 
+    /// XState v5's selection for an event: from the root down, a state's
+    /// own transitions are looked at only when nothing below it is enabled;
+    /// a parallel state gathers what each of its regions enables, and looks
+    /// at its own only when no region enables anything. Conflicts are then
+    /// resolved as in SCXML.
+    fn select_xstate(&mut self, chart: &Chart, event: &Event, name: &Arc<str>) {
+        self.visit_xstate(chart, StateId::ROOT, event, name);
+        if self.enabled.len() > 1 {
+            self.remove_conflicts(chart);
+        }
+        if !self.guard_errors.is_empty() {
+            self.flush_errors();
+        }
+    }
+
+    /// Adds what the active `state` enables for the event (XState's
+    /// `transitionNode`); whether it enabled anything.
+    fn visit_xstate(
+        &mut self,
+        chart: &Chart,
+        state: StateId,
+        event: &Event,
+        name: &Arc<str>,
+    ) -> bool {
+        let info = chart.state(state);
+        let mut found = false;
+        for &child in &info.children {
+            if self.active.contains(child) {
+                found |= self.visit_xstate(chart, child, event, name);
+            }
+        }
+        if found {
+            return true;
+        }
+        let own = info.on.iter().copied().find(|&t| {
+            chart.accepts(t, name)
+                && guard_passes(
+                    chart,
+                    t,
+                    &self.context,
+                    &self.active,
+                    Some(event),
+                    &mut self.guard_errors,
+                )
+        });
+        self.enabled.extend(own);
+        own.is_some()
+    }
+
     fn guard(&mut self, chart: &Chart, t: TransitionId, event: Option<&Event>) -> bool {
         guard_passes(
             chart,
@@ -628,7 +698,7 @@ impl Core {
 
     fn exit_range(&mut self, chart: &Chart, t: TransitionId) -> ExitRange {
         let domain = self.domain(chart, t)?;
-        Some((domain.0 + 1, chart.state(domain).subtree_end))
+        Some(chart.below(domain))
     }
 
     /// Whether the exit sets of two transitions share a state.
@@ -654,12 +724,8 @@ impl Core {
         self.effective_targets(chart, t, &mut targets);
         let mut set = StateSet::with_capacity(chart.states.len());
         if let Some(domain) = chart.domain_of(info.source, info.reenter, &targets) {
-            let end = chart.state(domain).subtree_end;
-            for s in self
-                .active
-                .iter_from(domain.0 + 1)
-                .take_while(|s| s.0 < end)
-            {
+            let (start, end) = chart.below(domain);
+            for s in self.active.iter_from(start).take_while(|s| s.0 < end) {
                 set.insert(s);
             }
         }
@@ -765,15 +831,31 @@ impl Core {
             let Some(domain) = self.domain(chart, t) else {
                 continue;
             };
+            // Most transitions need none of the checks below (the chart
+            // knows), which spares a step of a flat machine their cost.
+            let plain = chart.transition(t).plain_entry;
             for &target in &chart.transition(t).targets {
-                self.add_descendants(chart, target);
+                // A target that is the domain is a kept source's self-target:
+                // the source stays, its children take their default entry.
+                if !plain && target == domain {
+                    self.add_default_children(chart, target);
+                } else {
+                    self.add_descendants(chart, target);
+                }
             }
             let mut targets = std::mem::take(&mut self.scratch);
             self.effective_targets(chart, t, &mut targets);
             for &s in &targets {
-                self.add_ancestors(chart, s, domain);
+                if plain || s != domain {
+                    self.add_ancestors(chart, s, domain);
+                }
             }
             self.scratch = targets;
+            // A kept parallel source had all its regions exited: those the
+            // targets do not enter take their default entry.
+            if !plain && domain != OUTSIDE_ROOT && chart.state(domain).kind == StateKind::Parallel {
+                self.add_default_children(chart, domain);
+            }
         }
         self.enabled = enabled;
         self.enter(chart, event);
@@ -786,8 +868,8 @@ impl Core {
         self.exit_set.clear();
         for &t in enabled {
             if let Some(domain) = self.domain(chart, t) {
-                let end = chart.state(domain).subtree_end;
-                for s in self.active.iter_in(domain.0 + 1, end) {
+                let (start, end) = chart.below(domain);
+                for s in self.active.iter_in(start, end) {
                     self.exit_set.insert(s);
                 }
             }
@@ -829,6 +911,9 @@ impl Core {
                 self.timers.retain(|timer| !matches!(timer.what, Due::Transition(t) if chart.transition(t).source == s));
             }
             self.active.remove(s);
+            if chart.xstate {
+                self.entry_order.retain(|&x| x != s);
+            }
             self.step.exited.push(s);
         }
         self.exiting = exiting;
@@ -853,6 +938,17 @@ impl Core {
             return;
         }
         self.enter_set.insert(state);
+        // Most states entered are atomic: they spare the call.
+        if matches!(info.kind, StateKind::Compound | StateKind::Parallel) {
+            self.add_default_children(chart, state);
+        }
+    }
+
+    /// Adds the default entry below `state`: a compound state's initial
+    /// states, or every region of a parallel state that the enter set does
+    /// not enter yet.
+    fn add_default_children(&mut self, chart: &Chart, state: StateId) {
+        let info = chart.state(state);
         match info.kind {
             StateKind::Compound => {
                 self.default_entry.insert(state);
@@ -892,14 +988,7 @@ impl Core {
             }
             self.enter_set.insert(anc);
             if chart.state(anc).kind == StateKind::Parallel {
-                for &child in &chart.state(anc).children {
-                    if !self
-                        .enter_set
-                        .any_in(child.0, chart.state(child).subtree_end)
-                    {
-                        self.add_descendants(chart, child);
-                    }
-                }
+                self.add_default_children(chart, anc);
             }
             at = chart.state(anc).parent;
         }
@@ -908,10 +997,17 @@ impl Core {
     /// Enters the states of the enter set in document order; entry actions
     /// see the event being processed, as in SCXML.
     fn enter(&mut self, chart: &Chart, event: Option<&Event>) {
+        let was_active = self.status == Status::Active;
+        self.completed.clear();
         let mut entering = std::mem::take(&mut self.entering);
         entering.clear();
         entering.extend_from_slice(self.enter_set.sorted());
         for &s in &entering {
+            // A state entered again without an exit (XState's history
+            // quirk) keeps its place, as in XState's set of nodes.
+            if chart.xstate && chart.state(s).children.is_empty() && !self.active.contains(s) {
+                self.entry_order.push(s);
+            }
             self.active.insert(s);
             self.step.entered.push(s);
             self.run_actions(chart, &chart.state(s).entry, event);
@@ -925,6 +1021,23 @@ impl Core {
             }
         }
         self.entering = entering;
+        if was_active && self.status == Status::Done {
+            self.exit_interpreter(chart, event);
+        }
+    }
+
+    /// Runs the exit actions of every active state, deepest last in document
+    /// order first, when the machine is done (SCXML's exitInterpreter; XState
+    /// does the same). The configuration is kept, so that the actor still
+    /// shows the final state it ended in.
+    fn exit_interpreter(&mut self, chart: &Chart, event: Option<&Event>) {
+        let mut exiting = std::mem::take(&mut self.exiting);
+        exiting.clear();
+        exiting.extend(self.active.iter());
+        for &s in exiting.iter().rev() {
+            self.run_actions(chart, &chart.state(s).exit, event);
+        }
+        self.exiting = exiting;
     }
 
     /// Raises `done.state` events for a final state, or ends the machine when
@@ -933,6 +1046,10 @@ impl Core {
         let Some(parent) = chart.state(state).parent else {
             return;
         };
+        if chart.xstate {
+            self.complete_xstate(chart, parent);
+            return;
+        }
         if parent == StateId::ROOT && chart.state(parent).kind != StateKind::Parallel {
             self.status = Status::Done;
             self.timers.clear();
@@ -962,6 +1079,41 @@ impl Core {
                 ));
             }
         }
+    }
+
+    /// XState v5's completion of a final state whose parent is `parent`:
+    /// `done.state` for a compound parent, then for every parallel ancestor
+    /// up the chain whose regions are all final, however deep; the machine
+    /// is done when the chain passes the root.
+    fn complete_xstate(&mut self, chart: &Chart, parent: StateId) {
+        if chart.state(parent).kind == StateKind::Compound {
+            self.raise_done(chart, parent);
+        }
+        let mut marker = match chart.state(parent).kind {
+            StateKind::Parallel => Some(parent),
+            _ => chart.state(parent).parent,
+        };
+        while let Some(m) = marker
+            && chart.state(m).kind == StateKind::Parallel
+            && !self.completed.contains(&m)
+            && self.in_final(chart, m)
+        {
+            self.completed.push(m);
+            self.raise_done(chart, m);
+            marker = chart.state(m).parent;
+        }
+        if marker.is_none() {
+            self.status = Status::Done;
+            self.timers.clear();
+        }
+    }
+
+    fn raise_done(&mut self, chart: &Chart, state: StateId) {
+        self.internal.push_back(Event::new(
+            Arc::clone(&chart.state(state).done_event),
+            None,
+            Value::Null,
+        ));
     }
 
     fn schedule(&mut self, delay: u64, what: Due) {
@@ -1135,6 +1287,48 @@ impl Core {
             self.internal
                 .push_back(Event::new("error.execution", None, Value::Null));
         }
+    }
+}
+
+/// Adds the first enabled transition of the atomic state `leaf` or of its
+/// nearest ancestor that has one (SCXML's selection, for an event or, with
+/// `None`, eventless), unless it is already enabled through another leaf.
+#[inline(always)]
+fn walk_up(
+    chart: &Chart,
+    leaf: StateId,
+    event: Option<&Event>,
+    fast: bool,
+    (context, active): (&[Value], &StateSet),
+    errors: &mut Vec<String>,
+    enabled: &mut Vec<TransitionId>,
+) {
+    let mut at = Some(leaf);
+    while let Some(s) = at {
+        let info = chart.state(s);
+        let candidates = if event.is_some() {
+            &info.on
+        } else {
+            &info.always
+        };
+        for &t in candidates {
+            let matches = match event {
+                Some(e) if fast => chart.accepts(t, &e.name),
+                Some(e) => chart
+                    .transition(t)
+                    .descriptor
+                    .as_ref()
+                    .is_some_and(|d| d.matches(&e.name)),
+                None => true,
+            };
+            if matches && guard_passes(chart, t, context, active, event, errors) {
+                if !enabled.contains(&t) {
+                    enabled.push(t);
+                }
+                return;
+            }
+        }
+        at = info.parent;
     }
 }
 

@@ -10,6 +10,11 @@ use crate::model::{
 };
 use crate::syntax::find_state;
 
+/// The domain of a transition that exits and re-enters the root itself: the
+/// SCXML document around the machine, the parent of the root. It names no
+/// state, so it is never looked up; `Chart::below` gives its range.
+pub(crate) const OUTSIDE_ROOT: StateId = StateId(u32::MAX);
+
 /// The microstep budget of a chart whose machine sets no `limits.microsteps`.
 pub const DEFAULT_MICROSTEP_LIMIT: usize = 100_000;
 
@@ -22,6 +27,9 @@ pub struct Chart {
     pub(crate) transitions: Vec<TransitionInfo>,
     /// Whether any state has eventless transitions; lets a step skip looking.
     pub(crate) has_eventless: bool,
+    /// Whether the machine runs by XState v5's rules (`semantics: xstate`,
+    /// docs/semantics.md) rather than SCXML's.
+    pub(crate) xstate: bool,
     /// The names of the events transitions take by exact name, each once,
     /// shared with the transitions' `exact`.
     pub(crate) event_names: Vec<Arc<str>>,
@@ -68,8 +76,10 @@ pub(crate) struct TransitionInfo {
     pub delay: Option<u64>,
     pub guard: Option<Compiled>,
     pub actions: Vec<CompiledAction>,
-    /// Empty for a targetless transition, and for a self-target without
-    /// `reenter`, which XState runs without leaving the state.
+    /// Empty for a targetless transition, and for an atomic state's
+    /// self-target without `reenter`, which XState runs without leaving the
+    /// state. A compound or parallel state's self-target is kept: it resets
+    /// the state's children (see `Chart::domain_of`).
     pub targets: Vec<StateId>,
     pub reenter: bool,
     /// Whether a target is a history state, whose meaning depends on what
@@ -78,6 +88,10 @@ pub(crate) struct TransitionInfo {
     /// The transition domain (see `Chart::domain_of`) when no target is a
     /// history state, which makes it a property of the chart alone.
     pub domain: Option<StateId>,
+    /// Whether entering its targets needs no more than their descendants and
+    /// ancestors: no target is a history state or the domain itself, and
+    /// the domain is not a parallel state whose regions must be completed.
+    pub plain_entry: bool,
 }
 
 #[derive(Debug)]
@@ -232,7 +246,7 @@ impl Chart {
             .iter()
             .map(|t| {
                 let mut targets: Vec<StateId> = t.targets.iter().map(|t| t.state).collect();
-                if !t.reenter && targets == [t.source] {
+                if !t.reenter && targets == [t.source] && machine.state(t.source).is_atomic() {
                     targets.clear();
                 }
                 TransitionInfo {
@@ -267,6 +281,7 @@ impl Chart {
                     targets,
                     reenter: t.reenter,
                     domain: None,
+                    plain_entry: false,
                 }
             })
             .collect();
@@ -291,6 +306,7 @@ impl Chart {
             states,
             transitions,
             has_eventless,
+            xstate: machine.semantics == crate::model::Semantics::Xstate,
             event_names,
             machine,
             microstep_limit,
@@ -304,8 +320,17 @@ impl Chart {
                 false => chart.domain_of(t.source, t.reenter, &t.targets),
             })
             .collect();
+        let parallel: Vec<bool> = chart
+            .states
+            .iter()
+            .map(|s| s.kind == StateKind::Parallel)
+            .collect();
         for (t, domain) in chart.transitions.iter_mut().zip(domains) {
             t.domain = domain;
+            t.plain_entry = !t.history_targets
+                && domain.is_some_and(|d| {
+                    !t.targets.contains(&d) && (d == OUTSIDE_ROOT || !parallel[d.index()])
+                });
         }
         chart
     }
@@ -335,10 +360,16 @@ impl Chart {
     }
 
     /// The state a transition from `source` to `targets` (history states
-    /// already replaced by what they restore) exits and re-enters below: its
-    /// source for a transition into the source without `reenter`, else the
-    /// least common compound ancestor of source and targets. `None` for a
-    /// targetless one.
+    /// already replaced by what they restore) exits and re-enters below.
+    /// Without `reenter`, a compound or parallel source whose targets are
+    /// itself or lie inside it is kept (XState v5's `reenter: false`; a
+    /// target that is the source resets its children). Otherwise it is the
+    /// least common compound ancestor of source and targets, as in SCXML;
+    /// where there is none inside the machine (a transition between the
+    /// regions of a parallel root, or one from the root with `reenter`),
+    /// `OUTSIDE_ROOT`: the root itself is exited and re-entered. Under
+    /// `semantics: xstate`, the least common ancestor of any kind, and any
+    /// source kept. `None` for a targetless transition.
     pub(crate) fn domain_of(
         &self,
         source: StateId,
@@ -348,21 +379,46 @@ impl Chart {
         if targets.is_empty() {
             return None;
         }
+        // XState keeps any source, an atomic one too: a history target that
+        // restores the source itself then enters it again without exiting it.
         if !reenter
-            && self.state(source).kind == StateKind::Compound
-            && targets.iter().all(|&s| self.is_descendant(s, source))
+            && (self.xstate
+                || matches!(
+                    self.state(source).kind,
+                    StateKind::Compound | StateKind::Parallel
+                ))
+            && targets
+                .iter()
+                .all(|&s| s == source || self.is_descendant(s, source))
         {
             return Some(source);
         }
         let mut at = self.state(source).parent;
         while let Some(anc) = at {
-            let compound = anc == StateId::ROOT || self.state(anc).kind == StateKind::Compound;
+            // XState takes the least common ancestor, of any kind.
+            let compound = match self.state(anc).kind {
+                StateKind::Compound => true,
+                StateKind::Parallel => self.xstate,
+                // A root without children is atomic; nothing lies below it.
+                _ => anc == StateId::ROOT,
+            };
             if compound && targets.iter().all(|&s| self.is_descendant(s, anc)) {
                 return Some(anc);
             }
             at = self.state(anc).parent;
         }
-        Some(StateId::ROOT)
+        Some(OUTSIDE_ROOT)
+    }
+
+    /// The ids of a domain's proper descendants, `start..end`: the states a
+    /// transition with that domain may exit. The root's own id for
+    /// `OUTSIDE_ROOT`.
+    #[inline]
+    pub(crate) fn below(&self, domain: StateId) -> (u32, u32) {
+        if domain == OUTSIDE_ROOT {
+            return (StateId::ROOT.0, self.state(StateId::ROOT).subtree_end);
+        }
+        (domain.0 + 1, self.state(domain).subtree_end)
     }
 
     /// The chart's copy of `name`, when a transition takes that name and the

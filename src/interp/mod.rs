@@ -62,6 +62,8 @@ mod unsettled;
 mod fast_path_tests;
 #[cfg(test)]
 mod scxml_tests;
+#[cfg(test)]
+mod semantics_tests;
 
 pub use actor::{Actor, Status};
 pub use chart::{Chart, DEFAULT_MICROSTEP_LIMIT};

@@ -9,7 +9,7 @@ use super::actor::{Actor, Due, Status, Timer};
 use super::bits::StateSet;
 use super::chart::Chart;
 use crate::expr::{Event, Value};
-use crate::model::{StateId, TransitionId};
+use crate::model::{Semantics, StateId, TransitionId};
 
 /// The snapshot layout; bumped when it changes incompatibly.
 pub const SNAPSHOT_FORMAT: u32 = 1;
@@ -22,7 +22,9 @@ pub struct Snapshot {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub version: Option<u64>,
     pub status: Status,
-    /// Active atomic states by dotted path, in document order.
+    /// Active atomic states by dotted path, in document order (under
+    /// `semantics: xstate`, in the order they were entered, which XState's
+    /// eventless selection follows).
     pub configuration: Vec<String>,
     /// Recorded history: history state path → the paths it restores.
     #[serde(default, skip_serializing_if = "IndexMap::is_empty")]
@@ -34,6 +36,10 @@ pub struct Snapshot {
     /// The actor's clock, in milliseconds.
     #[serde(default)]
     pub now: u64,
+    /// The rules the machine ran by (`docs/semantics.md`); a snapshot
+    /// continues only under the same. Written only when not the default.
+    #[serde(default, skip_serializing_if = "Semantics::is_default")]
+    pub semantics: Semantics,
 }
 
 /// A pending timer; `seq` orders timers that are due at the same time.
@@ -74,6 +80,14 @@ pub enum RestoreError {
         expected: Option<u64>,
         found: Option<u64>,
     },
+    #[error(
+        "the snapshot of `{machine}` was taken under `semantics: {found}`, but the machine now runs by `{expected}`"
+    )]
+    Semantics {
+        machine: String,
+        expected: Semantics,
+        found: Semantics,
+    },
     #[error("the snapshot names state `{0}`, which the machine does not have")]
     UnknownState(String),
     #[error("the snapshot's context does not fit the machine: {0}")]
@@ -90,7 +104,7 @@ impl Actor {
             machine: chart.machine.name.clone(),
             version: chart.machine.version,
             status: self.core.status,
-            configuration: self.configuration().map(path).collect(),
+            configuration: self.snapshot_leaves().map(path).collect(),
             history: self
                 .core
                 .history
@@ -122,13 +136,16 @@ impl Actor {
                 })
                 .collect(),
             now: self.core.now,
+            semantics: chart.machine.semantics,
         }
     }
 
     /// Continues a snapshot on `chart`, which must be the same machine at the
-    /// same version. Use `restore_migrating` to accept another version.
+    /// same version, running by the same semantics. Use `restore_migrating`
+    /// to accept another version or semantics.
     pub fn restore(chart: Arc<Chart>, snapshot: &Snapshot) -> Result<Actor, RestoreError> {
         check_version(&chart, snapshot.version)?;
+        check_semantics(&chart, snapshot.semantics)?;
         Actor::restore_migrating(chart, snapshot)
     }
 
@@ -148,7 +165,12 @@ impl Actor {
         actor.core.status = snapshot.status;
         actor.core.active.insert(StateId::ROOT);
         for path in &snapshot.configuration {
-            activate(&chart, &mut actor.core.active, state(&chart, path)?);
+            let core = &mut actor.core;
+            activate(
+                &chart,
+                (&mut core.active, &mut core.entry_order),
+                state(&chart, path)?,
+            );
         }
         actor.core.history = restore_history(&chart, &snapshot.history)?;
         actor.core.timers = snapshot
@@ -189,6 +211,19 @@ pub(super) fn check_version(chart: &Chart, found: Option<u64>) -> Result<(), Res
     Ok(())
 }
 
+/// A snapshot continues only under the rules it was taken under: a step
+/// under others would not be the one the actor would have taken.
+pub(super) fn check_semantics(chart: &Chart, found: Semantics) -> Result<(), RestoreError> {
+    if found != chart.machine.semantics {
+        return Err(RestoreError::Semantics {
+            machine: chart.machine.name.clone(),
+            expected: chart.machine.semantics,
+            found,
+        });
+    }
+    Ok(())
+}
+
 /// The snapshot's format and machine must be this build's and the chart's.
 pub(super) fn check_header(chart: &Chart, format: u32, machine: &str) -> Result<(), RestoreError> {
     if format != SNAPSHOT_FORMAT {
@@ -211,7 +246,16 @@ pub(super) fn state(chart: &Chart, path: &str) -> Result<StateId, RestoreError> 
 }
 
 /// Marks an active atomic state of the configuration and its ancestors active.
-pub(super) fn activate(chart: &Chart, active: &mut StateSet, leaf: StateId) {
+/// Under `semantics: xstate`, `order` gets the atomic states in the order
+/// the snapshot lists them, which is the order they were entered.
+pub(super) fn activate(
+    chart: &Chart,
+    (active, order): (&mut StateSet, &mut Vec<StateId>),
+    leaf: StateId,
+) {
+    if chart.xstate && chart.state(leaf).children.is_empty() && !active.contains(leaf) {
+        order.push(leaf);
+    }
     active.insert(leaf);
     let mut at = chart.state(leaf).parent;
     while let Some(s) = at {

@@ -29,7 +29,7 @@ use super::chart::Chart;
 use super::snapshot::{self, RestoreError, SNAPSHOT_FORMAT, TimerSnapshot};
 use crate::expr::Value;
 use crate::expr::json::{self, JsonError, Number, Reader, Writer};
-use crate::model::StateId;
+use crate::model::{Semantics, StateId};
 
 /// Why a snapshot's JSON text does not restore.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
@@ -96,7 +96,7 @@ impl Actor {
             Status::Active => ",\"status\":\"active\",\"configuration\":",
             Status::Done => ",\"status\":\"done\",\"configuration\":",
         });
-        write_paths(out, self.configuration().map(path));
+        write_paths(out, self.snapshot_leaves().map(path));
         if !self.core.history.is_empty() {
             out.raw(",\"history\":{");
             for (i, (h, states)) in self.core.history.iter().enumerate() {
@@ -157,6 +157,10 @@ impl Actor {
         }
         out.raw(",\"now\":");
         out.u64(self.core.now);
+        if !machine.semantics.is_default() {
+            out.raw(",\"semantics\":");
+            out.str(machine.semantics.as_str());
+        }
         out.raw("}");
     }
 
@@ -198,10 +202,11 @@ impl Actor {
             chart,
         };
         let read = decoder
-            .snapshot(&mut core.active)
+            .snapshot((&mut core.active, &mut core.entry_order))
             .map_err(|error| syntax(json, error))?;
         // What does not fit the chart, in the order `Actor::restore` checks it.
         snapshot::check_version(chart, read.version)?;
+        snapshot::check_semantics(chart, read.semantics)?;
         snapshot::check_header(chart, read.format, &read.machine)?;
         core.context = match read.context {
             Context::Slots(slots) => slots,
@@ -260,7 +265,7 @@ fn syntax(text: &str, error: JsonError) -> SnapshotJsonError {
 
 /// The snapshot's fields in declaration order, which is also the order of
 /// the list form.
-const FIELDS: [&str; 9] = [
+const FIELDS: [&str; 10] = [
     "format",
     "machine",
     "version",
@@ -270,6 +275,7 @@ const FIELDS: [&str; 9] = [
     "context",
     "timers",
     "now",
+    "semantics",
 ];
 
 /// Consumes the key `FIELDS[index]` when the text at the position is
@@ -286,11 +292,14 @@ fn field_key(reader: &mut Reader<'_>, index: usize) -> bool {
             }
         };
     }
-    by_index!(0 1 2 3 4 5 6 7 8)
+    by_index!(0 1 2 3 4 5 6 7 8 9)
 }
 
-/// The fields with `#[serde(default)]`: version, history, timers, now.
-const OPTIONAL: [bool; 9] = [false, false, true, false, false, true, false, true, true];
+/// The fields with `#[serde(default)]`: version, history, timers, now,
+/// semantics.
+const OPTIONAL: [bool; 10] = [
+    false, false, true, false, false, true, false, true, true, true,
+];
 
 /// The other fields, by bit `1 << index`.
 const REQUIRED: u16 = {
@@ -320,6 +329,7 @@ struct Fields<'a> {
     context: Option<Context>,
     timers: Option<Vec<TimerSnapshot>>,
     now: Option<u64>,
+    semantics: Option<Semantics>,
 }
 
 impl Fields<'_> {
@@ -339,6 +349,7 @@ struct Read<'a> {
     context: Context,
     timers: Vec<TimerSnapshot>,
     now: u64,
+    semantics: Semantics,
 }
 
 enum Context {
@@ -372,13 +383,18 @@ impl Kind {
     }
 }
 
+/// The active set a snapshot's configuration is read into, with the order
+/// of its atomic states (`snapshot::activate`).
+type Configuration<'x> = (&'x mut StateSet, &'x mut Vec<StateId>);
+
 struct Decoder<'a, 'c> {
     reader: Reader<'a>,
     chart: &'c Chart,
 }
 
 impl<'a> Decoder<'a, '_> {
-    fn snapshot(&mut self, active: &mut StateSet) -> Result<Read<'a>, JsonError> {
+    fn snapshot(&mut self, active: Configuration<'_>) -> Result<Read<'a>, JsonError> {
+        let (set, order) = active;
         let mut fields = Fields::default();
         let end = match self.reader.peek() {
             Some(b'{') => {
@@ -409,7 +425,7 @@ impl<'a> Decoder<'a, '_> {
                                 .reader
                                 .error(at, format!("duplicate field `{}`", FIELDS[index])));
                         }
-                        Some(index) => self.field(index, &mut fields, active)?,
+                        Some(index) => self.field(index, &mut fields, (&mut *set, &mut *order))?,
                         None => self.reader.ignore()?,
                     }
                 }
@@ -427,7 +443,7 @@ impl<'a> Decoder<'a, '_> {
                 let mut first = true;
                 let mut count = 0;
                 while count < FIELDS.len() && self.reader.has_next(b']', &mut first)? {
-                    self.field(count, &mut fields, active)?;
+                    self.field(count, &mut fields, (&mut *set, &mut *order))?;
                     count += 1;
                 }
                 if count == FIELDS.len() && self.reader.has_next(b']', &mut first)? {
@@ -435,8 +451,9 @@ impl<'a> Decoder<'a, '_> {
                 }
                 let end = self.reader.pos() - 1;
                 if let Some(index) = (count..FIELDS.len()).find(|&i| !OPTIONAL[i]) {
-                    let message =
-                        format!("invalid length {index}, expected struct Snapshot with 9 elements");
+                    let message = format!(
+                        "invalid length {index}, expected struct Snapshot with 10 elements"
+                    );
                     return Err(self.reader.error(end, message));
                 }
                 end
@@ -456,6 +473,7 @@ impl<'a> Decoder<'a, '_> {
             context: fields.context.ok_or_else(missing)?,
             timers: fields.timers.unwrap_or_default(),
             now: fields.now.unwrap_or_default(),
+            semantics: fields.semantics.unwrap_or_default(),
         })
     }
 
@@ -464,7 +482,7 @@ impl<'a> Decoder<'a, '_> {
         &mut self,
         index: usize,
         fields: &mut Fields<'a>,
-        active: &mut StateSet,
+        active: Configuration<'_>,
     ) -> Result<(), JsonError> {
         fields.read |= 1 << index;
         let reader = &mut self.reader;
@@ -477,20 +495,22 @@ impl<'a> Decoder<'a, '_> {
             5 => fields.history = Some(history(reader)?),
             6 => fields.context = Some(self.context()?),
             7 => fields.timers = Some(self.timers()?),
-            _ => fields.now = Some(unsigned(reader, u64::MAX, "u64")?),
+            8 => fields.now = Some(unsigned(reader, u64::MAX, "u64")?),
+            _ => fields.semantics = Some(semantics(reader)?),
         }
         Ok(())
     }
 
     /// Marks each path's state and its ancestors active as it is read; the
     /// first path that names no state is returned for the error.
-    fn configuration(&mut self, active: &mut StateSet) -> Result<Option<String>, JsonError> {
+    fn configuration(&mut self, active: Configuration<'_>) -> Result<Option<String>, JsonError> {
+        let (set, order) = active;
         let mut unknown = None;
         let reader = &mut self.reader;
         list(reader, |reader| {
             let path = string(reader)?;
             match self.chart.state_by_path(&path) {
-                Some(leaf) => snapshot::activate(self.chart, active, leaf),
+                Some(leaf) => snapshot::activate(self.chart, (&mut *set, &mut *order), leaf),
                 None if unknown.is_none() => unknown = Some(path.into_owned()),
                 None => {}
             }
@@ -687,14 +707,31 @@ fn status(reader: &mut Reader<'_>) -> Result<Status, JsonError> {
     if reader.plain_key("active") {
         return Ok(Status::Active);
     }
+    unit_variant(reader, [("active", Status::Active), ("done", Status::Done)])
+}
+
+fn semantics(reader: &mut Reader<'_>) -> Result<Semantics, JsonError> {
+    unit_variant(
+        reader,
+        [("scxml", Semantics::Scxml), ("xstate", Semantics::Xstate)],
+    )
+}
+
+/// One of two unit variants of an enum, in the forms serde accepts: its
+/// name as a string, or a map of its name to `null`.
+fn unit_variant<T: Copy>(
+    reader: &mut Reader<'_>,
+    variants: [(&str, T); 2],
+) -> Result<T, JsonError> {
+    let [(first_name, first), (second_name, second)] = variants;
     let variant = |reader: &mut Reader<'_>| {
         let at = reader.pos();
         match &*string(reader)? {
-            "active" => Ok(Status::Active),
-            "done" => Ok(Status::Done),
+            name if name == first_name => Ok(first),
+            name if name == second_name => Ok(second),
             other => Err(reader.error(
                 at,
-                format!("unknown variant `{other}`, expected `active` or `done`"),
+                format!("unknown variant `{other}`, expected `{first_name}` or `{second_name}`"),
             )),
         }
     };
@@ -705,13 +742,13 @@ fn status(reader: &mut Reader<'_>) -> Result<Status, JsonError> {
             if !reader.has_next(b'}', &mut first)? {
                 return Err(reader.here("invalid type: expected a variant"));
             }
-            let status = variant(reader)?;
+            let found = variant(reader)?;
             reader.expect(b':', "`:`")?;
             reader.null()?;
             if reader.has_next(b'}', &mut first)? {
                 return Err(reader.here("expected `}`"));
             }
-            Ok(status)
+            Ok(found)
         }
         _ => variant(reader),
     }

@@ -35,11 +35,57 @@ impl TransitionId {
     }
 }
 
+/// The rules a machine runs by where SCXML and XState v5 differ
+/// (`docs/semantics.md`): SCXML's, the default of our own formats, or
+/// XState v5's, quirks included, so that an XState machine replays as XState
+/// runs it.
+#[derive(
+    Clone, Copy, Debug, Default, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize,
+)]
+#[serde(rename_all = "lowercase")]
+pub enum Semantics {
+    #[default]
+    Scxml,
+    Xstate,
+}
+
+impl Semantics {
+    /// Every profile, in the order documentation lists them.
+    pub const ALL: [Semantics; 2] = [Semantics::Scxml, Semantics::Xstate];
+
+    /// The name written in machine files.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Semantics::Scxml => "scxml",
+            Semantics::Xstate => "xstate",
+        }
+    }
+
+    /// Whether this is the default profile, which files and snapshots
+    /// leave unwritten.
+    pub fn is_default(&self) -> bool {
+        *self == Semantics::default()
+    }
+
+    /// The profile a machine file names, if it names one.
+    pub fn from_name(name: &str) -> Option<Semantics> {
+        Semantics::ALL.into_iter().find(|s| s.as_str() == name)
+    }
+}
+
+impl std::fmt::Display for Semantics {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
 #[derive(Clone, Debug, PartialEq)]
 pub struct Machine {
     pub name: String,
     pub version: Option<u64>,
     pub description: Option<String>,
+    /// The rules the machine runs by (`docs/semantics.md`).
+    pub semantics: Semantics,
     pub context: IndexMap<String, ContextField>,
     pub sources: IndexMap<String, Source>,
     pub dedup: Option<Dedup>,

@@ -9,7 +9,8 @@ use crate::expr::{self, Expr, Scope, Type};
 use crate::model::{
     Action, Allow, Assignment, ContextField, Dedup, Duration, EffectDecl, EventDecl,
     EventDescriptor, EventPattern, HistoryKind, Idempotency, Limits, Machine, Name, PayloadField,
-    PayloadType, Source, State, StateId, StateKind, Target, Transition, TransitionId, Trigger,
+    PayloadType, Semantics, Source, State, StateId, StateKind, Target, Transition, TransitionId,
+    Trigger,
 };
 use crate::span::Span;
 
@@ -284,10 +285,27 @@ impl Lowering {
             }
         }
 
+        let semantics = match &doc.semantics {
+            None => Semantics::default(),
+            Some(written) => Semantics::from_name(&written.text).unwrap_or_else(|| {
+                self.error(
+                    LoadError::InvalidValue {
+                        message: format!(
+                            "unknown semantics `{}`: write `scxml` or `xstate`",
+                            written.text
+                        ),
+                    },
+                    written.span,
+                );
+                Semantics::default()
+            }),
+        };
+
         let mut machine = Machine {
             name: name.text,
             version: doc.version.map(|(v, _)| v),
             description: doc.description,
+            semantics,
             context,
             sources,
             dedup,

@@ -12,6 +12,8 @@ pub struct MachineDoc {
     pub name: Option<Name>,
     pub version: Option<(u64, Span)>,
     pub description: Option<String>,
+    /// `semantics: scxml | xstate`, as written.
+    pub semantics: Option<Name>,
     pub context: Vec<ContextDoc>,
     pub sources: Vec<SourceDoc>,
     pub dedup: Option<DedupDoc>,

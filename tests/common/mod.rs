@@ -83,6 +83,10 @@ pub fn machine_doc(seed: u64) -> MachineDoc {
         Vec::new()
     };
     let mut host = (!guards.is_empty()).then_some(host);
+    // The profile draws from its own generator too, for the same reason.
+    let semantics = Rng::new(seed ^ 0xBB67_AE85_84CA_A73B)
+        .chance(50)
+        .then(|| name("xstate"));
     // Transitions come after the tree, so every state can be a target.
     add_transitions(&mut rng, &mut host, &built, &mut root);
     MachineDoc {
@@ -91,6 +95,7 @@ pub fn machine_doc(seed: u64) -> MachineDoc {
             .chance(50)
             .then_some((1 + rng.below(5) as u64, Span::default())),
         description: rng.chance(30).then(|| "A random machine.".to_string()),
+        semantics,
         context: vec![
             ContextDoc {
                 name: name("n"),

@@ -12,9 +12,27 @@ use crate::diagnostic::{Diagnostic, LoadError, did_you_mean};
 use crate::span::Span;
 
 /// Words that start an item at the top level or in a state body.
-const ITEM_KEYWORDS: [&str; 19] = [
-    "state", "parallel", "final", "history", "initial", "entry", "exit", "on", "always", "after",
-    "tags", "allow", "context", "source", "dedup", "limits", "event", "effect", "guards",
+const ITEM_KEYWORDS: [&str; 20] = [
+    "state",
+    "parallel",
+    "final",
+    "history",
+    "initial",
+    "entry",
+    "exit",
+    "on",
+    "always",
+    "after",
+    "tags",
+    "allow",
+    "context",
+    "source",
+    "dedup",
+    "limits",
+    "event",
+    "effect",
+    "guards",
+    "semantics",
 ];
 
 /// Every reserved word of the DSL (the `keyword` rule of chart.pest).
@@ -340,6 +358,7 @@ fn describe(rule: Rule) -> Option<String> {
         Rule::after_decl => "`after`",
         Rule::tags_decl => "`tags`",
         Rule::allow_decl => "`allow`",
+        Rule::semantics_decl => "`semantics`",
         Rule::context_block => "`context`",
         Rule::source_decl => "`source`",
         Rule::dedup_decl => "`dedup`",

@@ -6,8 +6,8 @@
 
 use crate::expr::{Expr, ExprKind};
 use crate::model::{
-    Action, Assignment, EventPattern, HistoryKind, Machine, State, StateId, StateKind, Target,
-    TransitionId, Trigger,
+    Action, Assignment, EventPattern, HistoryKind, Machine, Semantics, State, StateId, StateKind,
+    Target, TransitionId, Trigger,
 };
 use crate::span::Span;
 
@@ -37,6 +37,9 @@ pub fn format(machine: &Machine) -> String {
     let mut head = vec![header];
     if let Some(description) = &machine.description {
         head.push(string(description));
+    }
+    if machine.semantics != Semantics::default() {
+        head.push(format!("semantics {}", machine.semantics));
     }
     sections.push(head);
 

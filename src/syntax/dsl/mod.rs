@@ -139,6 +139,14 @@ impl Builder {
                 }
                 doc.sources.push(source);
             }
+            Rule::semantics_decl => {
+                let span = keyword_span(&decl);
+                if let Some(first) = seen.semantics {
+                    self.duplicate("semantics", span, first);
+                }
+                seen.semantics = Some(span);
+                doc.semantics = last_named(decl, Rule::name);
+            }
             Rule::dedup_decl => {
                 let span = keyword_span(&decl);
                 if let Some(first) = seen.dedup {
@@ -596,6 +604,7 @@ impl Builder {
 struct Seen {
     dedup: Option<Span>,
     limits: Option<Span>,
+    semantics: Option<Span>,
     root_initial: Option<Span>,
 }
 

@@ -973,6 +973,7 @@ mod printer {
             name: "w3".into(),
             version: Some(2),
             description: Some("Abbreviated.".into()),
+            semantics: crate::model::Semantics::Xstate,
             context,
             sources: IndexMap::new(),
             dedup: Some(Dedup {
@@ -999,6 +1000,7 @@ mod printer {
             text,
             r#"parallel machine w3 #top version 2
 "Abbreviated."
+semantics xstate
 
 context {
   n = -1

@@ -10,7 +10,8 @@
 use indexmap::IndexMap;
 
 use crate::model::{
-    Action, Argument, HistoryKind, Machine, State, StateId, StateKind, Target, Transition, Trigger,
+    Action, Argument, HistoryKind, Machine, Semantics, State, StateId, StateKind, Target,
+    Transition, Trigger,
 };
 
 use crate::expr::Expr;
@@ -60,6 +61,9 @@ pub fn format(machine: &Machine) -> String {
         machine.version.map(|v| Yaml::Scalar(v.to_string())),
     );
     top.add_opt("description", machine.description.as_deref().map(text));
+    if machine.semantics != Semantics::default() {
+        top.add("semantics", Yaml::Scalar(machine.semantics.to_string()));
+    }
     if !machine.context.is_empty() {
         let fields = machine
             .context

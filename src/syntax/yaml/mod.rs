@@ -22,10 +22,11 @@ use crate::syntax::tree::{
 use node::{Kind, Node, ScalarValue};
 
 /// Keys of the machine itself, before the root state's keys.
-const MACHINE_KEYS: [&str; 10] = [
+const MACHINE_KEYS: [&str; 11] = [
     "machine",
     "version",
     "description",
+    "semantics",
     "context",
     "sources",
     "dedup",
@@ -105,7 +106,7 @@ impl Reader {
             "cond" => Some("`cond` is XState v4's name for `guard`"),
             "internal" => Some("write `reenter: true` for an external transition"),
             "context" | "events" | "effects" | "sources" | "dedup" | "limits" | "machine"
-            | "version" | "guards"
+            | "version" | "guards" | "semantics"
                 if !allowed.contains(&text) =>
             {
                 Some("this key belongs at the top level of the file")
@@ -284,6 +285,9 @@ impl Reader {
                 "machine" => doc.name = self.name(key, value, "the machine's name"),
                 "version" => doc.version = self.version(key, value),
                 "description" => doc.description = self.text(key, value),
+                "semantics" => {
+                    doc.semantics = self.name(key, value, "`scxml` or `xstate`");
+                }
                 "context" => doc.context = self.context(key, value),
                 "sources" => doc.sources = self.sources(key, value),
                 "dedup" => doc.dedup = self.dedup(key, value),

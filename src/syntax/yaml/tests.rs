@@ -884,6 +884,7 @@ mod printing {
             name: "demo".into(),
             version: Some(2),
             description: Some("Demo: every construct".into()),
+            semantics: crate::model::Semantics::Xstate,
             context,
             sources,
             dedup: Some(Dedup {
@@ -906,6 +907,7 @@ mod printing {
     const SAMPLE: &str = r#"machine: demo
 version: 2
 description: 'Demo: every construct'
+semantics: xstate
 context:
   'n': 0
   seen: []
@@ -1240,5 +1242,51 @@ mod host_guards {
                  answers it when a transition is chosen"
             ]
         );
+    }
+}
+
+mod semantics {
+    use super::at;
+    use crate::model::Semantics;
+    use crate::syntax::{Syntax, dsl, parse, yaml};
+
+    #[test]
+    fn the_profile_loads_prints_and_defaults_to_scxml() {
+        let plain = parse("machine: m\ninitial: a\nstates:\n  a: {}\n", Syntax::Yaml).unwrap();
+        assert_eq!(plain.semantics, Semantics::Scxml);
+        assert!(!yaml::format(&plain).contains("semantics"));
+        let src = "machine: m\nsemantics: xstate\ninitial: a\nstates:\n  a: {}\n";
+        let machine = parse(src, Syntax::Yaml).unwrap();
+        assert_eq!(machine.semantics, Semantics::Xstate);
+        assert_eq!(yaml::format(&machine), src);
+        let dsl_text = dsl::format(&machine);
+        assert!(dsl_text.contains("\nsemantics xstate\n"), "{dsl_text}");
+        assert_eq!(parse(&dsl_text, Syntax::Dsl).unwrap(), machine);
+    }
+
+    #[test]
+    fn an_unknown_profile_is_an_error_at_its_value() {
+        let src = "machine: m\nsemantics: xstat\ninitial: a\nstates:\n  a: {}\n";
+        let errors = parse(src, Syntax::Yaml).expect_err("does not load");
+        let found: Vec<String> = errors
+            .iter()
+            .map(|d| format!("{} {} {}", d.code, at(src, d.span.start), d.message))
+            .collect();
+        assert_eq!(
+            found,
+            ["E003 2:12 unknown semantics `xstat`: write `scxml` or `xstate`"]
+        );
+        let dsl_src = "machine m\nsemantics xstat\ninitial a\nstate a\n";
+        let errors = parse(dsl_src, Syntax::Dsl).expect_err("does not load");
+        assert_eq!(
+            errors
+                .iter()
+                .map(|d| at(dsl_src, d.span.start))
+                .collect::<Vec<_>>(),
+            ["2:11"]
+        );
+        let twice = "machine m\nsemantics xstate\nsemantics scxml\ninitial a\nstate a\n";
+        let errors = parse(twice, Syntax::Dsl).expect_err("does not load");
+        assert_eq!(errors[0].code, "E004", "{errors:?}");
     }
 }

@@ -1,0 +1,396 @@
+//! Interpreter behaviour that a differential test against XState v5 showed
+//! wrong under our own (SCXML) semantics, each pinned by its minimal machine
+//! (issue 18). Every entry and exit action logs, so that a test sees which
+//! states a step left and entered, and in what order.
+
+use std::sync::Arc;
+
+use super::{Actor, Chart};
+use crate::expr::{Event, Value};
+use crate::syntax::{Syntax, parse};
+
+/// Runs `body` on a new actor of the machine twice: on the fast paths, and
+/// on the general ones, which must take the same steps.
+fn both(yaml: &str, body: impl Fn(&mut Actor)) {
+    let machine = parse(yaml, Syntax::Yaml).unwrap_or_else(|e| panic!("{e:?}"));
+    let chart = Arc::new(Chart::new(machine));
+    for general in [false, true] {
+        let mut actor = Actor::new(Arc::clone(&chart));
+        actor.core.general = general;
+        body(&mut actor);
+    }
+}
+
+/// Sends `name` and returns the step's log lines.
+fn send(actor: &mut Actor, name: &str) -> Vec<String> {
+    let step = actor.send(&Event::named(name));
+    assert!(step.errors.is_empty(), "{:?}", step.errors);
+    logs(&step.logs)
+}
+
+fn logs(values: &[Value]) -> Vec<String> {
+    values
+        .iter()
+        .map(|v| v.as_str().expect("a string log").to_string())
+        .collect()
+}
+
+/// Bug 1: a transition between the regions of a parallel root leaves no
+/// region inactive. The least common compound ancestor of two regions of the
+/// root is outside the machine, so SCXML exits the root and re-enters it,
+/// with every region.
+#[test]
+fn a_parallel_root_keeps_every_region() {
+    both(
+        "machine: m\n\
+         type: parallel\n\
+         entry: [ { log: '\"en:root\"' } ]\n\
+         exit: [ { log: '\"ex:root\"' } ]\n\
+         states:\n  \
+           a:\n    \
+             entry: [ { log: '\"en:a\"' } ]\n    \
+             exit: [ { log: '\"ex:a\"' } ]\n  \
+           b:\n    \
+             entry: [ { log: '\"en:b\"' } ]\n    \
+             exit: [ { log: '\"ex:b\"' } ]\n    \
+             on: { A: a }\n",
+        |actor| {
+            assert_eq!(actor.configuration_paths(), ["a", "b"]);
+            let log = send(actor, "A");
+            assert_eq!(actor.configuration_paths(), ["a", "b"]);
+            assert_eq!(log, ["ex:b", "ex:a", "ex:root", "en:root", "en:a", "en:b"]);
+        },
+    );
+}
+
+/// Bug 2: when the machine reaches a final child of the root, the active
+/// states' exit actions run, deepest first, as SCXML's exitInterpreter
+/// and XState do; the configuration still shows where the machine ended.
+#[test]
+fn completion_runs_the_exit_actions() {
+    both(
+        "machine: m\n\
+         exit: [ { log: '\"ex:root\"' } ]\n\
+         initial: a\n\
+         states:\n  \
+           a:\n    \
+             exit: [ { log: '\"ex:a\"' } ]\n    \
+             on: { GO: b }\n  \
+           b:\n    \
+             type: final\n    \
+             entry: [ { log: '\"en:b\"' } ]\n    \
+             exit: [ { log: '\"ex:b\"' } ]\n",
+        |actor| {
+            let log = send(actor, "GO");
+            assert_eq!(log, ["ex:a", "en:b", "ex:b", "ex:root"]);
+            assert_eq!(actor.status(), super::Status::Done);
+            assert_eq!(actor.configuration_paths(), ["b"]);
+            assert!(actor.send(&Event::named("GO")).ignored);
+        },
+    );
+}
+
+/// Bug 2, when the last region of a parallel root completes: the machine
+/// is done and every active state exits.
+#[test]
+fn completion_of_a_parallel_root_runs_the_exit_actions() {
+    both(
+        "machine: m\n\
+         type: parallel\n\
+         states:\n  \
+           p:\n    \
+             initial: p1\n    \
+             exit: [ { log: '\"ex:p\"' } ]\n    \
+             states:\n      \
+               p1: { type: final, exit: [ { log: '\"ex:p1\"' } ] }\n  \
+           q:\n    \
+             initial: q1\n    \
+             exit: [ { log: '\"ex:q\"' } ]\n    \
+             states:\n      \
+               q1: { on: { GO: q2 } }\n      \
+               q2: { type: final, exit: [ { log: '\"ex:q2\"' } ] }\n",
+        |actor| {
+            let log = send(actor, "GO");
+            assert_eq!(actor.status(), super::Status::Done);
+            assert_eq!(log, ["ex:q2", "ex:q", "ex:p1", "ex:p"]);
+        },
+    );
+}
+
+/// Bug 3: `target: <source>` without `reenter` on a compound state keeps
+/// the state (our `reenter` contract, as XState v5) and resets its
+/// children to their default entry.
+#[test]
+fn a_compound_self_target_resets_its_children() {
+    both(
+        "machine: m\n\
+         initial: a\n\
+         states:\n  \
+           a:\n    \
+             initial: b\n    \
+             entry: [ { log: '\"en:a\"' } ]\n    \
+             exit: [ { log: '\"ex:a\"' } ]\n    \
+             on:\n      \
+               R: { target: a, actions: [ { log: '\"t:R\"' } ] }\n    \
+             states:\n      \
+               b:\n        \
+                 entry: [ { log: '\"en:b\"' } ]\n        \
+                 on: { N: c }\n      \
+               c:\n        \
+                 exit: [ { log: '\"ex:c\"' } ]\n",
+        |actor| {
+            send(actor, "N");
+            assert_eq!(actor.configuration_paths(), ["a.c"]);
+            let log = send(actor, "R");
+            assert_eq!(actor.configuration_paths(), ["a.b"]);
+            assert_eq!(log, ["ex:c", "t:R", "en:b"]);
+        },
+    );
+}
+
+/// Bug 3's atomic case is unchanged: an atomic self-target without
+/// `reenter` runs its actions and leaves nothing.
+#[test]
+fn an_atomic_self_target_runs_only_its_actions() {
+    both(
+        "machine: m\n\
+         initial: a\n\
+         states:\n  \
+           a:\n    \
+             entry: [ { log: '\"en:a\"' } ]\n    \
+             exit: [ { log: '\"ex:a\"' } ]\n    \
+             on: { R: { target: a, actions: [ { log: '\"t:R\"' } ] } }\n",
+        |actor| {
+            assert_eq!(send(actor, "R"), ["t:R"]);
+        },
+    );
+}
+
+/// Bug 4: `reenter: false` keeps a parallel source whose targets lie inside
+/// it; its regions are exited and entered again, every one of them.
+#[test]
+fn a_parallel_source_without_reenter_is_kept() {
+    both(
+        "machine: m\n\
+         initial: a\n\
+         states:\n  \
+           a:\n    \
+             type: parallel\n    \
+             entry: [ { log: '\"en:a\"' } ]\n    \
+             exit: [ { log: '\"ex:a\"' } ]\n    \
+             on: { B: .b }\n    \
+             states:\n      \
+               b:\n        \
+                 initial: b1\n        \
+                 exit: [ { log: '\"ex:b\"' } ]\n        \
+                 entry: [ { log: '\"en:b\"' } ]\n        \
+                 states:\n          \
+                   b1: { on: { N: b2 } }\n          \
+                   b2: {}\n      \
+               c:\n        \
+                 entry: [ { log: '\"en:c\"' } ]\n        \
+                 exit: [ { log: '\"ex:c\"' } ]\n",
+        |actor| {
+            send(actor, "N");
+            assert_eq!(actor.configuration_paths(), ["a.b.b2", "a.c"]);
+            let log = send(actor, "B");
+            assert_eq!(actor.configuration_paths(), ["a.b.b1", "a.c"]);
+            assert_eq!(log, ["ex:c", "ex:b", "en:b", "en:c"]);
+        },
+    );
+}
+
+/// Bug 5: `reenter: true` on a handler of the root exits and re-enters the
+/// root itself, running its exit and entry actions.
+#[test]
+fn reenter_on_the_root_reenters_it() {
+    both(
+        "machine: m\n\
+         initial: a\n\
+         entry: [ { log: '\"en:root\"' } ]\n\
+         exit: [ { log: '\"ex:root\"' } ]\n\
+         on: { B: { target: .a, reenter: true } }\n\
+         states:\n  \
+           a:\n    \
+             entry: [ { log: '\"en:a\"' } ]\n    \
+             on: { N: b }\n  \
+           b:\n    \
+             exit: [ { log: '\"ex:b\"' } ]\n",
+        |actor| {
+            send(actor, "N");
+            let log = send(actor, "B");
+            assert_eq!(actor.configuration_paths(), ["a"]);
+            assert_eq!(log, ["ex:b", "ex:root", "en:root", "en:a"]);
+        },
+    );
+}
+
+// The differences between SCXML and XState v5 (docs/semantics.md): each
+// machine runs under both profiles, which must differ as documented.
+
+/// Runs `body` with the machine under `semantics: scxml` and under
+/// `semantics: xstate`, on the fast and the general paths.
+fn under(profile: &str, yaml: &str, body: impl Fn(&mut Actor)) {
+    both(&format!("semantics: {profile}\n{yaml}"), body);
+}
+
+/// The transition domain: XState keeps a parallel least common ancestor.
+#[test]
+fn xstate_keeps_a_parallel_domain() {
+    let yaml = "machine: m\n\
+         type: parallel\n\
+         entry: [ { log: '\"en:root\"' } ]\n\
+         exit: [ { log: '\"ex:root\"' } ]\n\
+         states:\n  \
+           a:\n    \
+             entry: [ { log: '\"en:a\"' } ]\n    \
+             exit: [ { log: '\"ex:a\"' } ]\n  \
+           b:\n    \
+             entry: [ { log: '\"en:b\"' } ]\n    \
+             exit: [ { log: '\"ex:b\"' } ]\n    \
+             on: { A: a }\n";
+    under("xstate", yaml, |actor| {
+        let log = send(actor, "A");
+        assert_eq!(actor.configuration_paths(), ["a", "b"]);
+        assert_eq!(log, ["ex:b", "ex:a", "en:a", "en:b"]);
+    });
+    under("scxml", yaml, |actor| {
+        assert_eq!(send(actor, "A").len(), 6, "the root is left too");
+    });
+}
+
+/// Selection inside a parallel state: XState looks at the parallel state's
+/// own transitions only when no region handles the event.
+#[test]
+fn xstate_asks_the_ancestors_only_when_no_region_handles_the_event() {
+    let yaml = "machine: m\n\
+         initial: p\n\
+         states:\n  \
+           p:\n    \
+             type: parallel\n    \
+             on: { E: { actions: [ { log: '\"p\"' } ] } }\n    \
+             states:\n      \
+               x:\n        \
+                 initial: x1\n        \
+                 states:\n          \
+                   x1: { on: { E: { target: x2, actions: [ { log: '\"x\"' } ] } } }\n          \
+                   x2: {}\n      \
+               y:\n        \
+                 initial: y1\n        \
+                 states:\n          \
+                   y1: {}\n";
+    under("xstate", yaml, |actor| {
+        assert_eq!(send(actor, "E"), ["x"]);
+        assert_eq!(send(actor, "E"), ["p"], "no region handles it now");
+    });
+    under("scxml", yaml, |actor| {
+        assert_eq!(send(actor, "E"), ["x", "p"], "p handles it for y");
+    });
+}
+
+/// Completion: XState completes a parallel state whose last region to
+/// finish is itself parallel; SCXML raises `done.state` only for the final's
+/// parent and a parallel grandparent.
+#[test]
+fn xstate_completes_nested_parallel_states() {
+    let yaml = "machine: m\n\
+         initial: p\n\
+         states:\n  \
+           p:\n    \
+             type: parallel\n    \
+             on: { done.state.p: fin }\n    \
+             states:\n      \
+               q:\n        \
+                 type: parallel\n        \
+                 states:\n          \
+                   q1: { initial: a, states: { a: { type: final } } }\n          \
+                   q2: { initial: b, states: { b: { on: { F: c } }, c: { type: final } } }\n      \
+               r: { initial: r1, states: { r1: { type: final } } }\n  \
+           fin: {}\n";
+    under("xstate", yaml, |actor| {
+        send(actor, "F");
+        assert_eq!(actor.configuration_paths(), ["fin"]);
+    });
+    under("scxml", yaml, |actor| {
+        send(actor, "F");
+        assert_eq!(
+            actor.configuration_paths(),
+            ["p.q.q1.a", "p.q.q2.c", "p.r.r1"]
+        );
+    });
+}
+
+/// A target that is an ancestor's history state restoring the source
+/// itself: XState enters the source again without exiting it.
+#[test]
+fn xstate_reenters_a_source_its_history_restores_without_exiting_it() {
+    let yaml = "machine: m\n\
+         initial: p\n\
+         states:\n  \
+           p:\n    \
+             initial: a\n    \
+             on: { O: out }\n    \
+             states:\n      \
+               a: { on: { N: b } }\n      \
+               b:\n        \
+                 entry: [ { log: '\"en:b\"' } ]\n        \
+                 exit: [ { log: '\"ex:b\"' } ]\n        \
+                 on: { H: h }\n      \
+               h: { type: history }\n  \
+           out: { on: { BACK: p.h } }\n";
+    let setup = |actor: &mut Actor| {
+        send(actor, "N");
+        send(actor, "O");
+        send(actor, "BACK");
+        assert_eq!(actor.configuration_paths(), ["p.b"]);
+    };
+    under("xstate", yaml, |actor| {
+        setup(actor);
+        assert_eq!(send(actor, "H"), ["en:b"]);
+        assert_eq!(actor.configuration_paths(), ["p.b"]);
+    });
+    under("scxml", yaml, |actor| {
+        setup(actor);
+        assert_eq!(send(actor, "H"), ["ex:b", "en:b"]);
+    });
+}
+
+/// The order of eventless transitions in one microstep: XState takes them in
+/// the order their states were entered, SCXML in document order. A snapshot
+/// keeps the order.
+#[test]
+fn xstate_takes_eventless_transitions_in_entry_order() {
+    let yaml = "machine: m\n\
+         type: parallel\n\
+         context: { go: false }\n\
+         on: { GO: { actions: [ { assign: { go: 'true' } } ] } }\n\
+         states:\n  \
+           x:\n    \
+             initial: x1\n    \
+             states:\n      \
+               x1:\n        \
+                 on: { N: x3 }\n        \
+                 always: [ { target: x2, guard: context.go, actions: [ { log: '\"x\"' } ] } ]\n      \
+               x2: {}\n      \
+               x3: { on: { B: x1 } }\n  \
+           y:\n    \
+             initial: y1\n    \
+             states:\n      \
+               y1:\n        \
+                 always: [ { target: y2, guard: context.go, actions: [ { log: '\"y\"' } ] } ]\n      \
+               y2: {}\n";
+    under("xstate", yaml, |actor| {
+        send(actor, "N");
+        send(actor, "B");
+        let restored = Actor::restore_json(Arc::clone(actor.chart()), &actor.snapshot_json())
+            .expect("restores");
+        assert_eq!(send(actor, "GO"), ["y", "x"]);
+        let mut restored = restored;
+        assert_eq!(send(&mut restored, "GO"), ["y", "x"]);
+    });
+    under("scxml", yaml, |actor| {
+        send(actor, "N");
+        send(actor, "B");
+        assert_eq!(send(actor, "GO"), ["x", "y"]);
+    });
+}
