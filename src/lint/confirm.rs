@@ -63,8 +63,12 @@ const CLAIM_STARTS: usize = 64;
 const CONTINUATION_STATES: usize = 48;
 const CONTINUATION_DEPTH: usize = 4;
 /// Events sent by all searches of one lint run: what bounds the search on a
-/// machine with thousands of findings.
+/// machine with thousands of findings. A send costs about as much as the
+/// machine is large, so a large machine gets fewer: `SEARCH_WORK` divided by
+/// its number of states, at most `SEARCH_SENDS` (a machine of up to 50
+/// states gets them all).
 const SEARCH_SENDS: usize = 60_000;
+const SEARCH_WORK: usize = 3_000_000;
 
 /// What a finding claims a redelivery does, for the search of a run that
 /// confirms it.
@@ -142,6 +146,9 @@ pub(super) struct Replayer<'a, 'm> {
     sends_left: usize,
     /// Set by `performs_again`: the effect a repeat must perform to confirm.
     performed: Option<String>,
+    /// Synthesized deliveries by event, index and payload variant: the
+    /// searches ask for the same ones again and again.
+    events: HashMap<(EventId, usize, usize), Event>,
 }
 
 impl<'a, 'm> Replayer<'a, 'm> {
@@ -173,8 +180,9 @@ impl<'a, 'm> Replayer<'a, 'm> {
             start_asked_host: false,
             fields: HashMap::new(),
             explored: None,
-            sends_left: SEARCH_SENDS,
+            sends_left: SEARCH_SENDS.min(SEARCH_WORK / cx.machine.states.len().max(1)),
             performed: None,
+            events: HashMap::new(),
         }
     }
 
@@ -326,72 +334,44 @@ impl<'a, 'm> Replayer<'a, 'm> {
     /// Whether the end of the witness changes something, from `actor`
     /// after the steps before it.
     fn verdict(&mut self, mut actor: Actor, sent: &[Option<Event>], witness: &Witness) -> Replay {
-        let refuted = |why: String| Replay {
-            confirmed: Some(false),
-            witness: None,
-            account: Some(why),
-        };
-        match &witness.end {
+        let outcome = match &witness.end {
             WitnessEnd::Repeat(i) => {
                 let Some(event) = sent.get(*i).cloned().flatten() else {
                     return Replay::default();
                 };
-                if let Some(effect) = &self.performed {
-                    return if actor
-                        .send(&event)
-                        .effects
-                        .iter()
-                        .any(|e| &*e.name == effect.as_str())
-                    {
-                        Replay {
-                            confirmed: Some(true),
-                            ..Replay::default()
-                        }
-                    } else {
-                        refuted(format!(
-                            "the repeated `{}` did not perform `{effect}`",
-                            event.name
-                        ))
-                    };
-                }
-                match repeat_changes(&mut actor, &event, None) {
-                    Ok(()) => Replay {
-                        confirmed: Some(true),
-                        ..Replay::default()
-                    },
-                    Err(why) => refuted(why),
+                match &self.performed {
+                    Some(effect) => performs(actor.send(&event), effect)
+                        .then_some(())
+                        .ok_or_else(|| {
+                            format!("the repeated `{}` did not perform `{effect}`", event.name)
+                        }),
+                    None => repeat_changes(&mut actor, &event, None),
                 }
             }
             // The last step, or the start, ran out of microsteps (S006).
-            WitnessEnd::Loop { .. } => {
-                if actor.last_step().unsettled.is_some() {
-                    Replay {
-                        confirmed: Some(true),
-                        ..Replay::default()
-                    }
-                } else {
-                    refuted("the last step settled".to_string())
-                }
-            }
+            WitnessEnd::Loop { .. } => (actor.last_step().unsettled.is_some())
+                .then_some(())
+                .ok_or_else(|| "the last step settled".to_string()),
             WitnessEnd::Retry { effect } => {
                 let Some(step) = witness.steps.last() else {
                     return Replay::default();
                 };
                 self.play(&mut actor, witness.steps.len() - 1, step, 0);
-                if actor
-                    .last_step()
-                    .effects
-                    .iter()
-                    .any(|e| &*e.name == effect.as_str())
-                {
-                    Replay {
-                        confirmed: Some(true),
-                        ..Replay::default()
-                    }
-                } else {
-                    refuted(format!("the last step did not perform `{effect}` again"))
-                }
+                performs(actor.last_step(), effect)
+                    .then_some(())
+                    .ok_or_else(|| format!("the last step did not perform `{effect}` again"))
             }
+        };
+        match outcome {
+            Ok(()) => Replay {
+                confirmed: Some(true),
+                ..Replay::default()
+            },
+            Err(why) => Replay {
+                confirmed: Some(false),
+                witness: None,
+                account: Some(why),
+            },
         }
     }
 
@@ -508,7 +488,7 @@ impl<'a, 'm> Replayer<'a, 'm> {
         takes: Option<TransitionId>,
     ) -> Option<(Vec<Move>, usize)> {
         let mut seen = HashSet::new();
-        seen.insert(actor.snapshot_json());
+        seen.insert(state_key(&actor));
         let mut queue = std::collections::VecDeque::from([(actor, moves)]);
         let mut visited = 0;
         while let Some((actor, moves)) = queue.pop_front() {
@@ -521,7 +501,7 @@ impl<'a, 'm> Replayer<'a, 'm> {
                 }
                 self.sends_left -= 1;
                 let mut after = actor.clone();
-                if !apply_move(&mut after, &next) || !seen.insert(after.snapshot_json()) {
+                if !apply_move(&mut after, &next) || !seen.insert(state_key(&after)) {
                     continue;
                 }
                 visited += 1;
@@ -545,25 +525,28 @@ impl<'a, 'm> Replayer<'a, 'm> {
         }
         let start = self.started();
         let mut seen = HashSet::new();
-        seen.insert(start.snapshot_json());
+        seen.insert(state_key(&start));
         let mut explored = vec![Explored {
             actor: start,
             moves: Vec::new(),
         }];
+        // The exploration takes at most half of what the searches may
+        // send, so that the claims have the other half.
+        let floor = self.sends_left / 2;
         let mut at = 0;
-        while at < explored.len() && explored.len() < EXPLORE_STATES {
+        while at < explored.len() && explored.len() < EXPLORE_STATES && self.sends_left > floor {
             if explored[at].moves.len() >= EXPLORE_DEPTH {
                 at += 1;
                 continue;
             }
             let moves = self.moves_from(&explored[at].actor, explored[at].moves.len());
             for next in moves {
-                if self.sends_left == 0 || explored.len() == EXPLORE_STATES {
+                if self.sends_left <= floor || explored.len() == EXPLORE_STATES {
                     break;
                 }
                 self.sends_left -= 1;
                 let mut actor = explored[at].actor.clone();
-                if !apply_move(&mut actor, &next) || !seen.insert(actor.snapshot_json()) {
+                if !apply_move(&mut actor, &next) || !seen.insert(state_key(&actor)) {
                     continue;
                 }
                 let mut moves = explored[at].moves.clone();
@@ -647,6 +630,15 @@ impl<'a, 'm> Replayer<'a, 'm> {
 
     /// Delivery `i` of the event, payload variant `variant`.
     fn event(&mut self, event: EventId, i: usize, variant: usize) -> Event {
+        if let Some(known) = self.events.get(&(event, i, variant)) {
+            return known.clone();
+        }
+        let made = self.make_event(event, i, variant);
+        self.events.insert((event, i, variant), made.clone());
+        made
+    }
+
+    fn make_event(&mut self, event: EventId, i: usize, variant: usize) -> Event {
         let name = self.cx.graph.events.name(event).to_string();
         let decl = self.cx.decl(event);
         let id_field = decl
@@ -741,6 +733,21 @@ fn repeat_must_take(claim: &Claim) -> Option<TransitionId> {
         Shape::Takes(t) => Some(t),
         _ => None,
     }
+}
+
+/// What tells two configurations of a search apart: a hash of the
+/// snapshot JSON (configuration, context, timers, clock). Two states that
+/// collide only make a search skip one, never report anything.
+fn state_key(actor: &Actor) -> u64 {
+    use std::hash::{Hash, Hasher};
+    let mut hasher = std::collections::hash_map::DefaultHasher::new();
+    actor.snapshot_json().hash(&mut hasher);
+    hasher.finish()
+}
+
+/// Whether the step performed the effect (or host action) of that name.
+fn performs(step: &crate::interp::Step, effect: &str) -> bool {
+    step.effects.iter().any(|e| &*e.name == effect)
 }
 
 /// Plays a move; `false` when it changed nothing (an ignored event, or no
