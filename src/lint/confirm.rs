@@ -62,6 +62,8 @@ const EXPLORE_DEPTH: usize = 8;
 const CLAIM_STARTS: usize = 64;
 const CONTINUATION_STATES: usize = 48;
 const CONTINUATION_DEPTH: usize = 4;
+/// The most events the search for one claim sends.
+const CLAIM_SENDS: usize = 3_000;
 /// Events sent by all searches of one lint run: what bounds the search on a
 /// machine with thousands of findings. A send costs about as much as the
 /// machine is large, so a large machine gets fewer: `SEARCH_WORK` divided by
@@ -78,6 +80,8 @@ pub(crate) struct Claim {
     /// The first delivery takes one of these; any transition when empty.
     pub taking: Vec<TransitionId>,
     pub shape: Shape,
+    /// For a retry, the effect performed again.
+    pub effect: Option<String>,
 }
 
 /// Where the repeat comes, and what it must do.
@@ -91,6 +95,9 @@ pub(crate) enum Shape {
     Any,
     /// Anywhere after it, taking this transition (I002).
     Takes(TransitionId),
+    /// Not a repeat: the delivery takes one of `taking` and performs the
+    /// claim's `effect` again, after a run that performed it (I008).
+    Retry,
 }
 
 /// What the replay said of a finding.
@@ -125,6 +132,8 @@ enum Move {
 struct Explored {
     actor: Actor,
     moves: Vec<Move>,
+    /// The effects the moves performed, the start's included.
+    performed: Vec<Arc<str>>,
 }
 
 pub(super) struct Replayer<'a, 'm> {
@@ -390,7 +399,14 @@ impl<'a, 'm> Replayer<'a, 'm> {
             return None;
         };
         let event = event.clone();
-        repeat_changes(&mut actor, &event, repeat_must_take(claim)).ok()?;
+        let retry = claim.shape == Shape::Retry;
+        // A retry's last move is the retry itself, played above.
+        if retry {
+            let effect = claim.effect.as_deref()?;
+            performs(actor.last_step(), effect).then_some(())?;
+        } else {
+            repeat_changes(&mut actor, &event, repeat_must_take(claim)).ok()?;
+        }
         let mut rendered: Vec<String> = Vec::with_capacity(moves.len() + 1);
         let mut now = 0u64;
         for m in &moves {
@@ -407,7 +423,11 @@ impl<'a, 'm> Replayer<'a, 'm> {
                 }
             }
         }
-        rendered.push(format!("{}*", event.name));
+        if retry {
+            rendered.last_mut()?.push('*');
+        } else {
+            rendered.push(format!("{}*", event.name));
+        }
         let asked = self.start_asked_host || self.asked_host.load(Ordering::Relaxed);
         Some(Replay {
             confirmed: (!asked).then_some(true),
@@ -421,7 +441,13 @@ impl<'a, 'm> Replayer<'a, 'm> {
     fn find_run(&mut self, claim: &Claim) -> Option<(Vec<Move>, usize)> {
         self.explore();
         let explored = self.explored.take()?;
+        // Each claim gets a share of what is left, so that the first
+        // findings of a file cannot spend it all.
+        let left = self.sends_left;
+        self.sends_left = left.min(CLAIM_SENDS);
+        let allowance = self.sends_left;
         let found = self.find_in(&explored, claim);
+        self.sends_left = left - (allowance - self.sends_left);
         self.explored = Some(explored);
         found
     }
@@ -434,9 +460,18 @@ impl<'a, 'm> Replayer<'a, 'm> {
             .map(|&t| m.transition(t).source)
             .collect();
         let takes = repeat_must_take(claim);
+        let retried = claim
+            .effect
+            .as_deref()
+            .filter(|_| claim.shape == Shape::Retry);
         let mut starts = 0;
         for node in explored {
             if !sources.is_empty() && !sources.iter().any(|&s| node.actor.is_active(s)) {
+                continue;
+            }
+            if let Some(effect) = retried
+                && !node.performed.iter().any(|p| &**p == effect)
+            {
                 continue;
             }
             if starts == CLAIM_STARTS {
@@ -444,12 +479,11 @@ impl<'a, 'm> Replayer<'a, 'm> {
             }
             starts += 1;
             let i = node.moves.len();
-            for variant in 0..VARIANTS {
+            for event in self.variants(claim.event, i) {
                 if self.sends_left == 0 {
                     return None;
                 }
                 self.sends_left -= 1;
-                let event = self.event(claim.event, i, variant);
                 let mut actor = node.actor.clone();
                 let step = actor.send(&event);
                 if step.ignored
@@ -460,6 +494,12 @@ impl<'a, 'm> Replayer<'a, 'm> {
                 }
                 let mut moves = node.moves.clone();
                 moves.push(Move::Send(event.clone()));
+                if let Some(effect) = retried {
+                    if performs(step, effect) {
+                        return Some((moves, i));
+                    }
+                    continue;
+                }
                 if claim.shape != Shape::Later {
                     self.sends_left = self.sends_left.saturating_sub(1);
                     if repeat_changes(&mut actor.clone(), &event, takes).is_ok() {
@@ -526,9 +566,11 @@ impl<'a, 'm> Replayer<'a, 'm> {
         let start = self.started();
         let mut seen = HashSet::new();
         seen.insert(state_key(&start));
+        let performed = effect_names(start.last_step(), &[]);
         let mut explored = vec![Explored {
             actor: start,
             moves: Vec::new(),
+            performed,
         }];
         // The exploration takes at most half of what the searches may
         // send, so that the claims have the other half.
@@ -551,7 +593,12 @@ impl<'a, 'm> Replayer<'a, 'm> {
                 }
                 let mut moves = explored[at].moves.clone();
                 moves.push(next);
-                explored.push(Explored { actor, moves });
+                let performed = effect_names(actor.last_step(), &explored[at].performed);
+                explored.push(Explored {
+                    actor,
+                    moves,
+                    performed,
+                });
             }
             at += 1;
         }
@@ -575,9 +622,7 @@ impl<'a, 'm> Replayer<'a, 'm> {
         }
         let mut moves = Vec::with_capacity(events.len() * VARIANTS + 1);
         for e in events {
-            for variant in 0..VARIANTS {
-                moves.push(Move::Send(self.event(e, i, variant)));
-            }
+            moves.extend(self.variants(e, i).into_iter().map(Move::Send));
         }
         moves.extend(actor.next_due().map(Move::Advance));
         moves
@@ -626,6 +671,19 @@ impl<'a, 'm> Replayer<'a, 'm> {
                 (Some(chosen), false)
             }
         }
+    }
+
+    /// The distinct payload variants of delivery `i` of the event (an
+    /// event whose payload has only strings has one).
+    fn variants(&mut self, event: EventId, i: usize) -> Vec<Event> {
+        let mut out: Vec<Event> = Vec::with_capacity(VARIANTS);
+        for variant in 0..VARIANTS {
+            let e = self.event(event, i, variant);
+            if !out.iter().any(|o| o.data == e.data && o.id == e.id) {
+                out.push(e);
+            }
+        }
+        out
     }
 
     /// Delivery `i` of the event, payload variant `variant`.
@@ -743,6 +801,17 @@ fn state_key(actor: &Actor) -> u64 {
     let mut hasher = std::collections::hash_map::DefaultHasher::new();
     actor.snapshot_json().hash(&mut hasher);
     hasher.finish()
+}
+
+/// The effect names of `before` and those the step performed, each once.
+fn effect_names(step: &crate::interp::Step, before: &[Arc<str>]) -> Vec<Arc<str>> {
+    let mut out = before.to_vec();
+    for e in &step.effects {
+        if !out.contains(&e.name) {
+            out.push(Arc::clone(&e.name));
+        }
+    }
+    out
 }
 
 /// Whether the step performed the effect (or host action) of that name.

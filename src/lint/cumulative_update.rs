@@ -136,6 +136,7 @@ fn check_transitions(cx: &mut Cx) {
                         event: external[0],
                         taking: vec![tid],
                         shape: super::Shape::Any,
+                        effect: None,
                     }),
                 });
             }

@@ -164,6 +164,7 @@ fn check(cx: &mut Cx) {
                 event,
                 taking: transitions.clone(),
                 shape: super::Shape::Later,
+                effect: None,
             }),
         });
     }

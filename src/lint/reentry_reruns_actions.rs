@@ -110,6 +110,7 @@ fn check(cx: &mut Cx) {
                 event,
                 taking: Vec::new(),
                 shape: super::Shape::Takes(tid),
+                effect: None,
             }),
         });
     }

@@ -4,7 +4,7 @@ use indexmap::IndexMap;
 use petgraph::graph::{EdgeIndex, NodeIndex};
 use petgraph::visit::EdgeRef;
 
-use super::{Cx, Finding, Lint, Stage, Witness, WitnessEnd};
+use super::{WitnessStep, Cx, Finding, Lint, Stage, Witness, WitnessEnd};
 use crate::diagnostic::Label;
 use crate::graph::{Cost, Edge, Node};
 use crate::model::{
@@ -315,6 +315,18 @@ fn retry_finding(
     steps.extend(cx.steps_of(&found.path));
     steps.extend(cx.drive_sibling(found.at, found.transition));
     steps.extend(cx.step_taking(found.transition, None));
+    // Should the graph's path not replay (a guard on the way), the search
+    // of the machine's runs looks for the retry's delivery after a run
+    // that performed the effect.
+    let claim = match steps.last() {
+        Some(&WitnessStep::Event { event, .. }) => Some(super::Claim {
+            event,
+            taking: vec![found.transition],
+            shape: super::Shape::Retry,
+            effect: Some(op.effect.to_string()),
+        }),
+        _ => None,
+    };
     let witness = (!steps.is_empty()).then(|| Witness {
         steps,
         end: WitnessEnd::Retry {
@@ -355,7 +367,7 @@ fn retry_finding(
             "give `{name}` a `verify` state that asks the receiver whether it already happened, and retry only from there"
         )),
         witness,
-        claim: None,
+        claim,
     })
 }
 

@@ -143,6 +143,7 @@ fn check(cx: &mut Cx) {
                     event,
                     taking: vec![tid],
                     shape: super::Shape::Immediate,
+                    effect: None,
                 }),
             });
             break;
