@@ -155,6 +155,9 @@ pub(super) struct Replayer<'a, 'm> {
     sends_left: usize,
     /// Set by `performs_again`: the effect a repeat must perform to confirm.
     performed: Option<String>,
+    /// By event, the literals its handlers' guards compare each payload
+    /// field with (`compared`).
+    compared: HashMap<EventId, Vec<(String, Vec<Value>)>>,
     /// Synthesized deliveries by event, index and payload variant: the
     /// searches ask for the same ones again and again.
     events: HashMap<(EventId, usize, usize), Event>,
@@ -192,6 +195,7 @@ impl<'a, 'm> Replayer<'a, 'm> {
             sends_left: SEARCH_SENDS.min(SEARCH_WORK / cx.machine.states.len().max(1)),
             performed: None,
             events: HashMap::new(),
+            compared: HashMap::new(),
         }
     }
 
@@ -718,6 +722,12 @@ impl<'a, 'm> Replayer<'a, 'm> {
                 continue;
             }
             let fresh = Value::from(format!("{field}-{}", i + 1));
+            // The values the guards compare the field with come first, so
+            // that `event.status == "active"` can pass.
+            if let Some(value) = self.compared(event, &field).get(variant) {
+                data.push((field, value.clone()));
+                continue;
+            }
             let value = match (ty, variant) {
                 (Some(PayloadType::String | PayloadType::Any), _) => fresh,
                 (Some(PayloadType::Number | PayloadType::Integer), 0) => Value::Int(1),
@@ -741,6 +751,40 @@ impl<'a, 'm> Replayer<'a, 'm> {
             Value::map(data)
         };
         Event::new(name, Some(id), data)
+    }
+
+    /// The literals that the guards of the event's handlers compare the
+    /// payload field with (`event.f == "x"`, `event.f in ["a", "b"]`), in
+    /// document order, each once.
+    fn compared(&mut self, event: EventId, field: &str) -> Vec<Value> {
+        let cx = self.cx;
+        let by_field = self.compared.entry(event).or_insert_with(|| {
+            let mut out: Vec<(String, Vec<Value>)> = Vec::new();
+            for (index, t) in cx.machine.transitions.iter().enumerate() {
+                let Some(guard) = &t.guard else {
+                    continue;
+                };
+                let tid = crate::model::TransitionId(index as u32);
+                if !cx.graph.trigger_events(tid).contains(&event) {
+                    continue;
+                }
+                guard.walk(&mut |e| {
+                    for (f, value) in compared_literals(e) {
+                        match out.iter_mut().find(|(g, _)| *g == f) {
+                            Some((_, values)) if !values.contains(&value) => values.push(value),
+                            Some(_) => {}
+                            None => out.push((f, vec![value])),
+                        }
+                    }
+                });
+            }
+            out
+        });
+        by_field
+            .iter()
+            .find(|(f, _)| f == field)
+            .map(|(_, values)| values.clone())
+            .unwrap_or_default()
     }
 
     /// The payload fields of an event: as declared, else those that the
@@ -784,6 +828,43 @@ impl<'a, 'm> Replayer<'a, 'm> {
 }
 
 const HOST_GUARDS: &str = "the replay asks a host guard, which only the host program answers";
+
+/// The payload fields an expression compares with a literal, and the
+/// literal: `event.f == "x"` (either way round, any comparison) and
+/// `event.f in ["a", "b"]`.
+fn compared_literals(expr: &crate::expr::Expr) -> Vec<(String, Value)> {
+    use crate::expr::{BinaryOp, ExprKind};
+    let literal = |e: &crate::expr::Expr| match &e.kind {
+        ExprKind::String(s) => Some(Value::from(s.clone())),
+        ExprKind::Int(i) => Some(Value::Int(*i)),
+        ExprKind::Bool(b) => Some(Value::Bool(*b)),
+        _ => None,
+    };
+    let ExprKind::Binary(op, a, b) = &expr.kind else {
+        return Vec::new();
+    };
+    match op {
+        BinaryOp::In => match (analysis::event_field(a), &b.kind) {
+            (Some(f), ExprKind::List(items)) => items
+                .iter()
+                .filter_map(|i| literal(i).map(|v| (f.to_string(), v)))
+                .collect(),
+            _ => Vec::new(),
+        },
+        BinaryOp::Eq | BinaryOp::Ne | BinaryOp::Lt | BinaryOp::Le | BinaryOp::Gt | BinaryOp::Ge => {
+            match (
+                analysis::event_field(a),
+                literal(b),
+                analysis::event_field(b),
+                literal(a),
+            ) {
+                (Some(f), Some(v), _, _) | (_, _, Some(f), Some(v)) => vec![(f.to_string(), v)],
+                _ => Vec::new(),
+            }
+        }
+        _ => Vec::new(),
+    }
+}
 
 /// The transition the repeat of a claim must take, if any.
 fn repeat_must_take(claim: &Claim) -> Option<TransitionId> {
