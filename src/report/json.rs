@@ -54,10 +54,7 @@ pub fn json(reports: &[FileReport]) -> String {
         diagnostics,
         summary: Summary::of(reports),
     };
-    let mut text = serde_json::to_string_pretty(&document)
-        .expect("a document of strings and numbers always serialises");
-    text.push('\n');
-    text
+    super::pretty_json(&document)
 }
 
 #[cfg(test)]

@@ -73,6 +73,14 @@ impl Summary {
     }
 }
 
+/// A document of the JSON outputs, pretty-printed, with a final newline.
+pub(crate) fn pretty_json(document: &impl serde::Serialize) -> String {
+    let mut text = serde_json::to_string_pretty(document)
+        .expect("a document of strings and numbers always serialises");
+    text.push('\n');
+    text
+}
+
 /// The witness as one line: `ENVIAR → RECIBIR → ENVIAR*`, and what the
 /// replay said of it.
 pub fn witness_line(diagnostic: &Diagnostic) -> Option<String> {

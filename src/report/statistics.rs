@@ -89,10 +89,7 @@ pub fn statistics_json(reports: &[FileReport]) -> String {
         statistics: statistics(reports),
         summary: Summary::of(reports),
     };
-    let mut text = serde_json::to_string_pretty(&document)
-        .expect("a document of strings and numbers always serialises");
-    text.push('\n');
-    text
+    super::pretty_json(&document)
 }
 
 #[cfg(test)]
