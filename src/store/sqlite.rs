@@ -115,8 +115,25 @@ impl SqliteStore {
         // The timeout goes first so that even switching to WAL waits for
         // another process holding the lock.
         conn.busy_timeout(options.busy_timeout).map_err(backend)?;
-        conn.pragma_update(None, "journal_mode", "WAL")
-            .map_err(backend)?;
+        // Switching a new file to WAL needs its exclusive lock, and SQLite
+        // answers "busy" at once, without waiting, when another connection
+        // opening the same file holds a shared lock and wants it too: wait
+        // and try again, as long as the busy timeout allows.
+        let started = std::time::Instant::now();
+        loop {
+            match conn.pragma_update(None, "journal_mode", "WAL") {
+                Ok(()) => break,
+                Err(rusqlite::Error::SqliteFailure(e, _))
+                    if matches!(
+                        e.code,
+                        rusqlite::ErrorCode::DatabaseBusy | rusqlite::ErrorCode::DatabaseLocked
+                    ) && started.elapsed() < options.busy_timeout =>
+                {
+                    std::thread::sleep(std::time::Duration::from_millis(5));
+                }
+                Err(e) => return Err(backend(e)),
+            }
+        }
         let sync = match options.synchronous {
             Synchronous::Full => "FULL",
             Synchronous::Normal => "NORMAL",
@@ -543,5 +560,37 @@ impl Store for SqliteStore {
             )
             .map(|n| usize::try_from(n).unwrap_or(0))
             .map_err(backend)
+    }
+}
+
+#[cfg(test)]
+mod open_tests {
+    use super::*;
+
+    /// Many connections opening one new file at once: each switches it to
+    /// WAL, which SQLite can refuse at once ("busy") to all but one.
+    #[test]
+    fn many_connections_open_one_new_file_at_once() {
+        let dir = std::env::temp_dir().join(format!("idemchart-open-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).expect("temp dir");
+        for round in 0..20 {
+            let path = dir.join(format!("fresh-{round}.db"));
+            let barrier = std::sync::Arc::new(std::sync::Barrier::new(12));
+            let threads: Vec<_> = (0..12)
+                .map(|_| {
+                    let path = path.clone();
+                    let barrier = std::sync::Arc::clone(&barrier);
+                    std::thread::spawn(move || {
+                        barrier.wait();
+                        SqliteStore::open(&path, &SqliteOptions::default()).map(|_| ())
+                    })
+                })
+                .collect();
+            for t in threads {
+                let opened = t.join().expect("the thread runs");
+                assert!(opened.is_ok(), "round {round}: {opened:?}");
+            }
+        }
+        std::fs::remove_dir_all(&dir).ok();
     }
 }
