@@ -169,6 +169,7 @@ fn random_machines_agree_with_xstate() {
     let first = env_number("IDEMCHART_XSTATE_SEED", 0);
     let features = Features {
         parallel_root: true,
+        history: true,
     };
     let cases: Vec<Case> = (first..first + count)
         .map(|seed| generator::case(seed, features))
