@@ -170,6 +170,7 @@ fn random_machines_agree_with_xstate() {
     let features = Features {
         parallel_root: true,
         history: true,
+        multiple_targets: true,
     };
     let cases: Vec<Case> = (first..first + count)
         .map(|seed| generator::case(seed, features))

@@ -42,8 +42,9 @@ enum Act {
 }
 
 struct Transition {
-    /// The target as written in both formats; `None` for a targetless one.
-    target: Option<String>,
+    /// The targets as written in both formats; none for a targetless
+    /// transition, two for one into two regions of a parallel state.
+    targets: Vec<String>,
     /// The guard `n < bound`.
     bound: Option<u64>,
     actions: Vec<Act>,
@@ -80,10 +81,13 @@ pub struct Case {
 pub struct Features {
     pub parallel_root: bool,
     pub history: bool,
+    /// Transitions with two targets, in two regions of a parallel state.
+    pub multiple_targets: bool,
 }
 
 struct Builder {
     rng: Rng,
+    features: Features,
     nodes: Vec<Node>,
     labels: usize,
 }
@@ -91,6 +95,7 @@ struct Builder {
 pub fn case(seed: u64, features: Features) -> Case {
     let mut b = Builder {
         rng: Rng::new(seed),
+        features,
         nodes: Vec::new(),
         labels: 0,
     };
@@ -271,7 +276,10 @@ impl Builder {
     /// A transition of the state `index`; `bounded` ones carry a guard and
     /// an `inc`, so that they cannot be taken forever.
     fn transition(&mut self, index: usize, bounded: bool) -> Transition {
-        let target = self.target(index);
+        let targets = match self.parallel_targets() {
+            Some(targets) => targets,
+            None => self.target(index).into_iter().collect(),
+        };
         let mut actions = vec![self.label()];
         let raises = self.rng.chance(20);
         let bounded = bounded || raises;
@@ -287,9 +295,9 @@ impl Builder {
             let event = *self.rng.pick(&EVENTS[..4]);
             actions.push(Act::Raise(event));
         }
-        let reenter = target.is_some() && self.rng.chance(25);
+        let reenter = !targets.is_empty() && self.rng.chance(25);
         Transition {
-            target,
+            targets,
             bound,
             actions,
             reenter,
@@ -330,6 +338,50 @@ impl Builder {
             return Some(format!("#{id}"));
         }
         Some(self.rng.pick(&choices).0.clone())
+    }
+
+    /// Now and then, when the features allow it and the machine has a
+    /// parallel state, two targets by `#id`: states in two of its regions.
+    fn parallel_targets(&mut self) -> Option<Vec<String>> {
+        if !self.features.multiple_targets || !self.rng.chance(10) {
+            return None;
+        }
+        let parallels: Vec<usize> = (0..self.nodes.len())
+            .filter(|&i| self.nodes[i].kind == Kind::Parallel)
+            .collect();
+        if parallels.is_empty() {
+            return None;
+        }
+        let parallel = *self.rng.pick(&parallels);
+        let mut regions = self.nodes[parallel].children.clone();
+        let first = regions.remove(self.rng.below(regions.len()));
+        let second = *self.rng.pick(&regions);
+        Some(
+            [first, second]
+                .into_iter()
+                .map(|region| {
+                    let mut within = Vec::new();
+                    self.subtree(region, &mut within);
+                    let target = *self.rng.pick(&within);
+                    let id = self.nodes[target]
+                        .id
+                        .get_or_insert_with(|| format!("i{target}"))
+                        .clone();
+                    format!("#{id}")
+                })
+                .collect(),
+        )
+    }
+
+    /// The state and its descendants, history states left out.
+    fn subtree(&self, index: usize, out: &mut Vec<usize>) {
+        if let Kind::History { .. } = self.nodes[index].kind {
+            return;
+        }
+        out.push(index);
+        for &child in &self.nodes[index].children {
+            self.subtree(child, out);
+        }
     }
 
     /// Whether a transition of `source` may not target `target`.
@@ -513,8 +565,10 @@ fn yaml_transitions(list: &[Transition]) -> String {
         .iter()
         .map(|t| {
             let mut fields = Vec::new();
-            if let Some(target) = &t.target {
-                fields.push(format!("target: \"{target}\""));
+            match t.targets.as_slice() {
+                [] => {}
+                [target] => fields.push(format!("target: \"{target}\"")),
+                targets => fields.push(format!("target: [ \"{}\" ]", targets.join("\", \""))),
             }
             if let Some(bound) = t.bound {
                 fields.push(format!("guard: \"context.n < {bound}\""));
@@ -542,8 +596,14 @@ fn xstate_actions(actions: &[Act]) -> Value {
 
 fn xstate_transition(t: &Transition) -> Value {
     let mut config = Map::new();
-    if let Some(target) = &t.target {
-        config.insert("target".into(), json!(target));
+    match t.targets.as_slice() {
+        [] => {}
+        [target] => {
+            config.insert("target".into(), json!(target));
+        }
+        targets => {
+            config.insert("target".into(), json!(targets));
+        }
     }
     if let Some(bound) = t.bound {
         config.insert(
