@@ -79,6 +79,13 @@ pub struct Case {
 /// What the generator may use; each flag widens the subset.
 #[derive(Clone, Copy)]
 pub struct Features {
+    /// The profile the YAML names, `xstate` or `scxml`. Under `scxml` no
+    /// transition targets a history state that may restore its own source,
+    /// where SCXML and XState differ on purpose (`docs/semantics.md`, 5).
+    pub semantics: &'static str,
+    /// Parallel states below the root; the other four differences of
+    /// `docs/semantics.md` need them.
+    pub parallel: bool,
     pub parallel_root: bool,
     pub history: bool,
     /// Transitions with two targets, in two regions of a parallel state.
@@ -99,14 +106,14 @@ pub fn case(seed: u64, features: Features) -> Case {
         nodes: Vec::new(),
         labels: 0,
     };
-    let root_kind = if features.parallel_root && b.rng.chance(15) {
+    let root_kind = if features.parallel && features.parallel_root && b.rng.chance(15) {
         Kind::Parallel
     } else {
         Kind::Compound
     };
     b.nodes
         .push(Node::new(String::new(), String::new(), None, root_kind));
-    b.grow(0, 0, features);
+    b.grow(0, 0);
     for index in 0..b.nodes.len() {
         b.add_transitions(index);
     }
@@ -143,7 +150,7 @@ impl Node {
 
 impl Builder {
     /// Adds the children of a compound or parallel state.
-    fn grow(&mut self, index: usize, depth: usize, features: Features) {
+    fn grow(&mut self, index: usize, depth: usize) {
         let kind = self.nodes[index].kind;
         let count = match kind {
             Kind::Parallel => 2 + self.rng.below(2),
@@ -163,10 +170,10 @@ impl Builder {
                 ])
             };
             // A region of a parallel state is no final state of its own.
-            let child_kind = if kind == Kind::Parallel && child_kind == Kind::Final {
-                Kind::Atomic
-            } else {
-                child_kind
+            let child_kind = match child_kind {
+                Kind::Final if kind == Kind::Parallel => Kind::Atomic,
+                Kind::Parallel if !self.features.parallel => Kind::Compound,
+                other => other,
             };
             let child = self.nodes.len();
             let key = format!("s{child}");
@@ -183,10 +190,10 @@ impl Builder {
             self.nodes.push(node);
             self.nodes[index].children.push(child);
             if matches!(child_kind, Kind::Compound | Kind::Parallel) {
-                self.grow(child, depth + 1, features);
+                self.grow(child, depth + 1);
             }
         }
-        if features.history && kind == Kind::Compound && self.rng.chance(35) {
+        if self.features.history && kind == Kind::Compound && self.rng.chance(35) {
             self.add_history(index);
         }
     }
@@ -438,7 +445,7 @@ impl Builder {
         let mut ancestor = Some(source);
         while let Some(a) = ancestor {
             if a == parent {
-                return self.inside_parallel(source);
+                return self.features.semantics == "scxml" || self.inside_parallel(source);
             }
             ancestor = self.nodes[a].parent;
         }
@@ -446,7 +453,10 @@ impl Builder {
     }
 
     fn yaml(&self) -> String {
-        let mut out = String::from("machine: m\nsemantics: xstate\ncontext: { n: 0 }\n");
+        let mut out = format!(
+            "machine: m\nsemantics: {}\ncontext: {{ n: 0 }}\n",
+            self.features.semantics
+        );
         self.yaml_state(0, 0, &mut out);
         out
     }
