@@ -116,8 +116,8 @@ fn strings(value: &Value) -> Vec<String> {
 
 /// Runs a case on our interpreter; an error when a step failed.
 fn run_ours(case: &Case) -> Result<Vec<Observed>, String> {
-    let machine = parse(&case.yaml, Syntax::Yaml)
-        .unwrap_or_else(|e| panic!("seed {}: the YAML does not load: {e:?}", case.seed));
+    let machine =
+        parse(&case.yaml, Syntax::Yaml).map_err(|e| format!("the YAML does not load: {e:?}"))?;
     let mut actor = Actor::new(Arc::new(Chart::new(machine)));
     let mut trace = vec![observe(&actor, actor.last_step())?];
     for event in &case.events {
@@ -158,8 +158,59 @@ fn trace_text(trace: &Result<Vec<Observed>, String>, events: &[&str]) -> String 
     }
 }
 
-/// Runs the configured number of cases of `features` on both sides and
-/// fails on the first disagreement, after printing every one.
+/// How a case's two traces compare; `None` when they agree.
+fn verdict(
+    ours: &Result<Vec<Observed>, String>,
+    theirs: &Result<Vec<Observed>, String>,
+) -> Option<&'static str> {
+    match (ours, theirs) {
+        (Err(_), _) => Some("ours failed"),
+        (_, Err(_)) => Some("XState failed"),
+        (Ok(a), Ok(b)) if a != b => Some("the traces differ"),
+        _ => None,
+    }
+}
+
+/// The disagreeing case made as small as it goes while it disagrees the
+/// same way: each round runs every case one step smaller and keeps the
+/// first that still does.
+fn shrink(dir: &Path, case: &Case, how: &str) -> Case {
+    let mut current = case.clone();
+    for _ in 0..500 {
+        let candidates = current.smaller();
+        let theirs = run_xstate(dir, &candidates);
+        let smaller = candidates
+            .into_iter()
+            .zip(&theirs)
+            .find(|(c, theirs)| verdict(&run_ours(c), theirs) == Some(how));
+        match smaller {
+            Some((c, _)) => current = c,
+            None => break,
+        }
+    }
+    current
+}
+
+fn print_case(
+    title: &str,
+    case: &Case,
+    ours: &Result<Vec<Observed>, String>,
+    theirs: &Result<Vec<Observed>, String>,
+) {
+    eprintln!(
+        "{title}\n--- our YAML\n{}--- XState config\n{}\n--- events {:?}\n\
+         --- ours\n{}--- XState\n{}",
+        case.yaml,
+        serde_json::to_string(&case.xstate).unwrap(),
+        case.events,
+        trace_text(ours, &case.events),
+        trace_text(theirs, &case.events),
+    );
+}
+
+/// Runs the configured number of cases of `features` on both sides; on a
+/// disagreement prints every disagreeing case and the first one shrunk,
+/// and fails.
 fn differential(features: Features) {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/xstate");
     if let Some(reason) = missing_tools(&dir) {
@@ -175,18 +226,9 @@ fn differential(features: Features) {
     let mut disagreements = Vec::new();
     for (case, theirs) in cases.iter().zip(&theirs) {
         let ours = run_ours(case);
-        if ours.is_err() || theirs.is_err() || ours != *theirs {
-            disagreements.push(case.seed);
-            eprintln!(
-                "seed {} disagrees\n--- our YAML\n{}--- XState config\n{}\n--- events {:?}\n\
-                 --- ours\n{}--- XState\n{}",
-                case.seed,
-                case.yaml,
-                serde_json::to_string(&case.xstate).unwrap(),
-                case.events,
-                trace_text(&ours, &case.events),
-                trace_text(theirs, &case.events),
-            );
+        if let Some(how) = verdict(&ours, theirs) {
+            print_case(&format!("seed {}: {how}", case.seed), case, &ours, theirs);
+            disagreements.push((case, how));
         }
     }
     println!(
@@ -195,11 +237,23 @@ fn differential(features: Features) {
         count as usize - disagreements.len(),
         first + count
     );
+    if let Some(&(case, how)) = disagreements.first() {
+        let small = shrink(&dir, case, how);
+        let theirs = run_xstate(&dir, std::slice::from_ref(&small)).remove(0);
+        print_case(
+            &format!("seed {} shrunk: {how}", case.seed),
+            &small,
+            &run_ours(&small),
+            &theirs,
+        );
+    }
+    let seeds: Vec<u64> = disagreements.iter().map(|(c, _)| c.seed).collect();
     assert!(
-        disagreements.is_empty(),
-        "semantics: {}: {} of {count} cases disagree with XState, seeds {disagreements:?}",
+        seeds.is_empty(),
+        "semantics: {}: {} of {count} cases disagree with XState, seeds {seeds:?} \
+         (the first one shrunk above)",
         features.semantics,
-        disagreements.len()
+        seeds.len()
     );
 }
 

@@ -34,13 +34,14 @@ enum Kind {
     },
 }
 
-#[derive(Clone)]
+#[derive(Clone, PartialEq)]
 enum Act {
     Log(String),
     Inc,
     Raise(&'static str),
 }
 
+#[derive(Clone)]
 struct Transition {
     /// The targets as written in both formats; none for a targetless
     /// transition, two for one into two regions of a parallel state.
@@ -51,6 +52,7 @@ struct Transition {
     reenter: bool,
 }
 
+#[derive(Clone)]
 struct Node {
     key: String,
     path: String,
@@ -69,11 +71,22 @@ struct Node {
 }
 
 /// One generated case.
+#[derive(Clone)]
 pub struct Case {
     pub seed: u64,
     pub yaml: String,
     pub xstate: Value,
     pub events: Vec<&'static str>,
+    machine: Machine,
+}
+
+/// A generated machine, in neither format yet.
+#[derive(Clone)]
+struct Machine {
+    semantics: &'static str,
+    /// The states; the root first. A state removed by shrinking stays here,
+    /// out of its parent's children.
+    nodes: Vec<Node>,
 }
 
 /// What the generator may use; each flag widens the subset.
@@ -120,11 +133,96 @@ pub fn case(seed: u64, features: Features) -> Case {
     let events = (0..3 + b.rng.below(6))
         .map(|_| *b.rng.pick(&EVENTS))
         .collect();
-    Case {
-        seed,
-        yaml: b.yaml(),
-        xstate: b.xstate(0),
-        events,
+    let machine = Machine {
+        semantics: features.semantics,
+        nodes: b.nodes,
+    };
+    Case::new(seed, machine, events)
+}
+
+impl Case {
+    fn new(seed: u64, machine: Machine, events: Vec<&'static str>) -> Case {
+        Case {
+            seed,
+            yaml: machine.yaml(),
+            xstate: machine.xstate(0),
+            events,
+            machine,
+        }
+    }
+
+    /// The cases one step smaller than this one: an event fewer, a
+    /// transition fewer, a raise or a log fewer, or a state fewer that no
+    /// target names. None of them can loop where this one could not: every
+    /// guard and counter increment that bounds a transition stays with it.
+    pub fn smaller(&self) -> Vec<Case> {
+        let mut out = Vec::new();
+        for i in 0..self.events.len() {
+            let mut events = self.events.clone();
+            events.remove(i);
+            out.push(Case::new(self.seed, self.machine.clone(), events));
+        }
+        let mut push =
+            |machine: Machine| out.push(Case::new(self.seed, machine, self.events.clone()));
+        let live = self.machine.live();
+        for &index in &live {
+            let node = &self.machine.nodes[index];
+            for (e, (_, list)) in node.on.iter().enumerate() {
+                for t in 0..list.len() {
+                    let mut m = self.machine.clone();
+                    let on = &mut m.nodes[index].on;
+                    on[e].1.remove(t);
+                    if on[e].1.is_empty() {
+                        on.remove(e);
+                    }
+                    push(m);
+                }
+            }
+            for t in 0..node.always.len() {
+                let mut m = self.machine.clone();
+                m.nodes[index].always.remove(t);
+                push(m);
+            }
+            if node.on_done.is_some() {
+                let mut m = self.machine.clone();
+                m.nodes[index].on_done = None;
+                push(m);
+            }
+            for (field, actions) in [(0, &node.entry), (1, &node.exit)] {
+                for (a, action) in actions.iter().enumerate() {
+                    if *action == Act::Inc {
+                        continue;
+                    }
+                    let mut m = self.machine.clone();
+                    let node = &mut m.nodes[index];
+                    [&mut node.entry, &mut node.exit][field].remove(a);
+                    push(m);
+                }
+            }
+            for (e, (_, list)) in node.on.iter().enumerate() {
+                for (t, transition) in list.iter().enumerate() {
+                    for (a, action) in transition.actions.iter().enumerate() {
+                        if *action != Act::Inc {
+                            let mut m = self.machine.clone();
+                            m.nodes[index].on[e].1[t].actions.remove(a);
+                            push(m);
+                        }
+                    }
+                }
+            }
+            if node.id.is_some() && node.on_done.is_none() && !self.machine.named(&[index]) {
+                let mut m = self.machine.clone();
+                m.nodes[index].id = None;
+                push(m);
+            }
+            if index != 0 && self.machine.removable(index) {
+                let mut m = self.machine.clone();
+                let parent = m.nodes[index].parent.expect("not the root");
+                m.nodes[parent].children.retain(|&c| c != index);
+                push(m);
+            }
+        }
+        out
     }
 }
 
@@ -265,11 +363,12 @@ impl Builder {
     /// transitions in that old order; under `semantics: xstate` we take them
     /// in the new entry order. So that the test can pass, at most one state
     /// with eventless transitions is active at a time, and a microstep
-    /// selects at most one. The minimal machine: a parallel root with
-    /// regions `x` (`x1`, `on: { R: { target: x1, reenter: true } }`) and
-    /// `y` (`y1`), each atomic state with an `always` guarded by
-    /// `context.go` that logs its region; after `R` and an event setting
-    /// `go`, XState logs `x y`, we log `y x`.
+    /// selects at most one. The minimal machine (shrunk from seed 1960):
+    /// a parallel `p` with regions `q` and `r`; `q` parallel with regions
+    /// `x` (`always: { target: "#y", guard: n < 4, actions: [log t6, inc] }`)
+    /// and `y`; `r` with a targetless `always` (`n < 4`, logs `t10`, adds
+    /// one). At the start XState logs `t6 t10 t6 t10`, we log `t6 t10 t10
+    /// t6`: after `x` -> `y` left the set of active states as it was.
     fn eventless_alone(&self, index: usize) -> bool {
         (0..index)
             .filter(|&other| !self.nodes[other].always.is_empty())
@@ -434,7 +533,13 @@ impl Builder {
     /// then ignore its transitions. The minimal machine: a parallel root
     /// with regions `s1` (initial `s2` with `on: { A: h }`, `s3`, a deep
     /// history `h`; `on: { D: .s3 }` on `s1`), `x` (`on: { A: y }`) and `y`;
-    /// after `A` and `D`, XState is in `s1.s3`, we ignore `D`.
+    /// after `A` and `D`, XState is in `s1.s3`, we ignore `D`. Shrunk from
+    /// seed 137 with the exclusion lifted, we even end with two children of
+    /// one compound state active: a parallel root with regions `s2`
+    /// (initial final `s4` with id `i4`; `on: { C: s7.h11, A: s7 }`) and `s7`
+    /// (initial `s8`; `s9` with id `i9` and `on: { A: h11 }`; a shallow
+    /// history `h11`), the root's `B` to `["#i9", "#i4"]`; after `B`, `C`,
+    /// `A`, XState is in `[s2.s4, s7.s8]`, we in `[s2.s4, s7.s8, s7.s9]`.
     fn excluded_target(&self, source: usize, target: usize) -> bool {
         let Kind::History { .. } = self.nodes[target].kind else {
             return false;
@@ -451,11 +556,81 @@ impl Builder {
         }
         false
     }
+}
+
+impl Machine {
+    /// The states reachable from the root, in document order.
+    fn live(&self) -> Vec<usize> {
+        let mut out = Vec::new();
+        let mut stack = vec![0];
+        while let Some(index) = stack.pop() {
+            out.push(index);
+            stack.extend(self.nodes[index].children.iter().rev());
+        }
+        out
+    }
+
+    /// Whether the state can go: no target names it or a state inside it,
+    /// and its parent keeps a first child that is no history state.
+    fn removable(&self, index: usize) -> bool {
+        let mut inside = Vec::new();
+        let mut stack = vec![index];
+        while let Some(s) = stack.pop() {
+            inside.push(s);
+            stack.extend(&self.nodes[s].children);
+        }
+        if self.named(&inside) {
+            return false;
+        }
+        let parent = &self.nodes[self.nodes[index].parent.expect("not the root")];
+        let left: Vec<usize> = parent
+            .children
+            .iter()
+            .copied()
+            .filter(|&c| c != index)
+            .collect();
+        match left.first() {
+            None => false,
+            Some(&first) => !matches!(self.nodes[first].kind, Kind::History { .. }),
+        }
+    }
+
+    /// Whether a target of a live state names one of the states (keys are
+    /// unique in the machine, and ids are `i` and the index).
+    fn named(&self, inside: &[usize]) -> bool {
+        let names = |target: &str| {
+            inside.iter().any(|&s| {
+                target == format!("#i{s}")
+                    || target
+                        .trim_start_matches('.')
+                        .split('.')
+                        .any(|segment| segment == self.nodes[s].key)
+            })
+        };
+        for live in self.live() {
+            let node = &self.nodes[live];
+            if node.default.as_deref().is_some_and(names) {
+                return true;
+            }
+            let transitions = node
+                .on
+                .iter()
+                .flat_map(|(_, list)| list)
+                .chain(&node.always)
+                .chain(&node.on_done);
+            for t in transitions {
+                if t.targets.iter().any(|target| names(target)) {
+                    return true;
+                }
+            }
+        }
+        false
+    }
 
     fn yaml(&self) -> String {
         let mut out = format!(
             "machine: m\nsemantics: {}\ncontext: {{ n: 0 }}\n",
-            self.features.semantics
+            self.semantics
         );
         self.yaml_state(0, 0, &mut out);
         out
