@@ -772,6 +772,9 @@ fn yaml_actions(actions: &[Act]) -> String {
             Act::Raise(event) => format!("{{ raise: {event} }}"),
         })
         .collect();
+    if items.is_empty() {
+        return "[]".into();
+    }
     format!("[ {} ]", items.join(", "))
 }
 
