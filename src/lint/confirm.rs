@@ -331,6 +331,51 @@ impl<'a, 'm> Replayer<'a, 'm> {
         }
     }
 
+    /// The transitions each step of a rendered witness takes (`PAGO`,
+    /// `after 30s`, the repeat `PAGO*`), played on the interpreter from the
+    /// start with the deliveries the replay synthesizes. A delivery gets the
+    /// first payload variant that the machine does not ignore. A starred
+    /// step repeats the latest earlier delivery of that event, with its id
+    /// and payload, except in a retry (`retry`), whose starred last step is
+    /// the retried step itself.
+    pub fn steps_taken(
+        &mut self,
+        steps: &[String],
+        retry: bool,
+    ) -> Result<Vec<Vec<TransitionId>>, String> {
+        let mut actor = self.started();
+        let mut sent: Vec<Event> = Vec::new();
+        let mut taken = Vec::with_capacity(steps.len());
+        for (i, text) in steps.iter().enumerate() {
+            let (name, starred) = match text.strip_suffix('*') {
+                Some(name) => (name, true),
+                None => (text.as_str(), false),
+            };
+            let unknown = || format!("step {} `{text}` is neither an event nor a timer", i + 1);
+            if let Some(delay) = name.strip_prefix("after ") {
+                let delay = Duration::parse(delay).ok_or_else(unknown)?;
+                let now = actor.now();
+                taken.push(actor.advance_to(now.saturating_add(delay.millis)).transitions.clone());
+                continue;
+            }
+            let repeated = (starred && !retry)
+                .then(|| sent.iter().rev().find(|e| &*e.name == name).cloned())
+                .flatten();
+            let event = match repeated {
+                Some(event) => event,
+                None => {
+                    let id = self.cx.graph.events.get(name).ok_or_else(unknown)?;
+                    let variants = self.variants(id, i);
+                    let accepted = variants.iter().find(|e| !actor.clone().send(e).ignored);
+                    accepted.or(variants.first()).cloned().ok_or_else(unknown)?
+                }
+            };
+            taken.push(actor.send(&event).transitions.clone());
+            sent.push(event);
+        }
+        Ok(taken)
+    }
+
     /// The actor in its initial configuration.
     fn started(&mut self) -> Actor {
         if self.started.is_none() {
