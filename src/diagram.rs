@@ -107,6 +107,12 @@ impl Overlay {
     /// with the transitions each one took (`lint::witness_transitions`).
     pub fn with_witness(mut self, steps: &[String], taken: &[Vec<TransitionId>]) -> Overlay {
         for (i, (step, transitions)) in steps.iter().zip(taken).enumerate() {
+            // A loop turn names its transitions, which the edges show.
+            let step = if step.starts_with("loop:") {
+                "loop"
+            } else {
+                step
+            };
             for &t in transitions {
                 self.steps.push((t, format!("{}. {step}", i + 1)));
             }
@@ -151,9 +157,8 @@ impl Overlay {
 /// its actions. The root is drawn as no element of its own (the whole
 /// diagram is it), so a finding there goes to the legend.
 fn place_of(machine: &Machine, span: Span) -> Option<Place> {
-    let holds = |outer: Span| {
-        outer.start < outer.end && outer.start <= span.start && span.end <= outer.end
-    };
+    let holds =
+        |outer: Span| outer.start < outer.end && outer.start <= span.start && span.end <= outer.end;
     let mut best: Option<(u32, Place)> = None;
     let mut consider = |outer: Span, place: Place| {
         if holds(outer) && best.is_none_or(|(width, _)| outer.end - outer.start < width) {
@@ -367,7 +372,11 @@ pub fn dot_with(machine: &Machine, overlay: &Overlay) -> String {
             .unplaced()
             .map(|m| format!("{}. {}", m.number, m.text)),
     );
-    let _ = writeln!(out, "    label={} labelloc=t", dot_string(&title.join("\n")));
+    let _ = writeln!(
+        out,
+        "    label={} labelloc=t",
+        dot_string(&title.join("\n"))
+    );
     out.push_str("    node [shape=box style=rounded]\n");
     dot_clusters(machine, overlay, &markers, StateId::ROOT, 1, &mut out);
     out.push_str(&body);
@@ -612,7 +621,12 @@ pub fn mermaid_with(machine: &Machine, overlay: &Overlay) -> String {
         } else {
             ""
         };
-        let _ = writeln!(out, "    %% {}. {}{place}", mark.number, one_line(&mark.text));
+        let _ = writeln!(
+            out,
+            "    %% {}. {}{place}",
+            mark.number,
+            one_line(&mark.text)
+        );
     }
     let mut writer = MermaidWriter {
         machine,
@@ -830,7 +844,10 @@ impl MermaidWriter<'_> {
             }
         }
         for (link, colour) in std::mem::take(&mut self.link_colours) {
-            self.line(1, &format!("linkStyle {link} stroke:{colour},stroke-width:3px"));
+            self.line(
+                1,
+                &format!("linkStyle {link} stroke:{colour},stroke-width:3px"),
+            );
         }
     }
 

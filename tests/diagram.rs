@@ -52,12 +52,18 @@ fn assert_plausible_mermaid(text: &str) {
         if line.starts_with("%% ") {
             continue;
         } else if let Some(rest) = line.strip_prefix("classDef ") {
-            assert!(rest.split_once(' ').is_some(), "classDef name style: {line}");
+            assert!(
+                rest.split_once(' ').is_some(),
+                "classDef name style: {line}"
+            );
             continue;
         } else if let Some(rest) = line.strip_prefix("class ") {
             let (ids, _) = rest.split_once(' ').expect("class ids name");
             for id in ids.split(',') {
-                assert!(blocks_of(&declared, id).is_some(), "class of undeclared {id}");
+                assert!(
+                    blocks_of(&declared, id).is_some(),
+                    "class of undeclared {id}"
+                );
             }
             continue;
         } else if let Some(rest) = line.strip_prefix("linkStyle ") {
@@ -287,7 +293,10 @@ fn a_reentry_hazard_drawn() {
         mermaid_text.contains("ESCALAR ⚠ I001 → .revision<br>1. ESCALAR, 2. ESCALAR*"),
         "{mermaid_text}"
     );
-    assert!(mermaid_text.contains("class revision warning"), "{mermaid_text}");
+    assert!(
+        mermaid_text.contains("class revision warning"),
+        "{mermaid_text}"
+    );
     insta::assert_snapshot!("root_reentry_hazard_dot", dot_text);
     insta::assert_snapshot!("root_reentry_hazard_mermaid", mermaid_text);
 }
@@ -337,8 +346,46 @@ fn graphviz_renders_the_marked_dot() {
             .expect("dot reads the graph");
         let output = child.wait_with_output().expect("dot runs");
         let stderr = String::from_utf8_lossy(&output.stderr);
-        assert!(output.status.success(), "{path}: dot failed: {stderr}\n{dot_text}");
+        assert!(
+            output.status.success(),
+            "{path}: dot failed: {stderr}\n{dot_text}"
+        );
         let svg = String::from_utf8_lossy(&output.stdout);
         assert!(svg.contains("<svg"), "{path}: no SVG:\n{svg}");
     }
+}
+
+/// A finding on no state or transition (a retention under `dedup:`) is
+/// listed under the DOT title and flagged in the Mermaid comments, and
+/// colours nothing.
+#[test]
+fn a_finding_on_nothing_drawn_goes_to_the_legend() {
+    let machine = load("tests/lints/i007-two-sources.yaml");
+    let findings = idemchart::lint::lint(&machine);
+    assert_eq!(findings.len(), 1, "{findings:#?}");
+    let overlay = Overlay::findings(&machine, &findings);
+    let dot_text = dot_with(&machine, &overlay);
+    assert!(
+        dot_text.contains("label=\"two-sources\\n1. I007 retention-below-retry: "),
+        "{dot_text}"
+    );
+    assert!(!dot_text.contains("color"), "{dot_text}");
+    let mermaid_text = mermaid_with(&machine, &overlay);
+    assert!(
+        mermaid_text.contains("%% 1. I007 retention-below-retry: ")
+            && mermaid_text.contains("(on no state or transition)"),
+        "{mermaid_text}"
+    );
+    assert!(!mermaid_text.contains("classDef"), "{mermaid_text}");
+}
+
+/// The turn of an S006 loop is drawn on the transitions of the loop that
+/// the step before ran into, each step once per transition.
+#[test]
+fn a_loop_witness_drawn() {
+    let (_, _, mermaid_text) = hazards("tests/lints/s006-raise-loop.yaml", 1);
+    assert!(
+        mermaid_text.contains("b --> b : PING (reenter) ⚠ S006<br>1. GO, 2. loop\n"),
+        "{mermaid_text}"
+    );
 }

@@ -337,7 +337,9 @@ impl<'a, 'm> Replayer<'a, 'm> {
     /// first payload variant that the machine does not ignore. A starred
     /// step repeats the latest earlier delivery of that event, with its id
     /// and payload, except in a retry (`retry`), whose starred last step is
-    /// the retried step itself.
+    /// the retried step itself. The turn of a loop (`loop: a -always-> b
+    /// -always-> a`) is the transitions of the step before that it names.
+    /// Each step's transitions are listed once, in the order first taken.
     pub fn steps_taken(
         &mut self,
         steps: &[String],
@@ -352,10 +354,37 @@ impl<'a, 'm> Replayer<'a, 'm> {
                 None => (text.as_str(), false),
             };
             let unknown = || format!("step {} `{text}` is neither an event nor a timer", i + 1);
+            if let Some(turn) = text.strip_prefix("loop:") {
+                // The turn of an S006 loop, which the step before ran into:
+                // the transitions that step took whose `source -trigger->`
+                // the turn names.
+                let machine = self.cx.machine;
+                let mut turned: Vec<TransitionId> = Vec::new();
+                for &t in &actor.last_step().transitions {
+                    let transition = machine.transition(t);
+                    let segment = format!(
+                        " {} -{}->",
+                        machine.display_name(transition.source),
+                        transition.trigger
+                    );
+                    if turn.contains(&segment) && !turned.contains(&t) {
+                        turned.push(t);
+                    }
+                }
+                if turned.is_empty() {
+                    return Err(format!(
+                        "step {} `{text}`: the replay took none of its transitions",
+                        i + 1
+                    ));
+                }
+                taken.push(turned);
+                continue;
+            }
             if let Some(delay) = name.strip_prefix("after ") {
                 let delay = Duration::parse(delay).ok_or_else(unknown)?;
                 let now = actor.now();
-                taken.push(actor.advance_to(now.saturating_add(delay.millis)).transitions.clone());
+                let step = actor.advance_to(now.saturating_add(delay.millis));
+                taken.push(distinct(&step.transitions));
                 continue;
             }
             let repeated = (starred && !retry)
@@ -370,7 +399,7 @@ impl<'a, 'm> Replayer<'a, 'm> {
                     accepted.or(variants.first()).cloned().ok_or_else(unknown)?
                 }
             };
-            taken.push(actor.send(&event).transitions.clone());
+            taken.push(distinct(actor.send(&event).transitions.as_slice()));
             sent.push(event);
         }
         Ok(taken)
@@ -826,6 +855,18 @@ impl<'a, 'm> Replayer<'a, 'm> {
             read.into_iter().map(|f| (f, None)).collect()
         })
     }
+}
+
+/// The transitions of a step, each once, in the order first taken (a step
+/// that loops takes some many times).
+fn distinct(transitions: &[TransitionId]) -> Vec<TransitionId> {
+    let mut out: Vec<TransitionId> = Vec::with_capacity(transitions.len());
+    for &t in transitions {
+        if !out.contains(&t) {
+            out.push(t);
+        }
+    }
+    out
 }
 
 const HOST_GUARDS: &str = "the replay asks a host guard, which only the host program answers";

@@ -398,8 +398,8 @@ pub fn lint(machine: &Machine) -> Vec<Diagnostic> {
 
 /// The transitions each step of a finding's witness takes, found by playing
 /// the witness on the interpreter from the start (a diagram draws them);
-/// an error names a step that is neither an event nor a timer, such as the
-/// loop turn of an S006 witness.
+/// an error names a step that is neither an event, a timer nor a loop turn
+/// the replay took.
 pub fn witness_transitions(
     machine: &Machine,
     finding: &Diagnostic,
