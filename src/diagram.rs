@@ -13,7 +13,15 @@
 //!   idempotency lints are about.
 //! - A transition with `reenter: true` says so in its label, `(reenter)`,
 //!   because re-entry re-runs entry and exit actions.
+//! - A state's label lists its entry and exit actions (`entry / charge,
+//!   assign total`): re-entry re-runs them, which is what I002 is about.
 //! - Both outputs are deterministic: states and transitions in document order.
+//!
+//! An `Overlay` adds what the linter says: the states and transitions of each
+//! finding are coloured by severity (a finding sits on the elements whose
+//! source text holds its span or one of its labels' spans), the findings on
+//! no drawn element are listed in a legend, and a witness is written as
+//! numbered steps on the transitions that replaying it takes.
 
 use std::collections::HashSet;
 use std::fmt::Write;
@@ -22,7 +30,186 @@ use petgraph::Graph;
 use petgraph::dot::{Config, Dot, RankDir};
 use petgraph::visit::EdgeRef;
 
-use crate::model::{HistoryKind, Machine, StateId, StateKind, Transition, TransitionId, Trigger};
+use crate::diagnostic::{Diagnostic, Severity};
+use crate::model::{
+    Action, HistoryKind, Machine, StateId, StateKind, Transition, TransitionId, Trigger,
+};
+use crate::span::Span;
+
+/// Colours of the marks: findings by severity, and the witness path.
+const ERROR_COLOUR: &str = "#dc2626";
+const WARNING_COLOUR: &str = "#d97706";
+const WITNESS_COLOUR: &str = "#2563eb";
+
+fn severity_colour(severity: Severity) -> &'static str {
+    match severity {
+        Severity::Error => ERROR_COLOUR,
+        Severity::Warning => WARNING_COLOUR,
+    }
+}
+
+/// One finding as a diagram shows it: its number in the lint's order, its
+/// severity, and `I001 self-accepting-event: message`.
+#[derive(Clone, Debug)]
+struct Mark {
+    number: usize,
+    severity: Severity,
+    text: String,
+}
+
+/// What a diagram draws on top of the machine: the findings of the linter
+/// and one finding's witness. The default draws nothing.
+#[derive(Clone, Debug, Default)]
+pub struct Overlay {
+    /// Every finding, in the lint's order, with the elements it sits on.
+    findings: Vec<(Mark, Vec<Place>)>,
+    /// The numbered witness steps each transition takes (`1. PAGO`).
+    steps: Vec<(TransitionId, String)>,
+}
+
+/// A drawn element of the machine that a finding can sit on.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Place {
+    State(StateId),
+    Transition(TransitionId),
+}
+
+impl Overlay {
+    /// The findings marked on the states and transitions their spans and
+    /// labels lie in; those that lie in none are listed in the legend.
+    pub fn findings(machine: &Machine, findings: &[Diagnostic]) -> Overlay {
+        let findings = findings
+            .iter()
+            .enumerate()
+            .map(|(i, d)| {
+                let mark = Mark {
+                    number: i + 1,
+                    severity: d.severity,
+                    text: format!("{} {}: {}", d.code, d.name, d.message),
+                };
+                let mut places = Vec::new();
+                let spans = std::iter::once(d.span).chain(d.labels.iter().map(|l| l.span));
+                for place in spans.filter_map(|span| place_of(machine, span)) {
+                    if !places.contains(&place) {
+                        places.push(place);
+                    }
+                }
+                (mark, places)
+            })
+            .collect();
+        Overlay {
+            findings,
+            steps: Vec::new(),
+        }
+    }
+
+    /// Adds a witness: its rendered steps (`PAGO`, `PAGO*`, `after 30s`)
+    /// with the transitions each one took (`lint::witness_transitions`).
+    pub fn with_witness(mut self, steps: &[String], taken: &[Vec<TransitionId>]) -> Overlay {
+        for (i, (step, transitions)) in steps.iter().zip(taken).enumerate() {
+            // A loop turn names its transitions, which the edges show.
+            let step = if step.starts_with("loop:") {
+                "loop"
+            } else {
+                step
+            };
+            for &t in transitions {
+                self.steps.push((t, format!("{}. {step}", i + 1)));
+            }
+        }
+        self
+    }
+
+    fn marks_on(&self, place: Place) -> impl Iterator<Item = &Mark> + '_ {
+        self.findings
+            .iter()
+            .filter(move |(_, places)| places.contains(&place))
+            .map(|(mark, _)| mark)
+    }
+
+    /// The highest severity among the findings on `place`.
+    fn severity_on(&self, place: Place) -> Option<Severity> {
+        self.marks_on(place).map(|m| m.severity).max()
+    }
+
+    /// The witness steps on a transition, joined: `1. PAGO, 2. PAGO*`.
+    fn steps_on(&self, transition: TransitionId) -> Option<String> {
+        let steps: Vec<&str> = self
+            .steps
+            .iter()
+            .filter(|(t, _)| *t == transition)
+            .map(|(_, s)| s.as_str())
+            .collect();
+        (!steps.is_empty()).then(|| steps.join(", "))
+    }
+
+    /// The findings on no drawn element.
+    fn unplaced(&self) -> impl Iterator<Item = &Mark> + '_ {
+        self.findings
+            .iter()
+            .filter(|(_, places)| places.is_empty())
+            .map(|(mark, _)| mark)
+    }
+}
+
+/// The drawn element whose source text most narrowly holds `span`: a
+/// state's key or one of its entry or exit actions, a transition or one of
+/// its actions. The root is drawn as no element of its own (the whole
+/// diagram is it), so a finding there goes to the legend.
+fn place_of(machine: &Machine, span: Span) -> Option<Place> {
+    let holds =
+        |outer: Span| outer.start < outer.end && outer.start <= span.start && span.end <= outer.end;
+    let mut best: Option<(u32, Place)> = None;
+    let mut consider = |outer: Span, place: Place| {
+        if holds(outer) && best.is_none_or(|(width, _)| outer.end - outer.start < width) {
+            best = Some((outer.end - outer.start, place));
+        }
+    };
+    for id in machine.state_ids().skip(1) {
+        let state = machine.state(id);
+        consider(state.span, Place::State(id));
+        for action in state.entry.iter().chain(&state.exit) {
+            consider(action.span(), Place::State(id));
+        }
+    }
+    for (index, transition) in machine.transitions.iter().enumerate() {
+        let place = Place::Transition(TransitionId(index as u32));
+        consider(transition.span, place);
+        for action in &transition.actions {
+            consider(action.span(), place);
+        }
+    }
+    best.map(|(_, place)| place)
+}
+
+/// What one action does, as a state's label lists it.
+fn action_summary(action: &Action) -> String {
+    match action {
+        Action::Assign { fields, .. } => {
+            let names: Vec<&str> = fields.keys().map(String::as_str).collect();
+            format!("assign {}", names.join(", "))
+        }
+        Action::Raise { event, .. } => format!("raise {}", event.text),
+        Action::Send { event, .. } => format!("send {}", event.text),
+        Action::Cancel { id, .. } => format!("cancel {}", id.text),
+        Action::Effect { name, .. } | Action::Host { name, .. } => name.text.clone(),
+        Action::Log { .. } => "log".to_string(),
+    }
+}
+
+/// The lines under a state's name: `entry / …` and `exit / …`, each present
+/// only when the state has such actions.
+fn action_lines(machine: &Machine, id: StateId) -> Vec<String> {
+    let state = machine.state(id);
+    [("entry", &state.entry), ("exit", &state.exit)]
+        .into_iter()
+        .filter(|(_, actions)| !actions.is_empty())
+        .map(|(kind, actions)| {
+            let summaries: Vec<String> = actions.iter().map(action_summary).collect();
+            format!("{kind} / {}", summaries.join(", "))
+        })
+        .collect()
+}
 
 /// The label of a transition's arrow: its trigger, then its guard in brackets.
 fn transition_label(transition: &Transition) -> String {
@@ -109,6 +296,16 @@ enum DotEdge {
 /// separate node, so that an arrow from a state to its own child does not look
 /// like a default entry.
 pub fn dot(machine: &Machine) -> String {
+    dot_with(machine, &Overlay::default())
+}
+
+/// `dot` with the overlay's findings and witness drawn: a marked state or
+/// transition is drawn in its severity's colour, with the findings in its
+/// tooltip; the witness steps are added to the labels of the transitions
+/// they take, drawn in blue where no finding colours them; the findings on
+/// no drawn element are listed under the graph's title. Every finding is
+/// also written as a comment, numbered as `--witness` counts them.
+pub fn dot_with(machine: &Machine, overlay: &Overlay) -> String {
     let mut graph: Graph<DotNode, DotEdge> =
         Graph::with_capacity(machine.states.len(), machine.transitions.len());
     let nodes: Vec<_> = machine
@@ -156,22 +353,32 @@ pub fn dot(machine: &Machine) -> String {
             &config,
             &|g, edge| {
                 let (source, target) = (g[edge.source()].state(), g[edge.target()].state());
-                dot_edge_attributes(machine, source, target, *edge.weight())
+                dot_edge_attributes(machine, overlay, source, target, *edge.weight())
             },
-            &|_, (_, &node)| dot_node_attributes(machine, node),
+            &|_, (_, &node)| dot_node_attributes(machine, overlay, node),
         )
     );
 
     let mut out = String::new();
     let _ = writeln!(out, "digraph {} {{", dot_string(&machine.name));
+    for (mark, _) in &overlay.findings {
+        let _ = writeln!(out, "    // {}. {}", mark.number, one_line(&mark.text));
+    }
     out.push_str("    compound=true\n");
+    let mut title = vec![state_label(machine, StateId::ROOT).to_string()];
+    title.extend(action_lines(machine, StateId::ROOT));
+    title.extend(
+        overlay
+            .unplaced()
+            .map(|m| format!("{}. {}", m.number, m.text)),
+    );
     let _ = writeln!(
         out,
         "    label={} labelloc=t",
-        dot_string(state_label(machine, StateId::ROOT))
+        dot_string(&title.join("\n"))
     );
     out.push_str("    node [shape=box style=rounded]\n");
-    dot_clusters(machine, &markers, StateId::ROOT, 1, &mut out);
+    dot_clusters(machine, overlay, &markers, StateId::ROOT, 1, &mut out);
     out.push_str(&body);
     out.push_str("}\n");
     out
@@ -180,6 +387,7 @@ pub fn dot(machine: &Machine) -> String {
 /// Writes the cluster blocks of `parent`'s container children, recursively.
 fn dot_clusters(
     machine: &Machine,
+    overlay: &Overlay,
     markers: &[Option<usize>],
     parent: StateId,
     depth: usize,
@@ -197,14 +405,15 @@ fn dot_clusters(
             let _ = writeln!(out, "{indent}subgraph cluster_{} {{", child.index());
             let _ = writeln!(
                 out,
-                "{indent}    label={} style=\"{style}\"",
-                dot_string(state_label(machine, child))
+                "{indent}    label={} style=\"{style}\"{}",
+                dot_string(&dot_state_label(machine, child)),
+                dot_marks(overlay, Place::State(child))
             );
             let _ = writeln!(out, "{indent}    {}", child.index());
             if let Some(marker) = markers[child.index()] {
                 let _ = writeln!(out, "{indent}    {marker}");
             }
-            dot_clusters(machine, markers, child, depth + 1, out);
+            dot_clusters(machine, overlay, markers, child, depth + 1, out);
             let _ = writeln!(out, "{indent}}}");
         } else if parent != StateId::ROOT {
             let _ = writeln!(out, "{indent}{}", child.index());
@@ -212,18 +421,56 @@ fn dot_clusters(
     }
 }
 
-fn dot_node_attributes(machine: &Machine, node: DotNode) -> String {
+/// A state's name with its entry and exit actions, one per line.
+fn dot_state_label(machine: &Machine, id: StateId) -> String {
+    let mut lines = vec![state_label(machine, id).to_string()];
+    lines.extend(action_lines(machine, id));
+    lines.join("\n")
+}
+
+/// The colour, pen width and tooltip of a marked element, with a leading
+/// space; empty for an unmarked one. The tooltip names the element and
+/// lists its findings.
+fn dot_marks(overlay: &Overlay, place: Place) -> String {
+    let Some(severity) = overlay.severity_on(place) else {
+        return String::new();
+    };
+    let texts: Vec<&str> = overlay.marks_on(place).map(|m| m.text.as_str()).collect();
+    format!(
+        " color={colour} fontcolor={colour} penwidth=2 tooltip={}",
+        dot_string(&texts.join("\n")),
+        colour = dot_string(severity_colour(severity))
+    )
+}
+
+/// Text on one line, for a comment.
+fn one_line(text: &str) -> String {
+    text.replace(['\n', '\r'], " ")
+}
+
+fn dot_node_attributes(machine: &Machine, overlay: &Overlay, node: DotNode) -> String {
     let id = match node {
         DotNode::State(id) => id,
         DotNode::Initial(_) => {
             return "label = \"\" tooltip = \"initial\" shape = point width = 0.15 ".into();
         }
     };
-    let label = dot_string(state_label(machine, id));
-    let tooltip = dot_string(machine.display_name(id));
+    let label = dot_string(&dot_state_label(machine, id));
+    let mut tooltip = vec![machine.display_name(id)];
+    tooltip.extend(overlay.marks_on(Place::State(id)).map(|m| m.text.as_str()));
+    let tooltip = dot_string(&tooltip.join("\n"));
+    let mark = match overlay.severity_on(Place::State(id)) {
+        Some(severity) => format!(
+            "color = {colour} fontcolor = {colour} penwidth = 2 ",
+            colour = dot_string(severity_colour(severity))
+        ),
+        None => String::new(),
+    };
     match machine.state(id).kind {
-        StateKind::Atomic => format!("label = {label} tooltip = {tooltip} "),
-        StateKind::Final => format!("label = {label} tooltip = {tooltip} shape = doublecircle "),
+        StateKind::Atomic => format!("label = {label} tooltip = {tooltip} {mark}"),
+        StateKind::Final => {
+            format!("label = {label} tooltip = {tooltip} shape = doublecircle {mark}")
+        }
         StateKind::History(kind) => format!(
             "label = {} tooltip = {tooltip} shape = circle ",
             dot_string(history_marker(kind))
@@ -236,6 +483,7 @@ fn dot_node_attributes(machine: &Machine, node: DotNode) -> String {
 
 fn dot_edge_attributes(
     machine: &Machine,
+    overlay: &Overlay,
     source: StateId,
     target: StateId,
     edge: DotEdge,
@@ -246,13 +494,30 @@ fn dot_edge_attributes(
         DotEdge::HistoryDefault => attributes.push_str("style = dotted "),
         DotEdge::Transition(id) => {
             let transition = machine.transition(id);
-            let _ = write!(
-                attributes,
-                "label = {} ",
-                dot_string(&transition_label(transition))
-            );
+            let mut label = transition_label(transition);
+            let steps = overlay.steps_on(id);
+            if let Some(steps) = &steps {
+                let _ = write!(label, "\n{steps}");
+            }
+            let _ = write!(attributes, "label = {} ", dot_string(&label));
             if transition.targets.is_empty() {
                 attributes.push_str("style = dashed ");
+            }
+            let place = Place::Transition(id);
+            let colour = match overlay.severity_on(place) {
+                Some(severity) => Some(severity_colour(severity)),
+                None => steps.as_ref().map(|_| WITNESS_COLOUR),
+            };
+            if let Some(colour) = colour {
+                let colour = dot_string(colour);
+                let _ = write!(
+                    attributes,
+                    "color = {colour} fontcolor = {colour} penwidth = 2 "
+                );
+            }
+            let texts: Vec<&str> = overlay.marks_on(place).map(|m| m.text.as_str()).collect();
+            if !texts.is_empty() {
+                let _ = write!(attributes, "tooltip = {} ", dot_string(&texts.join("\n")));
             }
         }
     }
@@ -338,11 +603,39 @@ const MERMAID_KEYWORDS: [&str; 13] = [
 /// assert!(text.contains("closed --> opened : OPEN"));
 /// ```
 pub fn mermaid(machine: &Machine) -> String {
+    mermaid_with(machine, &Overlay::default())
+}
+
+/// `mermaid` with the overlay's findings and witness drawn: every finding
+/// is written as a `%%` comment, numbered as `--witness` counts them, those
+/// on no drawn element marked so; a marked state gets the `classDef` of its
+/// severity through `class`; a marked arrow gets a `linkStyle` in the
+/// severity's colour and its label names the findings' codes; the witness
+/// steps are added to the labels of the transitions they take, whose arrows
+/// are drawn in blue where no finding colours them.
+pub fn mermaid_with(machine: &Machine, overlay: &Overlay) -> String {
+    let mut out = String::from("stateDiagram-v2\n");
+    for (mark, places) in &overlay.findings {
+        let place = if places.is_empty() {
+            " (on no state or transition)"
+        } else {
+            ""
+        };
+        let _ = writeln!(
+            out,
+            "    %% {}. {}{place}",
+            mark.number,
+            one_line(&mark.text)
+        );
+    }
     let mut writer = MermaidWriter {
         machine,
+        overlay,
         ids: mermaid_ids(machine),
         arrows: vec![Vec::new(); machine.states.len() + 1],
-        out: String::from("stateDiagram-v2\n"),
+        links: 0,
+        link_colours: Vec::new(),
+        out,
     };
     writer.collect_arrows();
     // The root is drawn as a state only where it must be: to hold regions, or
@@ -354,22 +647,30 @@ pub fn mermaid(machine: &Machine) -> String {
             .any(|t| t.source == StateId::ROOT);
     if wrapped {
         writer.declare(StateId::ROOT, 1);
-        let root = &writer.ids[StateId::ROOT.index()];
-        let _ = writeln!(writer.out, "    [*] --> {root}");
+        let line = format!("[*] --> {}", writer.ids[StateId::ROOT.index()]);
+        writer.arrow(1, &line, None);
     } else {
         writer.block(StateId::ROOT, 1);
     }
     writer.write_arrows(writer.top(), 1);
+    writer.write_styles();
     writer.out
 }
 
 struct MermaidWriter<'m> {
     machine: &'m Machine,
+    overlay: &'m Overlay,
     /// The Mermaid id of each state, indexed by `StateId`.
     ids: Vec<String>,
     /// The arrow lines to write in each state's block, indexed by `StateId`,
-    /// and last those to write outside every block.
-    arrows: Vec<Vec<String>>,
+    /// and last those to write outside every block, each with the colour
+    /// its marks give it.
+    arrows: Vec<Vec<(String, Option<&'static str>)>>,
+    /// The arrows written so far: Mermaid's `linkStyle` numbers arrows in
+    /// the order of the text.
+    links: usize,
+    /// The number and colour of each coloured arrow.
+    link_colours: Vec<(usize, &'static str)>,
     out: String,
 }
 
@@ -418,16 +719,29 @@ impl MermaidWriter<'_> {
                         self.ids[target.state.index()]
                     );
                     let scope = self.scope(id, target.state);
-                    self.arrows[scope].push(line);
+                    self.arrows[scope].push((line, None));
                 }
             }
         }
         // Mermaid draws a single loop per state, so the loops on a state
         // share one arrow, one label per line.
         let mut loops: Vec<Vec<String>> = vec![Vec::new(); machine.states.len()];
-        for transition in &machine.transitions {
-            let label = mermaid_label(&transition_label(transition));
+        let mut loop_colours: Vec<Option<&'static str>> = vec![None; machine.states.len()];
+        for (index, transition) in machine.transitions.iter().enumerate() {
+            let id = TransitionId(index as u32);
+            let steps = self.arrow_steps(id);
+            let label = format!("{}{steps}", self.arrow_label(id));
+            let colour = self.arrow_colour(id);
             let source = transition.source;
+            let looped = transition.targets.is_empty()
+                || transition.targets.iter().any(|t| {
+                    machine.is_descendant_or_self(t.state, source)
+                        || machine.is_descendant_or_self(source, t.state)
+                });
+            if looped {
+                let shared = &mut loop_colours[source.index()];
+                *shared = strongest_colour(*shared, colour);
+            }
             if transition.targets.is_empty() {
                 loops[source.index()].push(label.clone());
             }
@@ -442,7 +756,8 @@ impl MermaidWriter<'_> {
                     // state inside it, so the arrow becomes a loop that names
                     // its target.
                     let to = mermaid_label(&target.text);
-                    loops[source.index()].push(format!("{label} → {to}"));
+                    let base = self.arrow_label(id);
+                    loops[source.index()].push(format!("{base} → {to}{steps}"));
                 } else {
                     let line = format!(
                         "{} --> {} : {label}",
@@ -450,7 +765,7 @@ impl MermaidWriter<'_> {
                         self.ids[to.index()]
                     );
                     let scope = self.scope(source, to);
-                    self.arrows[scope].push(line);
+                    self.arrows[scope].push((line, colour));
                 }
             }
         }
@@ -460,8 +775,79 @@ impl MermaidWriter<'_> {
                 let from = &self.ids[id.index()];
                 let line = format!("{from} --> {from} : {}", labels.join("<br>"));
                 let scope = self.scope(id, id);
-                self.arrows[scope].push(line);
+                self.arrows[scope].push((line, loop_colours[id.index()]));
             }
+        }
+    }
+
+    /// A transition's label: its trigger and guard, and the codes of the
+    /// findings on it.
+    fn arrow_label(&self, id: TransitionId) -> String {
+        let mut label = mermaid_label(&transition_label(self.machine.transition(id)));
+        let codes: Vec<&str> = self
+            .overlay
+            .marks_on(Place::Transition(id))
+            .filter_map(|m| m.text.split(' ').next())
+            .collect();
+        if !codes.is_empty() {
+            let _ = write!(label, " ⚠ {}", codes.join(", "));
+        }
+        label
+    }
+
+    /// The witness steps that take a transition, as the end of its label.
+    fn arrow_steps(&self, id: TransitionId) -> String {
+        match self.overlay.steps_on(id) {
+            Some(steps) => format!("<br>{}", mermaid_label(&steps)),
+            None => String::new(),
+        }
+    }
+
+    /// The colour of a transition's arrow: its findings' severity, else the
+    /// witness colour when a step takes it.
+    fn arrow_colour(&self, id: TransitionId) -> Option<&'static str> {
+        match self.overlay.severity_on(Place::Transition(id)) {
+            Some(severity) => Some(severity_colour(severity)),
+            None => self.overlay.steps_on(id).map(|_| WITNESS_COLOUR),
+        }
+    }
+
+    /// Writes an arrow line, counting it for `linkStyle`.
+    fn arrow(&mut self, depth: usize, text: &str, colour: Option<&'static str>) {
+        if let Some(colour) = colour {
+            self.link_colours.push((self.links, colour));
+        }
+        self.links += 1;
+        self.line(depth, text);
+    }
+
+    /// The `classDef`, `class` and `linkStyle` lines of the marks.
+    fn write_styles(&mut self) {
+        let overlay = self.overlay;
+        for severity in [Severity::Warning, Severity::Error] {
+            let marked: Vec<&str> = self
+                .machine
+                .state_ids()
+                .filter(|&id| overlay.severity_on(Place::State(id)) == Some(severity))
+                .map(|id| self.ids[id.index()].as_str())
+                .collect();
+            if marked.is_empty() {
+                continue;
+            }
+            let (name, colour) = (severity.as_str(), severity_colour(severity));
+            let lines = [
+                format!("classDef {name} stroke:{colour},stroke-width:3px,color:{colour}"),
+                format!("class {} {name}", marked.join(",")),
+            ];
+            for line in lines {
+                self.line(1, &line);
+            }
+        }
+        for (link, colour) in std::mem::take(&mut self.link_colours) {
+            self.line(
+                1,
+                &format!("linkStyle {link} stroke:{colour},stroke-width:3px"),
+            );
         }
     }
 
@@ -499,12 +885,14 @@ impl MermaidWriter<'_> {
         let machine = self.machine;
         let state = machine.state(id);
         let mermaid_id = self.ids[id.index()].clone();
-        let label = match state.kind {
+        let mut lines = vec![mermaid_text(match state.kind {
             StateKind::History(kind) => history_marker(kind),
             _ => state_label(machine, id),
-        };
+        })];
+        lines.extend(action_lines(machine, id).iter().map(|l| mermaid_text(l)));
+        let label = lines.join("<br>");
         if label != mermaid_id {
-            let line = format!("state \"{}\" as {mermaid_id}", mermaid_text(label));
+            let line = format!("state \"{label}\" as {mermaid_id}");
             self.line(depth, &line);
         } else if !is_container(state.kind) {
             // A container is declared by its block below.
@@ -548,7 +936,7 @@ impl MermaidWriter<'_> {
         }
         for target in &state.initial {
             let line = format!("[*] --> {}", self.ids[target.state.index()]);
-            self.line(depth, &line);
+            self.arrow(depth, &line, None);
         }
         self.write_arrows(id.index(), depth);
         for &child in &state.children {
@@ -557,17 +945,29 @@ impl MermaidWriter<'_> {
     }
 
     fn write_arrows(&mut self, scope: usize, depth: usize) {
-        for line in std::mem::take(&mut self.arrows[scope]) {
-            self.line(depth, &line);
+        for (line, colour) in std::mem::take(&mut self.arrows[scope]) {
+            self.arrow(depth, &line, colour);
         }
     }
 
     fn write_final(&mut self, id: StateId, depth: usize) {
         if self.machine.state(id).kind == StateKind::Final {
             let line = format!("{} --> [*]", self.ids[id.index()]);
-            self.line(depth, &line);
+            self.arrow(depth, &line, None);
         }
     }
+}
+
+/// The stronger of two arrow colours: an error's over a warning's over the
+/// witness's.
+fn strongest_colour(a: Option<&'static str>, b: Option<&'static str>) -> Option<&'static str> {
+    let rank = |c: Option<&str>| match c {
+        Some(ERROR_COLOUR) => 3,
+        Some(WARNING_COLOUR) => 2,
+        Some(_) => 1,
+        None => 0,
+    };
+    if rank(b) > rank(a) { b } else { a }
 }
 
 /// Text for a Mermaid label that runs to the end of the line.

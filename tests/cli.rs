@@ -105,6 +105,64 @@ fn graph_draws_in_both_formats() {
     insta::assert_snapshot!(mermaid.stdout);
 }
 
+/// `--lint` and `--witness` on a machine with hazards: the Mermaid the
+/// README embeds, and the DOT with the same marks.
+#[test]
+fn graph_marks_findings_and_draws_a_witness() {
+    let path = "tests/lints/i001-root-reentry.yaml";
+    let mermaid = idemchart(&["graph", "--lint", "--witness", "2", path]);
+    assert_eq!(mermaid.code, Some(0), "{}", mermaid.stderr);
+    assert!(
+        mermaid.stdout.contains("1. ESCALAR, 2. ESCALAR*"),
+        "{}",
+        mermaid.stdout
+    );
+    insta::assert_snapshot!(mermaid.stdout);
+    let dot = idemchart(&["graph", "--format", "dot", "--lint", path]);
+    assert_eq!(dot.code, Some(0), "{}", dot.stderr);
+    assert!(
+        dot.stdout
+            .contains("tooltip = \"I001 self-accepting-event: "),
+        "{}",
+        dot.stdout
+    );
+    // Without --lint, no marks.
+    let plain = idemchart(&["graph", "--format", "dot", path]);
+    assert!(!plain.stdout.contains("I001"), "{}", plain.stdout);
+}
+
+/// A witness that cannot be drawn fails the command, with exit 2.
+#[test]
+fn graph_witness_errors() {
+    let path = "tests/lints/i001-root-reentry.yaml";
+    for n in ["0", "3"] {
+        let run = idemchart(&["graph", "--witness", n, path]);
+        assert_eq!(run.code, Some(2), "--witness {n}: {}", run.stdout);
+        assert!(
+            run.stderr.contains(&format!(
+                "error: --witness {n}: {path} has 2 findings, numbered from 1"
+            )),
+            "{}",
+            run.stderr
+        );
+        assert!(run.stdout.is_empty(), "{}", run.stdout);
+    }
+    // The effect declaration of the checkout has no witness that shows harm.
+    let run = idemchart(&[
+        "graph",
+        "--witness",
+        "1",
+        "tests/lints/search-checkout-cart.yaml",
+    ]);
+    assert_eq!(run.code, Some(2), "{}", run.stdout);
+    assert!(
+        run.stderr
+            .contains("error: --witness 1: finding 1 (I005 effect-without-key) has no witness"),
+        "{}",
+        run.stderr
+    );
+}
+
 #[test]
 fn schema_prints_the_machine_schema_as_json() {
     let run = idemchart(&["schema"]);

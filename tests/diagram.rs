@@ -1,6 +1,7 @@
 //! Diagrams of loaded machines: snapshots of the spec examples and of a
 //! parallel machine, and a structural check of the Mermaid text on every
-//! shipped and every random machine.
+//! shipped and every random machine; the findings and a witness drawn on
+//! machines with hazards, and the DOT parsed by Graphviz where it is installed.
 
 mod common;
 
@@ -8,7 +9,7 @@ use std::collections::HashSet;
 use std::path::Path;
 
 use idemchart::Machine;
-use idemchart::diagram::{dot, mermaid};
+use idemchart::diagram::{Overlay, dot, dot_with, mermaid, mermaid_with};
 use idemchart::syntax::{self, Syntax};
 use proptest::prelude::*;
 
@@ -38,6 +39,8 @@ fn assert_plausible_mermaid(text: &str) {
     let mut declared: Vec<(String, Vec<String>)> = Vec::new();
     let mut open: Vec<String> = Vec::new();
     let mut loops = HashSet::new();
+    // The arrows so far, which `linkStyle` numbers from 0.
+    let mut links = 0;
     let blocks_of = |declared: &[(String, Vec<String>)], id: &str| {
         declared
             .iter()
@@ -46,6 +49,32 @@ fn assert_plausible_mermaid(text: &str) {
     };
     for line in lines {
         let line = line.trim();
+        if line.starts_with("%% ") {
+            continue;
+        } else if let Some(rest) = line.strip_prefix("classDef ") {
+            assert!(
+                rest.split_once(' ').is_some(),
+                "classDef name style: {line}"
+            );
+            continue;
+        } else if let Some(rest) = line.strip_prefix("class ") {
+            let (ids, _) = rest.split_once(' ').expect("class ids name");
+            for id in ids.split(',') {
+                assert!(
+                    blocks_of(&declared, id).is_some(),
+                    "class of undeclared {id}"
+                );
+            }
+            continue;
+        } else if let Some(rest) = line.strip_prefix("linkStyle ") {
+            let (index, _) = rest.split_once(' ').expect("linkStyle index style");
+            let index: usize = index.parse().expect("a link number");
+            assert!(index < links, "linkStyle {index} of {links} arrows");
+            continue;
+        }
+        if line.contains(" --> ") {
+            links += 1;
+        }
         if let Some(rest) = line.strip_prefix("state \"") {
             let (label, id) = rest.split_once("\" as ").expect("state \"label\" as id");
             assert!(!label.contains('"'), "{line}");
@@ -235,4 +264,128 @@ proptest! {
         assert_plausible_dot(&machine, &dot(&machine));
         assert_plausible_mermaid(&mermaid(&machine));
     }
+}
+
+/// The findings of a machine with hazards and the witness of its finding
+/// `n`, drawn in both formats.
+fn hazards(path: &str, n: usize) -> (Machine, String, String) {
+    let machine = load(path);
+    let findings = idemchart::lint::lint(&machine);
+    let finding = &findings[n - 1];
+    let taken = idemchart::lint::witness_transitions(&machine, finding).expect("a witness");
+    let overlay = Overlay::findings(&machine, &findings).with_witness(&finding.witness, &taken);
+    let (dot_text, mermaid_text) = (
+        dot_with(&machine, &overlay),
+        mermaid_with(&machine, &overlay),
+    );
+    assert_plausible_dot(&machine, &dot_text);
+    assert_plausible_mermaid(&mermaid_text);
+    (machine, dot_text, mermaid_text)
+}
+
+/// A repeated ESCALAR from the root re-enters `revision`: the transition on
+/// the root and the state whose entry notifies again are marked, and both
+/// deliveries of the witness are on the root's transition.
+#[test]
+fn a_reentry_hazard_drawn() {
+    let (_, dot_text, mermaid_text) = hazards("tests/lints/i001-root-reentry.yaml", 2);
+    assert!(
+        mermaid_text.contains("ESCALAR ⚠ I001 → .revision<br>1. ESCALAR, 2. ESCALAR*"),
+        "{mermaid_text}"
+    );
+    assert!(
+        mermaid_text.contains("class revision warning"),
+        "{mermaid_text}"
+    );
+    insta::assert_snapshot!("root_reentry_hazard_dot", dot_text);
+    insta::assert_snapshot!("root_reentry_hazard_mermaid", mermaid_text);
+}
+
+/// The checkout whose declined payment can be placed again: four I003 and
+/// an I008 on its transitions, and the witness of the first I003 numbered
+/// along the cycle the replay takes (the cart's ADD_ITEM is a loop).
+#[test]
+fn a_cycle_hazard_drawn() {
+    let (_, dot_text, mermaid_text) = hazards("tests/lints/search-checkout-cart.yaml", 2);
+    assert!(
+        mermaid_text.contains("paying --> declined : PAYMENT_DECLINED ⚠ I003<br>3. PAYMENT_DECLINED, 5. PAYMENT_DECLINED*"),
+        "{mermaid_text}"
+    );
+    insta::assert_snapshot!("checkout_cart_hazard_dot", dot_text);
+    insta::assert_snapshot!("checkout_cart_hazard_mermaid", mermaid_text);
+}
+
+/// Graphviz parses what `dot_with` writes, marks and witness included.
+/// Skipped, with a note, where `dot` is not installed (`scripts/test`
+/// installs it).
+#[test]
+fn graphviz_renders_the_marked_dot() {
+    use std::io::Write;
+    use std::process::{Command, Stdio};
+    if Command::new("dot").arg("-V").output().is_err() {
+        eprintln!("note: Graphviz `dot` is not installed; the DOT was not rendered");
+        return;
+    }
+    for (path, n) in [
+        ("tests/lints/i001-root-reentry.yaml", 2),
+        ("tests/lints/search-checkout-cart.yaml", 2),
+    ] {
+        let (_, dot_text, _) = hazards(path, n);
+        let mut child = Command::new("dot")
+            .arg("-Tsvg")
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("dot starts");
+        child
+            .stdin
+            .take()
+            .expect("piped stdin")
+            .write_all(dot_text.as_bytes())
+            .expect("dot reads the graph");
+        let output = child.wait_with_output().expect("dot runs");
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert!(
+            output.status.success(),
+            "{path}: dot failed: {stderr}\n{dot_text}"
+        );
+        let svg = String::from_utf8_lossy(&output.stdout);
+        assert!(svg.contains("<svg"), "{path}: no SVG:\n{svg}");
+    }
+}
+
+/// A finding on no state or transition (a retention under `dedup:`) is
+/// listed under the DOT title and flagged in the Mermaid comments, and
+/// colours nothing.
+#[test]
+fn a_finding_on_nothing_drawn_goes_to_the_legend() {
+    let machine = load("tests/lints/i007-two-sources.yaml");
+    let findings = idemchart::lint::lint(&machine);
+    assert_eq!(findings.len(), 1, "{findings:#?}");
+    let overlay = Overlay::findings(&machine, &findings);
+    let dot_text = dot_with(&machine, &overlay);
+    assert!(
+        dot_text.contains("label=\"two-sources\\n1. I007 retention-below-retry: "),
+        "{dot_text}"
+    );
+    assert!(!dot_text.contains("color"), "{dot_text}");
+    let mermaid_text = mermaid_with(&machine, &overlay);
+    assert!(
+        mermaid_text.contains("%% 1. I007 retention-below-retry: ")
+            && mermaid_text.contains("(on no state or transition)"),
+        "{mermaid_text}"
+    );
+    assert!(!mermaid_text.contains("classDef"), "{mermaid_text}");
+}
+
+/// The turn of an S006 loop is drawn on the transitions of the loop that
+/// the step before ran into, each step once per transition.
+#[test]
+fn a_loop_witness_drawn() {
+    let (_, _, mermaid_text) = hazards("tests/lints/s006-raise-loop.yaml", 1);
+    assert!(
+        mermaid_text.contains("b --> b : PING (reenter) ⚠ S006<br>1. GO, 2. loop\n"),
+        "{mermaid_text}"
+    );
 }

@@ -51,6 +51,14 @@ enum Command {
     Graph {
         #[arg(long, value_enum, default_value_t = GraphFormat::Mermaid)]
         format: GraphFormat,
+        /// Mark the states and transitions of each lint finding, in the
+        /// colour of its severity; findings on neither are listed apart.
+        #[arg(long)]
+        lint: bool,
+        /// Draw the witness of the Nth finding (1-based, in the order `lint`
+        /// reports them) as numbered steps on the transitions it takes.
+        #[arg(long, value_name = "N")]
+        witness: Option<usize>,
         file: PathBuf,
     },
     /// Print the JSON Schema of the YAML format (for editor completion).
@@ -121,10 +129,12 @@ pub fn main() -> ExitCode {
             Format::Yaml => syntax::yaml::format(machine),
             Format::Dsl => syntax::dsl::format(machine),
         }),
-        Command::Graph { format, file } => with_machine(&file, |machine| match format {
-            GraphFormat::Dot => idemchart::diagram::dot(machine),
-            GraphFormat::Mermaid => idemchart::diagram::mermaid(machine),
-        }),
+        Command::Graph {
+            format,
+            lint,
+            witness,
+            file,
+        } => graph(&file, format, lint, witness),
         Command::Run {
             machine,
             events,
@@ -185,6 +195,56 @@ fn check(paths: &[PathBuf], color: Color) -> CommandResult {
     } else {
         ExitCode::SUCCESS
     })
+}
+
+/// Draws one machine, with its findings when `lint` asks and the witness
+/// of finding `witness` when given. A witness that cannot be drawn (no such
+/// finding, or one without a witness) fails the command.
+fn graph(path: &Path, format: GraphFormat, lint: bool, witness: Option<usize>) -> CommandResult {
+    use idemchart::diagram::{self, Overlay};
+    let Some(machine) = load_or_report(path)? else {
+        return Ok(ExitCode::from(1));
+    };
+    let findings = if lint || witness.is_some() {
+        idemchart::lint::lint(&machine)
+    } else {
+        Vec::new()
+    };
+    let mut overlay = if lint {
+        Overlay::findings(&machine, &findings)
+    } else {
+        Overlay::default()
+    };
+    if let Some(n) = witness {
+        let finding = n
+            .checked_sub(1)
+            .and_then(|i| findings.get(i))
+            .ok_or_else(|| {
+                format!(
+                    "--witness {n}: {} has {} finding{}, numbered from 1",
+                    path.display(),
+                    findings.len(),
+                    if findings.len() == 1 { "" } else { "s" }
+                )
+            })?;
+        if finding.witness.is_empty() {
+            return Err(format!(
+                "--witness {n}: finding {n} ({} {}) has no witness",
+                finding.code, finding.name
+            ));
+        }
+        let taken = idemchart::lint::witness_transitions(&machine, finding)
+            .map_err(|why| format!("--witness {n}: {why}"))?;
+        overlay = overlay.with_witness(&finding.witness, &taken);
+    }
+    print!(
+        "{}",
+        match format {
+            GraphFormat::Dot => diagram::dot_with(&machine, &overlay),
+            GraphFormat::Mermaid => diagram::mermaid_with(&machine, &overlay),
+        }
+    );
+    Ok(ExitCode::SUCCESS)
 }
 
 /// Loads one machine and prints what `print` makes of it; load errors are

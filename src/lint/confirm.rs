@@ -335,6 +335,80 @@ impl<'a, 'm> Replayer<'a, 'm> {
         }
     }
 
+    /// The transitions each step of a rendered witness takes (`PAGO`,
+    /// `after 30s`, the repeat `PAGO*`), played on the interpreter from the
+    /// start with the deliveries the replay synthesizes. A delivery gets the
+    /// first payload variant that the machine does not ignore. A starred
+    /// step repeats the latest earlier delivery of that event, with its id
+    /// and payload, except in a retry (`retry`), whose starred last step is
+    /// the retried step itself. The turn of a loop (`loop: a -always-> b
+    /// -always-> a`) is the transitions of the step before that it names.
+    /// Each step's transitions are listed once, in the order first taken.
+    pub fn steps_taken(
+        &mut self,
+        steps: &[String],
+        retry: bool,
+    ) -> Result<Vec<Vec<TransitionId>>, String> {
+        let mut actor = self.started();
+        let mut sent: Vec<Event> = Vec::new();
+        let mut taken = Vec::with_capacity(steps.len());
+        for (i, text) in steps.iter().enumerate() {
+            let (name, starred) = match text.strip_suffix('*') {
+                Some(name) => (name, true),
+                None => (text.as_str(), false),
+            };
+            let unknown = || format!("step {} `{text}` is neither an event nor a timer", i + 1);
+            if let Some(turn) = text.strip_prefix("loop:") {
+                // The turn of an S006 loop, which the step before ran into:
+                // the transitions that step took whose `source -trigger->`
+                // the turn names.
+                let machine = self.cx.machine;
+                let mut turned: Vec<TransitionId> = Vec::new();
+                for &t in &actor.last_step().transitions {
+                    let transition = machine.transition(t);
+                    let segment = format!(
+                        " {} -{}->",
+                        machine.display_name(transition.source),
+                        transition.trigger
+                    );
+                    if turn.contains(&segment) && !turned.contains(&t) {
+                        turned.push(t);
+                    }
+                }
+                if turned.is_empty() {
+                    return Err(format!(
+                        "step {} `{text}`: the replay took none of its transitions",
+                        i + 1
+                    ));
+                }
+                taken.push(turned);
+                continue;
+            }
+            if let Some(delay) = name.strip_prefix("after ") {
+                let delay = Duration::parse(delay).ok_or_else(unknown)?;
+                let now = actor.now();
+                let step = actor.advance_to(now.saturating_add(delay.millis));
+                taken.push(distinct(&step.transitions));
+                continue;
+            }
+            let repeated = (starred && !retry)
+                .then(|| sent.iter().rev().find(|e| &*e.name == name).cloned())
+                .flatten();
+            let event = match repeated {
+                Some(event) => event,
+                None => {
+                    let id = self.cx.graph.events.get(name).ok_or_else(unknown)?;
+                    let variants = self.variants(id, i);
+                    let accepted = variants.iter().find(|e| !actor.clone().send(e).ignored);
+                    accepted.or(variants.first()).cloned().ok_or_else(unknown)?
+                }
+            };
+            taken.push(distinct(actor.send(&event).transitions.as_slice()));
+            sent.push(event);
+        }
+        Ok(taken)
+    }
+
     /// The actor in its initial configuration.
     fn started(&mut self) -> Actor {
         if self.started.is_none() {
@@ -825,6 +899,18 @@ impl<'a, 'm> Replayer<'a, 'm> {
             read.into_iter().map(|f| (f, None)).collect()
         })
     }
+}
+
+/// The transitions of a step, each once, in the order first taken (a step
+/// that loops takes some many times).
+fn distinct(transitions: &[TransitionId]) -> Vec<TransitionId> {
+    let mut out: Vec<TransitionId> = Vec::with_capacity(transitions.len());
+    for &t in transitions {
+        if !out.contains(&t) {
+            out.push(t);
+        }
+    }
+    out
 }
 
 const HOST_GUARDS: &str = "the replay asks a host guard, which only the host program answers";

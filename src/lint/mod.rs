@@ -396,6 +396,19 @@ pub fn lint(machine: &Machine) -> Vec<Diagnostic> {
     lint_with(machine, &Options::default())
 }
 
+/// The transitions each step of a finding's witness takes, found by playing
+/// the witness on the interpreter from the start (a diagram draws them);
+/// an error names a step that is neither an event, a timer nor a loop turn
+/// the replay took.
+pub fn witness_transitions(
+    machine: &Machine,
+    finding: &Diagnostic,
+) -> Result<Vec<Vec<TransitionId>>, String> {
+    let cx = Cx::new(machine);
+    let retry = Lint::from_name_or_code(finding.code) == Some(Lint::RetryWithoutVerification);
+    confirm::Replayer::new(&cx).steps_taken(&finding.witness, retry)
+}
+
 /// `lint`, with the refuted findings too when `options` asks for them.
 pub fn lint_with(machine: &Machine, options: &Options) -> Vec<Diagnostic> {
     let mut cx = Cx::new(machine);
