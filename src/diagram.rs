@@ -609,10 +609,9 @@ pub fn mermaid(machine: &Machine) -> String {
 /// `mermaid` with the overlay's findings and witness drawn: every finding
 /// is written as a `%%` comment, numbered as `--witness` counts them, those
 /// on no drawn element marked so; a marked state gets the `classDef` of its
-/// severity through `class`; a marked arrow gets a `linkStyle` in the
-/// severity's colour and its label names the findings' codes; the witness
-/// steps are added to the labels of the transitions they take, whose arrows
-/// are drawn in blue where no finding colours them.
+/// severity through `class`; a marked arrow's label names the findings'
+/// codes; the witness steps are added to the labels of the transitions
+/// they take.
 pub fn mermaid_with(machine: &Machine, overlay: &Overlay) -> String {
     let mut out = String::from("stateDiagram-v2\n");
     for (mark, places) in &overlay.findings {
@@ -633,8 +632,6 @@ pub fn mermaid_with(machine: &Machine, overlay: &Overlay) -> String {
         overlay,
         ids: mermaid_ids(machine),
         arrows: vec![Vec::new(); machine.states.len() + 1],
-        links: 0,
-        link_colours: Vec::new(),
         out,
     };
     writer.collect_arrows();
@@ -648,7 +645,7 @@ pub fn mermaid_with(machine: &Machine, overlay: &Overlay) -> String {
     if wrapped {
         writer.declare(StateId::ROOT, 1);
         let line = format!("[*] --> {}", writer.ids[StateId::ROOT.index()]);
-        writer.arrow(1, &line, None);
+        writer.arrow(1, &line);
     } else {
         writer.block(StateId::ROOT, 1);
     }
@@ -663,14 +660,8 @@ struct MermaidWriter<'m> {
     /// The Mermaid id of each state, indexed by `StateId`.
     ids: Vec<String>,
     /// The arrow lines to write in each state's block, indexed by `StateId`,
-    /// and last those to write outside every block, each with the colour
-    /// its marks give it.
-    arrows: Vec<Vec<(String, Option<&'static str>)>>,
-    /// The arrows written so far: Mermaid's `linkStyle` numbers arrows in
-    /// the order of the text.
-    links: usize,
-    /// The number and colour of each coloured arrow.
-    link_colours: Vec<(usize, &'static str)>,
+    /// and last those to write outside every block.
+    arrows: Vec<Vec<String>>,
     out: String,
 }
 
@@ -719,29 +710,18 @@ impl MermaidWriter<'_> {
                         self.ids[target.state.index()]
                     );
                     let scope = self.scope(id, target.state);
-                    self.arrows[scope].push((line, None));
+                    self.arrows[scope].push(line);
                 }
             }
         }
         // Mermaid draws a single loop per state, so the loops on a state
         // share one arrow, one label per line.
         let mut loops: Vec<Vec<String>> = vec![Vec::new(); machine.states.len()];
-        let mut loop_colours: Vec<Option<&'static str>> = vec![None; machine.states.len()];
         for (index, transition) in machine.transitions.iter().enumerate() {
             let id = TransitionId(index as u32);
             let steps = self.arrow_steps(id);
             let label = format!("{}{steps}", self.arrow_label(id));
-            let colour = self.arrow_colour(id);
             let source = transition.source;
-            let looped = transition.targets.is_empty()
-                || transition.targets.iter().any(|t| {
-                    machine.is_descendant_or_self(t.state, source)
-                        || machine.is_descendant_or_self(source, t.state)
-                });
-            if looped {
-                let shared = &mut loop_colours[source.index()];
-                *shared = strongest_colour(*shared, colour);
-            }
             if transition.targets.is_empty() {
                 loops[source.index()].push(label.clone());
             }
@@ -765,7 +745,7 @@ impl MermaidWriter<'_> {
                         self.ids[to.index()]
                     );
                     let scope = self.scope(source, to);
-                    self.arrows[scope].push((line, colour));
+                    self.arrows[scope].push(line);
                 }
             }
         }
@@ -775,7 +755,7 @@ impl MermaidWriter<'_> {
                 let from = &self.ids[id.index()];
                 let line = format!("{from} --> {from} : {}", labels.join("<br>"));
                 let scope = self.scope(id, id);
-                self.arrows[scope].push((line, loop_colours[id.index()]));
+                self.arrows[scope].push(line);
             }
         }
     }
@@ -803,25 +783,14 @@ impl MermaidWriter<'_> {
         }
     }
 
-    /// The colour of a transition's arrow: its findings' severity, else the
-    /// witness colour when a step takes it.
-    fn arrow_colour(&self, id: TransitionId) -> Option<&'static str> {
-        match self.overlay.severity_on(Place::Transition(id)) {
-            Some(severity) => Some(severity_colour(severity)),
-            None => self.overlay.steps_on(id).map(|_| WITNESS_COLOUR),
-        }
-    }
-
-    /// Writes an arrow line, counting it for `linkStyle`.
-    fn arrow(&mut self, depth: usize, text: &str, colour: Option<&'static str>) {
-        if let Some(colour) = colour {
-            self.link_colours.push((self.links, colour));
-        }
-        self.links += 1;
+    /// Writes an arrow line.
+    fn arrow(&mut self, depth: usize, text: &str) {
         self.line(depth, text);
     }
 
-    /// The `classDef`, `class` and `linkStyle` lines of the marks.
+    /// The `classDef` and `class` lines of the marks. Arrows carry their
+    /// marks in their labels only: a state diagram has no `linkStyle`
+    /// (Mermaid refuses the whole diagram with one, mermaid-js/mermaid#1352).
     fn write_styles(&mut self) {
         let overlay = self.overlay;
         for severity in [Severity::Warning, Severity::Error] {
@@ -842,12 +811,6 @@ impl MermaidWriter<'_> {
             for line in lines {
                 self.line(1, &line);
             }
-        }
-        for (link, colour) in std::mem::take(&mut self.link_colours) {
-            self.line(
-                1,
-                &format!("linkStyle {link} stroke:{colour},stroke-width:3px"),
-            );
         }
     }
 
@@ -936,7 +899,7 @@ impl MermaidWriter<'_> {
         }
         for target in &state.initial {
             let line = format!("[*] --> {}", self.ids[target.state.index()]);
-            self.arrow(depth, &line, None);
+            self.arrow(depth, &line);
         }
         self.write_arrows(id.index(), depth);
         for &child in &state.children {
@@ -945,29 +908,17 @@ impl MermaidWriter<'_> {
     }
 
     fn write_arrows(&mut self, scope: usize, depth: usize) {
-        for (line, colour) in std::mem::take(&mut self.arrows[scope]) {
-            self.arrow(depth, &line, colour);
+        for line in std::mem::take(&mut self.arrows[scope]) {
+            self.arrow(depth, &line);
         }
     }
 
     fn write_final(&mut self, id: StateId, depth: usize) {
         if self.machine.state(id).kind == StateKind::Final {
             let line = format!("{} --> [*]", self.ids[id.index()]);
-            self.arrow(depth, &line, None);
+            self.arrow(depth, &line);
         }
     }
-}
-
-/// The stronger of two arrow colours: an error's over a warning's over the
-/// witness's.
-fn strongest_colour(a: Option<&'static str>, b: Option<&'static str>) -> Option<&'static str> {
-    let rank = |c: Option<&str>| match c {
-        Some(ERROR_COLOUR) => 3,
-        Some(WARNING_COLOUR) => 2,
-        Some(_) => 1,
-        None => 0,
-    };
-    if rank(b) > rank(a) { b } else { a }
 }
 
 /// Text for a Mermaid label that runs to the end of the line.
