@@ -22,7 +22,30 @@ pub fn parse(text: &str, offset: u32) -> Result<Expr, ExprError> {
             span: Span::new(offset as usize, offset as usize),
         });
     };
-    build(expression, offset)
+    build(expression, offset).map(|(expr, _depth)| expr)
+}
+
+/// How deeply an expression's tree may nest (`a + b + …` nests once per
+/// operator, `!!x` once per `!`). The checker, the compiler and the
+/// evaluator recurse over the tree, so a deeper one would overflow the
+/// stack; no honest guard comes near this.
+const MAX_DEPTH: u32 = 200;
+
+/// The depth of a node whose deepest child has `depth`, or an error at
+/// `span` past `MAX_DEPTH`.
+fn nest(depth: u32, span: Span) -> Result<u32, ExprError> {
+    if depth >= MAX_DEPTH {
+        return Err(ExprError {
+            message: format!("the expression nests more than {MAX_DEPTH} levels deep"),
+            span,
+        });
+    }
+    Ok(depth + 1)
+}
+
+/// The deepest of `items`' depths, 0 for none.
+fn deepest(items: &[(Expr, u32)]) -> u32 {
+    items.iter().map(|(_, depth)| *depth).max().unwrap_or(0)
 }
 
 fn syntax_error(error: pest::error::Error<Rule>, text: &str, offset: u32) -> ExprError {
@@ -54,12 +77,13 @@ fn span_of(pair: &Pair<Rule>, offset: u32) -> Span {
     Span::new(offset as usize + s.start(), offset as usize + s.end())
 }
 
-fn build(pair: Pair<Rule>, offset: u32) -> Result<Expr, ExprError> {
+/// The expression `pair` holds, with the depth of its tree.
+fn build(pair: Pair<Rule>, offset: u32) -> Result<(Expr, u32), ExprError> {
     let span = span_of(&pair, offset);
     let rule = pair.as_rule();
     let text = pair.as_str();
     let mut inner = pair.into_inner();
-    let kind = match rule {
+    let (kind, depth) = match rule {
         Rule::expression => {
             let condition = build(next(&mut inner, span)?, offset)?;
             match inner.next() {
@@ -67,22 +91,29 @@ fn build(pair: Pair<Rule>, offset: u32) -> Result<Expr, ExprError> {
                 Some(then) => {
                     let then = build(then, offset)?;
                     let otherwise = build(next(&mut inner, span)?, offset)?;
-                    ExprKind::Conditional(Box::new(condition), Box::new(then), Box::new(otherwise))
+                    let depth = nest(condition.1.max(then.1).max(otherwise.1), span)?;
+                    let kind = ExprKind::Conditional(
+                        Box::new(condition.0),
+                        Box::new(then.0),
+                        Box::new(otherwise.0),
+                    );
+                    (kind, depth)
                 }
             }
         }
         Rule::e_or | Rule::e_and | Rule::e_rel | Rule::e_add | Rule::e_mul => {
-            let mut left = build(next(&mut inner, span)?, offset)?;
+            let (mut left, mut depth) = build(next(&mut inner, span)?, offset)?;
             while let Some(op) = inner.next() {
-                let right = build(next(&mut inner, span)?, offset)?;
+                let (right, right_depth) = build(next(&mut inner, span)?, offset)?;
                 let op = binary_op(op.as_str());
                 let span = left.span.to(right.span);
+                depth = nest(depth.max(right_depth), span)?;
                 left = Expr {
                     kind: ExprKind::Binary(op, Box::new(left), Box::new(right)),
                     span,
                 };
             }
-            return Ok(left);
+            return Ok((left, depth));
         }
         Rule::e_unary => {
             let pairs: Vec<Pair<Rule>> = inner.collect();
@@ -94,7 +125,7 @@ fn build(pair: Pair<Rule>, offset: u32) -> Result<Expr, ExprError> {
             };
             // The operand's own pair keeps any parentheses, which the unary spans too.
             let operand_span = span_of(operand, offset);
-            let mut expr = build(operand.clone(), offset)?;
+            let (mut expr, mut depth) = build(operand.clone(), offset)?;
             for op in ops.iter().rev() {
                 let op_span = span_of(op, offset);
                 let op = if op.as_str() == "!" {
@@ -103,55 +134,76 @@ fn build(pair: Pair<Rule>, offset: u32) -> Result<Expr, ExprError> {
                     UnaryOp::Neg
                 };
                 let span = op_span.to(operand_span);
+                depth = nest(depth, span)?;
                 expr = Expr {
                     kind: ExprKind::Unary(op, Box::new(expr)),
                     span,
                 };
             }
-            return Ok(expr);
+            return Ok((expr, depth));
         }
         Rule::e_postfix => {
-            let mut expr = build(next(&mut inner, span)?, offset)?;
+            let (mut expr, mut depth) = build(next(&mut inner, span)?, offset)?;
             for suffix in inner {
                 let suffix_span = span_of(&suffix, offset);
                 let span = expr.span.to(suffix_span);
                 let kind = match suffix.as_rule() {
                     Rule::e_member => {
+                        depth = nest(depth, span)?;
                         ExprKind::Member(Box::new(expr), suffix.as_str()[1..].trim().to_string())
                     }
                     _ => {
-                        let index = build(next(&mut suffix.into_inner(), suffix_span)?, offset)?;
+                        let (index, index_depth) =
+                            build(next(&mut suffix.into_inner(), suffix_span)?, offset)?;
+                        depth = nest(depth.max(index_depth), span)?;
                         ExprKind::Index(Box::new(expr), Box::new(index))
                     }
                 };
                 expr = Expr { kind, span };
             }
-            return Ok(expr);
+            return Ok((expr, depth));
         }
         Rule::e_paren => return build(next(&mut inner, span)?, offset),
         Rule::e_call => {
             let name = next(&mut inner, span)?.as_str().to_string();
-            let args = inner.map(|a| build(a, offset)).collect::<Result<_, _>>()?;
-            ExprKind::Call(name, args)
+            let args = inner
+                .map(|a| build(a, offset))
+                .collect::<Result<Vec<_>, _>>()?;
+            let depth = nest(deepest(&args), span)?;
+            (
+                ExprKind::Call(name, args.into_iter().map(|(a, _)| a).collect()),
+                depth,
+            )
         }
-        Rule::e_list => ExprKind::List(inner.map(|a| build(a, offset)).collect::<Result<_, _>>()?),
+        Rule::e_list => {
+            let items = inner
+                .map(|a| build(a, offset))
+                .collect::<Result<Vec<_>, _>>()?;
+            let depth = nest(deepest(&items), span)?;
+            (
+                ExprKind::List(items.into_iter().map(|(a, _)| a).collect()),
+                depth,
+            )
+        }
         Rule::e_map => {
             let mut entries = Vec::new();
+            let mut depth = 0;
             for entry in inner {
                 let entry_span = span_of(&entry, offset);
                 let mut kv = entry.into_inner();
-                let key = build(next(&mut kv, entry_span)?, offset)?;
-                let value = build(next(&mut kv, entry_span)?, offset)?;
+                let (key, key_depth) = build(next(&mut kv, entry_span)?, offset)?;
+                let (value, value_depth) = build(next(&mut kv, entry_span)?, offset)?;
+                depth = depth.max(key_depth).max(value_depth);
                 entries.push((key, value));
             }
-            ExprKind::Map(entries)
+            (ExprKind::Map(entries), nest(depth, span)?)
         }
-        Rule::e_ident => ExprKind::Ident(text.to_string()),
-        Rule::e_null => ExprKind::Null,
-        Rule::e_true => ExprKind::Bool(true),
-        Rule::e_false => ExprKind::Bool(false),
+        Rule::e_ident => (ExprKind::Ident(text.to_string()), 1),
+        Rule::e_null => (ExprKind::Null, 1),
+        Rule::e_true => (ExprKind::Bool(true), 1),
+        Rule::e_false => (ExprKind::Bool(false), 1),
         Rule::e_int => match text.parse::<i64>() {
-            Ok(n) => ExprKind::Int(n),
+            Ok(n) => (ExprKind::Int(n), 1),
             Err(_) => {
                 return Err(ExprError {
                     message: format!("integer `{text}` is too large"),
@@ -160,7 +212,7 @@ fn build(pair: Pair<Rule>, offset: u32) -> Result<Expr, ExprError> {
             }
         },
         Rule::e_float => match text.parse::<f64>() {
-            Ok(n) if n.is_finite() => ExprKind::Float(n),
+            Ok(n) if n.is_finite() => (ExprKind::Float(n), 1),
             _ => {
                 return Err(ExprError {
                     message: format!("number `{text}` is out of range"),
@@ -170,7 +222,7 @@ fn build(pair: Pair<Rule>, offset: u32) -> Result<Expr, ExprError> {
         },
         Rule::e_string => {
             let body = next(&mut inner, span)?.as_str();
-            ExprKind::String(unescape(body))
+            (ExprKind::String(unescape(body)), 1)
         }
         _ => {
             return Err(ExprError {
@@ -179,7 +231,7 @@ fn build(pair: Pair<Rule>, offset: u32) -> Result<Expr, ExprError> {
             });
         }
     };
-    Ok(Expr { kind, span })
+    Ok((Expr { kind, span }, depth))
 }
 
 fn next<'a>(

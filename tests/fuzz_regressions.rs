@@ -1,0 +1,73 @@
+//! Inputs the fuzz targets in `fuzz/` (or probes beside them) found to crash,
+//! hang or exhaust memory, kept in `tests/data/fuzz/TARGET/` and run here
+//! the way the target runs them, so that plain `cargo test` guards the fixes
+//! without a fuzzer.
+
+use std::fs;
+use std::path::PathBuf;
+
+use idemchart::expr::{Event, Layout, Scope, Type, Value, check, compile, eval, parse};
+
+/// The inputs kept for `target`, with their file names.
+fn inputs(target: &str) -> Vec<(String, String)> {
+    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/data/fuzz")
+        .join(target);
+    let mut files: Vec<_> = fs::read_dir(&dir)
+        .unwrap_or_else(|e| panic!("{}: {e}", dir.display()))
+        .map(|entry| entry.unwrap().path())
+        .collect();
+    files.sort();
+    assert!(!files.is_empty(), "no inputs in {}", dir.display());
+    files
+        .into_iter()
+        .map(|path| {
+            let name = path.file_name().unwrap().to_string_lossy().into_owned();
+            (name, fs::read_to_string(&path).unwrap())
+        })
+        .collect()
+}
+
+/// Expressions that nest deeper than the checker and evaluator can recurse
+/// are refused by the parser with an error at the expression, not a stack
+/// overflow; the limit's message names it.
+#[test]
+fn deep_expressions_are_refused_at_parse_time() {
+    for (name, text) in inputs("expr") {
+        let Err(error) = parse(&text, 0) else {
+            panic!(
+                "{name}: a {}-byte expression nesting this deep parsed",
+                text.len()
+            );
+        };
+        assert!(
+            error.message.contains("nests more than"),
+            "{name}: {}",
+            error.message
+        );
+    }
+}
+
+/// The same inputs cut down below the limit parse, check and evaluate: the
+/// limit refuses depth, not these forms.
+#[test]
+fn expressions_below_the_depth_limit_still_evaluate() {
+    let scope = Scope {
+        context: vec![("seen", Type::List)],
+        payload: None,
+        guards: vec![],
+    };
+    let layout = Layout::new(["seen"]);
+    let context = [Value::list(vec![Value::from("x")])];
+    let event = Event::new("E", None, Value::map::<&str>([]));
+    for text in [
+        "!".repeat(150) + "true",
+        "1 + ".repeat(150) + "1",
+        "context.seen".to_string() + &"[0]".repeat(1),
+    ] {
+        let expr = parse(&text, 0).unwrap_or_else(|e| panic!("{text}: {e:?}"));
+        let _ = check(&expr, &scope);
+        let compiled = compile(&expr, &layout, &|_| None);
+        eval(&compiled, &context, Some(&event), &|_| false).unwrap();
+    }
+}
