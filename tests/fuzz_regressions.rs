@@ -41,7 +41,7 @@ fn deep_expressions_are_refused_at_parse_time() {
             );
         };
         assert!(
-            error.message.contains("nests more than"),
+            error.message.contains("nests more than 200 levels"),
             "{name}: {}",
             error.message
         );
@@ -69,5 +69,33 @@ fn expressions_below_the_depth_limit_still_evaluate() {
         let _ = check(&expr, &scope);
         let compiled = compile(&expr, &layout, &|_| None);
         eval(&compiled, &context, Some(&event), &|_| false).unwrap();
+    }
+}
+
+/// DSL files that nest blocks or brackets deeper than the grammar and the
+/// builder can recurse get one syntax error at the bracket past the limit.
+/// They load on a thread with the main thread's usual 8 MiB of stack, where
+/// the grammar reads them whole and the builder used to overflow.
+#[test]
+fn deep_dsl_files_are_refused_with_a_position() {
+    for (name, text) in inputs("dsl") {
+        let result = std::thread::Builder::new()
+            .stack_size(8 * 1024 * 1024)
+            .spawn(move || {
+                idemchart::syntax::parse(&text, idemchart::syntax::Syntax::Dsl).map(|_| ())
+            })
+            .unwrap()
+            .join()
+            .unwrap();
+        let Err(errors) = result else {
+            panic!("{name}: a file nesting this deep loaded");
+        };
+        assert_eq!(errors.len(), 1, "{name}: {errors:?}");
+        let message = &errors[0].message;
+        assert!(
+            message.contains("more than 200 levels"),
+            "{name}: {message}"
+        );
+        assert!(errors[0].span.start > 0, "{name}: {:?}", errors[0].span);
     }
 }

@@ -13,6 +13,9 @@ struct ExprParser;
 
 /// Parses `text`, which starts at byte `offset` of its file.
 pub fn parse(text: &str, offset: u32) -> Result<Expr, ExprError> {
+    if let Some(at) = bracket_too_deep(text) {
+        return Err(too_deep(Span::new(offset as usize + at, offset as usize + at + 1)));
+    }
     let mut pairs =
         ExprParser::parse(Rule::expr_main, text).map_err(|e| syntax_error(e, text, offset))?;
     let main = pairs.next().and_then(|p| p.into_inner().next());
@@ -29,18 +32,69 @@ pub fn parse(text: &str, offset: u32) -> Result<Expr, ExprError> {
 /// operator, `!!x` once per `!`). The checker, the compiler and the
 /// evaluator recurse over the tree, so a deeper one would overflow the
 /// stack; no honest guard comes near this.
-const MAX_DEPTH: u32 = 200;
+pub const MAX_DEPTH: u32 = 200;
 
 /// The depth of a node whose deepest child has `depth`, or an error at
 /// `span` past `MAX_DEPTH`.
 fn nest(depth: u32, span: Span) -> Result<u32, ExprError> {
     if depth >= MAX_DEPTH {
-        return Err(ExprError {
-            message: format!("the expression nests more than {MAX_DEPTH} levels deep"),
-            span,
-        });
+        return Err(too_deep(span));
     }
     Ok(depth + 1)
+}
+
+fn too_deep(span: Span) -> ExprError {
+    ExprError {
+        message: format!("the expression nests more than {MAX_DEPTH} levels deep"),
+        span,
+    }
+}
+
+/// The byte offset of the first bracket (`(`, `[`, `{`) or `?` that opens
+/// more than `MAX_DEPTH` levels, outside strings and `//` comments. The
+/// parsers recurse once or more per level while they read, before the tree's
+/// depth is known, so this linear scan stops a deep text first. A `?` counts
+/// as a level until its bracket closes, for the conditional after it nests.
+/// The DSL's text is scanned the same way: its blocks and its expressions
+/// share the grammar's brackets, strings and comments.
+pub(crate) fn bracket_too_deep(text: &str) -> Option<usize> {
+    let bytes = text.as_bytes();
+    // The open levels, each with the `?`s seen inside it.
+    let mut levels: Vec<u32> = vec![0];
+    let mut depth = 0u32;
+    let mut i = 0;
+    while i < bytes.len() {
+        match bytes[i] {
+            quote @ (b'"' | b'\'') => {
+                i += 1;
+                while i < bytes.len() && bytes[i] != quote && bytes[i] != b'\n' {
+                    i += if bytes[i] == b'\\' { 2 } else { 1 };
+                }
+            }
+            b'/' if bytes.get(i + 1) == Some(&b'/') => {
+                while i < bytes.len() && bytes[i] != b'\n' {
+                    i += 1;
+                }
+            }
+            b'(' | b'[' | b'{' | b'?' => {
+                depth += 1;
+                if depth > MAX_DEPTH {
+                    return Some(i);
+                }
+                match bytes[i] {
+                    b'?' => *levels.last_mut().expect("the outermost level stays") += 1,
+                    _ => levels.push(0),
+                }
+            }
+            b')' | b']' | b'}' if levels.len() > 1 => {
+                let questions = levels.pop().expect("more than one level");
+                depth -= questions + 1;
+            }
+            _ => {}
+        }
+        i += 1;
+    }
+    None
 }
 
 /// The deepest of `items`' depths, 0 for none.
