@@ -99,3 +99,24 @@ fn deep_dsl_files_are_refused_with_a_position() {
         assert!(errors[0].span.start > 0, "{name}: {:?}", errors[0].span);
     }
 }
+
+/// SCXML documents whose elements or JavaScript conditions nest deeper than
+/// the importer can recurse are refused with an error, not a stack overflow.
+#[test]
+fn deep_scxml_documents_are_refused() {
+    for (name, text) in inputs("scxml") {
+        let result = std::thread::Builder::new()
+            .stack_size(8 * 1024 * 1024)
+            .spawn(move || idemchart::import::load_scxml(&text).map(|_| ()))
+            .unwrap()
+            .join()
+            .unwrap();
+        let Err(errors) = result else {
+            panic!("{name}: a document nesting this deep imported");
+        };
+        assert!(
+            errors.iter().any(|e| e.message.contains("more than 200")),
+            "{name}: {errors:?}"
+        );
+    }
+}

@@ -14,7 +14,10 @@ struct ExprParser;
 /// Parses `text`, which starts at byte `offset` of its file.
 pub fn parse(text: &str, offset: u32) -> Result<Expr, ExprError> {
     if let Some(at) = bracket_too_deep(text) {
-        return Err(too_deep(Span::new(offset as usize + at, offset as usize + at + 1)));
+        return Err(too_deep(Span::new(
+            offset as usize + at,
+            offset as usize + at + 1,
+        )));
     }
     let mut pairs =
         ExprParser::parse(Rule::expr_main, text).map_err(|e| syntax_error(e, text, offset))?;
