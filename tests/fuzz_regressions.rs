@@ -63,7 +63,9 @@ fn expressions_below_the_depth_limit_still_evaluate() {
     for text in [
         "!".repeat(150) + "true",
         "1 + ".repeat(150) + "1",
-        "context.seen".to_string() + &"[0]".repeat(1),
+        "[".repeat(150) + &"]".repeat(150),
+        "(".repeat(150) + "1" + &")".repeat(150),
+        "size(context.seen)".to_string() + &" + 1".repeat(150),
     ] {
         let expr = parse(&text, 0).unwrap_or_else(|e| panic!("{text}: {e:?}"));
         let _ = check(&expr, &scope);
