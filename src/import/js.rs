@@ -190,6 +190,49 @@ fn string_literal(text: &str, start: usize) -> Result<(String, usize), JsError> 
 struct Js {
     kind: JsKind,
     at: usize,
+    /// How deep the tree below this node goes, this node counting one.
+    depth: u32,
+}
+
+/// How deeply an expression may nest, in its tree and in the parser's
+/// recursion; past it the translation (which recurses over the tree) would
+/// overflow the stack. The machine format's own limit is the same.
+const MAX_DEPTH: u32 = crate::expr::MAX_DEPTH;
+
+impl Js {
+    /// A node over `kind`'s children, or an error at `at` when it would
+    /// nest deeper than `MAX_DEPTH`.
+    fn new(kind: JsKind, at: usize) -> Result<Js, JsError> {
+        let children = match &kind {
+            JsKind::Number(_)
+            | JsKind::Str(_)
+            | JsKind::Bool(_)
+            | JsKind::Null
+            | JsKind::Ident(_) => 0,
+            JsKind::Array(items) => items.iter().map(|i| i.depth).max().unwrap_or(0),
+            JsKind::Object(entries) => entries.iter().map(|(_, v)| v.depth).max().unwrap_or(0),
+            JsKind::Member(object, _) => object.depth,
+            JsKind::Index(a, b) | JsKind::Binary(_, a, b) => a.depth.max(b.depth),
+            JsKind::Call(callee, args) => args.iter().map(|a| a.depth).fold(callee.depth, u32::max),
+            JsKind::Unary(_, operand) => operand.depth,
+            JsKind::Conditional(a, b, c) => a.depth.max(b.depth).max(c.depth),
+        };
+        if children >= MAX_DEPTH {
+            return Err(too_deep(at));
+        }
+        Ok(Js {
+            kind,
+            at,
+            depth: children + 1,
+        })
+    }
+}
+
+fn too_deep(at: usize) -> JsError {
+    JsError {
+        message: format!("the expression nests more than {MAX_DEPTH} levels deep"),
+        at,
+    }
 }
 
 #[derive(Clone, Debug)]
@@ -215,6 +258,7 @@ fn parse(text: &str) -> Result<Js, JsError> {
         tokens,
         pos: 0,
         end: text.len(),
+        nesting: 0,
     };
     if parser.tokens.is_empty() {
         return Err(JsError {
@@ -244,6 +288,9 @@ struct Parser {
     tokens: Vec<(Token, usize)>,
     pos: usize,
     end: usize,
+    /// How many `conditional`s and `unary`s are under way: the parser's
+    /// recursion, bounded before it can overflow the stack.
+    nesting: u32,
 }
 
 /// Binary operators by precedence level, loosest first, down to the
@@ -292,17 +339,32 @@ impl Parser {
         }
     }
 
+    /// Runs `parse` one level deeper, or fails past `MAX_DEPTH` levels.
+    fn nested(&mut self, parse: fn(&mut Parser) -> Result<Js, JsError>) -> Result<Js, JsError> {
+        if self.nesting >= MAX_DEPTH {
+            return Err(too_deep(self.at()));
+        }
+        self.nesting += 1;
+        let result = parse(self);
+        self.nesting -= 1;
+        result
+    }
+
     fn conditional(&mut self) -> Result<Js, JsError> {
+        self.nested(Parser::conditional_unnested)
+    }
+
+    fn conditional_unnested(&mut self) -> Result<Js, JsError> {
         let condition = self.binary(0)?;
         if self.eat("?") {
             let then = self.conditional()?;
             self.expect(":")?;
             let otherwise = self.conditional()?;
             let at = condition.at;
-            return Ok(Js {
-                kind: JsKind::Conditional(Box::new(condition), Box::new(then), Box::new(otherwise)),
+            return Js::new(
+                JsKind::Conditional(Box::new(condition), Box::new(then), Box::new(otherwise)),
                 at,
-            });
+            );
         }
         if let Some(Token::Punct(p)) = self.peek()
             && p.ends_with('=')
@@ -330,10 +392,7 @@ impl Parser {
             self.pos += 1;
             let right = self.binary(level + 1)?;
             let at = left.at;
-            left = Js {
-                kind: JsKind::Binary(op, Box::new(left), Box::new(right)),
-                at,
-            };
+            left = Js::new(JsKind::Binary(op, Box::new(left), Box::new(right)), at)?;
         }
         Ok(left)
     }
@@ -343,10 +402,7 @@ impl Parser {
         while let Some(op) = self.operator(&["+", "-"]) {
             let right = self.multiplicative()?;
             let at = left.at;
-            left = Js {
-                kind: JsKind::Binary(op, Box::new(left), Box::new(right)),
-                at,
-            };
+            left = Js::new(JsKind::Binary(op, Box::new(left), Box::new(right)), at)?;
         }
         Ok(left)
     }
@@ -356,10 +412,7 @@ impl Parser {
         while let Some(op) = self.operator(&["*", "/", "%"]) {
             let right = self.unary()?;
             let at = left.at;
-            left = Js {
-                kind: JsKind::Binary(op, Box::new(left), Box::new(right)),
-                at,
-            };
+            left = Js::new(JsKind::Binary(op, Box::new(left), Box::new(right)), at)?;
         }
         Ok(left)
     }
@@ -374,13 +427,14 @@ impl Parser {
     }
 
     fn unary(&mut self) -> Result<Js, JsError> {
+        self.nested(Parser::unary_unnested)
+    }
+
+    fn unary_unnested(&mut self) -> Result<Js, JsError> {
         let at = self.at();
         if let Some(op) = self.operator(&["!", "-"]) {
             let operand = self.unary()?;
-            return Ok(Js {
-                kind: JsKind::Unary(op, Box::new(operand)),
-                at,
-            });
+            return Js::new(JsKind::Unary(op, Box::new(operand)), at);
         }
         if let Some(Token::Ident(word)) = self.peek()
             && matches!(
@@ -405,26 +459,17 @@ impl Parser {
                     Some((Token::Ident(name), _)) => {
                         let name = name.clone();
                         self.pos += 1;
-                        expr = Js {
-                            kind: JsKind::Member(Box::new(expr), name),
-                            at,
-                        };
+                        expr = Js::new(JsKind::Member(Box::new(expr), name), at)?;
                     }
                     _ => return Err(self.unexpected("expected a property name")),
                 }
             } else if self.eat("[") {
                 let index = self.conditional()?;
                 self.expect("]")?;
-                expr = Js {
-                    kind: JsKind::Index(Box::new(expr), Box::new(index)),
-                    at,
-                };
+                expr = Js::new(JsKind::Index(Box::new(expr), Box::new(index)), at)?;
             } else if self.eat("(") {
                 let args = self.list(")")?;
-                expr = Js {
-                    kind: JsKind::Call(Box::new(expr), args),
-                    at,
-                };
+                expr = Js::new(JsKind::Call(Box::new(expr), args), at)?;
             } else if let Some(Token::Punct(p @ ("++" | "--"))) = self.peek() {
                 return Err(JsError {
                     message: format!(
@@ -497,7 +542,7 @@ impl Parser {
                 });
             }
         };
-        Ok(Js { kind, at })
+        Js::new(kind, at)
     }
 }
 

@@ -43,6 +43,10 @@ impl Element {
 }
 
 /// Parses a whole document into its root element.
+/// How deeply elements may nest: the importer recurses over the tree, and
+/// no honest chart nests states anywhere near this.
+const MAX_DEPTH: usize = 200;
+
 pub(super) fn parse(text: &str) -> Result<Element, Box<Diagnostic>> {
     let mut reader = Reader::from_str(text);
     let mut stack: Vec<Element> = Vec::new();
@@ -56,6 +60,12 @@ pub(super) fn parse(text: &str) -> Result<Element, Box<Diagnostic>> {
         let end = reader.buffer_position() as usize;
         match event {
             Event::Start(tag) => {
+                if stack.len() >= MAX_DEPTH {
+                    return Err(syntax(
+                        format!("the document nests more than {MAX_DEPTH} elements deep"),
+                        Span::new(start, end),
+                    ));
+                }
                 let element = element(&tag, text, Span::new(start, end), &stack)?;
                 stack.push(element);
             }

@@ -34,6 +34,19 @@ struct ChartParser;
 /// A syntax error stops the parse and is reported alone, at its position;
 /// context values that are not literals are all reported together.
 pub fn parse(text: &str) -> Result<MachineDoc, Vec<Diagnostic>> {
+    // The grammar and the builder recurse per block and per bracket, so a
+    // text that nests deeper than they can is refused before either runs.
+    if let Some(at) = crate::expr::bracket_too_deep(text) {
+        return Err(vec![
+            LoadError::Syntax {
+                message: format!(
+                    "the file is nested too deeply: more than {} levels of blocks, brackets and conditionals",
+                    crate::expr::MAX_DEPTH
+                ),
+            }
+            .at(Span::new(at, at + 1), []),
+        ]);
+    }
     let chart = match ChartParser::parse(Rule::chart, text) {
         Ok(mut pairs) => pairs.next(),
         Err(error) => return Err(vec![errors::syntax_error(&error, text)]),
