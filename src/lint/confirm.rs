@@ -120,6 +120,9 @@ impl Replay {
     }
 }
 
+/// Payload fields and the literals guards compare them with.
+type ComparedLiterals = Vec<(String, Vec<Value>)>;
+
 /// One move of a run the search plays: a delivery, or the clock moved to
 /// the next due timer.
 #[derive(Clone, Debug)]
@@ -157,7 +160,7 @@ pub(super) struct Replayer<'a, 'm> {
     performed: Option<String>,
     /// By event, the literals its handlers' guards compare each payload
     /// field with (`compared`).
-    compared: HashMap<EventId, Vec<(String, Vec<Value>)>>,
+    compared: Option<HashMap<EventId, ComparedLiterals>>,
     /// Synthesized deliveries by event, index and payload variant: the
     /// searches ask for the same ones again and again.
     events: HashMap<(EventId, usize, usize), Event>,
@@ -195,7 +198,7 @@ impl<'a, 'm> Replayer<'a, 'm> {
             sends_left: SEARCH_SENDS.min(SEARCH_WORK / cx.machine.states.len().max(1)),
             performed: None,
             events: HashMap::new(),
-            compared: HashMap::new(),
+            compared: None,
         }
     }
 
@@ -832,31 +835,38 @@ impl<'a, 'm> Replayer<'a, 'm> {
     /// document order, each once.
     fn compared(&mut self, event: EventId, field: &str) -> Vec<Value> {
         let cx = self.cx;
-        let by_field = self.compared.entry(event).or_insert_with(|| {
-            let mut out: Vec<(String, Vec<Value>)> = Vec::new();
+        // Built for every event in one pass over the transitions: one pass
+        // per event would cost events × transitions on a large machine.
+        let table = self.compared.get_or_insert_with(|| {
+            let mut table: HashMap<EventId, ComparedLiterals> = HashMap::new();
             for (index, t) in cx.machine.transitions.iter().enumerate() {
                 let Some(guard) = &t.guard else {
                     continue;
                 };
-                let tid = crate::model::TransitionId(index as u32);
-                if !cx.graph.trigger_events(tid).contains(&event) {
+                let mut found = Vec::new();
+                guard.walk(&mut |e| found.extend(compared_literals(e)));
+                if found.is_empty() {
                     continue;
                 }
-                guard.walk(&mut |e| {
-                    for (f, value) in compared_literals(e) {
-                        match out.iter_mut().find(|(g, _)| *g == f) {
-                            Some((_, values)) if !values.contains(&value) => values.push(value),
+                let tid = crate::model::TransitionId(index as u32);
+                for &event in cx.graph.trigger_events(tid) {
+                    let by_field = table.entry(event).or_default();
+                    for (f, value) in &found {
+                        match by_field.iter_mut().find(|(g, _)| g == f) {
+                            Some((_, values)) if !values.contains(value) => {
+                                values.push(value.clone())
+                            }
                             Some(_) => {}
-                            None => out.push((f, vec![value])),
+                            None => by_field.push((f.clone(), vec![value.clone()])),
                         }
                     }
-                });
+                }
             }
-            out
+            table
         });
-        by_field
-            .iter()
-            .find(|(f, _)| f == field)
+        table
+            .get(&event)
+            .and_then(|by_field| by_field.iter().find(|(f, _)| f == field))
             .map(|(_, values)| values.clone())
             .unwrap_or_default()
     }
