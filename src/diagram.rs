@@ -645,7 +645,7 @@ pub fn mermaid_with(machine: &Machine, overlay: &Overlay) -> String {
     if wrapped {
         writer.declare(StateId::ROOT, 1);
         let line = format!("[*] --> {}", writer.ids[StateId::ROOT.index()]);
-        writer.arrow(1, &line);
+        writer.line(1, &line);
     } else {
         writer.block(StateId::ROOT, 1);
     }
@@ -783,11 +783,6 @@ impl MermaidWriter<'_> {
         }
     }
 
-    /// Writes an arrow line.
-    fn arrow(&mut self, depth: usize, text: &str) {
-        self.line(depth, text);
-    }
-
     /// The `classDef` and `class` lines of the marks. Arrows carry their
     /// marks in their labels only: a state diagram has no `linkStyle`
     /// (Mermaid refuses the whole diagram with one, mermaid-js/mermaid#1352).
@@ -899,7 +894,7 @@ impl MermaidWriter<'_> {
         }
         for target in &state.initial {
             let line = format!("[*] --> {}", self.ids[target.state.index()]);
-            self.arrow(depth, &line);
+            self.line(depth, &line);
         }
         self.write_arrows(id.index(), depth);
         for &child in &state.children {
@@ -909,14 +904,14 @@ impl MermaidWriter<'_> {
 
     fn write_arrows(&mut self, scope: usize, depth: usize) {
         for line in std::mem::take(&mut self.arrows[scope]) {
-            self.arrow(depth, &line);
+            self.line(depth, &line);
         }
     }
 
     fn write_final(&mut self, id: StateId, depth: usize) {
         if self.machine.state(id).kind == StateKind::Final {
             let line = format!("{} --> [*]", self.ids[id.index()]);
-            self.arrow(depth, &line);
+            self.line(depth, &line);
         }
     }
 }

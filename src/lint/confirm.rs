@@ -139,16 +139,54 @@ struct Explored {
     performed: Vec<Arc<str>>,
 }
 
-pub(super) struct Replayer<'a, 'm> {
-    cx: &'a Cx<'m>,
-    chart: Arc<Chart>,
-    budget: [usize; LINTS],
-    /// The actor in its initial configuration, cloned for each replay.
-    started: Option<Actor>,
-    /// Set by every host guard the replay asks; the chart's stand-ins for
+/// The chart replays run and the actor in its initial configuration,
+/// compiled once per lint run and shared by every `Replayer` of it (the
+/// declaration lints replay too): compiling a large machine is not cheap.
+pub(crate) struct ReplayChart {
+    /// Set by every host guard a replay asks; the chart's stand-ins for
     /// the host's implementations only record that they were asked.
     asked_host: Arc<AtomicBool>,
+    /// The actor in its initial configuration, cloned for each replay.
+    started: Actor,
     /// Whether starting the machine already asked a host guard.
+    start_asked_host: bool,
+}
+
+impl ReplayChart {
+    pub fn new(machine: &crate::model::Machine) -> ReplayChart {
+        let asked_host = Arc::new(AtomicBool::new(false));
+        let mut builder = Chart::builder(machine.clone());
+        for guard in &machine.guards {
+            let asked = Arc::clone(&asked_host);
+            builder = builder.guard(&guard.text, move |_| {
+                asked.store(true, Ordering::Relaxed);
+                false
+            });
+        }
+        // Every declared guard has its stand-in and no action is
+        // registered, so building cannot fail; the plain chart is as good
+        // a replay for a machine whose guards it would not ask.
+        let chart = builder
+            .build()
+            .unwrap_or_else(|_| Chart::new(machine.clone()));
+        // A machine's own lower budget holds in the replay too.
+        let limit = chart.microstep_limit().min(REPLAY_MICROSTEPS);
+        let chart = Arc::new(chart.with_microstep_limit(limit));
+        let started = Actor::new(Arc::clone(&chart));
+        let start_asked_host = asked_host.load(Ordering::Relaxed);
+        ReplayChart {
+            asked_host,
+            started,
+            start_asked_host,
+        }
+    }
+}
+
+pub(super) struct Replayer<'a, 'm> {
+    cx: &'a Cx<'m>,
+    shared: &'a ReplayChart,
+    budget: [usize; LINTS],
+    asked_host: &'a AtomicBool,
     start_asked_host: bool,
     fields: HashMap<EventId, Vec<(String, Option<PayloadType>)>>,
     /// The configurations reached from the start, breadth-first; built on
@@ -168,31 +206,13 @@ pub(super) struct Replayer<'a, 'm> {
 
 impl<'a, 'm> Replayer<'a, 'm> {
     pub fn new(cx: &'a Cx<'m>) -> Self {
-        let asked_host = Arc::new(AtomicBool::new(false));
-        let mut builder = Chart::builder(cx.machine.clone());
-        for guard in &cx.machine.guards {
-            let asked = Arc::clone(&asked_host);
-            builder = builder.guard(&guard.text, move |_| {
-                asked.store(true, Ordering::Relaxed);
-                false
-            });
-        }
-        // Every declared guard has its stand-in and no action is
-        // registered, so building cannot fail; the plain chart is as good
-        // a replay for a machine whose guards it would not ask.
-        let chart = builder
-            .build()
-            .unwrap_or_else(|_| Chart::new(cx.machine.clone()));
-        // A machine's own lower budget holds in the replay too.
-        let limit = chart.microstep_limit().min(REPLAY_MICROSTEPS);
-        let chart = chart.with_microstep_limit(limit);
+        let shared = cx.replay_chart();
         Replayer {
             cx,
-            chart: Arc::new(chart),
+            shared,
             budget: [MAX_REPLAYS; LINTS],
-            started: None,
-            asked_host,
-            start_asked_host: false,
+            asked_host: &shared.asked_host,
+            start_asked_host: shared.start_asked_host,
             fields: HashMap::new(),
             explored: None,
             sends_left: SEARCH_SENDS.min(SEARCH_WORK / cx.machine.states.len().max(1)),
@@ -413,12 +433,8 @@ impl<'a, 'm> Replayer<'a, 'm> {
     }
 
     /// The actor in its initial configuration.
-    fn started(&mut self) -> Actor {
-        if self.started.is_none() {
-            self.started = Some(Actor::new(Arc::clone(&self.chart)));
-            self.start_asked_host = self.asked_host.load(Ordering::Relaxed);
-        }
-        self.started.clone().expect("started above")
+    fn started(&self) -> Actor {
+        self.shared.started.clone()
     }
 
     /// Whether the end of the witness changes something, from `actor`

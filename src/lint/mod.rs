@@ -246,6 +246,8 @@ pub(crate) struct Cx<'m> {
     layered_searches: std::cell::Cell<usize>,
     /// The suppressions that covered uses dropped by `Cx::allows`.
     allowed_uses: Used,
+    /// The chart the replays run, compiled on the first replay.
+    replay_chart: std::cell::OnceCell<confirm::ReplayChart>,
 }
 
 /// `Cx::identity_sets`, in one pass over the transitions: reading every
@@ -306,6 +308,7 @@ impl<'m> Cx<'m> {
             drives: RefCell::default(),
             layered_searches: std::cell::Cell::new(repeat::LAYERED_SEARCHES),
             allowed_uses: Used::new(),
+            replay_chart: std::cell::OnceCell::new(),
         }
     }
 
@@ -348,6 +351,12 @@ impl<'m> Cx<'m> {
             }
             None => false,
         }
+    }
+
+    /// The chart the replays run, shared by every replayer of this lint run.
+    pub fn replay_chart(&self) -> &confirm::ReplayChart {
+        self.replay_chart
+            .get_or_init(|| confirm::ReplayChart::new(self.machine))
     }
 
     /// The declaration of an event, if it is declared.
