@@ -162,6 +162,22 @@ pub fn did_you_mean<'a>(
         .map(|(_, c)| c)
 }
 
+/// The candidate closest to `wrong` when it is so close that `wrong` can
+/// only be a typo of it (one or two letters off, in a name of some length);
+/// for names that may also stand for something of their own.
+pub fn did_you_mean_strictly<'a>(
+    wrong: &str,
+    candidates: impl IntoIterator<Item = &'a str>,
+) -> Option<&'a str> {
+    candidates
+        .into_iter()
+        .filter(|c| *c != wrong && c.chars().count() >= 5)
+        .map(|c| (strsim::damerau_levenshtein(wrong, c), c))
+        .filter(|(distance, _)| *distance <= 2)
+        .min_by_key(|(distance, _)| *distance)
+        .map(|(_, c)| c)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -170,5 +186,9 @@ mod tests {
     fn suggests_close_names_only() {
         assert_eq!(did_you_mean("pagdo", ["pagado", "enviado"]), Some("pagado"));
         assert_eq!(did_you_mean("xyz", ["pagado", "enviado"]), None);
+        let strictly = |w| did_you_mean_strictly(w, ["cobrarTarjeta", "enviarContrato", "mail"]);
+        assert_eq!(strictly("cobrarTarjta"), Some("cobrarTarjeta"));
+        assert_eq!(strictly("cobrarEnvio"), None);
+        assert_eq!(strictly("mails"), None);
     }
 }

@@ -8,13 +8,16 @@ mod common;
 use std::sync::Arc;
 
 use idemchart::expr::{Event, Value};
-use idemchart::interp::{Actor, Chart, Snapshot, SnapshotJsonError, TimerSnapshot};
+use idemchart::interp::{
+    Actor, Chart, InvocationSnapshot, Snapshot, SnapshotJsonError, TimerSnapshot,
+};
 use idemchart::syntax::{Syntax, parse};
 use indexmap::IndexMap;
 use proptest::prelude::*;
 
-/// A machine with nesting, deep history, a delayed transition and a delayed
-/// send with data and an id, so that snapshots carry every field.
+/// A machine with nesting, deep history, a delayed transition, a delayed
+/// send with data and an id, and an invocation, so that snapshots carry
+/// every field.
 const MACHINE: &str = r#"
 machine: m
 version: 3
@@ -30,12 +33,14 @@ states:
       a1:
         on: { GO: a2 }
         after: { 5s: a2 }
+        invoke: { src: lookup, input: { n: "context.n" } }
       a2:
         entry:
           - { send: TICK, data: { k: "context.n" }, delay: 1s, id: t1 }
       h: { type: history, history: deep }
   b:
     on: { GO: a.h }
+    invoke: [ { src: lookup } ]
 "#;
 
 fn chart() -> Arc<Chart> {
@@ -193,16 +198,31 @@ fn snapshot(any_bits: bool) -> impl Strategy<Value = Snapshot> {
                 seq
             }),
     ];
+    let invocation = (
+        prop::sample::select(vec!["a.a1", "b"]),
+        prop::option::of(value(any_bits)),
+        prop::option::of(string()),
+    )
+        .prop_map(|(state, input, key)| InvocationSnapshot {
+            state: state.into(),
+            id: "lookup".into(),
+            // `None` and a null input are the same invocation.
+            input: input.filter(|i| *i != Value::Null),
+            key,
+        });
     (
         leaves,
         history,
         (value(any_bits), value(any_bits), value(any_bits)),
-        prop::collection::vec(timer, 0..3),
+        (
+            prop::collection::vec(timer, 0..3),
+            prop::collection::vec(invocation, 0..2),
+        ),
         any::<u64>(),
         any::<bool>(),
     )
         .prop_map(
-            |(leaves, history, (n, items, label), timers, now, done)| Snapshot {
+            |(leaves, history, (n, items, label), (timers, invocations), now, done)| Snapshot {
                 format: 1,
                 machine: "m".into(),
                 version: Some(3),
@@ -224,6 +244,7 @@ fn snapshot(any_bits: bool) -> impl Strategy<Value = Snapshot> {
                     .unwrap_or_default(),
                 context: Value::map([("n", n), ("items", items), ("label", label)]),
                 timers,
+                invocations,
                 now,
                 semantics: idemchart::model::Semantics::Scxml,
             },

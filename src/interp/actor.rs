@@ -7,10 +7,10 @@ use std::sync::Arc;
 use super::bits::{MarkedSet, StateSet};
 use super::chart::{Chart, CompiledAction, OUTSIDE_ROOT};
 use super::host::{HostCall, Updates};
-use super::step::{EffectCall, Step};
+use super::step::{Cancelled, EffectCall, Invoked, Step};
 use super::unsettled::Unsettled;
 use crate::expr::{self, CompiledAssign, Event, Value};
-use crate::model::{StateId, StateKind, TransitionId};
+use crate::model::{Completion, StateId, StateKind, TransitionId};
 
 /// Whether the machine still accepts events.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
@@ -38,6 +38,27 @@ pub(crate) enum Due {
     Send { event: Event, id: Option<Arc<str>> },
 }
 
+/// An invocation in flight: the `index`-th of `state`'s invocations.
+#[derive(Clone, Debug, PartialEq)]
+pub(crate) struct Running {
+    pub state: StateId,
+    pub index: u32,
+    pub input: Value,
+    /// Bound by the host (`Actor::bind_invocation_keys`): a completion
+    /// that carries another id belongs to an earlier, cancelled start.
+    pub key: Option<Arc<str>>,
+}
+
+/// An invocation in flight, as `Actor::invocations` lists it.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct RunningInvocation<'a> {
+    pub id: &'a str,
+    pub src: &'a str,
+    pub state: StateId,
+    pub input: &'a Value,
+    pub key: Option<&'a str>,
+}
+
 /// One running instance of a chart.
 #[derive(Clone, Debug)]
 pub struct Actor {
@@ -57,6 +78,8 @@ pub(crate) struct Core {
     /// Recorded history, by history state: the states to restore.
     pub(crate) history: Vec<(StateId, Vec<StateId>)>,
     pub(crate) timers: Vec<Timer>,
+    /// Invocations in flight, in the order they started.
+    pub(crate) invocations: Vec<Running>,
     pub(crate) status: Status,
     pub(crate) now: u64,
     pub(crate) next_seq: u64,
@@ -106,6 +129,7 @@ impl Actor {
             context,
             history: Vec::new(),
             timers: Vec::new(),
+            invocations: Vec::new(),
             status: Status::Active,
             now,
             next_seq: 0,
@@ -211,7 +235,9 @@ impl Core {
         };
         self.step.clear(None);
         self.budget = chart.microstep_limit;
-        if self.status == Status::Done {
+        if self.status == Status::Done
+            || (chart.has_invocations && !self.take_completion(chart, event))
+        {
             self.step.event = Some(name);
             self.step.ignored = true;
             return;
@@ -272,6 +298,9 @@ impl Core {
     }
 
     fn macrostep(&mut self, chart: &Chart, event: &Event) {
+        if chart.has_invocations && !self.take_completion(chart, event) {
+            return;
+        }
         self.select(chart, Some(event));
         if !self.enabled.is_empty() {
             self.microstep(chart, Some(event));
@@ -470,6 +499,9 @@ impl Core {
             let Some(event) = self.internal.pop_front() else {
                 break;
             };
+            if chart.has_invocations && !self.take_completion(chart, &event) {
+                continue;
+            }
             self.select(chart, Some(&event));
             if !self.enabled.is_empty() {
                 self.microstep(chart, Some(&event));
@@ -907,6 +939,9 @@ impl Core {
         }
         for &s in exiting.iter().rev() {
             self.run_actions(chart, &chart.state(s).exit, event);
+            if !self.invocations.is_empty() {
+                self.cancel_invocations(chart, s);
+            }
             if !self.timers.is_empty() {
                 self.timers.retain(|timer| !matches!(timer.what, Due::Transition(t) if chart.transition(t).source == s));
             }
@@ -1011,6 +1046,9 @@ impl Core {
             self.active.insert(s);
             self.step.entered.push(s);
             self.run_actions(chart, &chart.state(s).entry, event);
+            if !chart.state(s).invoke.is_empty() {
+                self.start_invocations(chart, s, event);
+            }
             for &t in &chart.state(s).after {
                 if let Some(delay) = chart.transition(t).delay {
                     self.schedule(delay, Due::Transition(t));
@@ -1036,8 +1074,94 @@ impl Core {
         exiting.extend(self.active.iter());
         for &s in exiting.iter().rev() {
             self.run_actions(chart, &chart.state(s).exit, event);
+            if !self.invocations.is_empty() {
+                self.cancel_invocations(chart, s);
+            }
         }
         self.exiting = exiting;
+    }
+
+    /// Starts the state's invocations, after its entry actions (as XState
+    /// does). An input that cannot be evaluated fails the invocation: its
+    /// error event is raised, for `onError` to handle.
+    #[inline(never)]
+    fn start_invocations(&mut self, chart: &Chart, state: StateId, event: Option<&Event>) {
+        for (index, invocation) in chart.state(state).invoke.iter().enumerate() {
+            let active = &self.active;
+            let is_active = |s: u32| active.contains(StateId(s));
+            let input = evaluate_map(&invocation.input, &self.context, event, &is_active);
+            let running = Running {
+                state,
+                index: index as u32,
+                input: Value::Null,
+                key: None,
+            };
+            match input {
+                Ok(input) => {
+                    self.step.invoked.push(Invoked {
+                        id: Arc::clone(&invocation.id),
+                        src: Arc::clone(&invocation.src),
+                        input: input.clone(),
+                        state,
+                    });
+                    self.invocations.push(Running { input, ..running });
+                }
+                Err(message) => {
+                    let mut data = expr::Map::default();
+                    data.insert("error".into(), Value::from(message.as_str()));
+                    self.step.errors.push(message);
+                    self.invocations.push(running);
+                    self.internal.push_back(Event::new(
+                        Arc::clone(&invocation.error_event),
+                        None,
+                        Value::Map(Arc::new(data)),
+                    ));
+                }
+            }
+        }
+    }
+
+    /// Cancels the invocations of a state being exited.
+    #[inline(never)]
+    fn cancel_invocations(&mut self, chart: &Chart, state: StateId) {
+        let step = &mut self.step;
+        self.invocations.retain(|running| {
+            if running.state != state {
+                return true;
+            }
+            step.cancelled.push(Cancelled {
+                id: Arc::clone(&chart.state(state).invoke[running.index as usize].id),
+                state,
+                key: running.key.clone(),
+            });
+            false
+        });
+    }
+
+    /// Whether the event is to be processed: any event but a completion,
+    /// and a completion of an invocation in flight, which it ends. A
+    /// completion of an invocation that was cancelled or never started (or
+    /// whose bound key is not the event's id) is ignored.
+    #[inline(never)]
+    fn take_completion(&mut self, chart: &Chart, event: &Event) -> bool {
+        let Some((_, id)) = Completion::of_event(&event.name) else {
+            return true;
+        };
+        let event_id = event.id.as_ref().and_then(Value::as_str);
+        let found = self.invocations.iter().position(|running| {
+            &*chart.state(running.state).invoke[running.index as usize].id == id
+                && match (&running.key, event_id) {
+                    (Some(key), Some(event_id)) => &**key == event_id,
+                    _ => true,
+                }
+        });
+        match found {
+            Some(index) => {
+                self.invocations.remove(index);
+                true
+            }
+            None => false,
+        }
     }
 
     /// Raises `done.state` events for a final state, or ends the machine when
@@ -1400,6 +1524,41 @@ fn evaluate_map(
 }
 
 impl Actor {
+    /// The invocations in flight, in the order they started.
+    pub fn invocations(&self) -> impl Iterator<Item = RunningInvocation<'_>> + '_ {
+        self.core.invocations.iter().map(|running| {
+            let invocation = &self.chart.state(running.state).invoke[running.index as usize];
+            RunningInvocation {
+                id: &invocation.id,
+                src: &invocation.src,
+                state: running.state,
+                input: &running.input,
+                key: running.key.as_deref(),
+            }
+        })
+    }
+
+    /// Gives each invocation in flight that has no key yet the key `key`
+    /// makes of it. The durable runtime binds the outbox key, which the
+    /// completion then carries as its event id, so that a late answer to
+    /// an earlier, cancelled start of the same invocation is ignored.
+    pub fn bind_invocation_keys(&mut self, mut key: impl FnMut(RunningInvocation<'_>) -> String) {
+        for running in &mut self.core.invocations {
+            if running.key.is_some() {
+                continue;
+            }
+            let invocation = &self.chart.state(running.state).invoke[running.index as usize];
+            let bound = key(RunningInvocation {
+                id: &invocation.id,
+                src: &invocation.src,
+                state: running.state,
+                input: &running.input,
+                key: None,
+            });
+            running.key = Some(bound.into());
+        }
+    }
+
     /// The record of the latest macrostep (the start, a send or timers).
     pub fn last_step(&self) -> &Step {
         &self.core.step

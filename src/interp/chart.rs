@@ -6,9 +6,9 @@ use std::sync::Arc;
 use super::host::{ActionFn, GuardFn, Host, Registered};
 use crate::expr::{self, Compiled, CompiledAssign, Layout};
 use crate::model::{
-    Action, EventDescriptor, EventPattern, Machine, StateId, StateKind, TransitionId, Trigger,
+    Action, Completion, EventDescriptor, EventPattern, Machine, StateId, StateKind, TransitionId,
+    Trigger,
 };
-use crate::syntax::find_state;
 
 /// The domain of a transition that exits and re-enters the root itself: the
 /// SCXML document around the machine, the parent of the root. It names no
@@ -27,6 +27,8 @@ pub struct Chart {
     pub(crate) transitions: Vec<TransitionInfo>,
     /// Whether any state has eventless transitions; lets a step skip looking.
     pub(crate) has_eventless: bool,
+    /// Whether any state invokes; lets a step skip looking for completions.
+    pub(crate) has_invocations: bool,
     /// Whether the machine runs by XState v5's rules (`semantics: xstate`,
     /// docs/semantics.md) rather than SCXML's.
     pub(crate) xstate: bool,
@@ -64,6 +66,17 @@ pub(crate) struct StateInfo {
     pub after: Vec<TransitionId>,
     /// `done.state.ID` raised when this state completes.
     pub done_event: Arc<str>,
+    /// Started after the entry actions, cancelled after the exit actions.
+    pub invoke: Vec<CompiledInvocation>,
+}
+
+#[derive(Debug)]
+pub(crate) struct CompiledInvocation {
+    pub id: Arc<str>,
+    pub src: Arc<str>,
+    pub input: Vec<(Arc<str>, Compiled)>,
+    /// `xstate.error.actor.ID`, raised when the input cannot be evaluated.
+    pub error_event: Arc<str>,
 }
 
 #[derive(Debug)]
@@ -143,7 +156,7 @@ impl Chart {
     /// Prepares `machine` for running with the host's implementations.
     pub(crate) fn compile(machine: Machine, host: Host) -> Chart {
         let layout = Layout::new(machine.context.keys());
-        let resolve = |path: &str| find_state(&machine, path).map(|s| s.0);
+        let resolve = |path: &str| machine.find_state(path).map(|s| s.0);
         let guard_index = |name: &str| {
             machine
                 .guards
@@ -236,6 +249,20 @@ impl Chart {
                     always: state.always.clone(),
                     after: state.after.clone(),
                     done_event: format!("done.state.{}", machine.display_name(id)).into(),
+                    invoke: state
+                        .invoke
+                        .iter()
+                        .map(|i| CompiledInvocation {
+                            id: i.id.text.as_str().into(),
+                            src: i.src.text.as_str().into(),
+                            input: i
+                                .input
+                                .iter()
+                                .map(|(k, a)| (k.as_str().into(), compile(&a.expr)))
+                                .collect(),
+                            error_event: i.event(Completion::Error).into(),
+                        })
+                        .collect(),
                 }
             })
             .collect();
@@ -286,6 +313,7 @@ impl Chart {
             })
             .collect();
         let has_eventless = machine.states.iter().any(|s| !s.always.is_empty());
+        let has_invocations = machine.states.iter().any(|s| !s.invoke.is_empty());
         let microstep_limit = machine
             .limits
             .as_ref()
@@ -306,6 +334,7 @@ impl Chart {
             states,
             transitions,
             has_eventless,
+            has_invocations,
             xstate: machine.semantics == crate::model::Semantics::Xstate,
             event_names,
             machine,

@@ -61,17 +61,19 @@ mod unsettled;
 #[cfg(test)]
 mod fast_path_tests;
 #[cfg(test)]
+mod invoke_tests;
+#[cfg(test)]
 mod scxml_tests;
 #[cfg(test)]
 mod semantics_tests;
 
-pub use actor::{Actor, Status};
+pub use actor::{Actor, RunningInvocation, Status};
 pub use chart::{Chart, DEFAULT_MICROSTEP_LIMIT};
 pub use clock::{Clock, FiredTimer, SystemClock, VirtualClock};
 pub use host::{BuildError, ChartBuilder, HostCall, HostError, Updates};
-pub use snapshot::{RestoreError, SNAPSHOT_FORMAT, Snapshot, TimerSnapshot};
+pub use snapshot::{InvocationSnapshot, RestoreError, SNAPSHOT_FORMAT, Snapshot, TimerSnapshot};
 pub use snapshot_json::SnapshotJsonError;
-pub use step::{EffectCall, Step};
+pub use step::{Cancelled, EffectCall, Invoked, Step};
 pub use unsettled::Unsettled;
 
 use std::sync::Arc;

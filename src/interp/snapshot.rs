@@ -5,7 +5,7 @@ use std::sync::Arc;
 use indexmap::IndexMap;
 use serde::{Deserialize, Serialize};
 
-use super::actor::{Actor, Due, Status, Timer};
+use super::actor::{Actor, Due, Running, Status, Timer};
 use super::bits::StateSet;
 use super::chart::Chart;
 use crate::expr::{Event, Value};
@@ -33,6 +33,10 @@ pub struct Snapshot {
     /// Pending delayed transitions, which fire after a restore as they would have.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub timers: Vec<TimerSnapshot>,
+    /// Invocations in flight, in the order they started: a restored actor
+    /// still accepts their completions.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub invocations: Vec<InvocationSnapshot>,
     /// The actor's clock, in milliseconds.
     #[serde(default)]
     pub now: u64,
@@ -65,6 +69,17 @@ pub enum TimerSnapshot {
     },
 }
 
+/// An invocation in flight: the invocation `id` of the state at `state`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct InvocationSnapshot {
+    pub state: String,
+    pub id: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub input: Option<Value>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub key: Option<String>,
+}
+
 /// Why a snapshot cannot continue on a chart.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 pub enum RestoreError {
@@ -92,6 +107,10 @@ pub enum RestoreError {
     UnknownState(String),
     #[error("the snapshot's context does not fit the machine: {0}")]
     Context(String),
+    #[error(
+        "the snapshot has invocation `{id}` of state `{state}` in flight, which the machine does not have there"
+    )]
+    UnknownInvocation { state: String, id: String },
 }
 
 impl Actor {
@@ -134,6 +153,12 @@ impl Actor {
                         seq: t.seq,
                     },
                 })
+                .collect(),
+            invocations: self
+                .core
+                .invocations
+                .iter()
+                .map(|running| invocation_snapshot(chart, running))
                 .collect(),
             now: self.core.now,
             semantics: chart.machine.semantics,
@@ -179,6 +204,11 @@ impl Actor {
             .map(|timer| restore_timer(&chart, timer))
             .collect::<Result<_, _>>()?;
         actor.core.next_seq = next_seq(&actor.core.timers);
+        actor.core.invocations = snapshot
+            .invocations
+            .iter()
+            .map(|invocation| restore_invocation(&chart, invocation))
+            .collect::<Result<_, _>>()?;
         Ok(actor)
     }
 }
@@ -317,6 +347,40 @@ pub(super) fn restore_timer(chart: &Chart, timer: &TimerSnapshot) -> Result<Time
                 id: id.as_deref().map(Arc::from),
             },
         },
+    })
+}
+
+pub(super) fn invocation_snapshot(chart: &Chart, running: &Running) -> InvocationSnapshot {
+    InvocationSnapshot {
+        state: chart.machine.state(running.state).path.clone(),
+        id: chart.state(running.state).invoke[running.index as usize]
+            .id
+            .to_string(),
+        input: (running.input != Value::Null).then(|| running.input.clone()),
+        key: running.key.as_deref().map(str::to_string),
+    }
+}
+
+pub(super) fn restore_invocation(
+    chart: &Chart,
+    invocation: &InvocationSnapshot,
+) -> Result<Running, RestoreError> {
+    let unknown = || RestoreError::UnknownInvocation {
+        state: invocation.state.clone(),
+        id: invocation.id.clone(),
+    };
+    let at = chart.state_by_path(&invocation.state).ok_or_else(unknown)?;
+    let index = chart
+        .state(at)
+        .invoke
+        .iter()
+        .position(|i| *i.id == *invocation.id)
+        .ok_or_else(unknown)?;
+    Ok(Running {
+        state: at,
+        index: index as u32,
+        input: invocation.input.clone().unwrap_or(Value::Null),
+        key: invocation.key.as_deref().map(Arc::from),
     })
 }
 

@@ -26,7 +26,7 @@ use indexmap::IndexMap;
 use super::actor::{Actor, Due, Status};
 use super::bits::StateSet;
 use super::chart::Chart;
-use super::snapshot::{self, RestoreError, SNAPSHOT_FORMAT, TimerSnapshot};
+use super::snapshot::{self, InvocationSnapshot, RestoreError, SNAPSHOT_FORMAT, TimerSnapshot};
 use crate::expr::Value;
 use crate::expr::json::{self, JsonError, Number, Reader, Writer};
 use crate::model::{Semantics, StateId};
@@ -155,6 +155,29 @@ impl Actor {
             }
             out.raw("]");
         }
+        if !self.core.invocations.is_empty() {
+            out.raw(",\"invocations\":[");
+            for (i, running) in self.core.invocations.iter().enumerate() {
+                if i > 0 {
+                    out.raw(",");
+                }
+                let invocation = &chart.state(running.state).invoke[running.index as usize];
+                out.raw("{\"state\":");
+                out.str(path(running.state));
+                out.raw(",\"id\":");
+                out.str(&invocation.id);
+                if running.input != Value::Null {
+                    out.raw(",\"input\":");
+                    out.value(&running.input);
+                }
+                if let Some(key) = &running.key {
+                    out.raw(",\"key\":");
+                    out.str(key);
+                }
+                out.raw("}");
+            }
+            out.raw("]");
+        }
         out.raw(",\"now\":");
         out.u64(self.core.now);
         if !machine.semantics.is_default() {
@@ -237,6 +260,13 @@ impl Actor {
                 .collect::<Result<_, _>>()?;
             core.next_seq = snapshot::next_seq(&core.timers);
         }
+        if !read.invocations.is_empty() {
+            core.invocations = read
+                .invocations
+                .iter()
+                .map(|invocation| snapshot::restore_invocation(chart, invocation))
+                .collect::<Result<_, _>>()?;
+        }
         core.status = read.status;
         core.now = read.now;
         Ok(())
@@ -265,7 +295,7 @@ fn syntax(text: &str, error: JsonError) -> SnapshotJsonError {
 
 /// The snapshot's fields in declaration order, which is also the order of
 /// the list form.
-const FIELDS: [&str; 10] = [
+const FIELDS: [&str; 11] = [
     "format",
     "machine",
     "version",
@@ -274,6 +304,7 @@ const FIELDS: [&str; 10] = [
     "history",
     "context",
     "timers",
+    "invocations",
     "now",
     "semantics",
 ];
@@ -292,13 +323,13 @@ fn field_key(reader: &mut Reader<'_>, index: usize) -> bool {
             }
         };
     }
-    by_index!(0 1 2 3 4 5 6 7 8 9)
+    by_index!(0 1 2 3 4 5 6 7 8 9 10)
 }
 
-/// The fields with `#[serde(default)]`: version, history, timers, now,
-/// semantics.
-const OPTIONAL: [bool; 10] = [
-    false, false, true, false, false, true, false, true, true, true,
+/// The fields with `#[serde(default)]`: version, history, timers,
+/// invocations, now, semantics.
+const OPTIONAL: [bool; 11] = [
+    false, false, true, false, false, true, false, true, true, true, true,
 ];
 
 /// The other fields, by bit `1 << index`.
@@ -328,6 +359,7 @@ struct Fields<'a> {
     history: Option<IndexMap<String, Vec<String>>>,
     context: Option<Context>,
     timers: Option<Vec<TimerSnapshot>>,
+    invocations: Option<Vec<InvocationSnapshot>>,
     now: Option<u64>,
     semantics: Option<Semantics>,
 }
@@ -348,6 +380,7 @@ struct Read<'a> {
     history: IndexMap<String, Vec<String>>,
     context: Context,
     timers: Vec<TimerSnapshot>,
+    invocations: Vec<InvocationSnapshot>,
     now: u64,
     semantics: Semantics,
 }
@@ -452,7 +485,7 @@ impl<'a> Decoder<'a, '_> {
                 let end = self.reader.pos() - 1;
                 if let Some(index) = (count..FIELDS.len()).find(|&i| !OPTIONAL[i]) {
                     let message = format!(
-                        "invalid length {index}, expected struct Snapshot with 10 elements"
+                        "invalid length {index}, expected struct Snapshot with 11 elements"
                     );
                     return Err(self.reader.error(end, message));
                 }
@@ -472,6 +505,7 @@ impl<'a> Decoder<'a, '_> {
             history: fields.history.unwrap_or_default(),
             context: fields.context.ok_or_else(missing)?,
             timers: fields.timers.unwrap_or_default(),
+            invocations: fields.invocations.unwrap_or_default(),
             now: fields.now.unwrap_or_default(),
             semantics: fields.semantics.unwrap_or_default(),
         })
@@ -495,7 +529,8 @@ impl<'a> Decoder<'a, '_> {
             5 => fields.history = Some(history(reader)?),
             6 => fields.context = Some(self.context()?),
             7 => fields.timers = Some(self.timers()?),
-            8 => fields.now = Some(unsigned(reader, u64::MAX, "u64")?),
+            8 => fields.invocations = Some(invocations(reader)?),
+            9 => fields.now = Some(unsigned(reader, u64::MAX, "u64")?),
             _ => fields.semantics = Some(semantics(reader)?),
         }
         Ok(())
@@ -790,6 +825,32 @@ fn kind(reader: &mut Reader<'_>) -> Result<Kind, JsonError> {
             format!("unknown variant `{other}`, expected `after` or `send`"),
         )),
     }
+}
+
+/// The invocations in flight. They are rare and small, so their text is
+/// checked in place (depth included) and then read by serde itself, which
+/// accepts exactly what the serde route accepts.
+fn invocations(reader: &mut Reader<'_>) -> Result<Vec<InvocationSnapshot>, JsonError> {
+    reader.peek();
+    let start = reader.pos();
+    reader.value_checking(false)?;
+    let text = &reader.text()[start..reader.pos()];
+    serde_json::from_str(text).map_err(|error| {
+        let (line, column) = (error.line(), error.column());
+        // The error's place in the whole text, for the message's position.
+        let offset = text
+            .split_inclusive('\n')
+            .take(line.saturating_sub(1))
+            .map(str::len)
+            .sum::<usize>()
+            + column.saturating_sub(1);
+        let message = error.to_string();
+        let message = message
+            .rsplit_once(" at line ")
+            .map_or(message.as_str(), |(m, _)| m)
+            .to_string();
+        reader.error(start + offset, message)
+    })
 }
 
 /// A timer, as a map tagged by `kind` or as a list starting with the tag.

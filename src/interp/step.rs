@@ -22,6 +22,12 @@ pub struct Step {
     pub entered: Vec<StateId>,
     /// Effects and host actions, in the order they ran.
     pub effects: Vec<EffectCall>,
+    /// Invocations started, in the order their states were entered; the
+    /// host answers each with a completion event.
+    pub invoked: Vec<Invoked>,
+    /// Invocations cancelled because their state was exited, in order,
+    /// including any started earlier in this same step.
+    pub cancelled: Vec<Cancelled>,
     /// Values of `log` actions.
     pub logs: Vec<Value>,
     /// Expressions that failed; each also raised `error.execution`.
@@ -48,6 +54,29 @@ pub struct EffectCall {
     pub ran: bool,
 }
 
+/// An invocation the machine started: the host performs `src` with
+/// `input` and answers with `xstate.done.actor.ID` (payload `output`) or
+/// `xstate.error.actor.ID` (payload `error`).
+#[derive(Clone, Debug, PartialEq)]
+pub struct Invoked {
+    pub id: Arc<str>,
+    pub src: Arc<str>,
+    /// The evaluated input as a map, `Null` when there is none.
+    pub input: Value,
+    /// The invoking state.
+    pub state: StateId,
+}
+
+/// An invocation stopped before it completed; its answer, should one come,
+/// is ignored.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Cancelled {
+    pub id: Arc<str>,
+    pub state: StateId,
+    /// The key the host bound to it (`Actor::bind_invocation_keys`), if any.
+    pub key: Option<Arc<str>>,
+}
+
 impl Step {
     #[inline(always)]
     pub(crate) fn clear(&mut self, event: Option<Arc<str>>) {
@@ -60,6 +89,12 @@ impl Step {
         // nothing; they are mostly empty already.
         if !self.effects.is_empty() {
             self.effects.clear();
+        }
+        if !self.invoked.is_empty() {
+            self.invoked.clear();
+        }
+        if !self.cancelled.is_empty() {
+            self.cancelled.clear();
         }
         if !self.logs.is_empty() {
             self.logs.clear();

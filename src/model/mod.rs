@@ -248,12 +248,89 @@ pub struct State {
     pub always: Vec<TransitionId>,
     /// Delayed transitions in document order.
     pub after: Vec<TransitionId>,
+    /// Calls started when the state is entered and cancelled when it is
+    /// exited, in document order.
+    pub invoke: Vec<Invocation>,
     pub description: Option<String>,
     pub tags: Vec<String>,
     /// Suppressed lints (kebab-case name) with the reason given.
     pub allow: IndexMap<String, Allow>,
     /// Where the state's key was written.
     pub span: Span,
+}
+
+/// A call the state makes while it is active (XState's `invoke`): started
+/// after the state's entry actions, cancelled when the state is exited, and
+/// answered by one completion event, `xstate.done.actor.ID` (payload
+/// `output`) or `xstate.error.actor.ID` (payload `error`).
+#[derive(Clone, Debug, PartialEq)]
+pub struct Invocation {
+    /// Unique among the state's invocations; names its completion events.
+    /// The `src` where none was written.
+    pub id: Name,
+    /// A declared effect, or else a host service whose idempotency is unknown.
+    pub src: Name,
+    /// Evaluated when the invocation starts.
+    pub input: IndexMap<String, Argument>,
+    /// The handlers of the completion events, which are also in the state's
+    /// `on` (after the transitions written there), where the interpreter
+    /// and the analysis find them as any other.
+    pub on_done: Vec<TransitionId>,
+    pub on_error: Vec<TransitionId>,
+    /// Where the invocation was written.
+    pub span: Span,
+}
+
+/// How an invocation ended.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Completion {
+    Done,
+    Error,
+}
+
+impl Completion {
+    const DONE_PREFIX: &'static str = "xstate.done.actor.";
+    const ERROR_PREFIX: &'static str = "xstate.error.actor.";
+
+    /// The completion event's name for the invocation `id`.
+    pub fn event(self, id: &str) -> String {
+        match self {
+            Completion::Done => format!("{}{id}", Self::DONE_PREFIX),
+            Completion::Error => format!("{}{id}", Self::ERROR_PREFIX),
+        }
+    }
+
+    /// The payload field the completion carries: `output` or `error`.
+    pub fn field(self) -> &'static str {
+        match self {
+            Completion::Done => "output",
+            Completion::Error => "error",
+        }
+    }
+
+    /// Whether `event` is a completion event, and of which invocation id.
+    pub fn of_event(event: &str) -> Option<(Completion, &str)> {
+        if let Some(id) = event.strip_prefix(Self::DONE_PREFIX) {
+            Some((Completion::Done, id))
+        } else {
+            event
+                .strip_prefix(Self::ERROR_PREFIX)
+                .map(|id| (Completion::Error, id))
+        }
+        .filter(|(_, id)| !id.is_empty())
+    }
+}
+
+impl Invocation {
+    /// The declared effect that performs the call; `None` for a host service.
+    pub fn effect<'m>(&self, machine: &'m Machine) -> Option<&'m EffectDecl> {
+        machine.effects.get(&self.src.text)
+    }
+
+    /// The name of the completion event of this invocation.
+    pub fn event(&self, completion: Completion) -> String {
+        completion.event(&self.id.text)
+    }
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -539,6 +616,48 @@ impl Machine {
         })
     }
 
+    /// The invocations that can complete with `event`, with their states:
+    /// every invocation whose completion event it is.
+    pub fn invocations_completed_by<'m>(
+        &'m self,
+        event: &'m str,
+    ) -> impl Iterator<Item = (StateId, &'m Invocation, Completion)> + 'm {
+        let completion = Completion::of_event(event);
+        self.state_ids()
+            .flat_map(move |s| self.state(s).invoke.iter().map(move |i| (s, i)))
+            .filter_map(move |(s, i)| {
+                let (kind, id) = completion?;
+                (i.id.text == id).then_some((s, i, kind))
+            })
+    }
+
+    /// Whether the transition handles an invocation's completion, written
+    /// as its `onDone` or `onError`.
+    pub fn completion_handler(&self, t: TransitionId) -> Option<(&Invocation, Completion)> {
+        let source = self.state(self.transition(t).source);
+        source.invoke.iter().find_map(|i| {
+            if i.on_done.contains(&t) {
+                Some((i, Completion::Done))
+            } else if i.on_error.contains(&t) {
+                Some((i, Completion::Error))
+            } else {
+                None
+            }
+        })
+    }
+
+    /// The state an `in_state` argument names: `#id` or a dotted path from
+    /// the top.
+    pub fn find_state(&self, text: &str) -> Option<StateId> {
+        match text.strip_prefix('#') {
+            // One scan: building an index would cost more for a single lookup.
+            Some(id) => self
+                .state_ids()
+                .find(|&s| self.state(s).id.as_deref() == Some(id)),
+            None => self.find_path(text),
+        }
+    }
+
     /// The state with this dotted path (`funcionando.encendida`).
     pub fn find_path(&self, path: &str) -> Option<StateId> {
         self.state_ids()
@@ -564,6 +683,7 @@ impl State {
             on: Vec::new(),
             always: Vec::new(),
             after: Vec::new(),
+            invoke: Vec::new(),
             description: None,
             tags: Vec::new(),
             allow: IndexMap::new(),
@@ -590,6 +710,17 @@ mod tests {
         assert!(!d.matches("BAR.x"));
         assert!(EventDescriptor::parse("*").matches("anything"));
         assert_eq!(d.to_string(), "foo.* BAR");
+    }
+
+    #[test]
+    fn completion_events_name_their_invocation() {
+        assert_eq!(Completion::Done.event("cobro"), "xstate.done.actor.cobro");
+        assert_eq!(
+            Completion::of_event("xstate.error.actor.a.b"),
+            Some((Completion::Error, "a.b"))
+        );
+        assert_eq!(Completion::of_event("xstate.done.actor."), None);
+        assert_eq!(Completion::of_event("done.state.a"), None);
     }
 
     #[test]

@@ -3,14 +3,14 @@
 
 use indexmap::IndexMap;
 
-use super::tree::{ActionDoc, ExprText, MachineDoc, StateDoc, TransitionDoc};
+use super::tree::{ActionDoc, ExprText, InvokeDoc, MachineDoc, StateDoc, TransitionDoc};
 use crate::diagnostic::{Diagnostic, Label, LoadError};
 use crate::expr::{self, Expr, Scope, Type};
 use crate::model::{
-    Action, Allow, Assignment, ContextField, Dedup, Duration, EffectDecl, EventDecl,
-    EventDescriptor, EventPattern, HistoryKind, Idempotency, Limits, Machine, Name, PayloadField,
-    PayloadType, Semantics, Source, State, StateId, StateKind, Target, Transition, TransitionId,
-    Trigger,
+    Action, Allow, Assignment, Completion, ContextField, Dedup, Duration, EffectDecl, EventDecl,
+    EventDescriptor, EventPattern, HistoryKind, Idempotency, Invocation, Limits, Machine, Name,
+    PayloadField, PayloadType, Semantics, Source, State, StateId, StateKind, Target, Transition,
+    TransitionId, Trigger,
 };
 use crate::span::Span;
 
@@ -426,6 +426,30 @@ impl Lowering {
             }
         }
         if let StateKind::History(_) = kind
+            && let Some(invoke) = doc.invoke.first()
+        {
+            self.error(
+                LoadError::InvalidHistory {
+                    message: "a history state cannot invoke".into(),
+                },
+                invoke.span,
+            );
+        }
+        if kind == StateKind::Final
+            && let Some(t) = doc
+                .invoke
+                .iter()
+                .flat_map(|i| i.on_done.iter().chain(&i.on_error))
+                .next()
+        {
+            self.error(
+                LoadError::InvalidValue {
+                    message: "a final state cannot have transitions".into(),
+                },
+                t.span,
+            );
+        }
+        if let StateKind::History(_) = kind
             && let Some(action) = doc.entry.first().or(doc.exit.first())
         {
             self.error(
@@ -470,6 +494,7 @@ impl Lowering {
             on: Vec::new(),
             always: Vec::new(),
             after: Vec::new(),
+            invoke: Vec::new(),
             description: doc.description,
             tags: doc.tags,
             allow,
@@ -499,6 +524,14 @@ impl Lowering {
             }
         }
 
+        let ids: Vec<Name> = doc.invoke.iter().filter_map(invocation_id).collect();
+        self.unique(&ids);
+        for invoke in doc.invoke {
+            if let Some(invocation) = self.invocation(machine, id, invoke) {
+                machine.states[id.index()].invoke.push(invocation);
+            }
+        }
+
         self.unique(doc.states.iter().map(|s| &s.key));
         for child in doc.states {
             let child_path = if path.is_empty() {
@@ -510,6 +543,97 @@ impl Lowering {
             machine.states[id.index()].children.push(child_id);
         }
         id
+    }
+
+    /// An invocation and its `onDone`/`onError` handlers, which become
+    /// transitions of `state` on its completion events, after those written
+    /// under `on`.
+    fn invocation(
+        &mut self,
+        machine: &mut Machine,
+        state: StateId,
+        doc: InvokeDoc,
+    ) -> Option<Invocation> {
+        let Some(src) = doc.src.clone() else {
+            self.error(
+                LoadError::InvalidValue {
+                    message: "an invocation needs a `src`: the effect or host service it calls"
+                        .into(),
+                },
+                doc.span,
+            );
+            return None;
+        };
+        let id = invocation_id(&doc)?;
+        if src.text.is_empty() || src.text.contains(char::is_whitespace) {
+            self.error(
+                LoadError::InvalidValue {
+                    message: format!("invalid `src` `{}`: write an effect's name", src.text),
+                },
+                src.span,
+            );
+        } else if !machine.effects.contains_key(&src.text)
+            && let Some(close) = crate::diagnostic::did_you_mean_strictly(
+                &src.text,
+                machine.effects.keys().map(String::as_str),
+            )
+        {
+            // A name this close to a declared effect is a typo far more
+            // often than a host service of its own, and taking it for one
+            // would hide the effect's idempotency from the linter.
+            self.errors.push(crate::diagnostic::Diagnostic {
+                help: Some(format!(
+                    "did you mean `{close}`? A host service needs a name unlike every declared effect"
+                )),
+                ..LoadError::UnknownReference {
+                    kind: "effect",
+                    name: src.text.clone(),
+                }
+                .at(src.span, [])
+            });
+        }
+        let valid = !id.text.is_empty()
+            && id.text.split('.').all(|t| {
+                !t.is_empty() && t.chars().all(|c| c.is_alphanumeric() || "_-:".contains(c))
+            });
+        if !valid {
+            self.error(
+                LoadError::InvalidValue {
+                    message: format!(
+                        "invalid invocation id `{}`: it names the completion events, so write                          letters, digits, `_`, `-` or `:`, in parts separated by `.`",
+                        id.text
+                    ),
+                },
+                id.span,
+            );
+            return None;
+        }
+        let input = self.arguments(doc.input);
+        let mut handlers =
+            |completion: Completion, docs: Vec<TransitionDoc>| -> Vec<TransitionId> {
+                let mut ids = Vec::new();
+                for mut t in docs {
+                    t.event = Some(Name {
+                        text: completion.event(&id.text),
+                        span: t.span,
+                    });
+                    if let Some(tid) = self.transition(machine, state, t) {
+                        machine.states[state.index()].on.push(tid);
+                        ids.push(tid);
+                    }
+                }
+                ids
+            };
+        let on_done = handlers(Completion::Done, doc.on_done);
+        let on_error = handlers(Completion::Error, doc.on_error);
+        Some(Invocation {
+            id,
+            src,
+            input,
+            on_done,
+            on_error,
+            span: doc.span,
+        })
     }
 
     fn state_id(&mut self, machine: &Machine, id_name: &Name, id: StateId) {
@@ -984,24 +1108,55 @@ impl Lowering {
             for action in state.entry.iter().chain(&state.exit) {
                 check_action(action, &any_event, &mut found);
             }
+            for input in state.invoke.iter().flat_map(|i| i.input.values()) {
+                found.extend(expr::check(&input.expr, &any_event));
+            }
         }
         for transition in &machine.transitions {
             let payload = match &transition.trigger {
                 Trigger::Event(d) => match d.patterns.as_slice() {
-                    [EventPattern::Exact(name)] => {
-                        machine.events.get(name).and_then(|e| e.payload.as_ref())
-                    }
+                    [EventPattern::Exact(name)] => Some(name.as_str()),
                     _ => None,
                 },
                 _ => None,
             };
-            let scope = Scope {
-                context: context.clone(),
-                payload: payload.map(|p| {
+            let declared = payload.and_then(|name| machine.events.get(name));
+            let completion = payload.and_then(Completion::of_event);
+            if let (None, Some((_, id))) = (declared, completion)
+                && machine
+                    .invocations_completed_by(payload.unwrap_or_default())
+                    .next()
+                    .is_none()
+            {
+                let ids: Vec<&str> = machine
+                    .states
+                    .iter()
+                    .flat_map(|s| s.invoke.iter().map(|i| i.id.text.as_str()))
+                    .collect();
+                found.push(
+                    LoadError::UnknownReference {
+                        kind: "invocation",
+                        name: id.to_string(),
+                    }
+                    .at(transition.span, ids),
+                );
+            }
+            // A completion carries one field: `output` when done, `error`
+            // when failed; reading the other is a mistake the checker names.
+            let payload = match (declared, completion) {
+                (Some(decl), _) => decl.payload.as_ref().map(|p| {
                     p.iter()
                         .map(|(f, field)| (f.as_str(), payload_type(field.ty)))
                         .collect()
                 }),
+                (None, Some((kind, _))) => {
+                    Some(vec![(kind.field(), payload_type(PayloadType::Any))])
+                }
+                (None, None) => None,
+            };
+            let scope = Scope {
+                context: context.clone(),
+                payload,
                 guards: guards.clone(),
             };
             if let Some(guard) = &transition.guard {
@@ -1012,7 +1167,16 @@ impl Lowering {
             }
         }
         for state in &machine.states {
-            let exprs = state.entry.iter().chain(&state.exit).flat_map(action_exprs);
+            let inputs = state
+                .invoke
+                .iter()
+                .flat_map(|i| i.input.values().map(|a| &a.expr));
+            let exprs = state
+                .entry
+                .iter()
+                .chain(&state.exit)
+                .flat_map(action_exprs)
+                .chain(inputs);
             self.check_in_state(machine, exprs, &mut found);
         }
         for transition in &machine.transitions {
@@ -1033,7 +1197,7 @@ impl Lowering {
     ) {
         for e in exprs {
             for (path, span) in expr::in_state_paths(e) {
-                if find_state(machine, &path).is_none() {
+                if machine.find_state(&path).is_none() {
                     let candidates: Vec<&str> = machine
                         .states
                         .iter()
@@ -1127,15 +1291,9 @@ fn target_candidates(machine: &Machine, from: StateId, relative: Relative) -> Ve
     names
 }
 
-/// The state an `in_state` argument names: `#id` or a dotted path from the top.
-pub fn find_state(machine: &Machine, text: &str) -> Option<StateId> {
-    match text.strip_prefix('#') {
-        // One scan: building the index would cost more for a single lookup.
-        Some(id) => machine
-            .state_ids()
-            .find(|&s| machine.state(s).id.as_deref() == Some(id)),
-        None => machine.find_path(text),
-    }
+/// The invocation's id: as written, or else its `src`.
+fn invocation_id(doc: &InvokeDoc) -> Option<Name> {
+    doc.id.clone().or_else(|| doc.src.clone())
 }
 
 /// Why a declared host guard name cannot be one, if it cannot: a guard

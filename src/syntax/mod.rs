@@ -14,7 +14,7 @@ use crate::model::Machine;
 use crate::span::{SourceFile, Span};
 
 pub use file::{LoadFileError, load_file, load_path, read};
-pub use lower::{find_state, lower};
+pub use lower::lower;
 
 /// The two surface syntaxes of a machine file.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -88,11 +88,25 @@ pub struct StateDoc {
     pub on: Vec<TransitionDoc>,
     pub always: Vec<TransitionDoc>,
     pub after: Vec<TransitionDoc>,
+    pub invoke: Vec<InvokeDoc>,
     pub states: Vec<StateDoc>,
     pub description: Option<String>,
     pub tags: Vec<String>,
     /// Lint name and reason.
     pub allow: Vec<(Name, String)>,
+}
+
+/// One invocation of a state (`invoke`).
+#[derive(Clone, Debug, Default)]
+pub struct InvokeDoc {
+    pub src: Option<Name>,
+    pub id: Option<Name>,
+    pub input: Vec<(Name, ExprText)>,
+    /// Transitions without a trigger: lowering gives them the completion
+    /// events of the invocation.
+    pub on_done: Vec<TransitionDoc>,
+    pub on_error: Vec<TransitionDoc>,
+    pub span: Span,
 }
 
 #[derive(Clone, Debug, Default)]

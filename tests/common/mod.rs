@@ -8,8 +8,8 @@ use idemchart::Machine;
 use idemchart::model::Name;
 use idemchart::span::Span;
 use idemchart::syntax::tree::{
-    ActionDoc, ContextDoc, DedupDoc, EffectDoc, EventDoc, ExprText, LimitsDoc, MachineDoc,
-    SourceDoc, StateDoc, TransitionDoc,
+    ActionDoc, ContextDoc, DedupDoc, EffectDoc, EventDoc, ExprText, InvokeDoc, LimitsDoc,
+    MachineDoc, SourceDoc, StateDoc, TransitionDoc,
 };
 
 /// A small deterministic generator (xorshift), so a failing seed reproduces.
@@ -89,6 +89,12 @@ pub fn machine_doc(seed: u64) -> MachineDoc {
         .then(|| name("xstate"));
     // Transitions come after the tree, so every state can be a target.
     add_transitions(&mut rng, &mut host, &built, &mut root);
+    // Invocations draw from a generator of their own, like host guards.
+    add_invocations(
+        &mut Rng::new(seed ^ 0x3C6E_F372_FE94_F82B),
+        &built,
+        &mut root,
+    );
     MachineDoc {
         name: Some(name(format!("m{seed}"))),
         version: rng
@@ -337,6 +343,49 @@ fn add_transitions(rng: &mut Rng, host: &mut Option<Rng>, built: &Built, root: &
                 targets: vec![name(rng.pick(&targets).clone())],
                 ..TransitionDoc::default()
             });
+        }
+    });
+}
+
+/// The services a random machine invokes: a keyed effect, an effect
+/// without idempotency, and a host service.
+pub const SERVICES: [&str; 3] = ["notify", "charge", "lookup"];
+
+fn add_invocations(rng: &mut Rng, built: &Built, root: &mut StateDoc) {
+    let targets: Vec<String> = built.states.iter().map(|id| format!("#{id}")).collect();
+    visit(root, &mut |state| {
+        if state.kind.as_ref().is_some_and(|k| k.text == "history") || !rng.chance(25) {
+            return;
+        }
+        let is_final = state.kind.as_ref().is_some_and(|k| k.text == "final");
+        for i in 0..1 + rng.below(2) {
+            let src = *rng.pick(&SERVICES);
+            let mut invoke = InvokeDoc {
+                src: Some(name(src)),
+                id: (i > 0 || rng.chance(50)).then(|| name(format!("{src}{i}"))),
+                ..InvokeDoc::default()
+            };
+            if rng.chance(50) {
+                invoke.input = vec![(name("n"), expr("context.n"))];
+            }
+            if !is_final && rng.chance(80) {
+                invoke.on_done.push(TransitionDoc {
+                    targets: rng
+                        .chance(70)
+                        .then(|| name(rng.pick(&targets).clone()))
+                        .into_iter()
+                        .collect(),
+                    actions: actions(rng, 1),
+                    ..TransitionDoc::default()
+                });
+            }
+            if !is_final && rng.chance(50) {
+                invoke.on_error.push(TransitionDoc {
+                    targets: vec![name(rng.pick(&targets).clone())],
+                    ..TransitionDoc::default()
+                });
+            }
+            state.invoke.push(invoke);
         }
     });
 }

@@ -12,7 +12,7 @@ use crate::diagnostic::{Diagnostic, LoadError, did_you_mean};
 use crate::span::Span;
 
 /// Words that start an item at the top level or in a state body.
-const ITEM_KEYWORDS: [&str; 20] = [
+const ITEM_KEYWORDS: [&str; 21] = [
     "state",
     "parallel",
     "final",
@@ -23,6 +23,7 @@ const ITEM_KEYWORDS: [&str; 20] = [
     "on",
     "always",
     "after",
+    "invoke",
     "tags",
     "allow",
     "context",
@@ -36,7 +37,7 @@ const ITEM_KEYWORDS: [&str; 20] = [
 ];
 
 /// Every reserved word of the DSL (the `keyword` rule of chart.pest).
-pub(super) const KEYWORDS: [&str; 33] = [
+pub(super) const KEYWORDS: [&str; 34] = [
     "machine",
     "version",
     "context",
@@ -70,6 +71,7 @@ pub(super) const KEYWORDS: [&str; 33] = [
     "log",
     "allow",
     "tags",
+    "invoke",
 ];
 
 pub(super) fn syntax_error(error: &Error<Rule>, text: &str) -> Diagnostic {
@@ -323,7 +325,7 @@ fn describe(rule: Rule) -> Option<String> {
         Rule::idempotency_kind => "`key`, `natural` or `none`",
         Rule::event_name | Rule::event_word | Rule::pattern | Rule::descriptor => "an event name",
         Rule::target => "a target state",
-        Rule::targets | Rule::arrow => "`->`",
+        Rule::targets | Rule::handler_targets | Rule::arrow => "`->`",
         Rule::retry => "`retry`",
         Rule::retention => "`retention`",
         Rule::payload | Rule::arguments | Rule::lparen => "`(`",
@@ -356,6 +358,10 @@ fn describe(rule: Rule) -> Option<String> {
         Rule::on_decl => "`on`",
         Rule::always_decl => "`always`",
         Rule::after_decl => "`after`",
+        Rule::invoke_decl => "`invoke`",
+        Rule::invoke_id => "`id`",
+        Rule::invoke_body => "`{`",
+        Rule::invoke_handler => "`done` or `error`",
         Rule::tags_decl => "`tags`",
         Rule::allow_decl => "`allow`",
         Rule::semantics_decl => "`semantics`",

@@ -6,8 +6,8 @@
 
 use crate::expr::{Expr, ExprKind};
 use crate::model::{
-    Action, Assignment, EventPattern, HistoryKind, Machine, Semantics, State, StateId, StateKind,
-    Target, TransitionId, Trigger,
+    Action, Assignment, EventPattern, HistoryKind, Invocation, Machine, Semantics, State, StateId,
+    StateKind, Target, Transition, TransitionId, Trigger,
 };
 use crate::span::Span;
 
@@ -195,7 +195,13 @@ fn items(machine: &Machine, state: &State) -> Vec<String> {
     lines.extend(entry_exit("entry", &state.entry));
     lines.extend(entry_exit("exit", &state.exit));
     for &t in state.on.iter().chain(&state.always).chain(&state.after) {
-        lines.extend(transition(machine, t));
+        // The handlers of invocations are printed with their invocation.
+        if machine.completion_handler(t).is_none() {
+            lines.extend(transition(machine, t));
+        }
+    }
+    for invocation in &state.invoke {
+        lines.extend(invoke(machine, invocation));
     }
     if !state.tags.is_empty() {
         let tags: Vec<String> = state.tags.iter().map(|t| string(t)).collect();
@@ -224,9 +230,31 @@ fn entry_exit(keyword: &str, actions: &[Action]) -> Vec<String> {
     }
 }
 
+/// `invoke SRC (INPUT) id ID { done ... error ... }`.
+fn invoke(machine: &Machine, invocation: &Invocation) -> Vec<String> {
+    let mut head = format!("invoke {}", name(&invocation.src.text));
+    head.push_str(&arguments(&invocation.input));
+    if invocation.id.text != invocation.src.text {
+        head.push_str(&format!(" id {}", name(&invocation.id.text)));
+    }
+    let handlers = [
+        ("done", &invocation.on_done),
+        ("error", &invocation.on_error),
+    ];
+    let body: Vec<String> = handlers
+        .into_iter()
+        .flat_map(|(keyword, ids)| {
+            ids.iter().flat_map(move |&t| {
+                transition_lines(keyword.to_string(), machine.transition(t), handler_target)
+            })
+        })
+        .collect();
+    block(head, body)
+}
+
 fn transition(machine: &Machine, id: TransitionId) -> Vec<String> {
     let transition = machine.transition(id);
-    let mut head = match &transition.trigger {
+    let head = match &transition.trigger {
         Trigger::Event(descriptor) => {
             let patterns: Vec<String> = descriptor
                 .patterns
@@ -242,8 +270,29 @@ fn transition(machine: &Machine, id: TransitionId) -> Vec<String> {
         Trigger::Always => "always".to_string(),
         Trigger::After(delay) => format!("after {delay}"),
     };
+    transition_lines(head, transition, target)
+}
+
+/// A target of an invocation's handler: where `done` or `error` would
+/// start the next handler, it is quoted.
+fn handler_target(text: &str) -> String {
+    let first = text.split('.').next().unwrap_or_default();
+    if first == "done" || first == "error" {
+        path_segments(text, quoted)
+    } else {
+        target(text)
+    }
+}
+
+/// A transition's lines after its trigger, which `head` holds.
+fn transition_lines(
+    mut head: String,
+    transition: &Transition,
+    target: fn(&str) -> String,
+) -> Vec<String> {
     if !transition.targets.is_empty() {
-        head.push_str(&format!(" -> {}", targets(&transition.targets)));
+        let texts: Vec<String> = transition.targets.iter().map(|t| target(&t.text)).collect();
+        head.push_str(&format!(" -> {}", texts.join(" ")));
     }
     if transition.reenter {
         head.push_str(" reenter");

@@ -15,8 +15,8 @@ use crate::expr::ExprKind;
 use crate::model::Name;
 use crate::span::Span;
 use crate::syntax::tree::{
-    ActionDoc, ContextDoc, DedupDoc, EffectDoc, EventDoc, ExprText, LimitsDoc, MachineDoc,
-    SourceDoc, StateDoc, TransitionDoc,
+    ActionDoc, ContextDoc, DedupDoc, EffectDoc, EventDoc, ExprText, InvokeDoc, LimitsDoc,
+    MachineDoc, SourceDoc, StateDoc, TransitionDoc,
 };
 
 mod errors;
@@ -344,6 +344,7 @@ impl Builder {
             Rule::on_decl => state.on.push(self.transition(item)),
             Rule::always_decl => state.always.push(self.transition(item)),
             Rule::after_decl => state.after.push(self.transition(item)),
+            Rule::invoke_decl => state.invoke.push(self.invocation(item)),
             Rule::tags_decl => {
                 for tag in item.into_inner().filter(|p| p.as_rule() == Rule::string) {
                     if let Some(text) = self.string(&tag) {
@@ -404,6 +405,40 @@ impl Builder {
         state
     }
 
+    fn invocation(&mut self, decl: Pair<Rule>) -> InvokeDoc {
+        let mut invoke = InvokeDoc {
+            span: trimmed_span(&decl),
+            ..InvokeDoc::default()
+        };
+        for part in decl.into_inner() {
+            match part.as_rule() {
+                Rule::name => invoke.src = Some(name_of(&part)),
+                Rule::arguments => invoke.input = arguments(part),
+                Rule::invoke_id => invoke.id = last_named(part, Rule::name),
+                Rule::invoke_body => {
+                    for handler in part
+                        .into_inner()
+                        .filter(|p| p.as_rule() == Rule::invoke_handler)
+                    {
+                        let done = handler
+                            .clone()
+                            .into_inner()
+                            .next()
+                            .is_some_and(|k| k.as_rule() == Rule::kw_done);
+                        let transition = self.transition(handler);
+                        if done {
+                            invoke.on_done.push(transition);
+                        } else {
+                            invoke.on_error.push(transition);
+                        }
+                    }
+                }
+                _ => {}
+            }
+        }
+        invoke
+    }
+
     fn transition(&mut self, decl: Pair<Rule>) -> TransitionDoc {
         let mut transition = TransitionDoc {
             span: trimmed_span(&decl),
@@ -425,7 +460,7 @@ impl Builder {
                     });
                 }
                 Rule::duration => transition.delay = Some(name_of(&part)),
-                Rule::targets => transition.targets = targets(part),
+                Rule::targets | Rule::handler_targets => transition.targets = targets(part),
                 Rule::reenter => transition.reenter = true,
                 Rule::guard => {
                     transition.guard = part

@@ -10,8 +10,8 @@
 use indexmap::IndexMap;
 
 use crate::model::{
-    Action, Argument, HistoryKind, Machine, Semantics, State, StateId, StateKind, Target,
-    Transition, Trigger,
+    Action, Argument, HistoryKind, Invocation, Machine, Semantics, State, StateId, StateKind,
+    Target, Transition, TransitionId, Trigger,
 };
 
 use crate::expr::Expr;
@@ -167,8 +167,15 @@ fn state_entries(machine: &Machine, state: &State, id: StateId, e: &mut Entries)
     if !state.exit.is_empty() {
         e.add("exit", actions(&state.exit));
     }
-    if !state.on.is_empty() {
-        let on = grouped(state.on.iter().map(|&t| machine.transition(t)));
+    // The handlers of invocations are printed with their invocation.
+    let written_on: Vec<TransitionId> = state
+        .on
+        .iter()
+        .copied()
+        .filter(|&t| machine.completion_handler(t).is_none())
+        .collect();
+    if !written_on.is_empty() {
+        let on = grouped(written_on.iter().map(|&t| machine.transition(t)));
         e.add("on", on);
     }
     if !state.always.is_empty() {
@@ -182,6 +189,19 @@ fn state_entries(machine: &Machine, state: &State, id: StateId, e: &mut Entries)
     if !state.after.is_empty() {
         let after = grouped(state.after.iter().map(|&t| machine.transition(t)));
         e.add("after", after);
+    }
+    if !state.invoke.is_empty() {
+        let mut invocations: Vec<Yaml> = state
+            .invoke
+            .iter()
+            .map(|i| invocation(machine, i))
+            .collect();
+        let value = if invocations.len() == 1 {
+            invocations.remove(0)
+        } else {
+            Yaml::List(invocations)
+        };
+        e.add("invoke", value);
     }
     if has_children {
         let children = state.children.iter().map(|&child| {
@@ -239,6 +259,32 @@ fn grouped<'m>(transitions: impl Iterator<Item = &'m Transition>) -> Yaml {
             })
             .collect(),
     )
+}
+
+fn invocation(machine: &Machine, invocation: &Invocation) -> Yaml {
+    let mut e = Entries::default();
+    e.add("src", text(&invocation.src.text));
+    if invocation.id.text != invocation.src.text {
+        e.add("id", text(&invocation.id.text));
+    }
+    if !invocation.input.is_empty() {
+        e.add("input", arguments(&invocation.input));
+    }
+    for (key, handlers) in [
+        ("onDone", &invocation.on_done),
+        ("onError", &invocation.on_error),
+    ] {
+        let mut list: Vec<Yaml> = handlers
+            .iter()
+            .map(|&t| transition(machine.transition(t)))
+            .collect();
+        match list.len() {
+            0 => {}
+            1 => e.add(key, list.remove(0)),
+            _ => e.add(key, Yaml::List(list)),
+        }
+    }
+    e.into_yaml()
 }
 
 /// A transition: its target alone when it has nothing else.

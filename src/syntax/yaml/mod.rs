@@ -15,8 +15,8 @@ use crate::diagnostic::{Diagnostic, LoadError};
 use crate::model::Name;
 use crate::span::{SourceFile, Span};
 use crate::syntax::tree::{
-    ActionDoc, ContextDoc, DedupDoc, EffectDoc, EventDoc, ExprText, LimitsDoc, MachineDoc,
-    SourceDoc, StateDoc, TransitionDoc,
+    ActionDoc, ContextDoc, DedupDoc, EffectDoc, EventDoc, ExprText, InvokeDoc, LimitsDoc,
+    MachineDoc, SourceDoc, StateDoc, TransitionDoc,
 };
 
 use node::{Kind, Node, ScalarValue};
@@ -37,11 +37,12 @@ const MACHINE_KEYS: [&str; 11] = [
 ];
 /// Keys a state may have at the top level, as the root state.
 /// (`description` is the machine's, read with the machine keys.)
-const ROOT_STATE_KEYS: [&str; 11] = [
-    "type", "initial", "id", "entry", "exit", "on", "always", "after", "states", "tags", "allow",
+const ROOT_STATE_KEYS: [&str; 12] = [
+    "type", "initial", "id", "entry", "exit", "on", "always", "after", "invoke", "states", "tags",
+    "allow",
 ];
 /// Keys of a state below the root: the root's, and the history state's.
-const STATE_KEYS: [&str; 14] = [
+const STATE_KEYS: [&str; 15] = [
     "type",
     "initial",
     "history",
@@ -52,11 +53,13 @@ const STATE_KEYS: [&str; 14] = [
     "on",
     "always",
     "after",
+    "invoke",
     "states",
     "description",
     "tags",
     "allow",
 ];
+const INVOKE_KEYS: [&str; 5] = ["src", "id", "input", "onDone", "onError"];
 const TRANSITION_KEYS: [&str; 5] = ["target", "guard", "actions", "reenter", "description"];
 const ACTION_KINDS: [&str; 6] = ["assign", "raise", "send", "cancel", "effect", "log"];
 const ACTION_KEYS: [&str; 10] = [
@@ -651,6 +654,17 @@ impl Reader {
                 },
                 &mut state.after,
             ),
+            "invoke" => match &value.kind {
+                Kind::Seq(items) => {
+                    for item in items {
+                        if let Some(invoke) = self.invocation(key, item) {
+                            state.invoke.push(invoke);
+                        }
+                    }
+                }
+                _ if value.is_null() => {}
+                _ => state.invoke.extend(self.invocation(key, value)),
+            },
             "states" => {
                 let entries = self.map(key, value, "a mapping of state name → state");
                 for (k, v) in entries {
@@ -708,6 +722,37 @@ impl Reader {
             _ => return false,
         }
         true
+    }
+
+    /// One invocation: `{ src, id, input, onDone, onError }`.
+    fn invocation(&mut self, key: &Node, value: &Node) -> Option<InvokeDoc> {
+        let Kind::Map(entries) = &value.kind else {
+            self.invalid(
+                Self::place(key, value),
+                format!(
+                    "an invocation must be a mapping (`{{ src, id, input, onDone, onError }}`), \
+                     found {}",
+                    value.describe()
+                ),
+            );
+            return None;
+        };
+        let mut invoke = InvokeDoc {
+            span: value.span,
+            ..InvokeDoc::default()
+        };
+        let template = TransitionDoc::default();
+        for (k, v) in entries {
+            match key_text(k) {
+                "src" => invoke.src = self.name(k, v, "the name of an effect"),
+                "id" => invoke.id = self.name(k, v, "an id"),
+                "input" => invoke.input = self.fields(k, v),
+                "onDone" => self.transitions(k, v, Some(k), &template, &mut invoke.on_done),
+                "onError" => self.transitions(k, v, Some(k), &template, &mut invoke.on_error),
+                other => self.unknown_key(k, other, &INVOKE_KEYS),
+            }
+        }
+        Some(invoke)
     }
 
     /// The transitions under one `on` or `after` key, or under `always`: a

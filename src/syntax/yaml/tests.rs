@@ -527,7 +527,7 @@ fn reports_malformed_files_at_their_place() {
         (
             "machine: m\nstates:\n  a:\n    zzz: 1\n",
             "E002 4:5 unknown key `zzz` | help: expected one of `type`, `initial`, `history`, \
-             `target`, `id`, `entry`, `exit`, `on`, `always`, `after`, `states`, \
+             `target`, `id`, `entry`, `exit`, `on`, `always`, `after`, `invoke`, `states`, \
              `description`, `tags` or `allow`",
         ),
         // Duplicate keys, at the repetition, with the first place.
