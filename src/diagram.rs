@@ -14,7 +14,8 @@
 //! - A transition with `reenter: true` says so in its label, `(reenter)`,
 //!   because re-entry re-runs entry and exit actions.
 //! - A state's label lists its entry and exit actions (`entry / charge,
-//!   assign total`): re-entry re-runs them, which is what I002 is about.
+//!   assign total`) and its invocations (`invoke / cobro: cobrarTarjeta`):
+//!   re-entry re-runs them, which is what I002 is about.
 //! - Both outputs are deterministic: states and transitions in document order.
 //!
 //! An `Overlay` adds what the linter says: the states and transitions of each
@@ -171,6 +172,9 @@ fn place_of(machine: &Machine, span: Span) -> Option<Place> {
         for action in state.entry.iter().chain(&state.exit) {
             consider(action.span(), Place::State(id));
         }
+        for invocation in &state.invoke {
+            consider(invocation.span, Place::State(id));
+        }
     }
     for (index, transition) in machine.transitions.iter().enumerate() {
         let place = Place::Transition(TransitionId(index as u32));
@@ -197,18 +201,31 @@ fn action_summary(action: &Action) -> String {
     }
 }
 
-/// The lines under a state's name: `entry / …` and `exit / …`, each present
-/// only when the state has such actions.
+/// The lines under a state's name: `entry / …`, `exit / …` and
+/// `invoke / …` (each invocation's id and src, or its src alone where that
+/// is its id), each present only when the state has such.
 fn action_lines(machine: &Machine, id: StateId) -> Vec<String> {
     let state = machine.state(id);
-    [("entry", &state.entry), ("exit", &state.exit)]
+    let mut lines: Vec<String> = [("entry", &state.entry), ("exit", &state.exit)]
         .into_iter()
         .filter(|(_, actions)| !actions.is_empty())
         .map(|(kind, actions)| {
             let summaries: Vec<String> = actions.iter().map(action_summary).collect();
             format!("{kind} / {}", summaries.join(", "))
         })
-        .collect()
+        .collect();
+    if !state.invoke.is_empty() {
+        let calls: Vec<String> = state
+            .invoke
+            .iter()
+            .map(|i| match i.id.text == i.src.text {
+                true => i.src.text.clone(),
+                false => format!("{}: {}", i.id.text, i.src.text),
+            })
+            .collect();
+        lines.push(format!("invoke / {}", calls.join(", ")));
+    }
+    lines
 }
 
 /// The label of a transition's arrow: its trigger, then its guard in brackets.

@@ -43,8 +43,8 @@ use petgraph::graph::{DiGraph, EdgeIndex, NodeIndex};
 use petgraph::visit::EdgeRef;
 
 use crate::model::{
-    Action, EventPattern, HistoryKind, Machine, Semantics, StateId, StateKind, TransitionId,
-    Trigger,
+    Action, Completion, EventPattern, HistoryKind, Machine, Semantics, StateId, StateKind,
+    TransitionId, Trigger,
 };
 
 /// A dense index into `EventTable::names`.
@@ -66,6 +66,11 @@ pub struct EventTable {
     /// machine itself. Raised and sent events, `done.state.*` and `error.*`
     /// are the machine's own.
     pub external: Vec<bool>,
+    /// Whether the event is an invocation's completion
+    /// (`xstate.done.actor.ID`, `xstate.error.actor.ID`): external, but
+    /// carrying its invocation's key as its id, so that the runtime
+    /// recognises a repeat with nothing declared.
+    pub completion: Vec<bool>,
     index: HashMap<String, EventId>,
 }
 
@@ -80,6 +85,17 @@ impl EventTable {
 
     pub fn is_external(&self, id: EventId) -> bool {
         self.external[id.index()]
+    }
+
+    /// Whether a sender may deliver the event twice as two deliveries the
+    /// runtime cannot tell apart without a declared id: an external event
+    /// that is not an invocation's completion.
+    pub fn is_redeliverable(&self, id: EventId) -> bool {
+        self.external[id.index()] && !self.completion[id.index()]
+    }
+
+    pub fn is_completion(&self, id: EventId) -> bool {
+        self.completion[id.index()]
     }
 
     pub fn len(&self) -> usize {
@@ -97,6 +113,7 @@ impl EventTable {
         let id = EventId(self.names.len() as u32);
         self.names.push(name.to_string());
         self.external.push(false);
+        self.completion.push(false);
         self.index.insert(name.to_string(), id);
         id
     }
@@ -1113,6 +1130,15 @@ fn event_table(machine: &Machine) -> EventTable {
         let own = is_raised[id.index()] || name.starts_with("done.") || name.starts_with("error.");
         if !own {
             table.external[id.index()] = true;
+        }
+    }
+    for state in &machine.states {
+        for invocation in &state.invoke {
+            for completion in [Completion::Done, Completion::Error] {
+                let id = table.add(&invocation.event(completion));
+                table.external[id.index()] = true;
+                table.completion[id.index()] = true;
+            }
         }
     }
     table

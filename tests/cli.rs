@@ -189,6 +189,30 @@ fn run_follows_events_and_the_clock() {
     insta::assert_snapshot!(run.stdout);
 }
 
+/// Invocations: each step's line lists what it invoked and cancelled, and
+/// the host answers with completion lines; a late answer to a cancelled
+/// charge is ignored.
+#[test]
+fn run_prints_invocations_and_takes_their_completions() {
+    let run = idemchart(&[
+        "run",
+        "machines/checkout.yaml",
+        "--events",
+        "tests/data/cli/checkout.jsonl",
+    ]);
+    assert_eq!(run.code, Some(0), "{}", run.stderr);
+    let lines: Vec<serde_json::Value> = run
+        .stdout
+        .lines()
+        .map(|l| serde_json::from_str(l).expect("a JSON line"))
+        .collect();
+    assert_eq!(lines[1]["invoked"][0]["src"], "cobrarTarjeta");
+    assert_eq!(lines[2]["cancelled"][0], "cobro");
+    assert_eq!(lines[3]["ignored"], true, "the late answer");
+    assert_eq!(lines.last().unwrap()["configuration"][0], "pagado");
+    insta::assert_snapshot!(run.stdout);
+}
+
 #[test]
 fn run_stops_at_a_malformed_events_line() {
     let run = idemchart(&[

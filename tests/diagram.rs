@@ -259,6 +259,24 @@ proptest! {
     }
 }
 
+/// A retry after an invocation's failure: the invoking state's label names
+/// the invocation, and the witness runs along the failure and the timer
+/// back into the state.
+#[test]
+fn an_invocation_retry_drawn() {
+    let (_, dot_text, mermaid_text) = hazards("tests/lints/i008-invoke-retry.yaml", 2);
+    assert!(
+        mermaid_text.contains("transfiriendo<br>invoke / transferencia: transferir"),
+        "{mermaid_text}"
+    );
+    assert!(
+        dot_text.contains("invoke / transferencia: transferir"),
+        "{dot_text}"
+    );
+    insta::assert_snapshot!("invocation_retry_dot", dot_text);
+    insta::assert_snapshot!("invocation_retry_mermaid", mermaid_text);
+}
+
 /// The findings of a machine with hazards and the witness of its finding
 /// `n`, drawn in both formats.
 fn hazards(path: &str, n: usize) -> (Machine, String, String) {

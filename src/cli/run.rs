@@ -227,6 +227,23 @@ fn print_state(actor: &Actor, step: Option<&Step>, label: &str, format: RunForma
                 .collect()
         })
         .unwrap_or_default();
+    let invoked: Vec<serde_json::Value> = step
+        .map(|step| {
+            step.invoked
+                .iter()
+                .map(|i| {
+                    let mut invoked = serde_json::json!({ "id": &*i.id, "src": &*i.src });
+                    if i.input != Value::Null {
+                        invoked["input"] = i.input.to_json();
+                    }
+                    invoked
+                })
+                .collect()
+        })
+        .unwrap_or_default();
+    let cancelled: Vec<&str> = step
+        .map(|step| step.cancelled.iter().map(|c| &*c.id).collect())
+        .unwrap_or_default();
     let event = step.and_then(|s| s.event.as_deref());
     let ignored = step.is_some_and(|s| s.ignored);
     match format {
@@ -236,6 +253,8 @@ fn print_state(actor: &Actor, step: Option<&Step>, label: &str, format: RunForma
                 "configuration": configuration,
                 "context": actor.context().to_json(),
                 "effects": effects,
+                "invoked": invoked,
+                "cancelled": cancelled,
                 "ignored": ignored,
             });
             println!("{line}");
@@ -250,6 +269,16 @@ fn print_state(actor: &Actor, step: Option<&Step>, label: &str, format: RunForma
                 line.push_str(&format!(
                     "  effect {}",
                     effect["effect"].as_str().unwrap_or_default()
+                ));
+            }
+            for id in &cancelled {
+                line.push_str(&format!("  cancel {id}"));
+            }
+            for invocation in &invoked {
+                line.push_str(&format!(
+                    "  invoke {} ({})",
+                    invocation["id"].as_str().unwrap_or_default(),
+                    invocation["src"].as_str().unwrap_or_default()
                 ));
             }
             println!("{line}");

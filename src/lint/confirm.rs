@@ -43,7 +43,7 @@ use super::witness::{Witness, WitnessEnd, WitnessStep};
 use crate::expr::{Event, Value};
 use crate::graph::EventId;
 use crate::interp::{Actor, Chart};
-use crate::model::{Action, Duration, PayloadType, TransitionId};
+use crate::model::{Action, Completion, Duration, PayloadType, TransitionId};
 
 const MAX_REPLAYS: usize = 500;
 /// One budget per lint.
@@ -795,6 +795,11 @@ impl<'a, 'm> Replayer<'a, 'm> {
 
     fn make_event(&mut self, event: EventId, i: usize, variant: usize) -> Event {
         let name = self.cx.graph.events.name(event).to_string();
+        if let Some((completion, _)) = Completion::of_event(&name)
+            && self.cx.graph.events.is_completion(event)
+        {
+            return self.completion_event(event, name, completion, i, variant);
+        }
         let decl = self.cx.decl(event);
         let id_field = decl
             .and_then(|d| d.id_field.as_ref())
@@ -844,6 +849,62 @@ impl<'a, 'm> Replayer<'a, 'm> {
             Value::map(data)
         };
         Event::new(name, Some(id), data)
+    }
+
+    /// Delivery `i` of an invocation's completion, as the runtime would
+    /// deliver the call's answer: its id the invocation's, and its payload
+    /// `{output: {..}}` or `{error: {..}}` with the fields the handlers read
+    /// there (`event.output.receipt`).
+    fn completion_event(
+        &mut self,
+        event: EventId,
+        name: String,
+        completion: Completion,
+        i: usize,
+        variant: usize,
+    ) -> Event {
+        let key = completion.field();
+        let cx = self.cx;
+        let mut nested: Vec<String> = Vec::new();
+        for (index, t) in cx.machine.transitions.iter().enumerate() {
+            let tid = crate::model::TransitionId(index as u32);
+            if !cx.graph.trigger_events(tid).contains(&event) {
+                continue;
+            }
+            let mut visit = |e: &crate::expr::Expr| {
+                e.walk(&mut |x| {
+                    if let crate::expr::ExprKind::Member(base, field) = &x.kind
+                        && analysis::event_field(base) == Some(key)
+                        && !nested.contains(field)
+                    {
+                        nested.push(field.clone());
+                    }
+                })
+            };
+            if let Some(g) = &t.guard {
+                visit(g);
+            }
+            for action in &t.actions {
+                for_each_expr(action, &mut visit);
+            }
+        }
+        let fields: Vec<(String, Value)> = nested
+            .into_iter()
+            .map(|field| {
+                let value = match variant {
+                    0 => Value::from(format!("{field}-{}", i + 1)),
+                    1 => Value::Int(1),
+                    _ => Value::Bool(true),
+                };
+                (field, value)
+            })
+            .collect();
+        let data = Value::map([(key, Value::map(fields))]);
+        Event::new(
+            name.as_str(),
+            Some(Value::from(format!("{name}-{}", i + 1))),
+            data,
+        )
     }
 
     /// The literals that the guards of the event's handlers compare the
@@ -1004,12 +1065,19 @@ fn effect_names(step: &crate::interp::Step, before: &[Arc<str>]) -> Vec<Arc<str>
             out.push(Arc::clone(&e.name));
         }
     }
+    for i in &step.invoked {
+        if !out.contains(&i.src) {
+            out.push(Arc::clone(&i.src));
+        }
+    }
     out
 }
 
-/// Whether the step performed the effect (or host action) of that name.
+/// Whether the step performed the effect (or host action) of that name,
+/// or started an invocation of it.
 fn performs(step: &crate::interp::Step, effect: &str) -> bool {
     step.effects.iter().any(|e| &*e.name == effect)
+        || step.invoked.iter().any(|i| &*i.src == effect)
 }
 
 /// Plays a move; `false` when it changed nothing (an ignored event, or no
@@ -1041,7 +1109,7 @@ fn repeat_changes(
             event.name
         ));
     }
-    let effects = !step.effects.is_empty();
+    let effects = !step.effects.is_empty() || !step.invoked.is_empty();
     let moved = !before.active_states().eq(actor.active_states());
     if effects || moved || before.context() != actor.context() {
         Ok(())

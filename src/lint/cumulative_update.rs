@@ -77,7 +77,7 @@ fn check_transitions(cx: &mut Cx) {
             .trigger_events(tid)
             .iter()
             .copied()
-            .filter(|&e| cx.graph.events.is_external(e))
+            .filter(|&e| cx.graph.events.is_redeliverable(e))
             .collect();
         if external.is_empty() {
             continue;

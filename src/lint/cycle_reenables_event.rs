@@ -73,7 +73,7 @@ fn check(cx: &mut Cx) {
             continue;
         }
         for &event in cx.graph.trigger_events(tid) {
-            if !cx.graph.events.is_external(event) {
+            if !cx.graph.events.is_redeliverable(event) {
                 continue;
             }
             let Some(leaf) = cx.selecting_leaf(tid, Some(event)) else {

@@ -5,13 +5,16 @@ use super::{Cx, Finding, Lint, Stage, Witness, WitnessStep, analysis};
 use crate::diagnostic::Label;
 use crate::graph::{Cost, Edge};
 use crate::model::{Action, Idempotency, Machine, StateId, TransitionId, Trigger};
+use crate::span::Span;
 
 declare_lint! {
     /// ### What it does
     ///
     /// Flags every effect with `idempotency: none`, and every host action (a
     /// name that is not a declared effect, whose idempotency is unknown),
-    /// that a transition, entry or exit reachable from the start performs.
+    /// that a transition, entry or exit reachable from the start performs,
+    /// or that a reachable state invokes (`invoke: { src }`; an undeclared
+    /// src is a host service).
     /// One finding per effect, at its declaration, with every place that
     /// performs it as a label; for a host action, which has no declaration,
     /// at its first use, the other uses as labels. A use in a state that
@@ -59,27 +62,31 @@ enum Place {
     Transition(TransitionId),
     Entry(StateId),
     Exit(StateId),
+    /// An invocation of the state, which starts when it is entered.
+    Invoke(StateId),
 }
 
-/// One action that performs an unkeyed effect or a host action.
-struct Use<'m> {
-    action: &'m Action,
+/// One action or invocation that performs an unkeyed effect, a host
+/// action or a host service.
+struct Use {
+    /// Where the action or invocation is written.
+    span: Span,
     place: Place,
 }
 
-impl Use<'_> {
+impl Use {
     /// The state whose `allow` covers the use.
     fn state(&self, m: &Machine) -> StateId {
         match self.place {
             Place::Transition(t) => m.transition(t).source,
-            Place::Entry(s) | Place::Exit(s) => s,
+            Place::Entry(s) | Place::Exit(s) | Place::Invoke(s) => s,
         }
     }
 
     fn witness(&self, cx: &Cx) -> Option<Witness> {
         match self.place {
             Place::Transition(t) => transition_witness(cx, t),
-            Place::Entry(s) => entry_witness(cx, s),
+            Place::Entry(s) | Place::Invoke(s) => entry_witness(cx, s),
             Place::Exit(s) => exit_witness(cx, s),
         }
     }
@@ -93,7 +100,7 @@ fn check(cx: &mut Cx) {
         if uses.is_empty() {
             continue;
         }
-        uses.sort_by_key(|u| u.action.span().start);
+        uses.sort_by_key(|u| u.span.start);
         findings.push((name, uses));
     }
     if findings.is_empty() {
@@ -134,9 +141,13 @@ fn finding(m: &Machine, name: &str, uses: &[Use], witness: Option<Witness>) -> F
             uses,
         ),
         None => (
-            uses[0].action.span(),
+            uses[0].span,
             format!(
-                "host action `{name}` is not a declared effect, so nothing says what a repeat does{places}"
+                "{} `{name}` is not a declared effect, so nothing says what a repeat does{places}",
+                match uses[0].place {
+                    Place::Invoke(_) => "host service",
+                    _ => "host action",
+                }
             ),
             format!("declare `{name}` under `effects:` with the idempotency its receiver has"),
             &uses[1..],
@@ -145,8 +156,11 @@ fn finding(m: &Machine, name: &str, uses: &[Use], witness: Option<Witness>) -> F
     let labels = labelled
         .iter()
         .map(|u| Label {
-            span: u.action.span(),
-            message: format!("`{name}` is performed here"),
+            span: u.span,
+            message: match u.place {
+                Place::Invoke(_) => format!("`{name}` is invoked here"),
+                _ => format!("`{name}` is performed here"),
+            },
         })
         .collect();
     Finding {
@@ -165,13 +179,16 @@ fn finding(m: &Machine, name: &str, uses: &[Use], witness: Option<Witness>) -> F
 
 /// The uses of each unkeyed effect and host action reachable from the
 /// start, by name, in the order the names are first met.
-fn uses<'m>(cx: &Cx<'m>) -> IndexMap<&'m str, Vec<Use<'m>>> {
+fn uses<'m>(cx: &Cx<'m>) -> IndexMap<&'m str, Vec<Use>> {
     let m: &'m Machine = cx.machine;
-    let mut uses: IndexMap<&'m str, Vec<Use<'m>>> = IndexMap::new();
+    let mut uses: IndexMap<&'m str, Vec<Use>> = IndexMap::new();
     let mut add = |actions: &'m [Action], place: Place| {
         for action in actions {
             if let Some(name) = unkeyed(m, action) {
-                uses.entry(name).or_default().push(Use { action, place });
+                uses.entry(name).or_default().push(Use {
+                    span: action.span(),
+                    place,
+                });
             }
         }
     };
@@ -185,6 +202,24 @@ fn uses<'m>(cx: &Cx<'m>) -> IndexMap<&'m str, Vec<Use<'m>>> {
         if cx.reachable(s) {
             add(&m.state(s).entry, Place::Entry(s));
             add(&m.state(s).exit, Place::Exit(s));
+        }
+    }
+    // Invocations after the actions, so that an effect both performed and
+    // invoked is reported at its first action, as before invocations.
+    for s in m.state_ids() {
+        if !cx.reachable(s) {
+            continue;
+        }
+        for invocation in &m.state(s).invoke {
+            let unkeyed = invocation
+                .effect(m)
+                .is_none_or(|e| e.idempotency == Idempotency::None);
+            if unkeyed {
+                uses.entry(&invocation.src.text).or_default().push(Use {
+                    span: invocation.span,
+                    place: Place::Invoke(s),
+                });
+            }
         }
     }
     uses
@@ -210,7 +245,7 @@ fn transition_witness(cx: &Cx, t: TransitionId) -> Option<Witness> {
             .trigger_events(t)
             .iter()
             .copied()
-            .find(|&e| cx.graph.events.is_external(e))
+            .find(|&e| cx.graph.events.is_redeliverable(e))
         && let Some(w) = cx.repeat_witness(t, event)
     {
         return Some(w);

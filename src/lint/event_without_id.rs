@@ -62,7 +62,7 @@ fn check(cx: &mut Cx) {
     let m = cx.machine;
     let mut missing: Vec<Missing> = (0..cx.graph.events.len() as u32)
         .map(EventId)
-        .filter(|&e| cx.graph.events.is_external(e))
+        .filter(|&e| cx.graph.events.is_redeliverable(e))
         .filter_map(|event| {
             let decl = cx.decl(event);
             if decl.is_some_and(|d| d.id_field.is_some()) {

@@ -1,6 +1,6 @@
 use super::{Cx, Finding, Lint, Stage, analysis};
 use crate::diagnostic::Label;
-use crate::model::{StateId, TransitionId};
+use crate::model::{Idempotency, StateId, TransitionId};
 
 declare_lint! {
     /// ### What it does
@@ -10,7 +10,9 @@ declare_lint! {
     /// inside a state to the state itself or to an ancestor) when the
     /// re-entered states' entry or exit actions are effects (other than
     /// `idempotency: natural` ones), host actions, or updates derived from
-    /// their own old value.
+    /// their own old value, or when a re-entered state invokes such an
+    /// effect or a host service (re-entry cancels the call in flight and
+    /// starts it again).
     ///
     /// ### Why is this bad?
     ///
@@ -51,7 +53,7 @@ fn check(cx: &mut Cx) {
             .trigger_events(tid)
             .iter()
             .copied()
-            .find(|&e| cx.graph.events.is_external(e))
+            .find(|&e| cx.graph.events.is_redeliverable(e))
         else {
             continue;
         };
@@ -77,6 +79,22 @@ fn check(cx: &mut Cx) {
                             reruns.push(what);
                         }
                     }
+                }
+            }
+            for invocation in &state.invoke {
+                let natural = invocation
+                    .effect(m)
+                    .is_some_and(|e| e.idempotency == Idempotency::Natural);
+                if natural {
+                    continue;
+                }
+                labels.push(Label {
+                    span: invocation.span,
+                    message: format!("entering `{}` invokes this again", m.display_name(s)),
+                });
+                let what = format!("invocation `{}`", invocation.id.text);
+                if !reruns.contains(&what) {
+                    reruns.push(what);
                 }
             }
         }

@@ -164,32 +164,48 @@ impl Phase {
     }
 }
 
-/// One operation: an effect with its arguments as written.
+/// One operation: an effect with its arguments as written, or one
+/// invocation of it (by the state that invokes it, with its id).
 struct Operation<'m> {
     effect: &'m str,
+    /// The arguments, or the invocation's input.
     args: &'m IndexMap<String, Argument>,
+    invoker: Option<(StateId, &'m str)>,
 }
 
 impl Operation<'_> {
     /// Whether the action performs this operation. Expressions compare
     /// without their spans, and arguments whatever their order.
     fn is(&self, action: &Action) -> bool {
-        matches!(action, Action::Effect { name, args, .. }
+        self.invoker.is_none()
+            && matches!(action, Action::Effect { name, args, .. }
             if name.text == self.effect && args == self.args)
     }
 
-    /// `cobrar`; with its arguments (`notificar(plantilla: "enviado")`)
-    /// when the effect has other operations, which they tell apart.
+    /// Whether entering the state starts this operation, an invocation.
+    fn starts_in(&self, state: StateId) -> bool {
+        self.invoker.is_some_and(|(s, _)| s == state)
+    }
+
+    /// `` `cobrar` ``; with its arguments (`` `notificar(plantilla:
+    /// "enviado")` ``) when the effect has other operations, which they
+    /// tell apart; an invocation by its id (`` the invocation `cobro` of
+    /// `cobrar` ``) when it has one of its own.
     fn display(&self, several: bool) -> String {
-        if !several || self.args.is_empty() {
-            return self.effect.to_string();
+        if let Some((_, id)) = self.invoker
+            && id != self.effect
+        {
+            return format!("the invocation `{id}` of `{}`", self.effect);
+        }
+        if !several || self.args.is_empty() || self.invoker.is_some() {
+            return format!("`{}`", self.effect);
         }
         let args: Vec<String> = self
             .args
             .iter()
             .map(|(field, a)| format!("{field}: {}", a.expr))
             .collect();
-        format!("{}({})", self.effect, args.join(", "))
+        format!("`{}({})`", self.effect, args.join(", "))
     }
 }
 
@@ -207,7 +223,22 @@ fn operations<'m>(m: &'m crate::model::Machine, effect: &'m str) -> Vec<Operatio
             && name.text == effect
             && !out.iter().any(|op| op.args == args)
         {
-            out.push(Operation { effect, args });
+            out.push(Operation {
+                effect,
+                args,
+                invoker: None,
+            });
+        }
+    }
+    for s in m.state_ids() {
+        for invocation in &m.state(s).invoke {
+            if invocation.src.text == effect {
+                out.push(Operation {
+                    effect,
+                    args: &invocation.input,
+                    invoker: Some((s, &invocation.id.text)),
+                });
+            }
         }
     }
     out
@@ -291,7 +322,7 @@ fn retry_finding(
 ) -> Option<Finding> {
     let m = cx.machine;
     let performs = |actions: &[Action]| actions.iter().any(|a| op.is(a));
-    let entering = entering_states(cx, |s| performs(&m.state(s).entry));
+    let entering = entering_states(cx, |s| performs(&m.state(s).entry) || op.starts_in(s));
     // Whether a transition performs it by its actions or by the exit
     // actions of the states it leaves.
     let acts: Vec<bool> = (0..m.transitions.len() as u32)
@@ -349,12 +380,12 @@ fn retry_finding(
                 message: "the verification state the retry skips".into(),
             });
             format!(
-                "this transition performs `{what}` again after {cause}, without passing through its `verify` state `{}`",
+                "this transition performs {what} again after {cause}, without passing through its `verify` state `{}`",
                 m.display_name(v)
             )
         }
         None => format!(
-            "this transition performs `{what}` again after {cause}, and `{name}` names no `verify` state to ask first"
+            "this transition performs {what} again after {cause}, and `{name}` names no `verify` state to ask first"
         ),
     };
     Some(Finding {

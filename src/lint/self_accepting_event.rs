@@ -52,7 +52,7 @@ fn check(cx: &mut Cx) {
     let m = cx.machine;
     for (tid, t) in cx.reachable_event_transitions() {
         for &event in cx.graph.trigger_events(tid) {
-            if !cx.graph.events.is_external(event) || cx.selecting_leaf(tid, Some(event)).is_none() {
+            if !cx.graph.events.is_redeliverable(event) || cx.selecting_leaf(tid, Some(event)).is_none() {
                 continue;
             }
             let Some(acceptor) = cx.immediate_acceptor(tid, event) else {

@@ -51,7 +51,9 @@ fn check(cx: &mut Cx) {
                 .graph
                 .events
                 .get(name)
-                .is_some_and(|e| !cx.graph.events.is_external(e));
+                .is_some_and(|e| {
+                    !cx.graph.events.is_external(e) || cx.graph.events.is_completion(e)
+                });
             if own || m.events.contains_key(name) {
                 continue;
             }

@@ -600,7 +600,8 @@ impl Lowering {
             self.error(
                 LoadError::InvalidValue {
                     message: format!(
-                        "invalid invocation id `{}`: it names the completion events, so write                          letters, digits, `_`, `-` or `:`, in parts separated by `.`",
+                        "invalid invocation id `{}`: it names the completion events, so write \
+                         letters, digits, `_`, `-` or `:`, in parts separated by `.`",
                         id.text
                     ),
                 },

@@ -361,7 +361,7 @@ fn describe(rule: Rule) -> Option<String> {
         Rule::invoke_decl => "`invoke`",
         Rule::invoke_id => "`id`",
         Rule::invoke_body => "`{`",
-        Rule::invoke_handler => "`done` or `error`",
+        Rule::invoke_handler => "a `done` or `error` handler",
         Rule::tags_decl => "`tags`",
         Rule::allow_decl => "`allow`",
         Rule::semantics_decl => "`semantics`",

@@ -503,6 +503,11 @@ fn check_error(src: &str, expected: &str) -> Result<(), String> {
 #[test]
 fn reports_malformed_files_at_their_place() {
     let cases: &[(&str, &str)] = &[
+        // A key out of place in an invocation.
+        (
+            "machine: m\ninitial: a\nstates:\n  a: { invoke: { src: s, onDon: b } }\n  b: {}\n",
+            "E002 4:26 unknown key `onDon` | help: did you mean `onDone`?",
+        ),
         // Unknown keys, with the closest allowed key.
         (
             "machine: m\nstats: {}\n",
