@@ -1,8 +1,11 @@
 //! The differential test against XState v5 (issue 18): random machines in
-//! the subset both share, run by idemchart under `semantics: xstate` and by
-//! XState v5.33.3 (`tests/xstate/`), compared after the start and after
-//! every event: the active states and the log of entry, exit and
-//! transition actions.
+//! the subset both share, run by idemchart and by XState v5.33.3
+//! (`tests/xstate/`), compared after the start and after every event: the
+//! active states and the log of entry, exit and transition actions. Under
+//! `semantics: xstate` all must agree; under `scxml` a disagreement must be
+//! one of the documented differences (`docs/semantics.md`). A disagreement
+//! shrinks to a small machine that is kept, with XState's trace, in
+//! `tests/xstate_diff/regressions/`, which a test replays without Node.
 //!
 //! It needs Node and `tests/xstate/node_modules` (`npm ci` there, which
 //! `scripts/test` runs); without them it prints why and passes, so that a
@@ -116,15 +119,47 @@ fn strings(value: &Value) -> Vec<String> {
 
 /// Runs a case on our interpreter; an error when a step failed.
 fn run_ours(case: &Case) -> Result<Vec<Observed>, String> {
+    run_yaml(&case.yaml, &case.events)
+}
+
+fn run_yaml(yaml: &str, events: &[impl AsRef<str>]) -> Result<Vec<Observed>, String> {
     let machine =
-        parse(&case.yaml, Syntax::Yaml).map_err(|e| format!("the YAML does not load: {e:?}"))?;
+        parse(yaml, Syntax::Yaml).map_err(|e| format!("the YAML does not load: {e:?}"))?;
     let mut actor = Actor::new(Arc::new(Chart::new(machine)));
     let mut trace = vec![observe(&actor, actor.last_step())?];
-    for event in &case.events {
-        actor.send(&Event::named(event));
+    for event in events {
+        actor.send(&Event::named(event.as_ref()));
         trace.push(observe(&actor, actor.last_step())?);
     }
     Ok(trace)
+}
+
+/// Where shrunk disagreements are kept, each as a regression test that
+/// needs no Node: the machine, the events and XState's trace.
+fn regressions_dir() -> std::path::PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/xstate_diff/regressions")
+}
+
+/// Writes a shrunk disagreement where `saved_disagreements_run_as_xstate_ran_them`
+/// finds it; the file is kept once the interpreter is fixed.
+fn save_regression(case: &Case, semantics: &str, theirs: &[Observed]) -> std::path::PathBuf {
+    let dir = regressions_dir();
+    std::fs::create_dir_all(&dir).expect("the regressions directory");
+    let path = dir.join(format!("{semantics}-seed{}.json", case.seed));
+    let trace: Vec<Value> = theirs
+        .iter()
+        .map(|o| json!({ "states": o.states, "log": o.log }))
+        .collect();
+    let record = json!({
+        "seed": case.seed,
+        "yaml": case.yaml,
+        "xstate": case.xstate,
+        "events": case.events,
+        "trace": trace,
+    });
+    let text = serde_json::to_string_pretty(&record).expect("a record") + "\n";
+    std::fs::write(&path, text).expect("the regression is written");
+    path
 }
 
 fn observe(actor: &Actor, step: &Step) -> Result<Observed, String> {
@@ -212,6 +247,14 @@ fn print_case(
 /// disagreement prints every disagreeing case and the first one shrunk,
 /// and fails.
 fn differential(features: Features) {
+    differential_classifying(features, false);
+}
+
+/// `differential`; with `classify`, a disagreement under `scxml` passes when
+/// it is one of the documented differences: the same machine under
+/// `semantics: xstate`, which differs from `scxml` only in those rules,
+/// agrees with XState, and the machine has a state a difference needs.
+fn differential_classifying(features: Features, classify: bool) {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/xstate");
     if let Some(reason) = missing_tools(&dir) {
         println!("skipping the differential test against XState: {reason}");
@@ -224,9 +267,19 @@ fn differential(features: Features) {
         .collect();
     let theirs = run_xstate(&dir, &cases);
     let mut disagreements = Vec::new();
+    let mut classified: std::collections::BTreeMap<String, usize> = Default::default();
     for (case, theirs) in cases.iter().zip(&theirs) {
         let ours = run_ours(case);
         if let Some(how) = verdict(&ours, theirs) {
+            let needs = case.difference_prerequisites();
+            if classify
+                && how == "the traces differ"
+                && !needs.is_empty()
+                && verdict(&run_ours(&case.under("xstate")), theirs).is_none()
+            {
+                *classified.entry(needs.join(" and ")).or_default() += 1;
+                continue;
+            }
             print_case(&format!("seed {}: {how}", case.seed), case, &ours, theirs);
             disagreements.push((case, how));
         }
@@ -234,9 +287,15 @@ fn differential(features: Features) {
     println!(
         "semantics: {}: {} of {count} cases (seeds {first}..{}) agree with XState",
         features.semantics,
-        count as usize - disagreements.len(),
+        count as usize - disagreements.len() - classified.values().sum::<usize>(),
         first + count
     );
+    for (needs, n) in &classified {
+        println!(
+            "  {n} differ as documented (docs/semantics.md): the machine has {needs} \
+             states, and runs as XState runs it under `semantics: xstate`"
+        );
+    }
     if let Some(&(case, how)) = disagreements.first() {
         let small = shrink(&dir, case, how);
         let theirs = run_xstate(&dir, std::slice::from_ref(&small)).remove(0);
@@ -246,6 +305,13 @@ fn differential(features: Features) {
             &run_ours(&small),
             &theirs,
         );
+        if let Ok(trace) = &theirs {
+            let path = save_regression(&small, features.semantics, trace);
+            eprintln!(
+                "kept as a regression test in {} (commit it with the fix)",
+                path.display()
+            );
+        }
     }
     let seeds: Vec<u64> = disagreements.iter().map(|(c, _)| c.seed).collect();
     assert!(
@@ -266,7 +332,65 @@ fn random_machines_agree_with_xstate() {
         parallel_root: true,
         history: true,
         multiple_targets: true,
+        differences: true,
     });
+}
+
+/// Under `semantics: scxml`, on every machine of the subset, a
+/// disagreement with XState is one of the documented differences.
+#[test]
+fn random_machines_under_scxml_differ_only_as_documented() {
+    differential_classifying(
+        Features {
+            semantics: "scxml",
+            parallel: true,
+            parallel_root: true,
+            history: true,
+            multiple_targets: true,
+            differences: true,
+        },
+        true,
+    );
+}
+
+/// Every disagreement the differential test once shrank runs as XState ran
+/// it. These need neither Node nor XState: XState's trace is in the file.
+#[test]
+fn saved_disagreements_run_as_xstate_ran_them() {
+    let mut paths: Vec<_> = std::fs::read_dir(regressions_dir())
+        .expect("tests/xstate_diff/regressions")
+        .map(|entry| entry.expect("an entry").path())
+        .filter(|p| p.extension().is_some_and(|e| e == "json"))
+        .collect();
+    paths.sort();
+    assert!(!paths.is_empty(), "the kept disagreements");
+    for path in paths {
+        let record: Value =
+            serde_json::from_str(&std::fs::read_to_string(&path).expect("readable"))
+                .expect("a JSON record");
+        let events = strings(&record["events"]);
+        let expected: Vec<Observed> = record["trace"]
+            .as_array()
+            .expect("a trace")
+            .iter()
+            .map(|step| Observed {
+                states: strings(&step["states"]),
+                log: strings(&step["log"]),
+            })
+            .collect();
+        let yaml = record["yaml"].as_str().expect("the YAML");
+        let ours = run_yaml(yaml, &events);
+        assert_eq!(
+            ours.as_ref().ok(),
+            Some(&expected),
+            "{}:\n{yaml}\nours:\n{}",
+            path.display(),
+            trace_text(
+                &ours,
+                &events.iter().map(String::as_str).collect::<Vec<_>>()
+            )
+        );
+    }
 }
 
 /// Under `semantics: scxml` the machines outside the documented
@@ -281,5 +405,6 @@ fn random_machines_without_the_differences_agree_under_scxml() {
         parallel_root: false,
         history: true,
         multiple_targets: false,
+        differences: false,
     });
 }

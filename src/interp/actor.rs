@@ -656,9 +656,29 @@ impl Core {
     ) -> bool {
         let info = chart.state(state);
         let mut found = false;
-        for &child in &info.children {
-            if self.active.contains(child) {
-                found |= self.visit_xstate(chart, child, event, name);
+        if info.kind == StateKind::Compound {
+            // XState selects by the snapshot's value, which holds one child
+            // of a compound state: the first of its active children in
+            // XState's set of nodes. Two are active only where a history
+            // target restored its own source while a sibling was entered
+            // (docs/semantics.md, 5).
+            let mut active = info
+                .children
+                .iter()
+                .copied()
+                .filter(|&c| self.active.contains(c));
+            let child = match (active.next(), active.next()) {
+                (Some(_), Some(_)) => self.first_entered_child(chart, state),
+                (only, _) => only,
+            };
+            if let Some(child) = child {
+                found = self.visit_xstate(chart, child, event, name);
+            }
+        } else {
+            for &child in &info.children {
+                if self.active.contains(child) {
+                    found |= self.visit_xstate(chart, child, event, name);
+                }
             }
         }
         if found {
@@ -677,6 +697,28 @@ impl Core {
         });
         self.enabled.extend(own);
         own.is_some()
+    }
+
+    /// The active child of `state` entered first: the one holding the
+    /// earliest active atomic state in entry order (XState enters a state
+    /// before its descendants, so its place in XState's set of nodes is
+    /// that of its first descendant).
+    #[cold]
+    fn first_entered_child(&self, chart: &Chart, state: StateId) -> Option<StateId> {
+        let end = chart.state(state).subtree_end;
+        let leaf = self
+            .entry_order
+            .iter()
+            .copied()
+            .find(|leaf| state.0 < leaf.0 && leaf.0 < end)?;
+        let mut at = leaf;
+        while let Some(parent) = chart.state(at).parent {
+            if parent == state {
+                return Some(at);
+            }
+            at = parent;
+        }
+        None
     }
 
     fn guard(&mut self, chart: &Chart, t: TransitionId, event: Option<&Event>) -> bool {
@@ -852,6 +894,13 @@ impl Core {
             self.enabled = enabled;
             return;
         }
+        // XState keeps the order of its active states when a microstep
+        // leaves their set as it was and records no history (its
+        // `microstep` returns the old snapshot's nodes then), and the next
+        // eventless selection follows that order.
+        let before = chart
+            .xstate
+            .then(|| (self.active.clone(), self.entry_order.clone()));
         self.exit(chart, &enabled, event);
         for &t in &enabled {
             self.step.transitions.push(t);
@@ -891,6 +940,16 @@ impl Core {
         }
         self.enabled = enabled;
         self.enter(chart, event);
+        if let Some((active, order)) = before
+            && active == self.active
+            && !self
+                .exit_set
+                .sorted()
+                .iter()
+                .any(|&s| !chart.state(s).history.is_empty())
+        {
+            self.entry_order = order;
+        }
     }
 
     /// Exits the states the enabled transitions leave, deepest last in

@@ -394,3 +394,72 @@ fn xstate_takes_eventless_transitions_in_entry_order() {
         assert_eq!(send(actor, "GO"), ["x", "y"]);
     });
 }
+
+/// A microstep that leaves the set of active states as it was keeps their
+/// order under `xstate` (XState's `microstep` returns the old snapshot's
+/// nodes then), and the next eventless selection follows the old order:
+/// `x -> #y` exits and re-enters both regions of `q`, which a fresh entry
+/// order would put after `r`. Shrunk from seed 1960 of the differential
+/// test; XState logs `t6 t10 t6 t10`.
+#[test]
+fn xstate_keeps_the_order_when_a_microstep_changes_no_state() {
+    let yaml = "machine: m\n\
+         context: { n: 0 }\n\
+         initial: p\n\
+         states:\n  \
+           p:\n    \
+             type: parallel\n    \
+             states:\n      \
+               q:\n        \
+                 type: parallel\n        \
+                 states:\n          \
+                   x:\n            \
+                     always: [ { target: '#y', guard: 'context.n < 4', actions: [ { log: '\"t6\"' }, { assign: { n: 'context.n + 1' } } ] } ]\n          \
+                   y: { id: y }\n      \
+               r:\n        \
+                 always: [ { guard: 'context.n < 4', actions: [ { log: '\"t10\"' }, { assign: { n: 'context.n + 1' } } ] } ]\n";
+    under("xstate", yaml, |actor| {
+        assert_eq!(logs(&actor.last_step().logs), ["t6", "t10", "t6", "t10"]);
+    });
+}
+
+/// XState selects an event's transitions by the snapshot's value, which
+/// holds one child of a compound state: the first of its active children.
+/// Two are active here after `A`, where `s9`'s history target restores `s9`
+/// itself while `s2 -> s7` enters `s8`; the raised `A` then finds `s8` (and
+/// not `s9`'s handler), and `s2 -> s7` leaves `s8` alone. Shrunk from seed
+/// 137 of the differential test; XState ends in `s4` and `s8`.
+#[test]
+fn xstate_selects_one_child_of_a_compound_state() {
+    let yaml = "machine: m\n\
+         context: { n: 0 }\n\
+         initial: s1\n\
+         states:\n  \
+           s1:\n    \
+             type: parallel\n    \
+             on:\n      \
+               B: { target: [ '#i9', '#i4' ], guard: 'context.n < 1', actions: [ { assign: { n: 'context.n + 1' } } ] }\n    \
+             states:\n      \
+               s2:\n        \
+                 initial: s4\n        \
+                 on:\n          \
+                   C: s7.h11\n          \
+                   A: { target: s7, guard: 'context.n < 3' }\n        \
+                 states:\n          \
+                   s4: { type: final, id: i4 }\n      \
+               s7:\n        \
+                 initial: s8\n        \
+                 states:\n          \
+                   s8: {}\n          \
+                   s9:\n            \
+                     id: i9\n            \
+                     on:\n              \
+                       A: { target: h11, guard: 'context.n < 3', actions: [ { assign: { n: 'context.n + 1' } }, { raise: A } ] }\n          \
+                   h11: { type: history, id: i11 }\n";
+    under("xstate", yaml, |actor| {
+        for event in ["B", "C", "A"] {
+            send(actor, event);
+        }
+        assert_eq!(actor.configuration_paths(), ["s1.s2.s4", "s1.s7.s8"]);
+    });
+}

@@ -29,25 +29,18 @@ const machineSetup = setup({
   },
 });
 
-// The active atomic (and final) states of a snapshot value, by dotted path.
-function leafPaths(value, prefix, out) {
-  if (typeof value === "string") {
-    out.push(prefix + value);
-    return;
-  }
-  const keys = Object.keys(value);
-  if (keys.length === 0) {
-    out.push(prefix.slice(0, -1));
-    return;
-  }
-  for (const key of keys) {
-    leafPaths(value[key], prefix + key + ".", out);
-  }
-}
-
+// The active atomic (and final) states, by dotted path: from the
+// snapshot's `_nodes`, XState's own set of active state nodes, which its
+// transitions are selected from. The snapshot's `value` summarises that
+// set with one child per compound state, and so hides the configurations
+// where a history target that restores its own source leaves two children
+// of one compound state active (XState 5.33.3; `_nodes` is internal, which
+// the pinned version makes safe to read).
 function observe(actor) {
-  const states = [];
-  leafPaths(actor.getSnapshot().value, "", states);
+  const states = actor
+    .getSnapshot()
+    ._nodes.filter((node) => node.type === "atomic" || node.type === "final")
+    .map((node) => node.path.join("."));
   states.sort();
   const step = { states, log };
   log = [];
