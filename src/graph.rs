@@ -171,8 +171,8 @@ pub struct MachineGraph<'m> {
     /// Own event handlers of each state, sorted by event, document order
     /// within one event.
     own: Vec<Box<[(EventId, TransitionId)]>>,
-    /// The targets the interpreter uses: a self-target without `reenter` has
-    /// none, because it runs without leaving the state.
+    /// The targets the interpreter uses: an atomic self-target without
+    /// `reenter` has none, because it runs without leaving the state.
     targets: Vec<Box<[StateId]>>,
     domains: Vec<Option<StateId>>,
     default_leaves: Vec<OnceCell<Box<[StateId]>>>,
@@ -233,7 +233,10 @@ impl<'m> MachineGraph<'m> {
             .iter()
             .map(|t| {
                 let targets: Vec<StateId> = t.targets.iter().map(|x| x.state).collect();
-                if !t.reenter && targets == [t.source] {
+                // As the interpreter runs it (`Chart::compile`): an atomic
+                // self-target without `reenter` stays where it is, a compound
+                // or parallel one resets the state's children.
+                if !t.reenter && targets == [t.source] && machine.state(t.source).is_atomic() {
                     Box::default()
                 } else {
                     targets.into_boxed_slice()
@@ -649,7 +652,7 @@ impl<'m> MachineGraph<'m> {
     }
 
     /// The targets the transition enters; empty for a targetless one and for
-    /// a self-target without `reenter`.
+    /// an atomic state's self-target without `reenter`.
     pub fn targets(&self, t: TransitionId) -> &[StateId] {
         &self.targets[t.index()]
     }
@@ -692,7 +695,7 @@ impl<'m> MachineGraph<'m> {
             )
             && targets
                 .iter()
-                .all(|&x| self.is_strict_descendant(x, source))
+                .all(|&x| x == source || self.is_strict_descendant(x, source))
         {
             return Some(source);
         }
@@ -1229,10 +1232,12 @@ parallel q {
             r#"
 machine d
 event E id e
+event R id r
 initial p
 state p {
   initial a
   on E -> p.b
+  on R -> p
   state a {
     on E -> a
     on E -> a reenter
@@ -1258,6 +1263,11 @@ state p {
             g.domain(m.state(p).on[0]),
             Some(p),
             "into its own child: p stays"
+        );
+        assert_eq!(
+            (g.domain(m.state(p).on[1]), g.targets(m.state(p).on[1])),
+            (Some(p), &[p][..]),
+            "a compound self-target without reenter resets its children: p stays"
         );
     }
 
