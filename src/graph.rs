@@ -175,6 +175,8 @@ pub struct MachineGraph<'m> {
     /// `reenter` has none, because it runs without leaving the state.
     targets: Vec<Box<[StateId]>>,
     domains: Vec<Option<StateId>>,
+    /// Whether the transition exits and re-enters the root itself.
+    reenters_root: Vec<bool>,
     default_leaves: Vec<OnceCell<Box<[StateId]>>>,
 }
 
@@ -255,10 +257,14 @@ impl<'m> MachineGraph<'m> {
             own: own.into_iter().map(Vec::into_boxed_slice).collect(),
             targets,
             domains: Vec::new(),
+            reenters_root: Vec::new(),
             default_leaves: (0..n).map(|_| OnceCell::new()).collect(),
         };
         graph.domains = (0..machine.transitions.len() as u32)
             .map(|t| graph.compute_domain(TransitionId(t)))
+            .collect();
+        graph.reenters_root = (0..machine.transitions.len() as u32)
+            .map(|t| graph.compute_reenters_root(TransitionId(t)))
             .collect();
         graph.build_hierarchy();
         graph.build_steps();
@@ -662,6 +668,57 @@ impl<'m> MachineGraph<'m> {
     /// nothing.
     pub fn domain(&self, t: TransitionId) -> Option<StateId> {
         self.domains[t.index()]
+    }
+
+    /// Whether the transition exits the root and enters it again, running
+    /// its exit and entry actions, as the interpreter does where no
+    /// compound ancestor of the source holds every target: a `reenter`
+    /// handler of the root, or, under `scxml`, a transition between the
+    /// regions of a parallel root. Its `domain` is then the root.
+    pub fn reenters_root(&self, t: TransitionId) -> bool {
+        self.reenters_root[t.index()]
+    }
+
+    fn compute_reenters_root(&self, t: TransitionId) -> bool {
+        let m = self.machine;
+        if self.domains[t.index()].is_none() {
+            return false;
+        }
+        let source = m.transition(t).source;
+        let targets = self.resolved_targets(t);
+        let xstate = m.semantics == Semantics::Xstate;
+        let kept = !m.transition(t).reenter
+            && matches!(
+                m.state(source).kind,
+                StateKind::Compound | StateKind::Parallel
+            )
+            && targets
+                .iter()
+                .all(|&x| x == source || self.is_strict_descendant(x, source));
+        !kept
+            && !m.ancestors(source).any(|anc| {
+                let compound = m.state(anc).kind == StateKind::Compound
+                    || (xstate && m.state(anc).kind == StateKind::Parallel);
+                compound && targets.iter().all(|&x| self.is_strict_descendant(x, anc))
+            })
+    }
+
+    /// The transition's targets with each history state replaced by its
+    /// default (or its parent, without one).
+    fn resolved_targets(&self, t: TransitionId) -> Vec<StateId> {
+        let m = self.machine;
+        let mut targets = Vec::new();
+        for &x in self.targets[t.index()].iter() {
+            if self.is_history(x) {
+                targets.extend(self.history_default(x));
+                if targets.is_empty() {
+                    targets.push(m.state(x).parent.unwrap_or(StateId::ROOT));
+                }
+            } else {
+                targets.push(x);
+            }
+        }
+        targets
     }
 
     fn compute_domain(&self, t: TransitionId) -> Option<StateId> {
@@ -1311,6 +1368,25 @@ parallel p {
             MachineGraph::new(&scxml).domain(on_x(&scxml)),
             Some(StateId::ROOT)
         );
+    }
+
+    /// Where the interpreter exits the root itself: a `reenter` handler of
+    /// the root, and under `scxml` a transition between the regions of a
+    /// parallel root; not a root handler into a child without `reenter`.
+    #[test]
+    fn some_transitions_reenter_the_root() {
+        let text = "parallel machine d\nsemantics SEM\nevent E id e\nevent R id r\n\
+                    event K id k\non R -> .x reenter\non K -> .x\n\
+                    state x { on E -> y }\nstate y\n";
+        for (semantics, between_regions) in [("scxml", true), ("xstate", false)] {
+            let m = machine(&text.replace("SEM", semantics));
+            let g = MachineGraph::new(&m);
+            let on_x = m.state(state(&m, "x")).on[0];
+            let (on_r, on_k) = (m.root().on[0], m.root().on[1]);
+            assert_eq!(g.reenters_root(on_x), between_regions, "{semantics}");
+            assert!(g.reenters_root(on_r), "{semantics}");
+            assert!(!g.reenters_root(on_k), "{semantics}");
+        }
     }
 
     #[test]

@@ -142,9 +142,11 @@ fn reentered(cx: &Cx, t: TransitionId) -> Vec<StateId> {
         return Vec::new();
     };
     let source = m.transition(t).source;
+    // A transition that re-enters the root exits every ancestor.
+    let outside = cx.graph.reenters_root(t);
     let exited: Vec<StateId> = std::iter::once(source)
         .chain(m.ancestors(source))
-        .take_while(|&a| a != domain && cx.graph.is_strict_descendant(a, domain))
+        .take_while(|&a| outside || (a != domain && cx.graph.is_strict_descendant(a, domain)))
         .collect();
     if exited.is_empty() {
         return Vec::new();
