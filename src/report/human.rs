@@ -17,17 +17,27 @@ pub fn render(diagnostic: &Diagnostic, file: &SourceFile, color: bool) -> String
         Severity::Warning => Level::WARNING,
     };
     let title = format!("{} [{}]", diagnostic.message, diagnostic.name);
-    let mut snippet = Snippet::source(file.text.as_str())
+    let primary = visible(diagnostic.span.range(), file);
+    let labels: Vec<_> = diagnostic
+        .labels
+        .iter()
+        .map(|label| (visible(label.span.range(), file), label.message.as_str()))
+        .collect();
+    // The renderer is given the lines the annotations are on, not the
+    // whole file, which it would scan for every diagnostic: tens of
+    // thousands of findings in a large file took minutes that way.
+    let (window, first_line) = lines_of(
+        file,
+        std::iter::once(&primary).chain(labels.iter().map(|(range, _)| range)),
+    );
+    let shift =
+        |range: &std::ops::Range<usize>| range.start - window.start..range.end - window.start;
+    let mut snippet = Snippet::source(&file.text[window.clone()])
         .path(file.path.as_str())
-        .line_start(1);
-    snippet =
-        snippet.annotation(AnnotationKind::Primary.span(visible(diagnostic.span.range(), file)));
-    for label in &diagnostic.labels {
-        snippet = snippet.annotation(
-            AnnotationKind::Context
-                .span(visible(label.span.range(), file))
-                .label(&label.message),
-        );
+        .line_start(first_line);
+    snippet = snippet.annotation(AnnotationKind::Primary.span(shift(&primary)));
+    for (range, message) in &labels {
+        snippet = snippet.annotation(AnnotationKind::Context.span(shift(range)).label(*message));
     }
     let mut group = level
         .primary_title(title)
@@ -48,6 +58,32 @@ pub fn render(diagnostic: &Diagnostic, file: &SourceFile, color: bool) -> String
         Renderer::plain()
     };
     renderer.render(&report)
+}
+
+/// The whole lines that hold the ranges, as a byte range of the file, and
+/// the 1-based number of the first.
+fn lines_of<'r>(
+    file: &SourceFile,
+    ranges: impl Iterator<Item = &'r std::ops::Range<usize>>,
+) -> (std::ops::Range<usize>, usize) {
+    let (mut lo, mut hi) = (usize::MAX, 0);
+    for range in ranges {
+        lo = lo.min(range.start);
+        hi = hi.max(range.end);
+    }
+    let lo = lo.min(hi);
+    // The end of a file that ends with a line break is shown at the end of
+    // its last line, as the renderer places it.
+    let at = match lo == file.text.len() && file.text.ends_with('\n') {
+        true => lo - 1,
+        false => lo,
+    };
+    let (first_line, _) = file.line_col(at as u32);
+    let start = file.offset(first_line, 1) as usize;
+    let end = file.text[hi..]
+        .find('\n')
+        .map_or(file.text.len(), |i| hi + i);
+    (start..end, first_line)
 }
 
 /// Every diagnostic of a run, a blank line after each, then the findings

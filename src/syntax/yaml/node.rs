@@ -203,7 +203,8 @@ impl<'de> Visitor<'de> for RawVisitor {
 /// Parses one YAML document into a tree of nodes, or the syntax error, as
 /// the one-element list that `parse` returns.
 pub(super) fn read(file: &SourceFile) -> Result<Node, Vec<Diagnostic>> {
-    match serde_saphyr::from_str_with_options::<Spanned<Raw>>(&file.text, options()) {
+    match serde_saphyr::from_str_with_options::<Spanned<Raw>>(&file.text, options(file.text.len()))
+    {
         Ok(raw) => Ok(convert(raw, file)),
         Err(error) => Err(vec![syntax_error(&error, file)]),
     }
@@ -213,7 +214,7 @@ pub(super) fn read(file: &SourceFile) -> Result<Node, Vec<Diagnostic>> {
 /// very string (and not as a number, a boolean, null, a list or an error).
 pub(super) fn reads_as_string(text: &str) -> bool {
     matches!(
-        serde_saphyr::from_str_with_options::<Raw>(text, options()),
+        serde_saphyr::from_str_with_options::<Raw>(text, options(text.len())),
         Ok(Raw::Str(s)) if s == text
     )
 }
@@ -224,13 +225,29 @@ pub(super) fn reads_as_text(text: &str) -> bool {
     read(&SourceFile::new("", text)).is_ok_and(|node| node.text() == Some(text))
 }
 
-fn options() -> serde_saphyr::Options {
+/// The node and event limits for a text of `len` bytes: serde-saphyr's
+/// defaults (250,000 nodes, 1,000,000 events), or more for a larger text.
+/// Without aliases every node takes at least two bytes of text (itself and
+/// what separates it from the next), so a file written out honestly never
+/// reaches half a node per byte, however many states it has (a 100,000-state
+/// machine has about one node per seven bytes), while an alias bomb, whose
+/// nodes come from expansions and not from text, still stops there: its
+/// tree can grow only in proportion to the file.
+const NODES_PER_BYTE: usize = 2;
+
+fn options(len: usize) -> serde_saphyr::Options {
+    let nodes = (len / NODES_PER_BYTE).max(250_000);
     serde_saphyr::options! {
         // Only `true` and `false` are booleans: `on`, `yes` and `off` are names.
         strict_booleans: true,
         // Repeated keys reach the tree so that the error can show both places.
         duplicate_keys: serde_saphyr::DuplicateKeyPolicy::PassThrough,
         with_snippet: false,
+        budget: serde_saphyr::budget! {
+            max_nodes: nodes,
+            // Each node is one event, a collection two (its start and end).
+            max_events: (2 * nodes).max(1_000_000),
+        },
     }
 }
 

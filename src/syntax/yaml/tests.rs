@@ -1295,3 +1295,53 @@ mod semantics {
         assert_eq!(errors[0].code, "E004", "{errors:?}");
     }
 }
+
+/// The node limit scales with the text: an honest machine of more nodes
+/// than serde-saphyr's default 250,000 loads, while an alias bomb, whose
+/// nodes come from expansions rather than text, is refused with the
+/// position of the breach.
+#[test]
+fn large_machines_load_and_alias_bombs_do_not() {
+    // About 14 nodes a state: some 266,000 nodes, past the default 250,000.
+    let states = 19_000;
+    let mut text = String::from("machine: big\ninitial: s0\nstates:\n");
+    for i in 0..states {
+        let next = (i + 1) % states;
+        text.push_str(&format!(
+            "  s{i}: {{ entry: [ a, b ], on: {{ GO: s{next}, BACK: {{ target: s{i} }} }} }}\n"
+        ));
+    }
+    let doc = parse_ok(&text);
+    assert_eq!(doc.root.states.len(), states);
+
+    let mut bomb = String::from("a: &a [x, x, x, x, x, x, x, x, x, x]\n");
+    for level in b'b'..=b'h' {
+        let previous = (level - 1) as char;
+        let level = level as char;
+        bomb.push_str(&format!(
+            "{level}: &{level} [*{previous}, *{previous}, *{previous}, *{previous}, *{previous}, \
+             *{previous}, *{previous}, *{previous}, *{previous}, *{previous}]\n"
+        ));
+    }
+    let errors = parse(&bomb).expect_err("an alias bomb is refused");
+    assert_eq!(errors[0].code, "E001");
+    assert!(
+        errors[0].message.contains("limits breached"),
+        "{}",
+        errors[0].message
+    );
+}
+
+/// A second definition of a key is found in a mapping of many keys too.
+#[test]
+fn a_repeated_key_among_many_is_reported() {
+    let mut text = String::from("machine: m\ninitial: s0\nstates:\n");
+    for i in 0..40 {
+        text.push_str(&format!("  s{i}: {{}}\n"));
+    }
+    text.push_str("  s7: {}\n");
+    let errors = parse(&text).expect_err("the repeat");
+    assert_eq!(errors.len(), 1);
+    assert_eq!(errors[0].code, "E004");
+    assert_eq!(at(&text, errors[0].labels[0].span.start), "11:3");
+}
