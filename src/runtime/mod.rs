@@ -213,10 +213,7 @@ fn hex(bytes: &[u8]) -> String {
     out
 }
 
-/// Milliseconds since the Unix epoch by the system clock.
-pub fn now_millis() -> u64 {
-    crate::interp::Clock::now(&crate::interp::SystemClock)
-}
+pub use crate::clock::now_millis;
 
 /// `apply_at` with the system clock.
 pub fn apply<S: Store>(

@@ -201,7 +201,7 @@ fn add_next_timer_at(tx: &mut postgres::Transaction<'_>) -> Result<(), StoreErro
         )
         .map_err(backend)?;
     // The upgrade's time, for a process without applied events.
-    let upgrade = crate::interp::Clock::now(&crate::interp::SystemClock);
+    let upgrade = crate::clock::now_millis();
     for row in rows {
         let id: String = row.get(0);
         let snapshot: String = row.get(1);

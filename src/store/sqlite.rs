@@ -203,7 +203,7 @@ fn add_next_timer_at(tx: &rusqlite::Transaction<'_>) -> Result<(), StoreError> {
         .map_err(backend)?
     };
     // The upgrade's time, for a process without applied events.
-    let upgrade = crate::interp::Clock::now(&crate::interp::SystemClock);
+    let upgrade = crate::clock::now_millis();
     for (id, snapshot, last_applied) in rows {
         let base = last_applied.map_or(upgrade, to_u64);
         if let Some((snapshot, next)) = migrate::rebase_legacy_snapshot(&snapshot, base)? {
