@@ -65,6 +65,7 @@ pub mod import;
 pub mod interp;
 pub mod lint;
 pub mod model;
+mod ready;
 pub mod report;
 pub mod runtime;
 pub mod schema;

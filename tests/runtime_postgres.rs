@@ -123,9 +123,7 @@ fn a_store_from_before_timers_keeps_working() {
 #[ignore = "needs a PostgreSQL server: IDEMCHART_PG"]
 fn commits_are_synchronous() {
     let handle = backend().fresh();
-    let mut store = backend().connect(&handle);
-    let row = store
-        .client()
+    let row = postgres_client(&handle)
         .query_one("SHOW synchronous_commit", &[])
         .unwrap();
     assert_eq!(row.get::<_, String>(0), "on");
