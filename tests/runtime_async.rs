@@ -13,7 +13,6 @@
 mod runtime_contract;
 
 use std::collections::HashMap;
-use std::future::Future;
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -26,142 +25,19 @@ use idemchart::runtime::{
     RuntimeError, nonblocking,
 };
 use idemchart::store::{
-    self, AnyAsyncStore, AppliedEvent, AsyncSqliteStore, AsyncStore, AsyncTransaction, OutboxItem,
-    OutboxStatus, ProcessRow, SqliteOptions, SqliteStore, Store, StoreError, Synchronous,
-    Transaction,
+    self, AnyAsyncStore, AsyncSqliteStore, AsyncStore, Blocking, OutboxItem, SqliteOptions,
+    SqliteStore, Synchronous,
 };
 use proptest::prelude::*;
-use tokio::runtime::Runtime;
 
 use runtime_contract::api::Batch;
 use runtime_contract::{Api, Backend, T0, add, ledger, named};
 
 /// An async store, used by the contract through the async API: every call
-/// awaits `runtime::nonblocking` (or the store's own async method) on a
-/// runtime of its own, with worker threads, which also runs the store's
-/// connections.
-pub struct ViaAsync<A> {
-    store: A,
-    runtime: Runtime,
-}
-
-impl<A: AsyncStore> ViaAsync<A> {
-    fn open<F: Future<Output = Result<A, StoreError>>>(open: impl FnOnce() -> F) -> ViaAsync<A> {
-        let runtime = tokio::runtime::Builder::new_multi_thread()
-            .worker_threads(2)
-            .enable_all()
-            .build()
-            .expect("a runtime");
-        let store = runtime.block_on(open()).expect("open the async store");
-        ViaAsync { store, runtime }
-    }
-
-    fn wait<F: Future>(&self, future: F) -> F::Output {
-        self.runtime.block_on(future)
-    }
-}
-
-/// The async transaction, for the contract's stores that intercept
-/// transactions (`Stale`), which go through the sync API.
-struct ViaAsyncTx<'a, T> {
-    runtime: &'a Runtime,
-    tx: T,
-}
-
-impl<T: AsyncTransaction> Transaction for ViaAsyncTx<'_, T> {
-    fn applied_event(&mut self, p: &str, e: &str) -> Result<Option<AppliedEvent>, StoreError> {
-        self.runtime.block_on(self.tx.applied_event(p, e))
-    }
-    fn process(&mut self, id: &str) -> Result<Option<ProcessRow>, StoreError> {
-        self.runtime.block_on(self.tx.process(id))
-    }
-    fn insert_process(&mut self, row: &ProcessRow) -> Result<bool, StoreError> {
-        self.runtime.block_on(self.tx.insert_process(row))
-    }
-    fn update_process(
-        &mut self,
-        id: &str,
-        rev: u64,
-        snap: &str,
-        next: Option<u64>,
-    ) -> Result<bool, StoreError> {
-        self.runtime
-            .block_on(self.tx.update_process(id, rev, snap, next))
-    }
-    fn insert_applied_event(&mut self, row: &AppliedEvent) -> Result<(), StoreError> {
-        self.runtime.block_on(self.tx.insert_applied_event(row))
-    }
-    fn insert_outbox(&mut self, item: &OutboxItem) -> Result<(), StoreError> {
-        self.runtime.block_on(self.tx.insert_outbox(item))
-    }
-}
-
-impl<A: AsyncStore> Store for ViaAsync<A> {
-    fn transaction<R, E>(
-        &mut self,
-        body: impl FnOnce(&mut dyn Transaction) -> Result<R, E>,
-    ) -> Result<R, E>
-    where
-        E: From<StoreError>,
-    {
-        let mut tx = ViaAsyncTx {
-            runtime: &self.runtime,
-            tx: self.runtime.block_on(self.store.begin())?,
-        };
-        match body(&mut tx) {
-            Ok(value) => {
-                self.runtime.block_on(self.store.commit(tx.tx))?;
-                Ok(value)
-            }
-            Err(e) => {
-                self.runtime.block_on(self.store.rollback(tx.tx));
-                Err(e)
-            }
-        }
-    }
-    fn process(&mut self, id: &str) -> Result<Option<ProcessRow>, StoreError> {
-        self.wait(self.store.process(id))
-    }
-    fn outbox(&mut self, s: Option<OutboxStatus>) -> Result<Vec<OutboxItem>, StoreError> {
-        self.wait(self.store.outbox(s))
-    }
-    fn claim_due(&mut self, n: u64, l: u64, c: usize) -> Result<Vec<OutboxItem>, StoreError> {
-        self.wait(self.store.claim_due(n, l, c))
-    }
-    fn finish_attempt(
-        &mut self,
-        k: &str,
-        s: OutboxStatus,
-        a: u32,
-        n: u64,
-        e: Option<&str>,
-    ) -> Result<(), StoreError> {
-        self.wait(self.store.finish_attempt(k, s, a, n, e))
-    }
-    fn due_processes(
-        &mut self,
-        m: &str,
-        v: Option<u64>,
-        n: u64,
-        l: usize,
-    ) -> Result<Vec<String>, StoreError> {
-        self.wait(self.store.due_processes(m, v, n, l))
-    }
-    fn purge_applied(&mut self, m: &str, b: u64) -> Result<usize, StoreError> {
-        self.wait(self.store.purge_applied(m, b))
-    }
-    fn purge_outbox(&mut self, m: &str, b: u64) -> Result<usize, StoreError> {
-        self.wait(self.store.purge_outbox(m, b))
-    }
-    fn requeue_dead(&mut self, k: Option<&str>, n: u64) -> Result<usize, StoreError> {
-        self.wait(self.store.requeue_dead(k, n))
-    }
-    fn applied_count(&mut self, p: &str) -> Result<usize, StoreError> {
-        self.wait(self.store.applied_count(p))
-    }
-}
-
-impl<A: AsyncStore> Api for ViaAsync<A> {
+/// awaits `runtime::nonblocking` on the store's own runtime, which runs its
+/// connections; the contract's direct store calls, and its stores that
+/// intercept transactions (`Stale`), go through `Blocking`'s sync `Store`.
+impl<A: AsyncStore> Api for Blocking<A> {
     fn apply_at(
         &mut self,
         chart: &Arc<Chart>,
@@ -169,8 +45,8 @@ impl<A: AsyncStore> Api for ViaAsync<A> {
         event: &Event,
         now: u64,
     ) -> Result<Outcome, RuntimeError> {
-        self.wait(nonblocking::apply_at(
-            &self.store,
+        self.block_on(nonblocking::apply_at(
+            self.get_ref(),
             chart,
             process,
             event,
@@ -184,7 +60,12 @@ impl<A: AsyncStore> Api for ViaAsync<A> {
         events: &[(String, Event)],
         now: u64,
     ) -> Result<Batch, RuntimeError> {
-        self.wait(nonblocking::apply_batch_at(&self.store, chart, events, now))
+        self.block_on(nonblocking::apply_batch_at(
+            self.get_ref(),
+            chart,
+            events,
+            now,
+        ))
     }
 
     fn advance(
@@ -193,7 +74,7 @@ impl<A: AsyncStore> Api for ViaAsync<A> {
         process: &str,
         now: u64,
     ) -> Result<Advanced, RuntimeError> {
-        self.wait(nonblocking::advance(&self.store, chart, process, now))
+        self.block_on(nonblocking::advance(self.get_ref(), chart, process, now))
     }
 
     fn advance_due(
@@ -202,7 +83,7 @@ impl<A: AsyncStore> Api for ViaAsync<A> {
         now: u64,
         limit: usize,
     ) -> Result<Vec<DueProcess>, RuntimeError> {
-        self.wait(nonblocking::advance_due(&self.store, chart, now, limit))
+        self.block_on(nonblocking::advance_due(self.get_ref(), chart, now, limit))
     }
 
     fn dispatch(
@@ -210,10 +91,10 @@ impl<A: AsyncStore> Api for ViaAsync<A> {
         chart: &Arc<Chart>,
         now: u64,
         policy: &DispatchPolicy,
-        handler: &mut dyn FnMut(&OutboxItem) -> Dispatch,
+        handler: &mut (dyn FnMut(&OutboxItem) -> Dispatch + Send),
     ) -> Result<DispatchReport, RuntimeError> {
-        self.wait(nonblocking::dispatch(
-            &self.store,
+        self.block_on(nonblocking::dispatch(
+            self.get_ref(),
             chart,
             now,
             policy,
@@ -222,11 +103,11 @@ impl<A: AsyncStore> Api for ViaAsync<A> {
     }
 
     fn inspect(&mut self, process: &str) -> Result<Option<serde_json::Value>, RuntimeError> {
-        self.wait(nonblocking::inspect(&self.store, process))
+        self.block_on(nonblocking::inspect(self.get_ref(), process))
     }
 
     fn purge(&mut self, chart: &Chart, now: u64) -> Result<Purged, RuntimeError> {
-        self.wait(nonblocking::purge(&self.store, chart, now))
+        self.block_on(nonblocking::purge(self.get_ref(), chart, now))
     }
 }
 
@@ -256,7 +137,7 @@ struct AsyncSqlite {
 }
 
 impl Backend for AsyncSqlite {
-    type S = ViaAsync<AsyncSqliteStore>;
+    type S = Blocking<AsyncSqliteStore>;
 
     fn fresh(&self) -> String {
         std::fs::create_dir_all(&self.dir).expect("temp dir");
@@ -266,7 +147,7 @@ impl Backend for AsyncSqlite {
 
     fn connect(&self, handle: &str) -> Self::S {
         let options = sqlite_options();
-        ViaAsync::open(|| AsyncSqliteStore::open(handle, &options))
+        Blocking::open(|| AsyncSqliteStore::open(handle, &options)).expect("open the store")
     }
 }
 
@@ -314,14 +195,14 @@ mod postgres {
     }
 
     impl Backend for AsyncPostgres {
-        type S = ViaAsync<AsyncPostgresStore>;
+        type S = Blocking<AsyncPostgresStore>;
 
         fn fresh(&self) -> String {
             fresh_schema(&self.base)
         }
 
         fn connect(&self, handle: &str) -> Self::S {
-            ViaAsync::open(|| AsyncPostgresStore::connect(handle))
+            Blocking::open(|| AsyncPostgresStore::connect(handle)).expect("connect")
         }
     }
 
@@ -713,7 +594,8 @@ proptest! {
         let mut sync_store = SqliteStore::open(dir.join("sync.db"), &sqlite_options()).unwrap();
         let path = dir.join("async.db");
         let options = sqlite_options();
-        let mut async_store = ViaAsync::open(|| AsyncSqliteStore::open(path, &options));
+        let mut async_store =
+            Blocking::open(|| AsyncSqliteStore::open(path, &options)).unwrap();
         let by_sync = run_steps(&mut sync_store, &steps);
         let by_async = run_steps(&mut async_store, &steps);
         prop_assert_eq!(by_sync, by_async);

@@ -9,6 +9,12 @@
 //! sends the event, and writes the applied-event row, the outbox rows and the
 //! new snapshot (under a revision check) together. An event that enables no
 //! transition is `Ignored`, and recorded and frozen like any answer.
+//!
+//! These functions take a sync [`Store`]; [`nonblocking`] has each of them
+//! as an `async fn` over an [`AsyncStore`](crate::store::AsyncStore). Both
+//! are one implementation: `decide.rs` works out what a delivery writes and
+//! answers, `driver.rs` runs the reads, the writes and the retries for
+//! either kind of store.
 
 mod batch;
 mod decide;

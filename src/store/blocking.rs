@@ -72,6 +72,17 @@ impl<S: AsyncStore> Blocking<S> {
         &self.store
     }
 
+    /// Waits for `future` on this store's runtime, which runs its
+    /// connections: how sync code awaits the async API on this store
+    /// (`store.block_on(nonblocking::apply(store.get_ref(), …))`).
+    pub fn block_on<F>(&self, future: F) -> F::Output
+    where
+        F: Future + Send,
+        F::Output: Send,
+    {
+        self.wait(future)
+    }
+
     fn wait<F>(&self, future: F) -> F::Output
     where
         F: Future + Send,

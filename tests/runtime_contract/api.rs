@@ -60,7 +60,7 @@ pub trait Api: Store + Sized {
         chart: &Arc<Chart>,
         now: u64,
         policy: &DispatchPolicy,
-        handler: &mut dyn FnMut(&OutboxItem) -> Dispatch,
+        handler: &mut (dyn FnMut(&OutboxItem) -> Dispatch + Send),
     ) -> Result<DispatchReport, RuntimeError> {
         runtime::dispatch(self, chart, now, policy, handler)
     }
@@ -120,7 +120,7 @@ pub fn dispatch<S: Api>(
     chart: &Arc<Chart>,
     now: u64,
     policy: &DispatchPolicy,
-    mut handler: impl FnMut(&OutboxItem) -> Dispatch,
+    mut handler: impl FnMut(&OutboxItem) -> Dispatch + Send,
 ) -> Result<DispatchReport, RuntimeError> {
     store.dispatch(chart, now, policy, &mut handler)
 }
