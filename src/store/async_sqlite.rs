@@ -211,6 +211,10 @@ impl AsyncSqliteStore {
 pub struct AsyncSqliteTransaction {
     /// `None` only while a statement runs on a blocking thread.
     lease: Option<Lease>,
+    /// Whether `BEGIN IMMEDIATE` ran. It runs on the blocking thread of the
+    /// first statement, in the same trip: each trip to a blocking thread
+    /// costs about as much as a statement.
+    begun: bool,
 }
 
 impl AsyncSqliteTransaction {
@@ -222,12 +226,33 @@ impl AsyncSqliteTransaction {
             .lease
             .take()
             .ok_or_else(|| StoreError::Backend("the transaction's connection is gone".into()))?;
+        let begin = !self.begun;
         // If this future is dropped while the statement runs, the lease is
         // dropped with the statement's answer, which rolls the transaction
         // back.
-        let (lease, answer) = on_thread(lease, op).await?;
+        let (lease, answer) = on_thread(lease, move |conn| {
+            if begin {
+                conn.execute_batch("BEGIN IMMEDIATE").map_err(backend)?;
+            }
+            Ok(op(conn))
+        })
+        .await?;
         self.lease = Some(lease);
+        // The outer `Err` is a failed `BEGIN`, which leaves no transaction
+        // open; once it succeeded, the transaction has begun for good, even
+        // if SQLite ends it on a statement's error (then the work stops).
+        let answer = answer?;
+        self.begun = true;
         answer
+    }
+
+    /// Ends the transaction with `statement`, if it ever began.
+    async fn end(&mut self, statement: &'static str) -> Result<(), StoreError> {
+        if !self.begun {
+            return Ok(());
+        }
+        self.run(move |conn| conn.execute_batch(statement).map_err(backend))
+            .await
     }
 }
 
@@ -296,27 +321,24 @@ impl AsyncTransaction for AsyncSqliteTransaction {
 impl AsyncStore for AsyncSqliteStore {
     type Transaction = AsyncSqliteTransaction;
 
+    /// Takes the writer's turn and a connection; `BEGIN IMMEDIATE` goes
+    /// with the first statement.
     async fn begin(&self) -> Result<AsyncSqliteTransaction, StoreError> {
-        let mut tx = AsyncSqliteTransaction {
+        Ok(AsyncSqliteTransaction {
             lease: Some(self.pool.lease(true).await?),
-        };
-        tx.run(|conn| conn.execute_batch("BEGIN IMMEDIATE").map_err(backend))
-            .await?;
-        Ok(tx)
+            begun: false,
+        })
     }
 
     async fn commit(&self, mut tx: AsyncSqliteTransaction) -> Result<(), StoreError> {
-        tx.run(|conn| conn.execute_batch("COMMIT").map_err(backend))
-            .await
+        tx.end("COMMIT").await
     }
 
     async fn rollback(&self, mut tx: AsyncSqliteTransaction) {
         // A failed rollback leaves the transaction open on its connection,
         // and the lease rolls it back (or drops the connection) on its way
         // back to the pool.
-        let _ = tx
-            .run(|conn| conn.execute_batch("ROLLBACK").map_err(backend))
-            .await;
+        let _ = tx.end("ROLLBACK").await;
     }
 
     async fn process(&self, id: &str) -> Result<Option<ProcessRow>, StoreError> {
