@@ -2,7 +2,8 @@
 //! event may arrive twice.
 //!
 //! The pipeline is `syntax` (YAML or DSL text) → `model` → `graph`/`lint` and
-//! `interp` → `runtime` → `store`; each arrow goes one way.
+//! `interp` → `runtime` → `store`; each arrow goes one way, and `clock` sits
+//! below `interp` and `store` both.
 //!
 //! A host program loads a machine, lints it, runs it, and saves and restores
 //! its state between events:
@@ -54,6 +55,7 @@
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 
+pub mod clock;
 pub mod config;
 pub mod diagnostic;
 pub mod diagram;
@@ -63,6 +65,7 @@ pub mod import;
 pub mod interp;
 pub mod lint;
 pub mod model;
+mod ready;
 pub mod report;
 pub mod runtime;
 pub mod schema;

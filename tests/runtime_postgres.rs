@@ -11,7 +11,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use idemchart::store::PostgresStore;
 use proptest::prelude::*;
 
-use runtime_contract::{Backend, add, named};
+use runtime_contract::{Api, Backend, add, named};
 
 /// Each fresh store is a new schema of one server.
 struct Postgres {
@@ -44,6 +44,8 @@ impl Backend for Postgres {
         PostgresStore::connect(handle).expect("connect to PostgreSQL")
     }
 }
+
+impl Api for PostgresStore {}
 
 fn postgres_client(params: &str) -> postgres::Client {
     postgres::Client::connect(params, postgres::NoTls).expect("connect to PostgreSQL")
@@ -123,9 +125,7 @@ fn a_store_from_before_timers_keeps_working() {
 #[ignore = "needs a PostgreSQL server: IDEMCHART_PG"]
 fn commits_are_synchronous() {
     let handle = backend().fresh();
-    let mut store = backend().connect(&handle);
-    let row = store
-        .client()
+    let row = postgres_client(&handle)
         .query_one("SHOW synchronous_commit", &[])
         .unwrap();
     assert_eq!(row.get::<_, String>(0), "on");

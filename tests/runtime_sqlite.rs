@@ -9,7 +9,7 @@ use idemchart::expr::Event;
 use idemchart::store::{SqliteOptions, SqliteStore, Synchronous};
 use proptest::prelude::*;
 
-use runtime_contract::{Backend, add, named};
+use runtime_contract::{Api, Backend, add, named};
 
 /// SQLite stores as files in a fresh directory under the system temp dir.
 struct Sqlite {
@@ -47,6 +47,8 @@ impl Backend for Sqlite {
         SqliteStore::open(handle, &options).expect("open store")
     }
 }
+
+impl Api for SqliteStore {}
 
 fn backend() -> Sqlite {
     Sqlite {

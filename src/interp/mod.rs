@@ -69,7 +69,10 @@ mod semantics_tests;
 
 pub use actor::{Actor, RunningInvocation, Status};
 pub use chart::{Chart, DEFAULT_MICROSTEP_LIMIT};
-pub use clock::{Clock, FiredTimer, SystemClock, VirtualClock};
+pub use clock::FiredTimer;
+// The clocks live below the interpreter (the stores read them too); they
+// are named here as well, where an actor's host looks for them.
+pub use crate::clock::{Clock, SystemClock, VirtualClock};
 pub use host::{BuildError, ChartBuilder, HostCall, HostError, Updates};
 pub use snapshot::{InvocationSnapshot, RestoreError, SNAPSHOT_FORMAT, Snapshot, TimerSnapshot};
 pub use snapshot_json::SnapshotJsonError;

@@ -6,12 +6,13 @@
 
 use std::sync::Arc;
 
-use super::{
-    Attempt, Delivery, Outcome, Restored, RuntimeError, attempt, now_millis, with_retries,
-};
+use super::decide::{Delivery, Restored};
+use super::driver::{self, Attempt, Driver, SyncDriver, Work};
+use super::{Outcome, RuntimeError, now_millis};
 use crate::expr::Event;
 use crate::interp::Chart;
-use crate::store::Store;
+use crate::ready::finish;
+use crate::store::{AsyncTransaction, Store};
 
 /// `apply_batch_at` with the system clock.
 pub fn apply_batch<S: Store, P: AsRef<str>>(
@@ -37,46 +38,76 @@ pub fn apply_batch_at<S: Store, P: AsRef<str>>(
     events: &[(P, Event)],
     now: u64,
 ) -> Result<Vec<Result<Outcome, RuntimeError>>, RuntimeError> {
-    // Ids and hashes are worked out before the transaction takes its locks.
-    let deliveries: Vec<Result<Delivery<'_>, RuntimeError>> = events
-        .iter()
-        .map(|(process, event)| Delivery::new(process.as_ref(), event, now))
-        .collect();
-    // The process whose snapshot another writer moved, for the error after
-    // too many lost races.
-    let lost_on = std::cell::Cell::new("");
-    with_retries(
-        || {
-            store.transaction(|tx| {
-                let mut restored = Restored::default();
-                let mut answers = Vec::with_capacity(deliveries.len());
-                for delivery in &deliveries {
-                    // No id, or a reserved one: the answer `apply_at` gives.
-                    let delivery = match delivery {
-                        Ok(delivery) => delivery,
-                        Err(refused) => {
-                            answers.push(Err(refused.clone()));
-                            continue;
-                        }
-                    };
-                    match attempt(tx, chart, delivery, Some(&mut restored)) {
-                        Ok(outcome) => answers.push(Ok(outcome)),
-                        Err(Attempt::Lost) => {
-                            lost_on.set(delivery.process);
-                            return Err(Attempt::Lost);
-                        }
-                        // The transaction is unusable (PostgreSQL aborts it at
-                        // the first failed statement): roll everything back.
-                        Err(Attempt::Failed(RuntimeError::Store(e))) => {
-                            return Err(Attempt::Failed(RuntimeError::Store(e)));
-                        }
-                        // Nothing was written for this event: answer and go on.
-                        Err(Attempt::Failed(e)) => answers.push(Err(e)),
-                    }
+    finish(apply_batch_at_with(
+        &mut SyncDriver(store),
+        chart,
+        events,
+        now,
+    ))
+}
+
+/// `apply_batch_at`'s transaction: every delivery of the batch.
+struct ApplyMany<'a> {
+    chart: &'a Arc<Chart>,
+    deliveries: Vec<Result<Delivery<'a>, RuntimeError>>,
+    /// The process whose snapshot another writer moved, for the error after
+    /// too many lost races.
+    lost_on: &'a str,
+}
+
+impl Work for ApplyMany<'_> {
+    type Output = Vec<Result<Outcome, RuntimeError>>;
+
+    async fn run<T: AsyncTransaction>(&mut self, tx: &mut T) -> Result<Self::Output, Attempt> {
+        let mut restored = Restored::default();
+        let mut answers = Vec::with_capacity(self.deliveries.len());
+        for delivery in &self.deliveries {
+            // No id, or a reserved one: the answer `apply_at` gives.
+            let delivery = match delivery {
+                Ok(delivery) => delivery,
+                Err(refused) => {
+                    answers.push(Err(refused.clone()));
+                    continue;
                 }
-                Ok(answers)
-            })
-        },
-        || lost_on.get().to_string(),
-    )
+            };
+            match driver::deliver(tx, self.chart, delivery, Some(&mut restored)).await {
+                Ok(outcome) => answers.push(Ok(outcome)),
+                Err(Attempt::Lost) => {
+                    self.lost_on = delivery.process;
+                    return Err(Attempt::Lost);
+                }
+                // The transaction is unusable (PostgreSQL aborts it at
+                // the first failed statement): roll everything back.
+                Err(Attempt::Failed(RuntimeError::Store(e))) => {
+                    return Err(Attempt::Failed(RuntimeError::Store(e)));
+                }
+                // Nothing was written for this event: answer and go on.
+                Err(Attempt::Failed(e)) => answers.push(Err(e)),
+            }
+        }
+        Ok(answers)
+    }
+
+    fn contended(&self) -> String {
+        self.lost_on.to_string()
+    }
+}
+
+/// `apply_batch_at` through either driver: the one implementation of it.
+pub(super) async fn apply_batch_at_with<D: Driver, P: AsRef<str>>(
+    driver: &mut D,
+    chart: &Arc<Chart>,
+    events: &[(P, Event)],
+    now: u64,
+) -> Result<Vec<Result<Outcome, RuntimeError>>, RuntimeError> {
+    // Ids and hashes are worked out before the transaction takes its locks.
+    let mut work = ApplyMany {
+        chart,
+        deliveries: events
+            .iter()
+            .map(|(process, event)| Delivery::new(process.as_ref(), event, now))
+            .collect(),
+        lost_on: "",
+    };
+    driver::with_retries(driver, &mut work).await
 }

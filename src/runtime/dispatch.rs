@@ -3,11 +3,14 @@
 //! unknown outcome into an event for the machine.
 
 use std::collections::HashMap;
+use std::future::Future;
 use std::sync::Arc;
 
-use super::{RuntimeError, apply_at};
+use super::driver::{Driver, SyncDriver};
+use super::{RuntimeError, apply_at_with};
 use crate::expr::{Event, Value};
 use crate::interp::Chart;
+use crate::ready::finish;
 use crate::store::{OutboxItem, OutboxStatus, Store};
 
 /// What became of one attempt at an effect.
@@ -88,66 +91,91 @@ pub fn dispatch<S: Store>(
     policy: &DispatchPolicy,
     mut handler: impl FnMut(&OutboxItem) -> Dispatch,
 ) -> Result<DispatchReport, RuntimeError> {
+    finish(dispatch_with(
+        &mut SyncDriver(store),
+        chart,
+        now,
+        policy,
+        |item: &OutboxItem| std::future::ready(handler(item)),
+    ))
+}
+
+/// `dispatch` through either driver, with a handler that answers in a
+/// future: the one implementation of it.
+pub(super) async fn dispatch_with<D: Driver, F: Future<Output = Dispatch>>(
+    driver: &mut D,
+    chart: &Arc<Chart>,
+    now: u64,
+    policy: &DispatchPolicy,
+    mut handler: impl FnMut(&OutboxItem) -> F,
+) -> Result<DispatchReport, RuntimeError> {
     let mut report = DispatchReport::default();
-    let items = store.claim_due(now, policy.lease_ms, policy.batch)?;
+    let items = driver.claim_due(now, policy.lease_ms, policy.batch).await?;
     for item in items {
         let attempts = item.attempts.saturating_add(1);
-        match handler(&item) {
+        match handler(&item).await {
             Dispatch::Done => {
-                store.finish_attempt(&item.key, OutboxStatus::Done, attempts, now, None)?;
+                driver
+                    .finish_attempt(&item.key, OutboxStatus::Done, attempts, now, None)
+                    .await?;
                 report.done += 1;
             }
             Dispatch::Retry(error) => {
                 if attempts >= policy.max_attempts {
-                    store.finish_attempt(
-                        &item.key,
-                        OutboxStatus::Dead,
-                        attempts,
-                        now,
-                        Some(&error),
-                    )?;
+                    driver
+                        .finish_attempt(&item.key, OutboxStatus::Dead, attempts, now, Some(&error))
+                        .await?;
                     report.dead += 1;
                 } else {
-                    store.finish_attempt(
-                        &item.key,
-                        OutboxStatus::Pending,
-                        attempts,
-                        now.saturating_add(policy.backoff(attempts)),
-                        Some(&error),
-                    )?;
+                    driver
+                        .finish_attempt(
+                            &item.key,
+                            OutboxStatus::Pending,
+                            attempts,
+                            now.saturating_add(policy.backoff(attempts)),
+                            Some(&error),
+                        )
+                        .await?;
                     report.retried += 1;
                 }
             }
             Dispatch::UnknownOutcome => {
-                let args: serde_json::Value =
-                    serde_json::from_str(&item.args).unwrap_or(serde_json::Value::Null);
-                let data = serde_json::json!({
-                    "key": item.key,
-                    "effect": item.effect,
-                    "args": args,
-                });
-                let event = Event::new(
-                    policy.unknown_event(&item.effect),
-                    Some(Value::from(&serde_json::json!(format!(
-                        "unknown:{}",
-                        item.key
-                    )))),
-                    Value::from(&data),
-                );
+                let event = unknown_outcome_event(policy, &item);
                 // The event is applied first: if the process dies before the
                 // row is marked, the lease expires, the row is tried again,
                 // and a second unknown outcome is a duplicate event.
-                apply_at(store, chart, &item.process, &event, now)?;
-                store.finish_attempt(
-                    &item.key,
-                    OutboxStatus::Unknown,
-                    attempts,
-                    now,
-                    Some("outcome unknown; the machine was told"),
-                )?;
+                apply_at_with(driver, chart, &item.process, &event, now).await?;
+                driver
+                    .finish_attempt(
+                        &item.key,
+                        OutboxStatus::Unknown,
+                        attempts,
+                        now,
+                        Some("outcome unknown; the machine was told"),
+                    )
+                    .await?;
                 report.unknown += 1;
             }
         }
     }
     Ok(report)
+}
+
+/// The event that tells the machine an effect's outcome is unknown.
+fn unknown_outcome_event(policy: &DispatchPolicy, item: &OutboxItem) -> Event {
+    let args: serde_json::Value =
+        serde_json::from_str(&item.args).unwrap_or(serde_json::Value::Null);
+    let data = serde_json::json!({
+        "key": item.key,
+        "effect": item.effect,
+        "args": args,
+    });
+    Event::new(
+        policy.unknown_event(&item.effect),
+        Some(Value::from(&serde_json::json!(format!(
+            "unknown:{}",
+            item.key
+        )))),
+        Value::from(&data),
+    )
 }

@@ -9,9 +9,18 @@
 //! sends the event, and writes the applied-event row, the outbox rows and the
 //! new snapshot (under a revision check) together. An event that enables no
 //! transition is `Ignored`, and recorded and frozen like any answer.
+//!
+//! These functions take a sync [`Store`]; [`nonblocking`] has each of them
+//! as an `async fn` over an [`AsyncStore`](crate::store::AsyncStore). Both
+//! are one implementation: `decide.rs` works out what a delivery writes and
+//! answers, `driver.rs` runs the reads, the writes and the retries for
+//! either kind of store.
 
 mod batch;
+mod decide;
 mod dispatch;
+mod driver;
+pub mod nonblocking;
 mod timers;
 
 pub use batch::{apply_batch, apply_batch_at};
@@ -21,16 +30,16 @@ pub use timers::{
     advance_due, firing_id,
 };
 
-use std::collections::HashMap;
 use std::sync::Arc;
 
 use sha2::{Digest, Sha256};
 
 use crate::expr::{Event, Value};
-use crate::interp::{
-    Actor, Chart, EffectCall, RestoreError, Snapshot, SnapshotJsonError, Unsettled,
-};
-use crate::store::{AppliedEvent, OutboxItem, OutboxStatus, ProcessRow, Store, StoreError};
+use crate::interp::{Chart, RestoreError, Snapshot, Unsettled};
+use crate::ready::finish;
+use crate::store::{ProcessRow, Store, StoreError};
+use decide::Delivery;
+use driver::{Driver, SyncDriver, Work};
 
 /// What `apply` answered. `response` is the JSON text sent to the sender;
 /// for a duplicate it is the first response, byte for byte.
@@ -112,17 +121,6 @@ pub enum RuntimeError {
         process: String,
         unsettled: Box<Unsettled>,
     },
-}
-
-/// The step, or `RuntimeError::Unsettled` when it did not settle.
-fn settled<'s>(
-    process: &str,
-    step: &'s crate::interp::Step,
-) -> Result<&'s crate::interp::Step, RuntimeError> {
-    step.settled().map_err(|unsettled| RuntimeError::Unsettled {
-        process: process.to_string(),
-        unsettled: Box::new(unsettled.clone()),
-    })
 }
 
 /// How often `apply` starts over from a fresher snapshot before giving up.
@@ -213,10 +211,7 @@ fn hex(bytes: &[u8]) -> String {
     out
 }
 
-/// Milliseconds since the Unix epoch by the system clock.
-pub fn now_millis() -> u64 {
-    crate::interp::Clock::now(&crate::interp::SystemClock)
-}
+pub use crate::clock::now_millis;
 
 /// `apply_at` with the system clock.
 pub fn apply<S: Store>(
@@ -226,27 +221,6 @@ pub fn apply<S: Store>(
     event: &Event,
 ) -> Result<Outcome, RuntimeError> {
     apply_at(store, chart, process, event, now_millis())
-}
-
-/// Waits a random time that grows with each lost race, so that writers of one
-/// process stop colliding instead of retrying in lockstep.
-fn back_off(retry: u32) {
-    let ceiling_micros = 50u64 << retry.min(8);
-    let nanos = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.subsec_nanos() as u64)
-        .unwrap_or(0);
-    // The clock's low bits, mixed with the thread, are random enough to spread
-    // writers apart; no generator is needed for that.
-    let thread = {
-        use std::hash::{Hash, Hasher};
-        let mut h = std::collections::hash_map::DefaultHasher::new();
-        std::thread::current().id().hash(&mut h);
-        h.finish()
-    };
-    let jitter = (nanos ^ thread.rotate_left(17)).wrapping_mul(0x9E37_79B9_7F4A_7C15)
-        % ceiling_micros.max(1);
-    std::thread::sleep(std::time::Duration::from_micros(jitter));
 }
 
 /// Applies `event` to `process` (created from the machine's initial state if
@@ -265,328 +239,51 @@ pub fn apply_at<S: Store>(
     event: &Event,
     now: u64,
 ) -> Result<Outcome, RuntimeError> {
-    let delivery = Delivery::new(process, event, now)?;
+    finish(apply_at_with(
+        &mut SyncDriver(store),
+        chart,
+        process,
+        event,
+        now,
+    ))
+}
+
+/// `apply_at`'s transaction: one delivery.
+struct ApplyOne<'a> {
+    chart: &'a Arc<Chart>,
+    delivery: Delivery<'a>,
+}
+
+impl Work for ApplyOne<'_> {
+    type Output = Outcome;
+
+    async fn run<T: crate::store::AsyncTransaction>(
+        &mut self,
+        tx: &mut T,
+    ) -> Result<Outcome, driver::Attempt> {
+        driver::deliver(tx, self.chart, &self.delivery, None).await
+    }
+
+    fn contended(&self) -> String {
+        self.delivery.process.to_string()
+    }
+}
+
+/// `apply_at` through either driver: the one implementation of it.
+async fn apply_at_with<D: Driver>(
+    driver: &mut D,
+    chart: &Arc<Chart>,
+    process: &str,
+    event: &Event,
+    now: u64,
+) -> Result<Outcome, RuntimeError> {
+    let mut work = ApplyOne {
+        chart,
+        delivery: Delivery::new(process, event, now)?,
+    };
     // Another writer may move the snapshot: then it starts over, where the
     // id may now be a duplicate.
-    with_retries(
-        || store.transaction(|tx| attempt(tx, chart, &delivery, None)),
-        || process.to_string(),
-    )
-}
-
-/// Runs `once` (one transaction) until it is not lost to another writer
-/// that moved a snapshot, backing off between tries. After
-/// `MAX_REVISION_RETRIES` lost races the answer is `Contention` on the
-/// process `contended` names.
-fn with_retries<R>(
-    mut once: impl FnMut() -> Result<R, Attempt>,
-    contended: impl FnOnce() -> String,
-) -> Result<R, RuntimeError> {
-    for retry in 0..MAX_REVISION_RETRIES {
-        if retry > 0 {
-            back_off(retry);
-        }
-        match once() {
-            Ok(answer) => return Ok(answer),
-            Err(Attempt::Lost) => continue,
-            Err(Attempt::Failed(e)) => return Err(e),
-        }
-    }
-    Err(RuntimeError::Contention(contended(), MAX_REVISION_RETRIES))
-}
-
-/// One event to apply to one process, with its id and payload hash.
-struct Delivery<'a> {
-    process: &'a str,
-    id: String,
-    hash: String,
-    event: &'a Event,
-    now: u64,
-}
-
-impl<'a> Delivery<'a> {
-    fn new(process: &'a str, event: &'a Event, now: u64) -> Result<Delivery<'a>, RuntimeError> {
-        let id = event_id(event).ok_or_else(|| missing_id(event))?;
-        if id.starts_with(TIMER_ID_PREFIX) {
-            return Err(RuntimeError::ReservedId(id));
-        }
-        Ok(Delivery {
-            process,
-            id,
-            hash: payload_hash(event),
-            event,
-            now,
-        })
-    }
-}
-
-fn missing_id(event: &Event) -> RuntimeError {
-    RuntimeError::MissingId(event.name.to_string())
-}
-
-enum Attempt {
-    Lost,
-    Failed(RuntimeError),
-}
-
-impl From<StoreError> for Attempt {
-    fn from(e: StoreError) -> Attempt {
-        match e {
-            // A concurrent writer of the same process: retry from its result.
-            StoreError::Race(_) => Attempt::Lost,
-            e => Attempt::Failed(RuntimeError::Store(e)),
-        }
-    }
-}
-
-impl From<RuntimeError> for Attempt {
-    fn from(e: RuntimeError) -> Attempt {
-        Attempt::Failed(e)
-    }
-}
-
-/// Snapshots this transaction wrote, by process, with their revision. A batch
-/// restores a process it already applied an event to from here instead of
-/// reading and parsing its row again; the row cannot have moved meanwhile,
-/// because the transaction holds the write lock (SQLite) or the row lock
-/// (PostgreSQL) since its update, and the update checks the revision anyway.
-/// A single `apply` keeps none.
-#[derive(Default)]
-struct Restored {
-    /// Each process's snapshot JSON as this transaction wrote it, and its revision.
-    snapshots: HashMap<String, (String, u64)>,
-}
-
-/// Applies one delivery inside `tx`: the whole per-event contract, shared by
-/// `apply` and `apply_batch`. It decides everything (snapshot, outbox rows,
-/// response) before it writes anything, so every error other than a store
-/// error leaves nothing written for this delivery, and a batch may answer
-/// it and go on.
-fn attempt(
-    tx: &mut dyn crate::store::Transaction,
-    chart: &Arc<Chart>,
-    delivery: &Delivery<'_>,
-    restored: Option<&mut Restored>,
-) -> Result<Outcome, Attempt> {
-    let process = delivery.process;
-    if let Some(applied) = tx.applied_event(process, &delivery.id)? {
-        return Ok(if applied.payload_hash == delivery.hash {
-            Outcome::Duplicate {
-                response: applied.response,
-                revision: applied.revision,
-            }
-        } else {
-            Outcome::Conflict
-        });
-    }
-    let machine = chart.machine();
-    let cached = restored.as_deref().and_then(|r| r.snapshots.get(process));
-    let (mut actor, revision, start_effects) = match cached {
-        Some((snapshot, revision)) => (
-            restore_snapshot(chart, process, snapshot)?,
-            Some(*revision),
-            Vec::new(),
-        ),
-        None => match tx.process(process)? {
-            Some(row) => (restore(chart, &row)?, Some(row.revision), Vec::new()),
-            None => {
-                // The process starts when its first event arrives, so none of
-                // its timers can be due before that event.
-                let actor = Actor::with_context(Arc::clone(chart), &Value::Null, delivery.now)
-                    .map_err(|source| RuntimeError::Restore {
-                        process: process.to_string(),
-                        source,
-                    })?;
-                // The start's entry effects belong to the first event's step,
-                // so they leave through the outbox with it.
-                let effects = settled(process, actor.last_step())?.effects.clone();
-                (actor, None, effects)
-            }
-        },
-    };
-    let firings = match revision {
-        Some(revision) => timers::fire_due(&mut actor, process, revision, delivery.now)?,
-        None => Vec::new(),
-    };
-    let step = settled(process, actor.send(delivery.event))?;
-    let ignored = step.ignored;
-    let effects: Vec<EffectCall> = start_effects
-        .iter()
-        .chain(&step.effects)
-        .filter(|effect| leaves_through_outbox(effect))
-        .cloned()
-        .collect();
-    let snapshot_json = actor.snapshot_json();
-    let json_error =
-        |e: serde_json::Error| RuntimeError::BadSnapshot(process.to_string(), e.to_string());
-    let new_revision = revision.map_or(1, |revision| revision + 1);
-    // Positions are renumbered over the start's effects and the event's, so
-    // keys never collide within one step.
-    let items = outbox_items(process, &delivery.id, &effects, delivery.now);
-    let response = serde_json::to_string(&Response {
-        outcome: if ignored { "ignored" } else { "applied" },
-        revision: new_revision,
-        timer: None,
-        due: None,
-        configuration: &actor.configuration_paths(),
-        context: &actor.context(),
-        effects: response_effects(&items, &effects),
-    })
-    .map_err(json_error)?;
-    // Everything is decided; from here on only store errors can stop this
-    // delivery.
-    let next_timer_at = actor.next_due();
-    let stored = match revision {
-        Some(revision) => tx.update_process(process, revision, &snapshot_json, next_timer_at)?,
-        None => tx.insert_process(&ProcessRow {
-            id: process.to_string(),
-            machine: machine.name.clone(),
-            version: machine.version,
-            snapshot: snapshot_json.clone(),
-            revision: 1,
-            next_timer_at,
-        })?,
-    };
-    if !stored {
-        return Err(Attempt::Lost);
-    }
-    timers::record(tx, process, &firings, new_revision, delivery.now)?;
-    let applied = AppliedEvent {
-        process: process.to_string(),
-        event_id: delivery.id.clone(),
-        payload_hash: delivery.hash.clone(),
-        response,
-        revision: new_revision,
-        applied_at: delivery.now,
-    };
-    tx.insert_applied_event(&applied)?;
-    for item in &items {
-        tx.insert_outbox(item)?;
-    }
-    if let Some(restored) = restored {
-        restored
-            .snapshots
-            .insert(process.to_string(), (snapshot_json, new_revision));
-    }
-    let response = applied.response;
-    Ok(if ignored {
-        Outcome::Ignored {
-            response,
-            revision: new_revision,
-        }
-    } else {
-        Outcome::Applied {
-            response,
-            revision: new_revision,
-        }
-    })
-}
-
-/// Continues the process stored in `row`, which must run `chart`'s machine
-/// at the version it started with.
-fn restore(chart: &Arc<Chart>, row: &ProcessRow) -> Result<Actor, RuntimeError> {
-    let process = &row.id;
-    let machine = chart.machine();
-    if row.machine != machine.name {
-        return Err(RuntimeError::WrongMachine {
-            process: process.to_string(),
-            expected: machine.name.clone(),
-            found: row.machine.clone(),
-        });
-    }
-    restore_snapshot(chart, process, &row.snapshot)
-}
-
-/// Continues `process` from its snapshot JSON. `Actor::restore_json` refuses
-/// another machine version: a process keeps the version it started with
-/// until it is migrated explicitly.
-fn restore_snapshot(chart: &Arc<Chart>, process: &str, json: &str) -> Result<Actor, RuntimeError> {
-    Actor::restore_json(Arc::clone(chart), json).map_err(|error| match error {
-        SnapshotJsonError::Restore(source) => RuntimeError::Restore {
-            process: process.to_string(),
-            source,
-        },
-        SnapshotJsonError::Syntax { .. } => {
-            RuntimeError::BadSnapshot(process.to_string(), error.to_string())
-        }
-    })
-}
-
-/// Whether an effect of a step is handed to the outbox: declared effects
-/// and host actions the chart has no implementation for. A host action the
-/// chart implements already ran in the step; dispatching it again would
-/// perform it twice.
-fn leaves_through_outbox(effect: &EffectCall) -> bool {
-    !effect.ran
-}
-
-/// The outbox rows of the effects one step of `process` produced for
-/// `event_id` (an event's id or a timer firing's), keyed by position.
-fn outbox_items(
-    process: &str,
-    event_id: &str,
-    effects: &[EffectCall],
-    now: u64,
-) -> Vec<OutboxItem> {
-    effects
-        .iter()
-        .enumerate()
-        .map(|(position, effect)| {
-            let position = u32::try_from(position).unwrap_or(u32::MAX);
-            OutboxItem {
-                process: process.to_string(),
-                event_id: event_id.to_string(),
-                position,
-                key: idempotency_key(process, event_id, position),
-                effect: effect.name.to_string(),
-                args: crate::expr::json::to_text(&effect.args),
-                status: OutboxStatus::Pending,
-                attempts: 0,
-                next_attempt_at: now,
-                last_error: None,
-            }
-        })
-        .collect()
-}
-
-/// The `effects` list of a response.
-fn response_effects<'a>(
-    items: &'a [OutboxItem],
-    effects: &'a [EffectCall],
-) -> Vec<ResponseEffect<'a>> {
-    items
-        .iter()
-        .zip(effects)
-        .map(|(item, effect)| ResponseEffect {
-            effect: &item.effect,
-            position: item.position,
-            key: &item.key,
-            args: &effect.args,
-        })
-        .collect()
-}
-
-/// The answer to an applied or ignored event, or to a timer firing (with
-/// `timer` and `due`), as sent and frozen.
-#[derive(serde::Serialize)]
-struct Response<'a> {
-    outcome: &'static str,
-    revision: u64,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    timer: Option<&'a str>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    due: Option<u64>,
-    configuration: &'a [String],
-    context: &'a Value,
-    effects: Vec<ResponseEffect<'a>>,
-}
-
-#[derive(serde::Serialize)]
-struct ResponseEffect<'a> {
-    effect: &'a str,
-    position: u32,
-    key: &'a str,
-    args: &'a Value,
+    driver::with_retries(driver, &mut work).await
 }
 
 /// The stored state of a process: `{"process", "machine", "revision",
@@ -596,19 +293,31 @@ pub fn inspect<S: Store>(
     store: &mut S,
     process: &str,
 ) -> Result<Option<serde_json::Value>, RuntimeError> {
-    let Some(row) = store.process(process)? else {
+    finish(inspect_with(&mut SyncDriver(store), process))
+}
+
+async fn inspect_with<D: Driver>(
+    driver: &mut D,
+    process: &str,
+) -> Result<Option<serde_json::Value>, RuntimeError> {
+    let Some(row) = driver.process(process).await? else {
         return Ok(None);
     };
+    inspected(process, row).map(Some)
+}
+
+/// The state `inspect` shows of a process row.
+fn inspected(process: &str, row: ProcessRow) -> Result<serde_json::Value, RuntimeError> {
     let snapshot: Snapshot = serde_json::from_str(&row.snapshot)
         .map_err(|e| RuntimeError::BadSnapshot(process.to_string(), e.to_string()))?;
-    Ok(Some(serde_json::json!({
+    Ok(serde_json::json!({
         "process": row.id,
         "machine": row.machine,
         "revision": row.revision,
         "configuration": snapshot.configuration,
         "context": snapshot.context.to_json(),
         "next_timer_at": row.next_timer_at,
-    })))
+    }))
 }
 
 /// What `purge` deleted.
@@ -627,14 +336,22 @@ pub struct Purged {
 /// never finds a key missing. Pending and dead rows stay. A machine without a
 /// retention keeps everything, the safe side.
 pub fn purge<S: Store>(store: &mut S, chart: &Chart, now: u64) -> Result<Purged, RuntimeError> {
+    finish(purge_with(&mut SyncDriver(store), chart, now))
+}
+
+async fn purge_with<D: Driver>(
+    driver: &mut D,
+    chart: &Chart,
+    now: u64,
+) -> Result<Purged, RuntimeError> {
     let machine = chart.machine();
     let Some(dedup) = &machine.dedup else {
         return Ok(Purged::default());
     };
     let before = now.saturating_sub(dedup.retention.millis);
     Ok(Purged {
-        applied: store.purge_applied(&machine.name, before)?,
-        outbox: store.purge_outbox(&machine.name, before)?,
+        applied: driver.purge_applied(&machine.name, before).await?,
+        outbox: driver.purge_outbox(&machine.name, before).await?,
     })
 }
 

@@ -21,13 +21,16 @@ use std::sync::Arc;
 
 use sha2::{Digest, Sha256};
 
-use super::{
-    Attempt, Response, RuntimeError, hex, leaves_through_outbox, outbox_items, response_effects,
-    restore, settled, with_retries,
+use super::decide::{
+    Plan, ProcessWrite, Response, leaves_through_outbox, outbox_items, response_effects, restore,
+    settled,
 };
+use super::driver::{self, Attempt, Driver, SyncDriver, Work};
+use super::{RuntimeError, hex};
 use crate::expr::Value;
 use crate::interp::{Actor, Chart, EffectCall};
-use crate::store::{AppliedEvent, Store, Transaction};
+use crate::ready::finish;
+use crate::store::{AppliedEvent, AsyncTransaction, OutboxItem, ProcessRow, Store};
 
 /// Event ids with this prefix name timer firings; `apply` refuses them from
 /// senders, so the two never collide.
@@ -116,16 +119,16 @@ pub(super) fn fire_due(
     Ok(firings)
 }
 
-/// Writes each firing's applied-event row (with its frozen response) and
-/// outbox rows; `revision` is the one the transaction writes.
-pub(super) fn record(
-    tx: &mut dyn Transaction,
+/// Each firing's applied-event row (with its frozen response) and outbox
+/// rows; `revision` is the one the transaction writes.
+pub(super) fn firing_rows(
     process: &str,
     firings: &[Firing],
     revision: u64,
     now: u64,
-) -> Result<Vec<Fired>, Attempt> {
-    let mut fired = Vec::with_capacity(firings.len());
+) -> Result<(Vec<AppliedEvent>, Vec<OutboxItem>), RuntimeError> {
+    let mut applied = Vec::with_capacity(firings.len());
+    let mut outbox = Vec::new();
     for firing in firings {
         let items = outbox_items(process, &firing.id, &firing.effects, now);
         let response = serde_json::to_string(&Response {
@@ -138,24 +141,17 @@ pub(super) fn record(
             effects: response_effects(&items, &firing.effects),
         })
         .map_err(|e| RuntimeError::BadSnapshot(process.to_string(), e.to_string()))?;
-        let applied = AppliedEvent {
+        applied.push(AppliedEvent {
             process: process.to_string(),
             event_id: firing.id.clone(),
             payload_hash: hex(&Sha256::digest(firing.id.as_bytes())),
             response,
             revision,
             applied_at: now,
-        };
-        tx.insert_applied_event(&applied)?;
-        for item in &items {
-            tx.insert_outbox(item)?;
-        }
-        fired.push(Fired {
-            id: applied.event_id,
-            response: applied.response,
         });
+        outbox.extend(items);
     }
-    Ok(fired)
+    Ok((applied, outbox))
 }
 
 /// Fires the timers of `process` due at `now` (milliseconds since the Unix
@@ -196,48 +192,105 @@ pub fn advance<S: Store>(
     process: &str,
     now: u64,
 ) -> Result<Advanced, RuntimeError> {
-    // Another writer may move the snapshot: then it starts over from it,
-    // where the timers it fired are gone.
-    with_retries(
-        || store.transaction(|tx| attempt(tx, chart, process, now)),
-        || process.to_string(),
-    )
+    finish(advance_with(&mut SyncDriver(store), chart, process, now))
 }
 
-fn attempt(
-    tx: &mut dyn Transaction,
+/// `advance` through either driver: the one implementation of it.
+pub(super) async fn advance_with<D: Driver>(
+    driver: &mut D,
     chart: &Arc<Chart>,
     process: &str,
     now: u64,
-) -> Result<Advanced, Attempt> {
-    let Some(row) = tx.process(process)? else {
-        return Ok(Advanced {
+) -> Result<Advanced, RuntimeError> {
+    // Another writer may move the snapshot: then it starts over from it,
+    // where the timers it fired are gone.
+    driver::with_retries(
+        driver,
+        &mut AdvanceOne {
+            chart,
+            process,
+            now,
+        },
+    )
+    .await
+}
+
+/// `advance`'s transaction: the due timers of one process.
+struct AdvanceOne<'a> {
+    chart: &'a Arc<Chart>,
+    process: &'a str,
+    now: u64,
+}
+
+impl Work for AdvanceOne<'_> {
+    type Output = Advanced;
+
+    async fn run<T: AsyncTransaction>(&mut self, tx: &mut T) -> Result<Advanced, Attempt> {
+        let row = tx.process(self.process).await?;
+        match plan(self.chart, self.process, row, self.now)? {
+            Ok(plan) => {
+                driver::write(tx, &plan).await?;
+                Ok(plan.answer)
+            }
+            // Nothing is due: nothing is written.
+            Err(advanced) => Ok(advanced),
+        }
+    }
+
+    fn contended(&self) -> String {
+        self.process.to_string()
+    }
+}
+
+/// What firing the due timers of `row` writes, or the answer when there is
+/// nothing to write (no process, or nothing due).
+fn plan(
+    chart: &Arc<Chart>,
+    process: &str,
+    row: Option<ProcessRow>,
+    now: u64,
+) -> Result<Result<Plan<Advanced>, Advanced>, RuntimeError> {
+    let Some(row) = row else {
+        return Ok(Err(Advanced {
             fired: Vec::new(),
             revision: None,
             next_timer_at: None,
-        });
+        }));
     };
     let mut actor = restore(chart, &row)?;
     let firings = fire_due(&mut actor, process, row.revision, now)?;
     if firings.is_empty() {
-        return Ok(Advanced {
+        return Ok(Err(Advanced {
             fired: Vec::new(),
             revision: Some(row.revision),
             next_timer_at: actor.next_due(),
-        });
+        }));
     }
-    let snapshot = actor.snapshot_json();
     let next_timer_at = actor.next_due();
-    if !tx.update_process(process, row.revision, &snapshot, next_timer_at)? {
-        return Err(Attempt::Lost);
-    }
     let revision = row.revision + 1;
-    let fired = record(tx, process, &firings, revision, now)?;
-    Ok(Advanced {
-        fired,
-        revision: Some(revision),
-        next_timer_at,
-    })
+    let (applied, outbox) = firing_rows(process, &firings, revision, now)?;
+    let fired = applied
+        .iter()
+        .map(|row| Fired {
+            id: row.event_id.clone(),
+            response: row.response.clone(),
+        })
+        .collect();
+    Ok(Ok(Plan {
+        process: ProcessWrite::Update {
+            id: process.to_string(),
+            revision: row.revision,
+            snapshot: actor.snapshot_json(),
+            next_timer_at,
+        },
+        applied,
+        outbox,
+        answer: Advanced {
+            fired,
+            revision: Some(revision),
+            next_timer_at,
+        },
+    }))
 }
 
 /// What `advance_due` did to one process.
@@ -261,13 +314,24 @@ pub fn advance_due<S: Store>(
     now: u64,
     limit: usize,
 ) -> Result<Vec<DueProcess>, RuntimeError> {
+    finish(advance_due_with(&mut SyncDriver(store), chart, now, limit))
+}
+
+/// `advance_due` through either driver: the one implementation of it.
+pub(super) async fn advance_due_with<D: Driver>(
+    driver: &mut D,
+    chart: &Arc<Chart>,
+    now: u64,
+    limit: usize,
+) -> Result<Vec<DueProcess>, RuntimeError> {
     let machine = chart.machine();
-    let due = store.due_processes(&machine.name, machine.version, now, limit)?;
-    Ok(due
-        .into_iter()
-        .map(|process| DueProcess {
-            result: advance(store, chart, &process, now),
-            process,
-        })
-        .collect())
+    let due = driver
+        .due_processes(&machine.name, machine.version, now, limit)
+        .await?;
+    let mut advanced = Vec::with_capacity(due.len());
+    for process in due {
+        let result = advance_with(driver, chart, &process, now).await;
+        advanced.push(DueProcess { process, result });
+    }
+    Ok(advanced)
 }

@@ -1,19 +1,37 @@
 //! Durable storage for the runtime: process snapshots, applied event ids with
 //! their frozen responses, and the outbox of effects.
 //!
-//! The API is blocking and transaction-shaped: `apply` runs its whole
-//! read–decide–write sequence inside [`Store::transaction`], so the mark, the
-//! snapshot and the outbox rows are committed together or not at all.
+//! Two APIs are transaction-shaped alike. The sync one ([`Store`]) runs a
+//! closure inside [`Store::transaction`]; the async one ([`AsyncStore`])
+//! begins a transaction, runs statements on it and commits or rolls it back.
+//! Either way `apply`'s read–decide–write sequence is one transaction, so the
+//! mark, the snapshot and the outbox rows are committed together or not at
+//! all.
+//!
+//! Each store's SQL is written once (`sql.rs`) and run by operations written
+//! once (`ops.rs`) over a connection of either driver. The SQLite stores are
+//! [`SqliteStore`] (one connection) and [`AsyncSqliteStore`] (a small pool on
+//! tokio's blocking threads); the PostgreSQL ones are [`AsyncPostgresStore`]
+//! (a deadpool pool of tokio-postgres connections) and [`PostgresStore`], the
+//! same store driven by a private runtime through [`Blocking`].
 
+mod async_sqlite;
+mod blocking;
 mod migrate;
 mod open;
+mod ops;
 #[cfg(feature = "postgres")]
 pub mod postgres;
+mod sql;
 pub mod sqlite;
 
-pub use open::{AnyStore, OpenError, StoreAddress, open};
+use std::future::Future;
+
+pub use async_sqlite::AsyncSqliteStore;
+pub use blocking::Blocking;
+pub use open::{AnyAsyncStore, AnyStore, OpenError, StoreAddress, open, open_async};
 #[cfg(feature = "postgres")]
-pub use postgres::PostgresStore;
+pub use postgres::{AsyncPostgresStore, PostgresStore};
 pub use sqlite::{SqliteOptions, SqliteStore, Synchronous};
 
 /// A process row: the snapshot of one running machine.
@@ -45,7 +63,8 @@ pub struct AppliedEvent {
     pub applied_at: u64,
 }
 
-/// Where an outbox row is in its life.
+/// Where an outbox row is in its life. Stored as the text of `as_str`, so a
+/// new status is a new variant here and nothing in the schema.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum OutboxStatus {
     Pending,
@@ -201,4 +220,114 @@ pub trait Store {
 
     /// How many applied-event rows a process has (for tests and `inspect`).
     fn applied_count(&mut self, process: &str) -> Result<usize, StoreError>;
+}
+
+/// The statements `apply` runs inside one transaction of an [`AsyncStore`]:
+/// [`Transaction`]'s, as futures. The futures are `Send`, so that a server's
+/// handler can await them on any worker thread.
+pub trait AsyncTransaction {
+    fn applied_event(
+        &mut self,
+        process: &str,
+        event_id: &str,
+    ) -> impl Future<Output = Result<Option<AppliedEvent>, StoreError>> + Send;
+    fn process(
+        &mut self,
+        id: &str,
+    ) -> impl Future<Output = Result<Option<ProcessRow>, StoreError>> + Send;
+    /// Inserts a new process; `false` when another writer created it first.
+    fn insert_process(
+        &mut self,
+        row: &ProcessRow,
+    ) -> impl Future<Output = Result<bool, StoreError>> + Send;
+    /// Writes `snapshot` and its `next_timer_at` at `revision + 1` only if
+    /// the row is still at `revision`; `false` when another writer moved it.
+    fn update_process(
+        &mut self,
+        id: &str,
+        revision: u64,
+        snapshot: &str,
+        next_timer_at: Option<u64>,
+    ) -> impl Future<Output = Result<bool, StoreError>> + Send;
+    fn insert_applied_event(
+        &mut self,
+        row: &AppliedEvent,
+    ) -> impl Future<Output = Result<(), StoreError>> + Send;
+    /// Inserts an outbox row unless one with its key exists.
+    fn insert_outbox(
+        &mut self,
+        item: &OutboxItem,
+    ) -> impl Future<Output = Result<(), StoreError>> + Send;
+}
+
+/// A durable store with an async API: [`Store`]'s operations as `Send`
+/// futures over `&self`, so that one handle (cheap to clone, or shared in an
+/// `Arc`) serves many tasks at once, each call on a connection of its pool.
+///
+/// A transaction is begun, used and then committed or rolled back; one that
+/// is dropped unfinished (its task was cancelled) is rolled back, never
+/// committed.
+pub trait AsyncStore: Send + Sync {
+    type Transaction: AsyncTransaction + Send;
+
+    fn begin(&self) -> impl Future<Output = Result<Self::Transaction, StoreError>> + Send;
+    fn commit(&self, tx: Self::Transaction) -> impl Future<Output = Result<(), StoreError>> + Send;
+    /// Rolls back; a failure to roll back leaves nothing committed either.
+    fn rollback(&self, tx: Self::Transaction) -> impl Future<Output = ()> + Send;
+
+    fn process(
+        &self,
+        id: &str,
+    ) -> impl Future<Output = Result<Option<ProcessRow>, StoreError>> + Send;
+    /// See [`Store::outbox`].
+    fn outbox(
+        &self,
+        status: Option<OutboxStatus>,
+    ) -> impl Future<Output = Result<Vec<OutboxItem>, StoreError>> + Send;
+    /// See [`Store::claim_due`].
+    fn claim_due(
+        &self,
+        now: u64,
+        lease_ms: u64,
+        limit: usize,
+    ) -> impl Future<Output = Result<Vec<OutboxItem>, StoreError>> + Send;
+    /// See [`Store::finish_attempt`].
+    fn finish_attempt(
+        &self,
+        key: &str,
+        status: OutboxStatus,
+        attempts: u32,
+        next_attempt_at: u64,
+        last_error: Option<&str>,
+    ) -> impl Future<Output = Result<(), StoreError>> + Send;
+    /// See [`Store::due_processes`].
+    fn due_processes(
+        &self,
+        machine: &str,
+        version: Option<u64>,
+        now: u64,
+        limit: usize,
+    ) -> impl Future<Output = Result<Vec<String>, StoreError>> + Send;
+    /// See [`Store::purge_applied`].
+    fn purge_applied(
+        &self,
+        machine: &str,
+        before: u64,
+    ) -> impl Future<Output = Result<usize, StoreError>> + Send;
+    /// See [`Store::purge_outbox`].
+    fn purge_outbox(
+        &self,
+        machine: &str,
+        before: u64,
+    ) -> impl Future<Output = Result<usize, StoreError>> + Send;
+    /// See [`Store::requeue_dead`].
+    fn requeue_dead(
+        &self,
+        key: Option<&str>,
+        now: u64,
+    ) -> impl Future<Output = Result<usize, StoreError>> + Send;
+    fn applied_count(
+        &self,
+        process: &str,
+    ) -> impl Future<Output = Result<usize, StoreError>> + Send;
 }

@@ -5,12 +5,15 @@
 
 use std::path::Path;
 
+use super::async_sqlite::AsyncSqliteTransaction;
 #[cfg(feature = "postgres")]
-use super::PostgresStore;
+use super::postgres::AsyncPostgresTransaction;
 use super::{
-    OutboxItem, OutboxStatus, ProcessRow, SqliteOptions, SqliteStore, Store, StoreError,
-    Transaction,
+    AppliedEvent, AsyncSqliteStore, AsyncStore, AsyncTransaction, OutboxItem, OutboxStatus,
+    ProcessRow, SqliteOptions, SqliteStore, Store, StoreError, Transaction,
 };
+#[cfg(feature = "postgres")]
+use super::{AsyncPostgresStore, PostgresStore};
 
 /// How long a PostgreSQL connection attempt may take when the store string
 /// does not say (`connect_timeout`): an unreachable server is then an error
@@ -59,7 +62,7 @@ fn quoted(path: &Option<String>) -> String {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum StoreAddress<'a> {
     Sqlite(&'a str),
-    /// What the `postgres` crate connects with: a URL or `KEY=VALUE` pairs.
+    /// What tokio-postgres connects with: a URL or `KEY=VALUE` pairs.
     Postgres(&'a str),
 }
 
@@ -88,21 +91,36 @@ impl<'a> StoreAddress<'a> {
     }
 
     /// Opens (and migrates) the store; `sqlite` applies to a SQLite store
-    /// only.
+    /// only. Inside a tokio runtime this works too, but holds the thread
+    /// while it waits: use [`StoreAddress::open_async`] there.
     pub fn open(self, sqlite: &SqliteOptions) -> Result<AnyStore, OpenError> {
         match self {
             StoreAddress::Sqlite(path) => SqliteStore::open(Path::new(path), sqlite)
                 .map(AnyStore::Sqlite)
-                .map_err(|e| {
-                    // SQLite names the file in some messages, not in others.
-                    let message = store_message(e);
-                    OpenError::Sqlite {
-                        path: (!message.contains(path)).then(|| path.to_string()),
-                        message,
-                    }
-                }),
+                .map_err(|e| sqlite_error(path, e)),
             StoreAddress::Postgres(params) => open_postgres(params),
         }
+    }
+
+    /// Opens (and migrates) the store for the async API; `sqlite` applies
+    /// to a SQLite store only.
+    pub async fn open_async(self, sqlite: &SqliteOptions) -> Result<AnyAsyncStore, OpenError> {
+        match self {
+            StoreAddress::Sqlite(path) => AsyncSqliteStore::open(Path::new(path), sqlite)
+                .await
+                .map(AnyAsyncStore::Sqlite)
+                .map_err(|e| sqlite_error(path, e)),
+            StoreAddress::Postgres(params) => open_postgres_async(params).await,
+        }
+    }
+}
+
+fn sqlite_error(path: &str, error: StoreError) -> OpenError {
+    // SQLite names the file in some messages, not in others.
+    let message = store_message(error);
+    OpenError::Sqlite {
+        path: (!message.contains(path)).then(|| path.to_string()),
+        message,
     }
 }
 
@@ -127,6 +145,14 @@ pub fn open(text: &str) -> Result<AnyStore, OpenError> {
     StoreAddress::parse(text)?.open(&SqliteOptions::default())
 }
 
+/// `open` for the async API: the store a store string names, as a
+/// cloneable handle on a pool of connections.
+pub async fn open_async(text: &str) -> Result<AnyAsyncStore, OpenError> {
+    StoreAddress::parse(text)?
+        .open_async(&SqliteOptions::default())
+        .await
+}
+
 /// The text of a store error without `StoreError`'s `store:` prefix, which
 /// the open error's own words replace.
 fn store_message(error: StoreError) -> String {
@@ -135,21 +161,35 @@ fn store_message(error: StoreError) -> String {
     }
 }
 
+/// The connection string to connect with: `params`, checked, with the
+/// default `connect_timeout` unless it has one.
 #[cfg(feature = "postgres")]
-fn open_postgres(params: &str) -> Result<AnyStore, OpenError> {
-    let config: postgres::Config = params.parse().map_err(|e: postgres::Error| {
+fn postgres_params(params: &str) -> Result<String, OpenError> {
+    let config: tokio_postgres::Config = params.parse().map_err(|e: tokio_postgres::Error| {
         OpenError::PostgresString(match std::error::Error::source(&e) {
             Some(cause) => format!("{e}: {cause}"),
             None => e.to_string(),
         })
     })?;
-    let params = if config.get_connect_timeout().is_some() {
+    Ok(if config.get_connect_timeout().is_some() {
         params.to_string()
     } else {
         with_connect_timeout(params)
-    };
-    PostgresStore::connect(&params)
+    })
+}
+
+#[cfg(feature = "postgres")]
+fn open_postgres(params: &str) -> Result<AnyStore, OpenError> {
+    PostgresStore::connect(&postgres_params(params)?)
         .map(|store| AnyStore::Postgres(Box::new(store)))
+        .map_err(|e| OpenError::Postgres(store_message(e)))
+}
+
+#[cfg(feature = "postgres")]
+async fn open_postgres_async(params: &str) -> Result<AnyAsyncStore, OpenError> {
+    AsyncPostgresStore::connect(&postgres_params(params)?)
+        .await
+        .map(AnyAsyncStore::Postgres)
         .map_err(|e| OpenError::Postgres(store_message(e)))
 }
 
@@ -168,6 +208,11 @@ fn with_connect_timeout(params: &str) -> String {
 
 #[cfg(not(feature = "postgres"))]
 fn open_postgres(_params: &str) -> Result<AnyStore, OpenError> {
+    Err(OpenError::NoPostgresSupport)
+}
+
+#[cfg(not(feature = "postgres"))]
+async fn open_postgres_async(_params: &str) -> Result<AnyAsyncStore, OpenError> {
     Err(OpenError::NoPostgresSupport)
 }
 
@@ -268,6 +313,183 @@ impl Store for AnyStore {
     }
 }
 
+/// Either async store, picked at run time like [`AnyStore`]; cloning it
+/// clones the handle, not the pool.
+#[derive(Clone, Debug)]
+pub enum AnyAsyncStore {
+    Sqlite(AsyncSqliteStore),
+    #[cfg(feature = "postgres")]
+    Postgres(AsyncPostgresStore),
+}
+
+/// A transaction of an [`AnyAsyncStore`].
+pub enum AnyAsyncTransaction {
+    Sqlite(AsyncSqliteTransaction),
+    #[cfg(feature = "postgres")]
+    Postgres(AsyncPostgresTransaction),
+}
+
+/// Runs `$call` on the transaction inside `$self`, bound to `$tx`, and
+/// awaits it.
+macro_rules! forward_tx {
+    ($self:ident, $tx:ident => $call:expr) => {
+        match $self {
+            AnyAsyncTransaction::Sqlite($tx) => $call.await,
+            #[cfg(feature = "postgres")]
+            AnyAsyncTransaction::Postgres($tx) => $call.await,
+        }
+    };
+}
+
+impl AsyncTransaction for AnyAsyncTransaction {
+    async fn applied_event(
+        &mut self,
+        process: &str,
+        event_id: &str,
+    ) -> Result<Option<AppliedEvent>, StoreError> {
+        forward_tx!(self, tx => tx.applied_event(process, event_id))
+    }
+
+    async fn process(&mut self, id: &str) -> Result<Option<ProcessRow>, StoreError> {
+        forward_tx!(self, tx => tx.process(id))
+    }
+
+    async fn insert_process(&mut self, row: &ProcessRow) -> Result<bool, StoreError> {
+        forward_tx!(self, tx => tx.insert_process(row))
+    }
+
+    async fn update_process(
+        &mut self,
+        id: &str,
+        revision: u64,
+        snapshot: &str,
+        next_timer_at: Option<u64>,
+    ) -> Result<bool, StoreError> {
+        forward_tx!(self, tx => tx.update_process(id, revision, snapshot, next_timer_at))
+    }
+
+    async fn insert_applied_event(&mut self, row: &AppliedEvent) -> Result<(), StoreError> {
+        forward_tx!(self, tx => tx.insert_applied_event(row))
+    }
+
+    async fn insert_outbox(&mut self, item: &OutboxItem) -> Result<(), StoreError> {
+        forward_tx!(self, tx => tx.insert_outbox(item))
+    }
+}
+
+/// Runs `$call` on the store inside `$self`, bound to `$store`, and awaits
+/// it.
+macro_rules! forward_async {
+    ($self:ident, $store:ident => $call:expr) => {
+        match $self {
+            AnyAsyncStore::Sqlite($store) => $call.await,
+            #[cfg(feature = "postgres")]
+            AnyAsyncStore::Postgres($store) => $call.await,
+        }
+    };
+}
+
+/// A transaction begun on one store and ended on the other is a bug of the
+/// caller's; it is refused, and the transaction rolled back as it drops.
+#[cfg(feature = "postgres")]
+fn mismatched() -> StoreError {
+    StoreError::Backend("a transaction ended on another store than it began on".into())
+}
+
+impl AsyncStore for AnyAsyncStore {
+    type Transaction = AnyAsyncTransaction;
+
+    async fn begin(&self) -> Result<AnyAsyncTransaction, StoreError> {
+        Ok(match self {
+            AnyAsyncStore::Sqlite(store) => AnyAsyncTransaction::Sqlite(store.begin().await?),
+            #[cfg(feature = "postgres")]
+            AnyAsyncStore::Postgres(store) => AnyAsyncTransaction::Postgres(store.begin().await?),
+        })
+    }
+
+    async fn commit(&self, tx: AnyAsyncTransaction) -> Result<(), StoreError> {
+        match (self, tx) {
+            (AnyAsyncStore::Sqlite(store), AnyAsyncTransaction::Sqlite(tx)) => {
+                store.commit(tx).await
+            }
+            #[cfg(feature = "postgres")]
+            (AnyAsyncStore::Postgres(store), AnyAsyncTransaction::Postgres(tx)) => {
+                store.commit(tx).await
+            }
+            #[cfg(feature = "postgres")]
+            _ => Err(mismatched()),
+        }
+    }
+
+    async fn rollback(&self, tx: AnyAsyncTransaction) {
+        match (self, tx) {
+            (AnyAsyncStore::Sqlite(store), AnyAsyncTransaction::Sqlite(tx)) => {
+                store.rollback(tx).await
+            }
+            #[cfg(feature = "postgres")]
+            (AnyAsyncStore::Postgres(store), AnyAsyncTransaction::Postgres(tx)) => {
+                store.rollback(tx).await
+            }
+            #[cfg(feature = "postgres")]
+            _ => {}
+        }
+    }
+
+    async fn process(&self, id: &str) -> Result<Option<ProcessRow>, StoreError> {
+        forward_async!(self, store => store.process(id))
+    }
+
+    async fn outbox(&self, status: Option<OutboxStatus>) -> Result<Vec<OutboxItem>, StoreError> {
+        forward_async!(self, store => store.outbox(status))
+    }
+
+    async fn claim_due(
+        &self,
+        now: u64,
+        lease_ms: u64,
+        limit: usize,
+    ) -> Result<Vec<OutboxItem>, StoreError> {
+        forward_async!(self, store => store.claim_due(now, lease_ms, limit))
+    }
+
+    async fn finish_attempt(
+        &self,
+        key: &str,
+        status: OutboxStatus,
+        attempts: u32,
+        next_attempt_at: u64,
+        last_error: Option<&str>,
+    ) -> Result<(), StoreError> {
+        forward_async!(self, store => store.finish_attempt(key, status, attempts, next_attempt_at, last_error))
+    }
+
+    async fn due_processes(
+        &self,
+        machine: &str,
+        version: Option<u64>,
+        now: u64,
+        limit: usize,
+    ) -> Result<Vec<String>, StoreError> {
+        forward_async!(self, store => store.due_processes(machine, version, now, limit))
+    }
+
+    async fn purge_applied(&self, machine: &str, before: u64) -> Result<usize, StoreError> {
+        forward_async!(self, store => store.purge_applied(machine, before))
+    }
+
+    async fn purge_outbox(&self, machine: &str, before: u64) -> Result<usize, StoreError> {
+        forward_async!(self, store => store.purge_outbox(machine, before))
+    }
+
+    async fn requeue_dead(&self, key: Option<&str>, now: u64) -> Result<usize, StoreError> {
+        forward_async!(self, store => store.requeue_dead(key, now))
+    }
+
+    async fn applied_count(&self, process: &str) -> Result<usize, StoreError> {
+        forward_async!(self, store => store.applied_count(process))
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::{OpenError, StoreAddress};
@@ -320,7 +542,7 @@ mod tests {
         ] {
             let with = with_connect_timeout(params);
             assert_eq!(with, expected);
-            let config: postgres::Config = with.parse().unwrap();
+            let config: tokio_postgres::Config = with.parse().unwrap();
             assert_eq!(config.get_connect_timeout(), Some(&Duration::from_secs(10)));
         }
     }

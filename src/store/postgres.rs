@@ -1,5 +1,10 @@
 //! The PostgreSQL store: many host processes on many machines.
 //!
+//! [`AsyncPostgresStore`] is a pool of tokio-postgres connections
+//! (deadpool); [`PostgresStore`] is the same store with a pool of one,
+//! driven through the sync API by a private runtime ([`Blocking`]), so the
+//! two run the very same statements.
+//!
 //! Transactions run at READ COMMITTED. The revision check is an
 //! `UPDATE … WHERE revision = $n`: a concurrent writer of the same process
 //! blocks on the row until the first commits, then finds the revision moved,
@@ -7,75 +12,57 @@
 //! duplicate). A new process is an `INSERT … ON CONFLICT DO NOTHING`, which
 //! likewise waits for a concurrent creator. The outbox is claimed with
 //! `FOR UPDATE SKIP LOCKED`, so dispatchers do not take each other's rows.
+//! Every statement is prepared once per connection: a statement given as
+//! text costs the server a parse and the client a round trip before every
+//! execution.
 
-use std::collections::HashMap;
+use std::time::Duration;
 
-use postgres::{Client, NoTls, Row, Statement};
+use deadpool_postgres::{
+    ClientWrapper, Manager, ManagerConfig, Object, Pool, PoolError, RecyclingMethod, Runtime,
+};
+use tokio_postgres::NoTls;
+use tokio_postgres::types::ToSql;
 
+use super::ops::{self, Executor};
+use super::sql::{Columns, Dialect, Param, Sql};
 use super::{
-    AppliedEvent, OutboxItem, OutboxStatus, ProcessRow, Store, StoreError, Transaction, migrate,
+    AppliedEvent, AsyncStore, AsyncTransaction, Blocking, OutboxItem, OutboxStatus, ProcessRow,
+    StoreError,
 };
 
-pub struct PostgresStore {
-    client: Client,
-    statements: Statements,
+/// How many connections [`AsyncPostgresStore::connect`] keeps at most.
+pub const DEFAULT_CONNECTIONS: usize = 16;
+
+/// A cloneable handle on a pool of connections to one PostgreSQL database.
+#[derive(Clone)]
+pub struct AsyncPostgresStore {
+    pool: Pool,
+    /// How long making a connection may take, all hosts tried; for the
+    /// message when it runs out.
+    connect_deadline: Option<Duration>,
 }
 
-/// The statements `apply` runs, prepared once per connection: a statement
-/// given as text costs the server a parse and the client a round trip
-/// before every execution.
-type Statements = HashMap<&'static str, Statement>;
+impl std::fmt::Debug for AsyncPostgresStore {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("AsyncPostgresStore")
+            .field("status", &self.pool.status())
+            .finish_non_exhaustive()
+    }
+}
 
-const SCHEMA: &str = "
-CREATE TABLE IF NOT EXISTS processes (
-    id TEXT PRIMARY KEY,
-    machine TEXT NOT NULL,
-    version BIGINT,
-    snapshot TEXT NOT NULL,
-    revision BIGINT NOT NULL,
-    next_timer_at BIGINT
-);
-CREATE TABLE IF NOT EXISTS applied_events (
-    process TEXT NOT NULL,
-    event_id TEXT NOT NULL,
-    payload_hash TEXT NOT NULL,
-    response TEXT NOT NULL,
-    revision BIGINT NOT NULL,
-    applied_at BIGINT NOT NULL,
-    PRIMARY KEY (process, event_id)
-);
-CREATE INDEX IF NOT EXISTS applied_events_applied_at ON applied_events (applied_at);
-CREATE TABLE IF NOT EXISTS outbox (
-    seq BIGSERIAL,
-    process TEXT NOT NULL,
-    event_id TEXT NOT NULL,
-    position BIGINT NOT NULL,
-    idempotency_key TEXT NOT NULL UNIQUE,
-    effect TEXT NOT NULL,
-    args TEXT NOT NULL,
-    status TEXT NOT NULL,
-    attempts BIGINT NOT NULL,
-    next_attempt_at BIGINT NOT NULL,
-    last_error TEXT,
-    PRIMARY KEY (process, event_id, position)
-);
-CREATE INDEX IF NOT EXISTS outbox_due ON outbox (status, next_attempt_at);
-";
-
-/// Made after `SCHEMA` and the migration, which may first add the column,
-/// and only when missing: even with `IF NOT EXISTS`, `CREATE INDEX` first
-/// locks the table against writers, and a writer that holds `processes` and
-/// waits for `applied_events` would deadlock with it.
-const INDEXES: &str = "
-CREATE INDEX processes_next_timer ON processes (next_timer_at);
-";
+/// The sync PostgreSQL store: [`AsyncPostgresStore`] with one connection,
+/// driven by a private runtime.
+pub type PostgresStore = Blocking<AsyncPostgresStore>;
 
 /// Any constant: serialises concurrent schema creation, which PostgreSQL
 /// does not make safe by itself (`IF NOT EXISTS` can still race).
 const SCHEMA_LOCK: i64 = 0x1de3_c4a7;
 
-fn backend(e: postgres::Error) -> StoreError {
-    use postgres::error::SqlState;
+static TAKE_SCHEMA_LOCK: Sql = Sql::new("SELECT pg_advisory_xact_lock($1)");
+
+pub(crate) fn backend(e: tokio_postgres::Error) -> StoreError {
+    use tokio_postgres::error::SqlState;
     let raced = e.code().is_some_and(|code| {
         [
             SqlState::UNIQUE_VIOLATION,
@@ -98,482 +85,316 @@ fn backend(e: postgres::Error) -> StoreError {
     }
 }
 
-fn to_i64(n: u64) -> i64 {
-    i64::try_from(n).unwrap_or(i64::MAX)
-}
-
-fn to_u64(n: i64) -> u64 {
-    u64::try_from(n).unwrap_or(0)
-}
-
-fn to_u32(n: i64) -> u32 {
-    u32::try_from(n).unwrap_or(u32::MAX)
-}
-
 impl PostgresStore {
     /// Connects with a libpq-style string (`host=… user=… dbname=…`, or a
     /// `postgresql://` URL) and creates the tables if needed, in the first
-    /// schema of the search path.
+    /// schema of the search path. See [`AsyncPostgresStore::connect`].
+    pub fn connect(params: &str) -> Result<PostgresStore, StoreError> {
+        Blocking::open(|| AsyncPostgresStore::with_connections(params, 1))
+    }
+}
+
+impl AsyncPostgresStore {
+    /// Connects with a libpq-style string (`host=… user=… dbname=…`, or a
+    /// `postgresql://` URL) and creates the tables if needed, in the first
+    /// schema of the search path; the pool keeps up to
+    /// [`DEFAULT_CONNECTIONS`] connections.
     ///
-    /// A `connect_timeout` in `params` bounds the whole connection, the
+    /// A `connect_timeout` in `params` bounds each new connection, the
     /// startup exchange included, as in libpq (the driver alone bounds only
     /// the TCP connect, so a server that accepts and then says nothing would
-    /// hold the caller forever). An attempt given up on is left to end on its
-    /// own thread.
-    pub fn connect(params: &str) -> Result<PostgresStore, StoreError> {
-        let config: postgres::Config = params.parse().map_err(backend)?;
-        let mut client = match config.get_connect_timeout() {
-            None => config.connect(NoTls).map_err(backend)?,
-            // libpq's limit is per host; so is this one.
-            Some(&limit) => {
-                let hosts = config.get_hosts().len().max(1) as u32;
-                let deadline = limit * hosts;
-                let (answer, answered) = std::sync::mpsc::channel();
-                std::thread::spawn(move || {
-                    // The caller may have stopped waiting; then the answer
-                    // has nobody to go to and the connection closes here.
-                    let _ = answer.send(config.connect(NoTls));
-                });
-                match answered.recv_timeout(deadline) {
-                    Ok(connected) => connected.map_err(backend)?,
-                    Err(_) => {
-                        return Err(StoreError::Backend(format!(
-                            "no answer from the server within {} s",
-                            deadline.as_secs_f64()
-                        )));
-                    }
-                }
-            }
+    /// hold the caller forever).
+    pub async fn connect(params: &str) -> Result<AsyncPostgresStore, StoreError> {
+        AsyncPostgresStore::with_connections(params, DEFAULT_CONNECTIONS).await
+    }
+
+    /// `connect` with a pool of at most `connections` (at least one).
+    pub async fn with_connections(
+        params: &str,
+        connections: usize,
+    ) -> Result<AsyncPostgresStore, StoreError> {
+        let config: tokio_postgres::Config = params.parse().map_err(backend)?;
+        // libpq's limit is per host; so is this one.
+        let connect_deadline = config
+            .get_connect_timeout()
+            .map(|limit| *limit * config.get_hosts().len().max(1) as u32);
+        let manager = Manager::from_config(
+            config,
+            NoTls,
+            ManagerConfig {
+                recycling_method: RecyclingMethod::Fast,
+            },
+        );
+        let pool = Pool::builder(manager)
+            .max_size(connections.max(1))
+            .runtime(Runtime::Tokio1)
+            .create_timeout(connect_deadline)
+            .build()
+            .map_err(|e| StoreError::Backend(e.to_string()))?;
+        let store = AsyncPostgresStore {
+            pool,
+            connect_deadline,
         };
-        let mut tx = client.transaction().map_err(backend)?;
-        tx.execute("SELECT pg_advisory_xact_lock($1)", &[&SCHEMA_LOCK])
-            .map_err(backend)?;
-        tx.batch_execute(SCHEMA).map_err(backend)?;
-        add_next_timer_at(&mut tx)?;
-        let indexed = tx
-            .query_one(
-                "SELECT to_regclass('processes_next_timer') IS NOT NULL",
-                &[],
-            )
-            .map_err(backend)?
-            .get::<_, bool>(0);
-        if !indexed {
-            tx.batch_execute(INDEXES).map_err(backend)?;
+        store.create_schema().await?;
+        Ok(store)
+    }
+
+    async fn create_schema(&self) -> Result<(), StoreError> {
+        let tx = self.begin().await?;
+        let created = async {
+            let mut exec = tx.exec()?;
+            exec.execute(&TAKE_SCHEMA_LOCK, &[Param::Int(SCHEMA_LOCK)])
+                .await?;
+            // `ALTER TABLE` in the migration locks the table until the
+            // commit, so no writer sees the table half migrated.
+            ops::create_schema(&mut exec).await
         }
-        tx.commit().map_err(backend)?;
-        Ok(PostgresStore {
-            client,
-            statements: Statements::new(),
+        .await;
+        self.finish(tx, created).await
+    }
+
+    /// Commits `tx` when `result` is `Ok`, rolls it back otherwise.
+    async fn finish<T>(
+        &self,
+        tx: AsyncPostgresTransaction,
+        result: Result<T, StoreError>,
+    ) -> Result<T, StoreError> {
+        match result {
+            Ok(value) => {
+                self.commit(tx).await?;
+                Ok(value)
+            }
+            Err(e) => {
+                self.rollback(tx).await;
+                Err(e)
+            }
+        }
+    }
+
+    async fn connection(&self) -> Result<Object, StoreError> {
+        self.pool.get().await.map_err(|e| match e {
+            PoolError::Backend(e) => backend(e),
+            PoolError::Timeout(_) => StoreError::Backend(match self.connect_deadline {
+                Some(deadline) => format!(
+                    "no answer from the server within {} s",
+                    deadline.as_secs_f64()
+                ),
+                None => "no answer from the server".into(),
+            }),
+            other => StoreError::Backend(other.to_string()),
         })
     }
-
-    /// Direct access, for tests and administration.
-    pub fn client(&mut self) -> &mut Client {
-        &mut self.client
-    }
 }
 
-/// Adds `next_timer_at` to a `processes` table made by an earlier version
-/// and rebases its snapshots' clocks (see `store::migrate`). The caller holds
-/// the schema lock, and `ALTER TABLE` locks the table until the commit, so no
-/// writer sees the table half migrated.
-fn add_next_timer_at(tx: &mut postgres::Transaction<'_>) -> Result<(), StoreError> {
-    let present = tx
-        .query_opt(
-            "SELECT 1 FROM information_schema.columns
-             WHERE table_schema = current_schema() AND table_name = 'processes'
-             AND column_name = 'next_timer_at'",
-            &[],
-        )
-        .map_err(backend)?
-        .is_some();
-    if present {
-        return Ok(());
-    }
-    tx.batch_execute("ALTER TABLE processes ADD COLUMN next_timer_at BIGINT")
-        .map_err(backend)?;
-    let rows = tx
-        .query(
-            "SELECT id, snapshot,
-             (SELECT MAX(applied_at) FROM applied_events WHERE process = processes.id)
-             FROM processes",
-            &[],
-        )
-        .map_err(backend)?;
-    // The upgrade's time, for a process without applied events.
-    let upgrade = crate::interp::Clock::now(&crate::interp::SystemClock);
-    for row in rows {
-        let id: String = row.get(0);
-        let snapshot: String = row.get(1);
-        let base = row.get::<_, Option<i64>>(2).map_or(upgrade, to_u64);
-        if let Some((snapshot, next)) = migrate::rebase_legacy_snapshot(&snapshot, base)? {
-            tx.execute(
-                "UPDATE processes SET snapshot = $1, next_timer_at = $2 WHERE id = $3",
-                &[&snapshot, &to_i64(next), &id],
-            )
+/// Runs statements on one connection, each prepared once per connection.
+struct PgExec<'c>(&'c ClientWrapper);
+
+fn as_sql<'a>(params: &'a [Param<'_>]) -> Vec<&'a (dyn ToSql + Sync)> {
+    params.iter().map(|p| p as &(dyn ToSql + Sync)).collect()
+}
+
+impl Executor for PgExec<'_> {
+    async fn execute(
+        &mut self,
+        sql: &'static Sql,
+        params: &[Param<'_>],
+    ) -> Result<u64, StoreError> {
+        let statement = self
+            .0
+            .prepare_cached(sql.text(Dialect::Postgres))
+            .await
             .map_err(backend)?;
+        self.0
+            .execute(&statement, &as_sql(params))
+            .await
+            .map_err(backend)
+    }
+
+    async fn query<T>(
+        &mut self,
+        sql: &'static Sql,
+        params: &[Param<'_>],
+        decode: fn(&dyn Columns) -> Result<T, StoreError>,
+    ) -> Result<Vec<T>, StoreError> {
+        let statement = self
+            .0
+            .prepare_cached(sql.text(Dialect::Postgres))
+            .await
+            .map_err(backend)?;
+        let rows = self
+            .0
+            .query(&statement, &as_sql(params))
+            .await
+            .map_err(backend)?;
+        rows.iter().map(|row| decode(row)).collect()
+    }
+
+    async fn batch(&mut self, sql: &'static Sql) -> Result<(), StoreError> {
+        self.0
+            .batch_execute(sql.text(Dialect::Postgres))
+            .await
+            .map_err(backend)
+    }
+}
+
+/// An open transaction on a connection of the pool.
+pub struct AsyncPostgresTransaction {
+    /// `None` once committed or rolled back.
+    client: Option<Object>,
+}
+
+impl AsyncPostgresTransaction {
+    fn exec(&self) -> Result<PgExec<'_>, StoreError> {
+        self.client
+            .as_deref()
+            .map(PgExec)
+            .ok_or_else(|| StoreError::Backend("the transaction is over".into()))
+    }
+
+    /// Ends the transaction with `statement`; a connection on which that
+    /// failed is closed rather than handed to the next caller.
+    async fn end(&mut self, statement: &str) -> Result<(), StoreError> {
+        let Some(client) = self.client.take() else {
+            return Ok(());
+        };
+        match client.batch_execute(statement).await {
+            Ok(()) => Ok(()),
+            Err(e) => {
+                drop(Object::take(client));
+                Err(backend(e))
+            }
         }
     }
-    Ok(())
 }
 
-const SELECT_PROCESS: &str =
-    "SELECT id, machine, version, snapshot, revision, next_timer_at FROM processes WHERE id = $1";
-const OUTBOX_COLUMNS: &str = "process, event_id, position, idempotency_key, effect, args, status, attempts, next_attempt_at, last_error";
-// Spelled out, not formatted from `OUTBOX_COLUMNS`, to be a prepared statement's key.
-const INSERT_OUTBOX: &str = "INSERT INTO outbox (process, event_id, position, idempotency_key, effect, args, status, attempts, next_attempt_at, last_error)
-     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10) ON CONFLICT DO NOTHING";
-
-fn process_row(row: &Row) -> ProcessRow {
-    ProcessRow {
-        id: row.get(0),
-        machine: row.get(1),
-        version: row.get::<_, Option<i64>>(2).map(to_u64),
-        snapshot: row.get(3),
-        revision: to_u64(row.get(4)),
-        next_timer_at: row.get::<_, Option<i64>>(5).map(to_u64),
-    }
-}
-
-fn outbox_row(row: &Row) -> Result<OutboxItem, StoreError> {
-    let status: String = row.get(6);
-    Ok(OutboxItem {
-        process: row.get(0),
-        event_id: row.get(1),
-        position: to_u32(row.get(2)),
-        key: row.get(3),
-        effect: row.get(4),
-        args: row.get(5),
-        status: OutboxStatus::parse(&status)
-            .ok_or_else(|| StoreError::Corrupt(format!("outbox status `{status}`")))?,
-        attempts: to_u32(row.get(7)),
-        next_attempt_at: to_u64(row.get(8)),
-        last_error: row.get(9),
-    })
-}
-
-struct PgTx<'a, 'c> {
-    tx: &'a mut postgres::Transaction<'c>,
-    statements: &'a mut Statements,
-}
-
-impl PgTx<'_, '_> {
-    fn prepared(&mut self, sql: &'static str) -> Result<Statement, StoreError> {
-        if let Some(statement) = self.statements.get(sql) {
-            return Ok(statement.clone());
+impl Drop for AsyncPostgresTransaction {
+    fn drop(&mut self) {
+        // Dropped unfinished (its task was cancelled): the connection leaves
+        // the pool and closes, and the server rolls the transaction back.
+        if let Some(client) = self.client.take() {
+            drop(Object::take(client));
         }
-        // Prepared statements belong to the session, not to the
-        // transaction: a rollback does not drop them.
-        let statement = self.tx.prepare(sql).map_err(backend)?;
-        self.statements.insert(sql, statement.clone());
-        Ok(statement)
     }
 }
 
-impl Transaction for PgTx<'_, '_> {
-    fn applied_event(
+impl AsyncTransaction for AsyncPostgresTransaction {
+    async fn applied_event(
         &mut self,
         process: &str,
         event_id: &str,
     ) -> Result<Option<AppliedEvent>, StoreError> {
-        let statement = self.prepared(
-            "SELECT payload_hash, response, revision, applied_at FROM applied_events
-             WHERE process = $1 AND event_id = $2",
-        )?;
-        let row = self
-            .tx
-            .query_opt(&statement, &[&process, &event_id])
-            .map_err(backend)?;
-        Ok(row.map(|row| AppliedEvent {
-            process: process.to_string(),
-            event_id: event_id.to_string(),
-            payload_hash: row.get(0),
-            response: row.get(1),
-            revision: to_u64(row.get(2)),
-            applied_at: to_u64(row.get(3)),
-        }))
+        ops::applied_event(&mut self.exec()?, process, event_id).await
     }
 
-    fn process(&mut self, id: &str) -> Result<Option<ProcessRow>, StoreError> {
-        let statement = self.prepared(SELECT_PROCESS)?;
-        let row = self.tx.query_opt(&statement, &[&id]).map_err(backend)?;
-        Ok(row.as_ref().map(process_row))
+    async fn process(&mut self, id: &str) -> Result<Option<ProcessRow>, StoreError> {
+        ops::process(&mut self.exec()?, id).await
     }
 
-    fn insert_process(&mut self, row: &ProcessRow) -> Result<bool, StoreError> {
-        let statement = self.prepared(
-            "INSERT INTO processes (id, machine, version, snapshot, revision, next_timer_at)
-             VALUES ($1, $2, $3, $4, $5, $6) ON CONFLICT (id) DO NOTHING",
-        )?;
-        let n = self
-            .tx
-            .execute(
-                &statement,
-                &[
-                    &row.id,
-                    &row.machine,
-                    &row.version.map(to_i64),
-                    &row.snapshot,
-                    &to_i64(row.revision),
-                    &row.next_timer_at.map(to_i64),
-                ],
-            )
-            .map_err(backend)?;
-        Ok(n == 1)
+    async fn insert_process(&mut self, row: &ProcessRow) -> Result<bool, StoreError> {
+        ops::insert_process(&mut self.exec()?, row).await
     }
 
-    fn update_process(
+    async fn update_process(
         &mut self,
         id: &str,
         revision: u64,
         snapshot: &str,
         next_timer_at: Option<u64>,
     ) -> Result<bool, StoreError> {
-        let statement = self.prepared(
-            "UPDATE processes SET snapshot = $1, next_timer_at = $2, revision = revision + 1
-             WHERE id = $3 AND revision = $4",
-        )?;
-        let n = self
-            .tx
-            .execute(
-                &statement,
-                &[
-                    &snapshot,
-                    &next_timer_at.map(to_i64),
-                    &id,
-                    &to_i64(revision),
-                ],
-            )
-            .map_err(backend)?;
-        Ok(n == 1)
+        ops::update_process(&mut self.exec()?, id, revision, snapshot, next_timer_at).await
     }
 
-    fn insert_applied_event(&mut self, row: &AppliedEvent) -> Result<(), StoreError> {
-        let statement = self.prepared(
-            "INSERT INTO applied_events (process, event_id, payload_hash, response, revision, applied_at)
-             VALUES ($1, $2, $3, $4, $5, $6)",
-        )?;
-        self.tx
-            .execute(
-                &statement,
-                &[
-                    &row.process,
-                    &row.event_id,
-                    &row.payload_hash,
-                    &row.response,
-                    &to_i64(row.revision),
-                    &to_i64(row.applied_at),
-                ],
-            )
-            .map_err(backend)?;
-        Ok(())
+    async fn insert_applied_event(&mut self, row: &AppliedEvent) -> Result<(), StoreError> {
+        ops::insert_applied_event(&mut self.exec()?, row).await
     }
 
-    fn insert_outbox(&mut self, item: &OutboxItem) -> Result<(), StoreError> {
-        let statement = self.prepared(INSERT_OUTBOX)?;
-        self.tx
-            .execute(
-                &statement,
-                &[
-                    &item.process,
-                    &item.event_id,
-                    &i64::from(item.position),
-                    &item.key,
-                    &item.effect,
-                    &item.args,
-                    &item.status.as_str(),
-                    &i64::from(item.attempts),
-                    &to_i64(item.next_attempt_at),
-                    &item.last_error,
-                ],
-            )
-            .map_err(backend)?;
-        Ok(())
+    async fn insert_outbox(&mut self, item: &OutboxItem) -> Result<(), StoreError> {
+        ops::insert_outbox(&mut self.exec()?, item).await
     }
 }
 
-impl Store for PostgresStore {
-    fn transaction<R, E>(
-        &mut self,
-        body: impl FnOnce(&mut dyn Transaction) -> Result<R, E>,
-    ) -> Result<R, E>
-    where
-        E: From<StoreError>,
-    {
-        let mut tx = self.client.transaction().map_err(backend)?;
-        let result = body(&mut PgTx {
-            tx: &mut tx,
-            statements: &mut self.statements,
-        });
-        match result {
-            Ok(value) => {
-                tx.commit().map_err(backend)?;
-                Ok(value)
-            }
-            // Dropping the transaction rolls it back.
-            Err(e) => Err(e),
-        }
+impl AsyncStore for AsyncPostgresStore {
+    type Transaction = AsyncPostgresTransaction;
+
+    async fn begin(&self) -> Result<AsyncPostgresTransaction, StoreError> {
+        let client = self.connection().await?;
+        client.batch_execute("BEGIN").await.map_err(backend)?;
+        Ok(AsyncPostgresTransaction {
+            client: Some(client),
+        })
     }
 
-    fn process(&mut self, id: &str) -> Result<Option<ProcessRow>, StoreError> {
-        let row = self
-            .client
-            .query_opt(SELECT_PROCESS, &[&id])
-            .map_err(backend)?;
-        Ok(row.as_ref().map(process_row))
+    async fn commit(&self, mut tx: AsyncPostgresTransaction) -> Result<(), StoreError> {
+        tx.end("COMMIT").await
     }
 
-    fn outbox(&mut self, status: Option<OutboxStatus>) -> Result<Vec<OutboxItem>, StoreError> {
-        let status = status.map(OutboxStatus::as_str);
-        self.client
-            .query(
-                &format!(
-                    "SELECT {OUTBOX_COLUMNS} FROM outbox WHERE $1::TEXT IS NULL OR status = $1
-                     ORDER BY process, seq"
-                ),
-                &[&status],
-            )
-            .map_err(backend)?
-            .iter()
-            .map(outbox_row)
-            .collect()
+    async fn rollback(&self, mut tx: AsyncPostgresTransaction) {
+        let _ = tx.end("ROLLBACK").await;
     }
 
-    fn claim_due(
-        &mut self,
+    async fn process(&self, id: &str) -> Result<Option<ProcessRow>, StoreError> {
+        ops::process(&mut PgExec(&*self.connection().await?), id).await
+    }
+
+    async fn outbox(&self, status: Option<OutboxStatus>) -> Result<Vec<OutboxItem>, StoreError> {
+        ops::outbox(&mut PgExec(&*self.connection().await?), status).await
+    }
+
+    async fn claim_due(
+        &self,
         now: u64,
         lease_ms: u64,
         limit: usize,
     ) -> Result<Vec<OutboxItem>, StoreError> {
-        let columns = OUTBOX_COLUMNS
-            .split(", ")
-            .map(|c| format!("due.{c}"))
-            .collect::<Vec<_>>()
-            .join(", ");
-        let rows = self
-            .client
-            .query(
-                &format!(
-                    "WITH due AS (
-                         SELECT seq, {OUTBOX_COLUMNS} FROM outbox
-                         WHERE status = 'pending' AND next_attempt_at <= $1
-                         ORDER BY next_attempt_at, seq LIMIT $2
-                         FOR UPDATE SKIP LOCKED)
-                     UPDATE outbox o SET next_attempt_at = $3 FROM due
-                     WHERE o.idempotency_key = due.idempotency_key
-                     RETURNING {columns}, due.seq"
-                ),
-                &[
-                    &to_i64(now),
-                    &to_i64(limit as u64),
-                    &to_i64(now.saturating_add(lease_ms)),
-                ],
-            )
-            .map_err(backend)?;
-        let mut items = rows
-            .iter()
-            .map(|row| Ok((outbox_row(row)?, row.get::<_, i64>(10))))
-            .collect::<Result<Vec<_>, StoreError>>()?;
-        items.sort_by_key(|(item, seq)| (item.next_attempt_at, *seq));
-        Ok(items.into_iter().map(|(item, _)| item).collect())
+        let tx = self.begin().await?;
+        let claimed = async { ops::claim_due(&mut tx.exec()?, now, lease_ms, limit).await }.await;
+        self.finish(tx, claimed).await
     }
 
-    fn finish_attempt(
-        &mut self,
+    async fn finish_attempt(
+        &self,
         key: &str,
         status: OutboxStatus,
         attempts: u32,
         next_attempt_at: u64,
         last_error: Option<&str>,
     ) -> Result<(), StoreError> {
-        self.client
-            .execute(
-                "UPDATE outbox SET status = $1, attempts = $2, next_attempt_at = $3, last_error = $4
-                 WHERE idempotency_key = $5",
-                &[
-                    &status.as_str(),
-                    &i64::from(attempts),
-                    &to_i64(next_attempt_at),
-                    &last_error,
-                    &key,
-                ],
-            )
-            .map_err(backend)?;
-        Ok(())
+        let client = self.connection().await?;
+        ops::finish_attempt(
+            &mut PgExec(&client),
+            key,
+            status,
+            attempts,
+            next_attempt_at,
+            last_error,
+        )
+        .await
     }
 
-    fn due_processes(
-        &mut self,
+    async fn due_processes(
+        &self,
         machine: &str,
         version: Option<u64>,
         now: u64,
         limit: usize,
     ) -> Result<Vec<String>, StoreError> {
-        // No `FOR UPDATE SKIP LOCKED` here: a lock taken by this query would
-        // end with its own transaction, before the advance that needs it.
-        // Each advance runs in its own transaction under the revision check,
-        // which is what makes a timer fire once.
-        let rows = self
-            .client
-            .query(
-                "SELECT id FROM processes
-                 WHERE next_timer_at <= $1 AND machine = $2 AND version IS NOT DISTINCT FROM $3
-                 ORDER BY next_timer_at, id LIMIT $4",
-                &[
-                    &to_i64(now),
-                    &machine,
-                    &version.map(to_i64),
-                    &to_i64(limit as u64),
-                ],
-            )
-            .map_err(backend)?;
-        Ok(rows.iter().map(|row| row.get(0)).collect())
+        let client = self.connection().await?;
+        ops::due_processes(&mut PgExec(&client), machine, version, now, limit).await
     }
 
-    fn purge_applied(&mut self, machine: &str, before: u64) -> Result<usize, StoreError> {
-        let n = self
-            .client
-            .execute(
-                "DELETE FROM applied_events WHERE applied_at < $1
-                 AND process IN (SELECT id FROM processes WHERE machine = $2)",
-                &[&to_i64(before), &machine],
-            )
-            .map_err(backend)?;
-        Ok(usize::try_from(n).unwrap_or(usize::MAX))
+    async fn purge_applied(&self, machine: &str, before: u64) -> Result<usize, StoreError> {
+        ops::purge_applied(&mut PgExec(&*self.connection().await?), machine, before).await
     }
 
-    fn purge_outbox(&mut self, machine: &str, before: u64) -> Result<usize, StoreError> {
-        let n = self
-            .client
-            .execute(
-                "DELETE FROM outbox WHERE status IN ('done', 'unknown') AND next_attempt_at < $1
-                 AND process IN (SELECT id FROM processes WHERE machine = $2)",
-                &[&to_i64(before), &machine],
-            )
-            .map_err(backend)?;
-        Ok(usize::try_from(n).unwrap_or(usize::MAX))
+    async fn purge_outbox(&self, machine: &str, before: u64) -> Result<usize, StoreError> {
+        ops::purge_outbox(&mut PgExec(&*self.connection().await?), machine, before).await
     }
 
-    fn requeue_dead(&mut self, key: Option<&str>, now: u64) -> Result<usize, StoreError> {
-        let n = self
-            .client
-            .execute(
-                "UPDATE outbox SET status = 'pending', attempts = 0, next_attempt_at = $1
-                 WHERE status = 'dead' AND ($2::TEXT IS NULL OR idempotency_key = $2)",
-                &[&to_i64(now), &key],
-            )
-            .map_err(backend)?;
-        Ok(usize::try_from(n).unwrap_or(usize::MAX))
+    async fn requeue_dead(&self, key: Option<&str>, now: u64) -> Result<usize, StoreError> {
+        ops::requeue_dead(&mut PgExec(&*self.connection().await?), key, now).await
     }
 
-    fn applied_count(&mut self, process: &str) -> Result<usize, StoreError> {
-        let row = self
-            .client
-            .query_one(
-                "SELECT COUNT(*) FROM applied_events WHERE process = $1",
-                &[&process],
-            )
-            .map_err(backend)?;
-        Ok(usize::try_from(row.get::<_, i64>(0)).unwrap_or(0))
+    async fn applied_count(&self, process: &str) -> Result<usize, StoreError> {
+        ops::applied_count(&mut PgExec(&*self.connection().await?), process).await
     }
 }

@@ -8,19 +8,21 @@ use std::sync::Arc;
 
 use idemchart::expr::{Event, Value};
 use idemchart::interp::{Actor, Chart};
-use idemchart::runtime::{
-    self, Dispatch, DispatchPolicy, Outcome, RuntimeError, apply_at, dispatch, idempotency_key,
-};
+use idemchart::runtime::{self, Dispatch, DispatchPolicy, Outcome, RuntimeError, idempotency_key};
 use idemchart::store::{
     AppliedEvent, OutboxItem, OutboxStatus, ProcessRow, Store, StoreError, Transaction,
 };
 use idemchart::syntax::{self, Syntax};
 
+pub mod api;
 pub mod crash;
+
+pub use api::Api;
+use api::{apply_at, dispatch};
 
 /// A way to reach one kind of store.
 pub trait Backend: Sync {
-    type S: Store + Send;
+    type S: Api + Send;
     /// A new, empty store, named by the returned handle.
     fn fresh(&self) -> String;
     /// Another connection to the store `handle` names.
@@ -172,7 +174,7 @@ pub fn a_timer_that_does_not_settle_writes_nothing<B: Backend>(backend: &B) {
     let mut store = backend.connect(&backend.fresh());
     apply_at(&mut store, &chart, "p1", &named("ESPERAR", "e1"), T0).unwrap();
     let before = state_of(&mut store, "p1");
-    let error = runtime::advance(&mut store, &chart, "p1", T0 + 5_000).unwrap_err();
+    let error = api::advance(&mut store, &chart, "p1", T0 + 5_000).unwrap_err();
     let RuntimeError::Unsettled { unsettled, .. } = &error else {
         panic!("expected unsettled, got {error}");
     };
@@ -208,7 +210,7 @@ pub fn ignored_events_are_frozen<B: Backend>(backend: &B) {
     );
     let row = store.process("p1").unwrap().unwrap();
     assert_eq!(row.revision, 3);
-    let state = runtime::inspect(&mut store, "p1").unwrap().unwrap();
+    let state = api::inspect(&mut store, "p1").unwrap().unwrap();
     assert_eq!(state["context"]["total"], 0);
     assert_eq!(state["configuration"], serde_json::json!(["open"]));
 }
@@ -323,9 +325,7 @@ pub fn purge_uses_the_injected_clock<B: Backend>(backend: &B) {
     apply_at(&mut store, &chart, "p1", &add("new", 2), T0 + hour / 2).unwrap();
     // Exactly at the window's end the old id is still kept.
     assert_eq!(
-        runtime::purge(&mut store, &chart, T0 + hour)
-            .unwrap()
-            .applied,
+        api::purge(&mut store, &chart, T0 + hour).unwrap().applied,
         0
     );
     assert_eq!(
@@ -335,7 +335,7 @@ pub fn purge_uses_the_injected_clock<B: Backend>(backend: &B) {
         "duplicate"
     );
     assert_eq!(
-        runtime::purge(&mut store, &chart, T0 + hour + 1)
+        api::purge(&mut store, &chart, T0 + hour + 1)
             .unwrap()
             .applied,
         1
@@ -361,7 +361,7 @@ pub fn purge_uses_the_injected_clock<B: Backend>(backend: &B) {
     let mut other = backend.connect(&backend.fresh());
     apply_at(&mut other, &forever, "q", &add("x", 1), T0).unwrap();
     assert_eq!(
-        runtime::purge(&mut other, &forever, u64::MAX).unwrap(),
+        api::purge(&mut other, &forever, u64::MAX).unwrap(),
         runtime::Purged::default()
     );
     assert_eq!(other.applied_count("q").unwrap(), 1);
@@ -398,7 +398,7 @@ pub fn purge_keeps_pending_and_dead_rows_and_requeue_revives_dead_ones<B: Backen
         .unwrap();
     // Inside the window nothing goes; each row leaves a window after it was
     // written (the marks) or settled (the outbox row).
-    let inside = runtime::purge(&mut store, &chart, T0 + hour).unwrap();
+    let inside = api::purge(&mut store, &chart, T0 + hour).unwrap();
     assert_eq!(
         inside,
         runtime::Purged {
@@ -406,7 +406,7 @@ pub fn purge_keeps_pending_and_dead_rows_and_requeue_revives_dead_ones<B: Backen
             outbox: 0
         }
     );
-    let marks = runtime::purge(&mut store, &chart, T0 + 10 + hour).unwrap();
+    let marks = api::purge(&mut store, &chart, T0 + 10 + hour).unwrap();
     assert_eq!(
         marks,
         runtime::Purged {
@@ -414,7 +414,7 @@ pub fn purge_keeps_pending_and_dead_rows_and_requeue_revives_dead_ones<B: Backen
             outbox: 0
         }
     );
-    let settled = runtime::purge(&mut store, &chart, T0 + 11 + hour).unwrap();
+    let settled = api::purge(&mut store, &chart, T0 + 11 + hour).unwrap();
     assert_eq!(
         settled,
         runtime::Purged {
@@ -524,6 +524,9 @@ impl Transaction for StaleTx<'_> {
     }
 }
 
+/// Stale stores go through the sync API, whose transactions they intercept.
+impl<S: Store> Api for Stale<S> {}
+
 impl<S: Store> Store for Stale<S> {
     fn transaction<R, E>(
         &mut self,
@@ -609,7 +612,7 @@ pub fn revision_conflicts_are_retried<B: Backend>(backend: &B) {
     assert_eq!(row.unwrap().revision, 2);
     assert_eq!(applied, 2);
     assert_eq!(outbox.len(), 2, "the lost attempts left no outbox rows");
-    let state = runtime::inspect(&mut store.inner, "p1").unwrap().unwrap();
+    let state = api::inspect(&mut store.inner, "p1").unwrap().unwrap();
     assert_eq!(state["context"]["total"], 12);
 }
 
@@ -711,7 +714,7 @@ pub fn concurrent_senders_apply_each_event_once<B: Backend>(
         );
     }
     let mut store = backend.connect(&handle);
-    let state = runtime::inspect(&mut store, "shared").unwrap().unwrap();
+    let state = api::inspect(&mut store, "shared").unwrap().unwrap();
     assert_eq!(state["revision"], events as u64);
     assert_eq!(state["context"], clean_replay(&chart, &all));
     assert_eq!(store.applied_count("shared").unwrap(), events);
@@ -735,7 +738,7 @@ pub fn unknown_outcome_becomes_an_event<B: Backend>(backend: &B) {
     })
     .unwrap();
     assert_eq!(report.unknown, 1);
-    let state = runtime::inspect(&mut store, "o1").unwrap().unwrap();
+    let state = api::inspect(&mut store, "o1").unwrap().unwrap();
     assert_eq!(state["configuration"], serde_json::json!(["verificando"]));
     let rows = store.outbox(None).unwrap();
     assert_eq!(rows.len(), 2);
@@ -980,8 +983,8 @@ pub fn duplicates_change_nothing<B: Backend>(
             "{id}"
         );
     }
-    let clean = runtime::inspect(&mut store, "clean").unwrap().unwrap();
-    let noisy = runtime::inspect(&mut store, "noisy").unwrap().unwrap();
+    let clean = api::inspect(&mut store, "clean").unwrap().unwrap();
+    let noisy = api::inspect(&mut store, "noisy").unwrap().unwrap();
     assert_eq!(clean["revision"], noisy["revision"]);
     assert_eq!(clean["configuration"], noisy["configuration"]);
     assert_eq!(clean["context"], noisy["context"]);
@@ -1011,7 +1014,7 @@ pub fn batch_equals_one_by_one<B: Backend>(
     let mut start = 0;
     for end in cuts.iter().copied().chain([events.len()]) {
         let end = end.clamp(start, events.len());
-        let batch = runtime::apply_batch_at(&mut batched, &chart, &events[start..end], T0)
+        let batch = api::apply_batch_at(&mut batched, &chart, &events[start..end], T0)
             .expect("no store error");
         assert_eq!(batch.len(), end - start);
         answers.extend(batch.iter().map(|answer| format!("{answer:?}")));
@@ -1086,7 +1089,7 @@ pub fn a_batch_answers_each_event_as_apply_would<B: Backend>(backend: &B) {
         ("p1", add("late", 2)),
         ("p1", add("b", 7)),
     ];
-    let answers = runtime::apply_batch_at(&mut store, &chart, &events, T0).unwrap();
+    let answers = api::apply_batch_at(&mut store, &chart, &events, T0).unwrap();
     let kinds: Vec<&str> = answers
         .iter()
         .map(|a| a.as_ref().map_or("error", Outcome::kind))
@@ -1136,7 +1139,7 @@ pub fn a_batch_answers_each_event_as_apply_would<B: Backend>(backend: &B) {
     assert_eq!(row.unwrap().revision, 4);
     assert_eq!(applied, 4);
     assert_eq!(store.outbox(None).unwrap().len(), 2);
-    let state = runtime::inspect(&mut store, "p1").unwrap().unwrap();
+    let state = api::inspect(&mut store, "p1").unwrap().unwrap();
     assert_eq!(state["context"]["total"], 5);
     assert_eq!(state["configuration"], serde_json::json!(["closed"]));
     // Sent again after the batch, each is a duplicate with the batch's answer.
@@ -1153,7 +1156,7 @@ pub fn a_batch_refuses_a_reserved_id_as_apply_does<B: Backend>(backend: &B) {
     let reserved = add("timer:x", 1);
     let alone = apply_at(&mut store, &chart, "p1", &reserved, T0).unwrap_err();
     let events = vec![("p1", reserved), ("p1", add("a", 2))];
-    let answers = runtime::apply_batch_at(&mut store, &chart, &events, T0).unwrap();
+    let answers = api::apply_batch_at(&mut store, &chart, &events, T0).unwrap();
     let refused = answers[0].as_ref().unwrap_err();
     assert!(
         matches!(refused, runtime::RuntimeError::ReservedId(_)),
@@ -1179,7 +1182,7 @@ pub fn a_batch_event_its_process_cannot_take_writes_nothing<B: Backend>(backend:
         ("old", add("b", 1)),
         ("new", add("b", 2)),
     ];
-    let answers = runtime::apply_batch_at(&mut store, &v2, &events, T0).unwrap();
+    let answers = api::apply_batch_at(&mut store, &v2, &events, T0).unwrap();
     assert_eq!(answers[0].as_ref().unwrap().kind(), "applied");
     let error = answers[1].as_ref().unwrap_err();
     assert!(error.to_string().contains("old"), "{error}");
@@ -1204,7 +1207,7 @@ pub fn a_store_error_rolls_the_whole_batch_back<B: Backend>(backend: &B) {
         ("p2", add("b", 3)),
         ("p1", add("c", 4)),
     ];
-    let error = runtime::apply_batch_at(&mut store, &chart, &events, T0).unwrap_err();
+    let error = api::apply_batch_at(&mut store, &chart, &events, T0).unwrap_err();
     assert!(error.to_string().contains("disk full"), "{error}");
     let after = (
         state_of(&mut store.inner, "p1"),
@@ -1212,7 +1215,7 @@ pub fn a_store_error_rolls_the_whole_batch_back<B: Backend>(backend: &B) {
     );
     assert_eq!(after, before, "nothing of the batch was written");
     // Sent again, the batch goes through whole.
-    let answers = runtime::apply_batch_at(&mut store, &chart, &events, T0).unwrap();
+    let answers = api::apply_batch_at(&mut store, &chart, &events, T0).unwrap();
     assert!(
         answers
             .iter()
@@ -1233,7 +1236,7 @@ pub fn a_lost_race_retries_the_whole_batch<B: Backend>(backend: &B) {
         ("p1", add("b", 7)),
         ("p1", add("c", 1)),
     ];
-    let answers = runtime::apply_batch_at(&mut store, &chart, &events, T0).unwrap();
+    let answers = api::apply_batch_at(&mut store, &chart, &events, T0).unwrap();
     assert_eq!(store.transactions.get(), 2, "one lost race, then a win");
     let revisions: Vec<u64> = answers
         .iter()
@@ -1246,7 +1249,7 @@ pub fn a_lost_race_retries_the_whole_batch<B: Backend>(backend: &B) {
         4,
         "no rows of the lost try"
     );
-    let state = runtime::inspect(&mut store.inner, "p1").unwrap().unwrap();
+    let state = api::inspect(&mut store.inner, "p1").unwrap().unwrap();
     assert_eq!(state["context"]["total"], 13);
 }
 

@@ -5,11 +5,10 @@
 use std::sync::{Arc, Barrier};
 
 use idemchart::interp::{Actor, Chart};
-use idemchart::runtime::{
-    self, Outcome, advance, advance_due, apply_at, firing_id, idempotency_key,
-};
+use idemchart::runtime::{Outcome, firing_id, idempotency_key};
 use idemchart::store::Store;
 
+use super::api::{self, Api, advance, advance_due, apply_at};
 use super::{Backend, Stale, T0, chart, ledger, named, state_of};
 
 const MINUTE: u64 = 60_000;
@@ -20,13 +19,13 @@ pub fn reminder() -> Arc<Chart> {
     chart(include_str!("../data/runtime/reminder.yaml"))
 }
 
-fn order<S: Store>(store: &mut S, chart: &Arc<Chart>, process: &str, at: u64) {
+fn order<S: Api>(store: &mut S, chart: &Arc<Chart>, process: &str, at: u64) {
     let event = named("ORDER", &format!("order-{process}"));
     let outcome = apply_at(store, chart, process, &event, at).unwrap();
     assert_eq!(outcome.kind(), "applied", "{outcome:?}");
 }
 
-fn pay<S: Store>(store: &mut S, chart: &Arc<Chart>, process: &str, at: u64) -> Outcome {
+fn pay<S: Api>(store: &mut S, chart: &Arc<Chart>, process: &str, at: u64) -> Outcome {
     apply_at(
         store,
         chart,
@@ -41,12 +40,12 @@ fn json(text: &str) -> serde_json::Value {
     serde_json::from_str(text).expect("a JSON response")
 }
 
-fn inspect<S: Store>(store: &mut S, process: &str) -> serde_json::Value {
-    runtime::inspect(store, process).unwrap().unwrap()
+fn inspect<S: Api>(store: &mut S, process: &str) -> serde_json::Value {
+    api::inspect(store, process).unwrap().unwrap()
 }
 
 /// The process's outbox rows as (effect, event id, key).
-fn outbox_of<S: Store>(store: &mut S, process: &str) -> Vec<(String, String, String)> {
+fn outbox_of<S: Api>(store: &mut S, process: &str) -> Vec<(String, String, String)> {
     store
         .outbox(None)
         .unwrap()

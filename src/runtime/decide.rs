@@ -1,0 +1,357 @@
+//! What a delivery decides, apart from how statements run: from the rows a
+//! transaction read (the applied-event row of the id, the process row) and
+//! the machine, the rows it must write and the answer it gives. Nothing here
+//! touches a store, so the sync and the async API decide alike: the drivers
+//! (`driver.rs`) only run the reads before and the writes after.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use super::{
+    Outcome, RuntimeError, TIMER_ID_PREFIX, event_id, idempotency_key, payload_hash, timers,
+};
+use crate::expr::{Event, Value};
+use crate::interp::{Actor, Chart, EffectCall, SnapshotJsonError};
+use crate::store::{AppliedEvent, OutboxItem, OutboxStatus, ProcessRow};
+
+/// The step, or `RuntimeError::Unsettled` when it did not settle.
+pub(super) fn settled<'s>(
+    process: &str,
+    step: &'s crate::interp::Step,
+) -> Result<&'s crate::interp::Step, RuntimeError> {
+    step.settled().map_err(|unsettled| RuntimeError::Unsettled {
+        process: process.to_string(),
+        unsettled: Box::new(unsettled.clone()),
+    })
+}
+
+/// One event to apply to one process, with its id and payload hash.
+pub(super) struct Delivery<'a> {
+    pub(super) process: &'a str,
+    pub(super) id: String,
+    pub(super) hash: String,
+    pub(super) event: &'a Event,
+    pub(super) now: u64,
+}
+
+impl<'a> Delivery<'a> {
+    pub(super) fn new(
+        process: &'a str,
+        event: &'a Event,
+        now: u64,
+    ) -> Result<Delivery<'a>, RuntimeError> {
+        let id = event_id(event).ok_or_else(|| missing_id(event))?;
+        if id.starts_with(TIMER_ID_PREFIX) {
+            return Err(RuntimeError::ReservedId(id));
+        }
+        Ok(Delivery {
+            process,
+            id,
+            hash: payload_hash(event),
+            event,
+            now,
+        })
+    }
+}
+
+fn missing_id(event: &Event) -> RuntimeError {
+    RuntimeError::MissingId(event.name.to_string())
+}
+
+/// Snapshots this transaction wrote, by process, with their revision. A batch
+/// restores a process it already applied an event to from here instead of
+/// reading and parsing its row again; the row cannot have moved meanwhile,
+/// because the transaction holds the write lock (SQLite) or the row lock
+/// (PostgreSQL) since its update, and the update checks the revision anyway.
+/// A single `apply` keeps none.
+#[derive(Default)]
+pub(super) struct Restored {
+    /// Each process's snapshot JSON as this transaction wrote it, and its revision.
+    snapshots: HashMap<String, (String, u64)>,
+}
+
+impl Restored {
+    pub(super) fn get(&self, process: &str) -> Option<(&str, u64)> {
+        self.snapshots
+            .get(process)
+            .map(|(snapshot, revision)| (snapshot.as_str(), *revision))
+    }
+
+    /// Keeps what `write` wrote for `process`.
+    pub(super) fn remember(&mut self, process: &str, write: &ProcessWrite) {
+        let written = match write {
+            ProcessWrite::Insert(row) => (row.snapshot.clone(), row.revision),
+            ProcessWrite::Update {
+                revision, snapshot, ..
+            } => (snapshot.clone(), revision + 1),
+        };
+        self.snapshots.insert(process.to_string(), written);
+    }
+}
+
+/// The process a delivery continues, as its transaction found it.
+pub(super) enum Current<'r> {
+    /// No row: the delivery starts the process.
+    New,
+    Stored(ProcessRow),
+    /// Written earlier in this transaction (a batch): its snapshot JSON and
+    /// revision.
+    Written(&'r str, u64),
+}
+
+impl From<Option<ProcessRow>> for Current<'_> {
+    fn from(row: Option<ProcessRow>) -> Self {
+        row.map_or(Current::New, Current::Stored)
+    }
+}
+
+/// How the process row is written: a new row, or the next revision of the
+/// one read, under the revision check.
+#[derive(Debug)]
+pub(super) enum ProcessWrite {
+    Insert(ProcessRow),
+    Update {
+        id: String,
+        /// The revision read; the row is written only if it is still there.
+        revision: u64,
+        snapshot: String,
+        next_timer_at: Option<u64>,
+    },
+}
+
+/// Everything one transaction writes for a delivery or a timer advance, in
+/// the order it writes it, and the answer once written.
+#[derive(Debug)]
+pub(super) struct Plan<T> {
+    pub(super) process: ProcessWrite,
+    pub(super) applied: Vec<AppliedEvent>,
+    pub(super) outbox: Vec<OutboxItem>,
+    pub(super) answer: T,
+}
+
+/// The answer to a delivery whose id is already applied: the frozen
+/// response for the same payload, a conflict for another; `None` when the id
+/// is new.
+pub(super) fn known(delivery: &Delivery<'_>, applied: Option<AppliedEvent>) -> Option<Outcome> {
+    let applied = applied?;
+    Some(if applied.payload_hash == delivery.hash {
+        Outcome::Duplicate {
+            response: applied.response,
+            revision: applied.revision,
+        }
+    } else {
+        Outcome::Conflict
+    })
+}
+
+/// The rows a new delivery writes to `current`, and its answer. It decides
+/// everything (snapshot, outbox rows, response) before anything is written,
+/// so every error here leaves nothing written for this delivery, and a batch
+/// may answer it and go on.
+pub(super) fn delivery(
+    chart: &Arc<Chart>,
+    delivery: &Delivery<'_>,
+    current: Current<'_>,
+) -> Result<Plan<Outcome>, RuntimeError> {
+    let process = delivery.process;
+    let machine = chart.machine();
+    let (mut actor, revision, start_effects) = match current {
+        Current::Written(snapshot, revision) => (
+            restore_snapshot(chart, process, snapshot)?,
+            Some(revision),
+            Vec::new(),
+        ),
+        Current::Stored(row) => (restore(chart, &row)?, Some(row.revision), Vec::new()),
+        Current::New => {
+            // The process starts when its first event arrives, so none of
+            // its timers can be due before that event.
+            let actor = Actor::with_context(Arc::clone(chart), &Value::Null, delivery.now)
+                .map_err(|source| RuntimeError::Restore {
+                    process: process.to_string(),
+                    source,
+                })?;
+            // The start's entry effects belong to the first event's step,
+            // so they leave through the outbox with it.
+            let effects = settled(process, actor.last_step())?.effects.clone();
+            (actor, None, effects)
+        }
+    };
+    let firings = match revision {
+        Some(revision) => timers::fire_due(&mut actor, process, revision, delivery.now)?,
+        None => Vec::new(),
+    };
+    let step = settled(process, actor.send(delivery.event))?;
+    let ignored = step.ignored;
+    let effects: Vec<EffectCall> = start_effects
+        .iter()
+        .chain(&step.effects)
+        .filter(|effect| leaves_through_outbox(effect))
+        .cloned()
+        .collect();
+    let snapshot = actor.snapshot_json();
+    let new_revision = revision.map_or(1, |revision| revision + 1);
+    // Positions are renumbered over the start's effects and the event's, so
+    // keys never collide within one step.
+    let items = outbox_items(process, &delivery.id, &effects, delivery.now);
+    let response = serde_json::to_string(&Response {
+        outcome: if ignored { "ignored" } else { "applied" },
+        revision: new_revision,
+        timer: None,
+        due: None,
+        configuration: &actor.configuration_paths(),
+        context: &actor.context(),
+        effects: response_effects(&items, &effects),
+    })
+    .map_err(|e| RuntimeError::BadSnapshot(process.to_string(), e.to_string()))?;
+    let next_timer_at = actor.next_due();
+    let write = match revision {
+        Some(revision) => ProcessWrite::Update {
+            id: process.to_string(),
+            revision,
+            snapshot,
+            next_timer_at,
+        },
+        None => ProcessWrite::Insert(ProcessRow {
+            id: process.to_string(),
+            machine: machine.name.clone(),
+            version: machine.version,
+            snapshot,
+            revision: 1,
+            next_timer_at,
+        }),
+    };
+    let (mut applied, mut outbox) =
+        timers::firing_rows(process, &firings, new_revision, delivery.now)?;
+    applied.push(AppliedEvent {
+        process: process.to_string(),
+        event_id: delivery.id.clone(),
+        payload_hash: delivery.hash.clone(),
+        response: response.clone(),
+        revision: new_revision,
+        applied_at: delivery.now,
+    });
+    outbox.extend(items);
+    Ok(Plan {
+        process: write,
+        applied,
+        outbox,
+        answer: if ignored {
+            Outcome::Ignored {
+                response,
+                revision: new_revision,
+            }
+        } else {
+            Outcome::Applied {
+                response,
+                revision: new_revision,
+            }
+        },
+    })
+}
+
+/// Continues the process stored in `row`, which must run `chart`'s machine
+/// at the version it started with.
+pub(super) fn restore(chart: &Arc<Chart>, row: &ProcessRow) -> Result<Actor, RuntimeError> {
+    let process = &row.id;
+    let machine = chart.machine();
+    if row.machine != machine.name {
+        return Err(RuntimeError::WrongMachine {
+            process: process.to_string(),
+            expected: machine.name.clone(),
+            found: row.machine.clone(),
+        });
+    }
+    restore_snapshot(chart, process, &row.snapshot)
+}
+
+/// Continues `process` from its snapshot JSON. `Actor::restore_json` refuses
+/// another machine version: a process keeps the version it started with
+/// until it is migrated explicitly.
+fn restore_snapshot(chart: &Arc<Chart>, process: &str, json: &str) -> Result<Actor, RuntimeError> {
+    Actor::restore_json(Arc::clone(chart), json).map_err(|error| match error {
+        SnapshotJsonError::Restore(source) => RuntimeError::Restore {
+            process: process.to_string(),
+            source,
+        },
+        SnapshotJsonError::Syntax { .. } => {
+            RuntimeError::BadSnapshot(process.to_string(), error.to_string())
+        }
+    })
+}
+
+/// Whether an effect of a step is handed to the outbox: declared effects
+/// and host actions the chart has no implementation for. A host action the
+/// chart implements already ran in the step; dispatching it again would
+/// perform it twice.
+pub(super) fn leaves_through_outbox(effect: &EffectCall) -> bool {
+    !effect.ran
+}
+
+/// The outbox rows of the effects one step of `process` produced for
+/// `event_id` (an event's id or a timer firing's), keyed by position.
+pub(super) fn outbox_items(
+    process: &str,
+    event_id: &str,
+    effects: &[EffectCall],
+    now: u64,
+) -> Vec<OutboxItem> {
+    effects
+        .iter()
+        .enumerate()
+        .map(|(position, effect)| {
+            let position = u32::try_from(position).unwrap_or(u32::MAX);
+            OutboxItem {
+                process: process.to_string(),
+                event_id: event_id.to_string(),
+                position,
+                key: idempotency_key(process, event_id, position),
+                effect: effect.name.to_string(),
+                args: crate::expr::json::to_text(&effect.args),
+                status: OutboxStatus::Pending,
+                attempts: 0,
+                next_attempt_at: now,
+                last_error: None,
+            }
+        })
+        .collect()
+}
+
+/// The `effects` list of a response.
+pub(super) fn response_effects<'a>(
+    items: &'a [OutboxItem],
+    effects: &'a [EffectCall],
+) -> Vec<ResponseEffect<'a>> {
+    items
+        .iter()
+        .zip(effects)
+        .map(|(item, effect)| ResponseEffect {
+            effect: &item.effect,
+            position: item.position,
+            key: &item.key,
+            args: &effect.args,
+        })
+        .collect()
+}
+
+/// The answer to an applied or ignored event, or to a timer firing (with
+/// `timer` and `due`), as sent and frozen.
+#[derive(serde::Serialize)]
+pub(super) struct Response<'a> {
+    pub(super) outcome: &'static str,
+    pub(super) revision: u64,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(super) timer: Option<&'a str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(super) due: Option<u64>,
+    pub(super) configuration: &'a [String],
+    pub(super) context: &'a Value,
+    pub(super) effects: Vec<ResponseEffect<'a>>,
+}
+
+#[derive(serde::Serialize)]
+pub(super) struct ResponseEffect<'a> {
+    pub(super) effect: &'a str,
+    pub(super) position: u32,
+    pub(super) key: &'a str,
+    pub(super) args: &'a Value,
+}

@@ -1,0 +1,267 @@
+//! The stores' operations, written once over an `Executor` that runs one
+//! statement: SQLite's runs it on a connection before it returns (its
+//! futures are ready when first polled), PostgreSQL's sends it to the server.
+//! What each operation reads and writes, and in which order, is therefore the
+//! same for every store, sync or async.
+
+use std::future::Future;
+
+use super::sql::{self, Columns, Param, Sql};
+use super::{AppliedEvent, OutboxItem, OutboxStatus, ProcessRow, StoreError, migrate};
+
+/// Runs single statements on one connection.
+pub(crate) trait Executor {
+    /// Runs `sql`; how many rows it changed.
+    fn execute(
+        &mut self,
+        sql: &'static Sql,
+        params: &[Param<'_>],
+    ) -> impl Future<Output = Result<u64, StoreError>>;
+
+    /// Runs `sql` and decodes every row it returns.
+    fn query<T>(
+        &mut self,
+        sql: &'static Sql,
+        params: &[Param<'_>],
+        decode: fn(&dyn Columns) -> Result<T, StoreError>,
+    ) -> impl Future<Output = Result<Vec<T>, StoreError>>;
+
+    /// Runs statements without parameters, separated by semicolons.
+    fn batch(&mut self, sql: &'static Sql) -> impl Future<Output = Result<(), StoreError>>;
+}
+
+fn count(row: &dyn Columns) -> Result<u64, StoreError> {
+    sql::int(row, 0)
+}
+
+fn usize_of(n: u64) -> usize {
+    usize::try_from(n).unwrap_or(usize::MAX)
+}
+
+/// Creates the tables if needed and brings a store made by an earlier
+/// version up to date. The caller runs it in a transaction that holds the
+/// schema lock of its store.
+pub(crate) async fn create_schema<E: Executor>(exec: &mut E) -> Result<(), StoreError> {
+    exec.batch(&sql::SCHEMA).await?;
+    let present = exec.query(&sql::HAS_NEXT_TIMER_AT, &[], count).await?;
+    if present.first() == Some(&0) {
+        add_next_timer_at(exec).await?;
+    }
+    let indexed = exec.query(&sql::HAS_NEXT_TIMER_INDEX, &[], count).await?;
+    if indexed.first() == Some(&0) {
+        exec.batch(&sql::CREATE_NEXT_TIMER_INDEX).await?;
+    }
+    Ok(())
+}
+
+/// Adds `next_timer_at` to a `processes` table made by an earlier version
+/// and rebases its snapshots' clocks (see `store::migrate`).
+async fn add_next_timer_at<E: Executor>(exec: &mut E) -> Result<(), StoreError> {
+    exec.batch(&sql::ADD_NEXT_TIMER_AT).await?;
+    let rows = exec
+        .query(&sql::LEGACY_SNAPSHOTS, &[], |row| {
+            Ok((
+                sql::text(row, 0)?,
+                sql::text(row, 1)?,
+                sql::opt_int(row, 2)?,
+            ))
+        })
+        .await?;
+    // The upgrade's time, for a process without applied events.
+    let upgrade = crate::clock::now_millis();
+    for (id, snapshot, last_applied) in rows {
+        let base = last_applied.unwrap_or(upgrade);
+        if let Some((snapshot, next)) = migrate::rebase_legacy_snapshot(&snapshot, base)? {
+            let params = [Param::text(&snapshot), Param::int(next), Param::text(&id)];
+            exec.execute(&sql::REBASE_SNAPSHOT, &params).await?;
+        }
+    }
+    Ok(())
+}
+
+pub(crate) async fn applied_event<E: Executor>(
+    exec: &mut E,
+    process: &str,
+    event_id: &str,
+) -> Result<Option<AppliedEvent>, StoreError> {
+    let params = [Param::text(process), Param::text(event_id)];
+    let rows = exec
+        .query(&sql::SELECT_APPLIED, &params, |row| {
+            Ok((
+                sql::text(row, 0)?,
+                sql::text(row, 1)?,
+                sql::int(row, 2)?,
+                sql::int(row, 3)?,
+            ))
+        })
+        .await?;
+    Ok(rows.into_iter().next().map(
+        |(payload_hash, response, revision, applied_at)| AppliedEvent {
+            process: process.to_string(),
+            event_id: event_id.to_string(),
+            payload_hash,
+            response,
+            revision,
+            applied_at,
+        },
+    ))
+}
+
+pub(crate) async fn process<E: Executor>(
+    exec: &mut E,
+    id: &str,
+) -> Result<Option<ProcessRow>, StoreError> {
+    let rows = exec
+        .query(&sql::SELECT_PROCESS, &[Param::text(id)], sql::process_row)
+        .await?;
+    Ok(rows.into_iter().next())
+}
+
+pub(crate) async fn insert_process<E: Executor>(
+    exec: &mut E,
+    row: &ProcessRow,
+) -> Result<bool, StoreError> {
+    let params = sql::process_params(row);
+    Ok(exec.execute(&sql::INSERT_PROCESS, &params).await? == 1)
+}
+
+pub(crate) async fn update_process<E: Executor>(
+    exec: &mut E,
+    id: &str,
+    revision: u64,
+    snapshot: &str,
+    next_timer_at: Option<u64>,
+) -> Result<bool, StoreError> {
+    let params = [
+        Param::text(snapshot),
+        Param::opt_int(next_timer_at),
+        Param::text(id),
+        Param::int(revision),
+    ];
+    Ok(exec.execute(&sql::UPDATE_PROCESS, &params).await? == 1)
+}
+
+pub(crate) async fn insert_applied_event<E: Executor>(
+    exec: &mut E,
+    row: &AppliedEvent,
+) -> Result<(), StoreError> {
+    let params = sql::applied_params(row);
+    exec.execute(&sql::INSERT_APPLIED, &params).await?;
+    Ok(())
+}
+
+pub(crate) async fn insert_outbox<E: Executor>(
+    exec: &mut E,
+    item: &OutboxItem,
+) -> Result<(), StoreError> {
+    let params = sql::outbox_params(item);
+    exec.execute(&sql::INSERT_OUTBOX, &params).await?;
+    Ok(())
+}
+
+pub(crate) async fn outbox<E: Executor>(
+    exec: &mut E,
+    status: Option<OutboxStatus>,
+) -> Result<Vec<OutboxItem>, StoreError> {
+    let params = [Param::opt_text(status.map(OutboxStatus::as_str))];
+    exec.query(&sql::SELECT_OUTBOX, &params, sql::outbox_row)
+        .await
+}
+
+/// The pending rows due at `now`, each leased until `now + lease_ms`. The
+/// caller runs it in a transaction, so that the rows it selects are its own
+/// until the commit.
+pub(crate) async fn claim_due<E: Executor>(
+    exec: &mut E,
+    now: u64,
+    lease_ms: u64,
+    limit: usize,
+) -> Result<Vec<OutboxItem>, StoreError> {
+    let params = [Param::int(now), Param::int(limit as u64)];
+    let items = exec
+        .query(&sql::SELECT_DUE_OUTBOX, &params, sql::outbox_row)
+        .await?;
+    let until = now.saturating_add(lease_ms);
+    for item in &items {
+        let params = [Param::int(until), Param::text(&item.key)];
+        exec.execute(&sql::LEASE_OUTBOX, &params).await?;
+    }
+    Ok(items)
+}
+
+pub(crate) async fn finish_attempt<E: Executor>(
+    exec: &mut E,
+    key: &str,
+    status: OutboxStatus,
+    attempts: u32,
+    next_attempt_at: u64,
+    last_error: Option<&str>,
+) -> Result<(), StoreError> {
+    let params = [
+        Param::text(status.as_str()),
+        Param::int(u64::from(attempts)),
+        Param::int(next_attempt_at),
+        Param::opt_text(last_error),
+        Param::text(key),
+    ];
+    exec.execute(&sql::FINISH_ATTEMPT, &params).await?;
+    Ok(())
+}
+
+/// Nothing is claimed: a lock taken here would end with its own statement,
+/// before the advance that needs it. Each advance runs in its own
+/// transaction under the revision check, which is what makes a timer fire
+/// once.
+pub(crate) async fn due_processes<E: Executor>(
+    exec: &mut E,
+    machine: &str,
+    version: Option<u64>,
+    now: u64,
+    limit: usize,
+) -> Result<Vec<String>, StoreError> {
+    let params = [
+        Param::int(now),
+        Param::text(machine),
+        Param::opt_int(version),
+        Param::int(limit as u64),
+    ];
+    exec.query(&sql::DUE_PROCESSES, &params, |row| sql::text(row, 0))
+        .await
+}
+
+pub(crate) async fn purge_applied<E: Executor>(
+    exec: &mut E,
+    machine: &str,
+    before: u64,
+) -> Result<usize, StoreError> {
+    let params = [Param::int(before), Param::text(machine)];
+    Ok(usize_of(exec.execute(&sql::PURGE_APPLIED, &params).await?))
+}
+
+pub(crate) async fn purge_outbox<E: Executor>(
+    exec: &mut E,
+    machine: &str,
+    before: u64,
+) -> Result<usize, StoreError> {
+    let params = [Param::int(before), Param::text(machine)];
+    Ok(usize_of(exec.execute(&sql::PURGE_OUTBOX, &params).await?))
+}
+
+pub(crate) async fn requeue_dead<E: Executor>(
+    exec: &mut E,
+    key: Option<&str>,
+    now: u64,
+) -> Result<usize, StoreError> {
+    let params = [Param::int(now), Param::opt_text(key)];
+    Ok(usize_of(exec.execute(&sql::REQUEUE_DEAD, &params).await?))
+}
+
+pub(crate) async fn applied_count<E: Executor>(
+    exec: &mut E,
+    process: &str,
+) -> Result<usize, StoreError> {
+    let counts = exec
+        .query(&sql::APPLIED_COUNT, &[Param::text(process)], count)
+        .await?;
+    Ok(usize_of(counts.first().copied().unwrap_or(0)))
+}

@@ -1,0 +1,468 @@
+//! The stores' SQL, written once for SQLite and PostgreSQL, with the
+//! parameters and the decoding of rows that go with it.
+//!
+//! A statement is written in PostgreSQL's spelling (`$1`, `$2`, …) with a few
+//! markers where the two dialects differ (`{order}`, `{skip_locked}`,
+//! `{bigint}`, `{seq_column}`); each dialect's text is rendered from it on
+//! first use and kept, so that the prepared-statement caches, which are keyed
+//! by the text, see one string per statement. SQLite gets `?1`, `?2`, …: its
+//! `$1` would be a named parameter numbered by first appearance.
+
+use std::sync::OnceLock;
+
+use super::{AppliedEvent, OutboxItem, OutboxStatus, ProcessRow, StoreError};
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Dialect {
+    Sqlite,
+    // Its statements are written (and tested) in a SQLite-only build too.
+    #[cfg_attr(not(feature = "postgres"), allow(dead_code))]
+    Postgres,
+}
+
+impl Dialect {
+    /// The text of `template` in this dialect.
+    fn render(self, template: &str) -> String {
+        let markers: [(&str, &str); 4] = match self {
+            // SQLite's outbox has no `seq` column: its rowid is the order of
+            // insertion, and a single writer needs no row locks.
+            Dialect::Sqlite => [
+                ("{order}", "rowid"),
+                ("{skip_locked}", ""),
+                ("{bigint}", "INTEGER"),
+                ("{seq_column}", ""),
+            ],
+            Dialect::Postgres => [
+                ("{order}", "seq"),
+                ("{skip_locked}", " FOR UPDATE SKIP LOCKED"),
+                ("{bigint}", "BIGINT"),
+                ("{seq_column}", "seq BIGSERIAL,\n    "),
+            ],
+        };
+        let mut text = template.to_string();
+        for (marker, spelling) in markers {
+            text = text.replace(marker, spelling);
+        }
+        match self {
+            Dialect::Sqlite => text.replace('$', "?"),
+            Dialect::Postgres => text,
+        }
+    }
+}
+
+/// One statement, in both dialects.
+pub(crate) struct Sql {
+    sqlite: &'static str,
+    postgres: &'static str,
+    rendered: [OnceLock<String>; 2],
+}
+
+impl Sql {
+    /// A statement both dialects spell alike, but for the markers.
+    pub(crate) const fn new(template: &'static str) -> Sql {
+        Sql::each(template, template)
+    }
+
+    /// A statement each dialect spells its own way.
+    const fn each(sqlite: &'static str, postgres: &'static str) -> Sql {
+        Sql {
+            sqlite,
+            postgres,
+            rendered: [OnceLock::new(), OnceLock::new()],
+        }
+    }
+
+    pub(crate) fn text(&'static self, dialect: Dialect) -> &'static str {
+        let (template, cell) = match dialect {
+            Dialect::Sqlite => (self.sqlite, &self.rendered[0]),
+            Dialect::Postgres => (self.postgres, &self.rendered[1]),
+        };
+        cell.get_or_init(|| dialect.render(template))
+    }
+}
+
+pub(crate) static SCHEMA: Sql = Sql::new(
+    "
+CREATE TABLE IF NOT EXISTS processes (
+    id TEXT PRIMARY KEY,
+    machine TEXT NOT NULL,
+    version {bigint},
+    snapshot TEXT NOT NULL,
+    revision {bigint} NOT NULL,
+    next_timer_at {bigint}
+);
+CREATE TABLE IF NOT EXISTS applied_events (
+    process TEXT NOT NULL,
+    event_id TEXT NOT NULL,
+    payload_hash TEXT NOT NULL,
+    response TEXT NOT NULL,
+    revision {bigint} NOT NULL,
+    applied_at {bigint} NOT NULL,
+    PRIMARY KEY (process, event_id)
+);
+CREATE INDEX IF NOT EXISTS applied_events_applied_at ON applied_events (applied_at);
+CREATE TABLE IF NOT EXISTS outbox (
+    {seq_column}process TEXT NOT NULL,
+    event_id TEXT NOT NULL,
+    position {bigint} NOT NULL,
+    idempotency_key TEXT NOT NULL UNIQUE,
+    effect TEXT NOT NULL,
+    args TEXT NOT NULL,
+    status TEXT NOT NULL,
+    attempts {bigint} NOT NULL,
+    next_attempt_at {bigint} NOT NULL,
+    last_error TEXT,
+    PRIMARY KEY (process, event_id, position)
+);
+CREATE INDEX IF NOT EXISTS outbox_due ON outbox (status, next_attempt_at);
+",
+);
+
+/// Whether `processes` has the `next_timer_at` column (a store made before
+/// timers lacks it), as a count.
+pub(crate) static HAS_NEXT_TIMER_AT: Sql = Sql::each(
+    "SELECT COUNT(*) FROM pragma_table_info('processes') WHERE name = 'next_timer_at'",
+    "SELECT COUNT(*) FROM information_schema.columns
+     WHERE table_schema = current_schema() AND table_name = 'processes'
+     AND column_name = 'next_timer_at'",
+);
+pub(crate) static ADD_NEXT_TIMER_AT: Sql =
+    Sql::new("ALTER TABLE processes ADD COLUMN next_timer_at {bigint}");
+pub(crate) static LEGACY_SNAPSHOTS: Sql = Sql::new(
+    "SELECT id, snapshot,
+     (SELECT MAX(applied_at) FROM applied_events WHERE process = processes.id)
+     FROM processes",
+);
+pub(crate) static REBASE_SNAPSHOT: Sql =
+    Sql::new("UPDATE processes SET snapshot = $1, next_timer_at = $2 WHERE id = $3");
+/// Whether the index on `next_timer_at` exists, as a count. PostgreSQL's
+/// `CREATE INDEX IF NOT EXISTS` still locks the table against writers, so the
+/// index is made only when this says it is missing.
+pub(crate) static HAS_NEXT_TIMER_INDEX: Sql = Sql::each(
+    "SELECT COUNT(*) FROM sqlite_master WHERE type = 'index' AND name = 'processes_next_timer'",
+    "SELECT COUNT(*) FROM pg_indexes
+     WHERE schemaname = current_schema() AND indexname = 'processes_next_timer'",
+);
+pub(crate) static CREATE_NEXT_TIMER_INDEX: Sql =
+    Sql::new("CREATE INDEX processes_next_timer ON processes (next_timer_at)");
+
+pub(crate) static SELECT_APPLIED: Sql = Sql::new(
+    "SELECT payload_hash, response, revision, applied_at FROM applied_events
+     WHERE process = $1 AND event_id = $2",
+);
+pub(crate) static SELECT_PROCESS: Sql = Sql::new(
+    "SELECT id, machine, version, snapshot, revision, next_timer_at FROM processes WHERE id = $1",
+);
+pub(crate) static INSERT_PROCESS: Sql = Sql::new(
+    "INSERT INTO processes (id, machine, version, snapshot, revision, next_timer_at)
+     VALUES ($1, $2, $3, $4, $5, $6) ON CONFLICT (id) DO NOTHING",
+);
+pub(crate) static UPDATE_PROCESS: Sql = Sql::new(
+    "UPDATE processes SET snapshot = $1, next_timer_at = $2, revision = revision + 1
+     WHERE id = $3 AND revision = $4",
+);
+pub(crate) static INSERT_APPLIED: Sql = Sql::new(
+    "INSERT INTO applied_events (process, event_id, payload_hash, response, revision, applied_at)
+     VALUES ($1, $2, $3, $4, $5, $6)",
+);
+/// An id applied again after its retention window yields the same keys; the
+/// row already there stands for it.
+pub(crate) static INSERT_OUTBOX: Sql = Sql::new(
+    "INSERT INTO outbox (process, event_id, position, idempotency_key, effect, args, status, attempts, next_attempt_at, last_error)
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10) ON CONFLICT DO NOTHING",
+);
+pub(crate) static SELECT_OUTBOX: Sql = Sql::new(
+    "SELECT process, event_id, position, idempotency_key, effect, args, status, attempts, next_attempt_at, last_error
+     FROM outbox WHERE CAST($1 AS TEXT) IS NULL OR status = $1
+     ORDER BY process, {order}",
+);
+/// Run in a transaction with `LEASE_OUTBOX` after it: on PostgreSQL the rows
+/// stay locked until the commit, and other dispatchers skip them.
+pub(crate) static SELECT_DUE_OUTBOX: Sql = Sql::new(
+    "SELECT process, event_id, position, idempotency_key, effect, args, status, attempts, next_attempt_at, last_error
+     FROM outbox WHERE status = 'pending' AND next_attempt_at <= $1
+     ORDER BY next_attempt_at, {order} LIMIT $2{skip_locked}",
+);
+pub(crate) static LEASE_OUTBOX: Sql =
+    Sql::new("UPDATE outbox SET next_attempt_at = $1 WHERE idempotency_key = $2");
+pub(crate) static FINISH_ATTEMPT: Sql = Sql::new(
+    "UPDATE outbox SET status = $1, attempts = $2, next_attempt_at = $3, last_error = $4
+     WHERE idempotency_key = $5",
+);
+pub(crate) static DUE_PROCESSES: Sql = Sql::new(
+    "SELECT id FROM processes
+     WHERE next_timer_at <= $1 AND machine = $2 AND version IS NOT DISTINCT FROM $3
+     ORDER BY next_timer_at, id LIMIT $4",
+);
+pub(crate) static PURGE_APPLIED: Sql = Sql::new(
+    "DELETE FROM applied_events WHERE applied_at < $1
+     AND process IN (SELECT id FROM processes WHERE machine = $2)",
+);
+pub(crate) static PURGE_OUTBOX: Sql = Sql::new(
+    "DELETE FROM outbox WHERE status IN ('done', 'unknown') AND next_attempt_at < $1
+     AND process IN (SELECT id FROM processes WHERE machine = $2)",
+);
+pub(crate) static REQUEUE_DEAD: Sql = Sql::new(
+    "UPDATE outbox SET status = 'pending', attempts = 0, next_attempt_at = $1
+     WHERE status = 'dead' AND (CAST($2 AS TEXT) IS NULL OR idempotency_key = $2)",
+);
+pub(crate) static APPLIED_COUNT: Sql =
+    Sql::new("SELECT COUNT(*) FROM applied_events WHERE process = $1");
+
+/// A statement parameter: every column is text or a 64-bit integer, either
+/// possibly null.
+#[derive(Clone, Copy, Debug)]
+pub(crate) enum Param<'a> {
+    Null,
+    Int(i64),
+    Text(&'a str),
+}
+
+impl<'a> Param<'a> {
+    /// Counts and times above `i64::MAX` saturate: no real one gets there.
+    pub(crate) fn int(n: u64) -> Param<'a> {
+        Param::Int(i64::try_from(n).unwrap_or(i64::MAX))
+    }
+
+    pub(crate) fn opt_int(n: Option<u64>) -> Param<'a> {
+        n.map_or(Param::Null, Param::int)
+    }
+
+    pub(crate) fn text(text: &'a str) -> Param<'a> {
+        Param::Text(text)
+    }
+
+    pub(crate) fn opt_text(text: Option<&'a str>) -> Param<'a> {
+        text.map_or(Param::Null, Param::Text)
+    }
+}
+
+impl rusqlite::ToSql for Param<'_> {
+    fn to_sql(&self) -> rusqlite::Result<rusqlite::types::ToSqlOutput<'_>> {
+        use rusqlite::types::{ToSqlOutput, ValueRef};
+        Ok(ToSqlOutput::Borrowed(match *self {
+            Param::Null => ValueRef::Null,
+            Param::Int(n) => ValueRef::Integer(n),
+            Param::Text(text) => ValueRef::Text(text.as_bytes()),
+        }))
+    }
+}
+
+#[cfg(feature = "postgres")]
+impl tokio_postgres::types::ToSql for Param<'_> {
+    fn to_sql(
+        &self,
+        ty: &tokio_postgres::types::Type,
+        out: &mut bytes::BytesMut,
+    ) -> Result<tokio_postgres::types::IsNull, Box<dyn std::error::Error + Sync + Send>> {
+        // Each variant checks the column's type as its own Rust type would.
+        match self {
+            Param::Null => Ok(tokio_postgres::types::IsNull::Yes),
+            Param::Int(n) => n.to_sql_checked(ty, out),
+            Param::Text(text) => text.to_sql_checked(ty, out),
+        }
+    }
+
+    fn accepts(ty: &tokio_postgres::types::Type) -> bool {
+        <i64 as tokio_postgres::types::ToSql>::accepts(ty)
+            || <&str as tokio_postgres::types::ToSql>::accepts(ty)
+    }
+
+    fn to_sql_checked(
+        &self,
+        ty: &tokio_postgres::types::Type,
+        out: &mut bytes::BytesMut,
+    ) -> Result<tokio_postgres::types::IsNull, Box<dyn std::error::Error + Sync + Send>> {
+        self.to_sql(ty, out)
+    }
+}
+
+/// The columns of one result row, read by position, whichever driver read it.
+pub(crate) trait Columns {
+    fn text(&self, i: usize) -> Result<Option<String>, StoreError>;
+    fn int(&self, i: usize) -> Result<Option<i64>, StoreError>;
+}
+
+impl Columns for rusqlite::Row<'_> {
+    fn text(&self, i: usize) -> Result<Option<String>, StoreError> {
+        self.get(i).map_err(|e| StoreError::Corrupt(e.to_string()))
+    }
+
+    fn int(&self, i: usize) -> Result<Option<i64>, StoreError> {
+        self.get(i).map_err(|e| StoreError::Corrupt(e.to_string()))
+    }
+}
+
+#[cfg(feature = "postgres")]
+impl Columns for tokio_postgres::Row {
+    fn text(&self, i: usize) -> Result<Option<String>, StoreError> {
+        self.try_get(i)
+            .map_err(|e| StoreError::Corrupt(e.to_string()))
+    }
+
+    fn int(&self, i: usize) -> Result<Option<i64>, StoreError> {
+        self.try_get(i)
+            .map_err(|e| StoreError::Corrupt(e.to_string()))
+    }
+}
+
+fn required<T>(value: Option<T>, column: usize) -> Result<T, StoreError> {
+    value.ok_or_else(|| StoreError::Corrupt(format!("column {column} is null")))
+}
+
+pub(crate) fn text(row: &dyn Columns, i: usize) -> Result<String, StoreError> {
+    required(row.text(i)?, i)
+}
+
+pub(crate) fn int(row: &dyn Columns, i: usize) -> Result<u64, StoreError> {
+    Ok(to_u64(required(row.int(i)?, i)?))
+}
+
+pub(crate) fn opt_int(row: &dyn Columns, i: usize) -> Result<Option<u64>, StoreError> {
+    Ok(row.int(i)?.map(to_u64))
+}
+
+fn to_u64(n: i64) -> u64 {
+    u64::try_from(n).unwrap_or(0)
+}
+
+fn to_u32(n: u64) -> u32 {
+    u32::try_from(n).unwrap_or(u32::MAX)
+}
+
+/// A row of `SELECT_PROCESS`.
+pub(crate) fn process_row(row: &dyn Columns) -> Result<ProcessRow, StoreError> {
+    Ok(ProcessRow {
+        id: text(row, 0)?,
+        machine: text(row, 1)?,
+        version: opt_int(row, 2)?,
+        snapshot: text(row, 3)?,
+        revision: int(row, 4)?,
+        next_timer_at: opt_int(row, 5)?,
+    })
+}
+
+pub(crate) fn process_params(row: &ProcessRow) -> [Param<'_>; 6] {
+    [
+        Param::text(&row.id),
+        Param::text(&row.machine),
+        Param::opt_int(row.version),
+        Param::text(&row.snapshot),
+        Param::int(row.revision),
+        Param::opt_int(row.next_timer_at),
+    ]
+}
+
+pub(crate) fn applied_params(row: &AppliedEvent) -> [Param<'_>; 6] {
+    [
+        Param::text(&row.process),
+        Param::text(&row.event_id),
+        Param::text(&row.payload_hash),
+        Param::text(&row.response),
+        Param::int(row.revision),
+        Param::int(row.applied_at),
+    ]
+}
+
+/// A row of `SELECT_OUTBOX` or `SELECT_DUE_OUTBOX`.
+pub(crate) fn outbox_row(row: &dyn Columns) -> Result<OutboxItem, StoreError> {
+    let status = text(row, 6)?;
+    Ok(OutboxItem {
+        process: text(row, 0)?,
+        event_id: text(row, 1)?,
+        position: to_u32(int(row, 2)?),
+        key: text(row, 3)?,
+        effect: text(row, 4)?,
+        args: text(row, 5)?,
+        status: OutboxStatus::parse(&status)
+            .ok_or_else(|| StoreError::Corrupt(format!("outbox status `{status}`")))?,
+        attempts: to_u32(int(row, 7)?),
+        next_attempt_at: int(row, 8)?,
+        last_error: row.text(9)?,
+    })
+}
+
+pub(crate) fn outbox_params(item: &OutboxItem) -> [Param<'_>; 10] {
+    [
+        Param::text(&item.process),
+        Param::text(&item.event_id),
+        Param::int(u64::from(item.position)),
+        Param::text(&item.key),
+        Param::text(&item.effect),
+        Param::text(&item.args),
+        Param::text(item.status.as_str()),
+        Param::int(u64::from(item.attempts)),
+        Param::int(item.next_attempt_at),
+        Param::opt_text(item.last_error.as_deref()),
+    ]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sqlite_numbers_its_placeholders_and_has_no_markers_left() {
+        assert_eq!(
+            UPDATE_PROCESS.text(Dialect::Sqlite),
+            "UPDATE processes SET snapshot = ?1, next_timer_at = ?2, revision = revision + 1
+     WHERE id = ?3 AND revision = ?4"
+        );
+        assert!(
+            SELECT_DUE_OUTBOX
+                .text(Dialect::Postgres)
+                .ends_with("ORDER BY next_attempt_at, seq LIMIT $2 FOR UPDATE SKIP LOCKED")
+        );
+        for dialect in [Dialect::Sqlite, Dialect::Postgres] {
+            let schema = SCHEMA.text(dialect);
+            assert!(!schema.contains('{'), "{schema}");
+        }
+        assert!(
+            SCHEMA
+                .text(Dialect::Postgres)
+                .contains("seq BIGSERIAL,\n    process TEXT")
+        );
+        assert!(
+            SCHEMA
+                .text(Dialect::Sqlite)
+                .contains("(\n    process TEXT NOT NULL,")
+        );
+    }
+
+    /// Every statement prepares on SQLite, and binds its parameters in the
+    /// order they are numbered.
+    #[test]
+    fn every_statement_prepares_on_sqlite() {
+        let conn = rusqlite::Connection::open_in_memory().unwrap();
+        conn.execute_batch(SCHEMA.text(Dialect::Sqlite)).unwrap();
+        conn.execute_batch(CREATE_NEXT_TIMER_INDEX.text(Dialect::Sqlite))
+            .unwrap();
+        for sql in [
+            &HAS_NEXT_TIMER_AT,
+            &LEGACY_SNAPSHOTS,
+            &REBASE_SNAPSHOT,
+            &HAS_NEXT_TIMER_INDEX,
+            &SELECT_APPLIED,
+            &SELECT_PROCESS,
+            &INSERT_PROCESS,
+            &UPDATE_PROCESS,
+            &INSERT_APPLIED,
+            &INSERT_OUTBOX,
+            &SELECT_OUTBOX,
+            &SELECT_DUE_OUTBOX,
+            &LEASE_OUTBOX,
+            &FINISH_ATTEMPT,
+            &DUE_PROCESSES,
+            &PURGE_APPLIED,
+            &PURGE_OUTBOX,
+            &REQUEUE_DEAD,
+            &APPLIED_COUNT,
+        ] {
+            let text = sql.text(Dialect::Sqlite);
+            let statement = conn.prepare(text).unwrap_or_else(|e| panic!("{text}: {e}"));
+            for i in 1..=statement.parameter_count() {
+                assert_eq!(statement.parameter_name(i), Some(format!("?{i}").as_str()));
+            }
+        }
+    }
+}
