@@ -14,15 +14,26 @@ use crate::expr::{Event, Value};
 use crate::interp::{Actor, Chart, EffectCall, SnapshotJsonError};
 use crate::store::{AppliedEvent, OutboxItem, OutboxStatus, ProcessRow};
 
-/// The step, or `RuntimeError::Unsettled` when it did not settle.
+/// The step, or `RuntimeError::Unsettled` when it did not settle, or
+/// `RuntimeError::Invocation` when it started an invocation.
 pub(super) fn settled<'s>(
     process: &str,
     step: &'s crate::interp::Step,
 ) -> Result<&'s crate::interp::Step, RuntimeError> {
-    step.settled().map_err(|unsettled| RuntimeError::Unsettled {
-        process: process.to_string(),
-        unsettled: Box::new(unsettled.clone()),
-    })
+    let step = step
+        .settled()
+        .map_err(|unsettled| RuntimeError::Unsettled {
+            process: process.to_string(),
+            unsettled: Box::new(unsettled.clone()),
+        })?;
+    match step.invoked.first() {
+        Some(invoked) => Err(RuntimeError::Invocation {
+            process: process.to_string(),
+            id: invoked.id.to_string(),
+            src: invoked.src.to_string(),
+        }),
+        None => Ok(step),
+    }
 }
 
 /// One event to apply to one process, with its id and payload hash.

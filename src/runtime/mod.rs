@@ -121,6 +121,17 @@ pub enum RuntimeError {
         process: String,
         unsettled: Box<Unsettled>,
     },
+    /// The step started an invocation, which the durable runtime does not
+    /// dispatch yet: nothing was written, rather than a process that would
+    /// wait for an answer no dispatcher asks for.
+    #[error(
+        "process `{process}`: the step invokes `{src}` (invocation `{id}`), and the durable runtime does not dispatch invocations yet; run the machine in memory (`idemchart run`, `Actor`), or perform the call as an entry effect"
+    )]
+    Invocation {
+        process: String,
+        id: String,
+        src: String,
+    },
 }
 
 /// How often `apply` starts over from a fresher snapshot before giving up.

@@ -167,6 +167,28 @@ pub fn an_event_that_does_not_settle_writes_nothing<B: Backend>(backend: &B) {
     assert_eq!(outcome.revision(), Some(2));
 }
 
+/// A step that starts an invocation is refused until the durable runtime
+/// dispatches invocations: nothing is written, rather than a process that
+/// waits for an answer no dispatcher asks for.
+pub fn a_step_that_invokes_writes_nothing<B: Backend>(backend: &B) {
+    let chart = chart(include_str!("../../machines/checkout.yaml"));
+    let mut store = backend.connect(&backend.fresh());
+    let pay = Event::new(
+        "PAGAR",
+        Some(Value::from("s1")),
+        Value::from(&serde_json::json!({ "solicitudId": "s1", "pedidoId": "p", "importe": 3 })),
+    );
+    let error = apply_at(&mut store, &chart, "p0", &pay, T0).unwrap_err();
+    let RuntimeError::Invocation { process, id, src } = &error else {
+        panic!("expected the invocation error, got {error}");
+    };
+    assert_eq!(
+        (&process[..], &id[..], &src[..]),
+        ("p0", "cobro", "cobrarTarjeta")
+    );
+    assert_eq!(state_of(&mut store, "p0"), (None, 0, Vec::new()));
+}
+
 /// A timer that leads into the loop is an error too: neither `advance` nor an
 /// event that fires it first writes anything.
 pub fn a_timer_that_does_not_settle_writes_nothing<B: Backend>(backend: &B) {
@@ -839,6 +861,11 @@ macro_rules! contract_tests {
         #[test]
         fn an_event_without_id_writes_nothing() {
             runtime_contract::an_event_without_id_writes_nothing(&$backend);
+        }
+        $(#[$attr])*
+        #[test]
+        fn a_step_that_invokes_writes_nothing() {
+            runtime_contract::a_step_that_invokes_writes_nothing(&$backend);
         }
         $(#[$attr])*
         #[test]
