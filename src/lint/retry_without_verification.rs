@@ -368,6 +368,7 @@ fn retry_finding(
         )),
         witness,
         claim,
+        fix: None,
     })
 }
 

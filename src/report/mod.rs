@@ -158,6 +158,7 @@ pub(crate) mod tests {
     use super::*;
     use crate::config::LintInfo;
     use crate::diagnostic::Label;
+    use crate::fix::{Edit, Fix};
 
     /// A machine file with a finding on its transition and the handler that
     /// accepts the repeat.
@@ -207,6 +208,7 @@ pub(crate) mod tests {
             witness: vec!["PAGO".to_string(), "PAGO*".to_string()],
             confirmed: Some(true),
             replay: None,
+            fix: None,
         };
         let error = Diagnostic {
             code: "I007",
@@ -219,6 +221,10 @@ pub(crate) mod tests {
             witness: Vec::new(),
             confirmed: None,
             replay: None,
+            fix: Some(Fix::unsafe_edit(
+                "keep event ids for 5d",
+                vec![Edit::insert(PEDIDO.len(), "dedup: { retention: 5d }\n")],
+            )),
         };
         let broken = SourceFile::new("machines/roto.yaml", "machine: roto\nstates: [\n");
         let load_error = crate::diagnostic::LoadError::Syntax {

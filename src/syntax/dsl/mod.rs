@@ -19,6 +19,7 @@ use crate::syntax::tree::{
     SourceDoc, StateDoc, TransitionDoc,
 };
 
+pub(crate) mod edit;
 mod errors;
 pub mod format;
 
