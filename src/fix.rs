@@ -264,20 +264,14 @@ pub fn fix_file(
         let fixes: Vec<&Fix> = candidates.iter().map(|(_, f)| *f).collect();
         let batch = apply(&current.text, &fixes);
         let mut kept = batch.applied.clone();
-        if let Some(error) = new_load_error(&current, &batch.text, &load_errors) {
+        if new_load_error(&current, &batch.text, &load_errors).is_some() {
             // Some fix of the pass breaks the file: try them one at a time,
             // each on top of those kept so far.
-            let _ = error;
             kept.clear();
             for &i in &batch.applied {
                 let mut trial: Vec<&Fix> = kept.iter().map(|&k| fixes[k]).collect();
                 trial.push(fixes[i]);
                 let attempt = apply(&current.text, &trial);
-                if attempt.applied.len() < trial.len() {
-                    // An identical fix already kept; it counts with that one.
-                    kept.push(i);
-                    continue;
-                }
                 match new_load_error(&current, &attempt.text, &load_errors) {
                     None => kept.push(i),
                     Some(error) => {
@@ -305,6 +299,12 @@ pub fn fix_file(
         }
         current = SourceFile::new(current.path.clone(), text);
         (diagnostics, load_errors) = diagnose(&current);
+    }
+    // A fix refused is no longer offered: the finding stays, without it.
+    for d in &mut diagnostics {
+        if d.fix.as_ref().is_some_and(|f| refused.contains(&key(d, f))) {
+            d.fix = None;
+        }
     }
     Outcome {
         text: current.text,
@@ -338,27 +338,14 @@ fn new_load_error(file: &SourceFile, text: &str, before: &[Diagnostic]) -> Optio
     })
 }
 
-/// A file's text with the editor of its syntax, for the lints that attach
-/// fixes: they say what to change, the editor where and how.
-pub struct Source<'a> {
-    pub file: &'a SourceFile,
-    editor: Box<dyn Editor + 'a>,
-}
-
-impl<'a> Source<'a> {
-    /// The file with its syntax's editor; `None` when the file's syntax is
-    /// unknown (by its extension) or its text does not parse.
-    pub fn new(file: &'a SourceFile) -> Option<Source<'a>> {
-        let syntax = Syntax::of_path(Path::new(&file.path))?;
-        let editor: Box<dyn Editor + 'a> = match syntax {
-            Syntax::Yaml => Box::new(syntax::yaml::edit::YamlEditor::new(&file.text)?),
-            Syntax::Dsl => Box::new(syntax::dsl::edit::DslEditor::new(&file.text)?),
-        };
-        Some(Source { file, editor })
-    }
-
-    pub(crate) fn editor(&self) -> &dyn Editor {
-        self.editor.as_ref()
+/// The editor of a file in the syntax its name says, for the lints that
+/// attach fixes: they say what to change, the editor where and how. `None`
+/// when the name says no syntax or the text does not parse.
+pub(crate) fn editor(file: &SourceFile) -> Option<Box<dyn Editor + '_>> {
+    let text = file.text.as_str();
+    match Syntax::of_path(Path::new(&file.path))? {
+        Syntax::Yaml => Some(Box::new(syntax::yaml::edit::YamlEditor::new(text)?)),
+        Syntax::Dsl => Some(Box::new(syntax::dsl::edit::DslEditor::new(text)?)),
     }
 }
 

@@ -21,7 +21,7 @@ use std::collections::HashMap;
 use std::sync::LazyLock;
 
 use crate::diagnostic::{Diagnostic, Label, Severity};
-use crate::fix::{Editor, Fix, Source};
+use crate::fix::{Editor, Fix};
 use crate::graph::{EventId, MachineGraph, Search};
 use crate::model::{Machine, StateId, Transition, TransitionId, Trigger};
 use crate::span::{SourceFile, Span};
@@ -252,8 +252,10 @@ pub(crate) struct Cx<'m> {
     allowed_uses: Used,
     /// The chart the replays run, compiled on the first replay.
     replay_chart: std::cell::OnceCell<confirm::ReplayChart>,
-    /// The file's text and editor, for the lints that attach fixes.
-    source: Option<&'m Source<'m>>,
+    /// The file the machine was loaded from, for the lints that attach
+    /// fixes, and its editor, made on the first fix (it parses the text).
+    source: Option<&'m SourceFile>,
+    editor: std::cell::OnceCell<Option<Box<dyn Editor + 'm>>>,
 }
 
 /// `Cx::identity_sets`, in one pass over the transitions: reading every
@@ -272,7 +274,7 @@ fn identity_sets(graph: &MachineGraph, facts: &[repeat::Facts]) -> Vec<Option<St
 }
 
 impl<'m> Cx<'m> {
-    fn new(machine: &'m Machine, source: Option<&'m Source<'m>>) -> Cx<'m> {
+    fn new(machine: &'m Machine, source: Option<&'m SourceFile>) -> Cx<'m> {
         let graph = MachineGraph::new(machine);
         let root = graph.enter(StateId::ROOT);
         // History may restore only what was active before, so the search
@@ -316,13 +318,16 @@ impl<'m> Cx<'m> {
             allowed_uses: Used::new(),
             replay_chart: std::cell::OnceCell::new(),
             source,
+            editor: std::cell::OnceCell::new(),
         }
     }
 
     /// The editor of the file the machine was loaded from, when its text
     /// was given: a lint that can repair its finding writes the fix with it.
-    pub fn editor(&self) -> Option<&'m dyn Editor> {
-        self.source.map(Source::editor)
+    pub fn editor(&self) -> Option<&dyn Editor> {
+        self.editor
+            .get_or_init(|| self.source.and_then(crate::fix::editor))
+            .as_deref()
     }
 
     /// Whether some run from the start makes the state active.
@@ -456,13 +461,12 @@ pub fn lint_with(machine: &Machine, options: &Options) -> Vec<Diagnostic> {
 /// assert!(fixed.starts_with("machine: lamp\nevents:\n  PRESS: {}\ninitial: off\n"));
 /// ```
 pub fn lint_source(machine: &Machine, file: &SourceFile, options: &Options) -> Vec<Diagnostic> {
-    let source = Source::new(file);
-    run(machine, source.as_ref(), options)
+    run(machine, Some(file), options)
 }
 
 fn run<'m>(
     machine: &'m Machine,
-    source: Option<&'m Source<'m>>,
+    source: Option<&'m SourceFile>,
     options: &Options,
 ) -> Vec<Diagnostic> {
     let mut cx = Cx::new(machine, source);

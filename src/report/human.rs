@@ -2,8 +2,11 @@
 
 use annotate_snippets::{AnnotationKind, Group, Level, Renderer, Snippet};
 
-use super::{FileReport, Summary, statistics, statistics_table, visible, witness_line};
+use super::{
+    FileReport, Summary, fixable_line, statistics, statistics_table, visible, witness_line,
+};
 use crate::diagnostic::{Diagnostic, Severity};
+use crate::fix::Applicability;
 use crate::span::SourceFile;
 
 /// Renders one diagnostic of `file`; `color` adds ANSI colours for a terminal.
@@ -12,6 +15,17 @@ use crate::span::SourceFile;
 /// places in the snippet; the witness follows as a `= witness:` note, then
 /// the help.
 pub fn render(diagnostic: &Diagnostic, file: &SourceFile, color: bool) -> String {
+    render_with(diagnostic, file, color, false)
+}
+
+/// `render`, saying of an unsafe fix that `--fix` applies it when
+/// `unsafe_fixes` (the run was given `--unsafe-fixes`).
+fn render_with(
+    diagnostic: &Diagnostic,
+    file: &SourceFile,
+    color: bool,
+    unsafe_fixes: bool,
+) -> String {
     let level = match diagnostic.severity {
         Severity::Error => Level::ERROR,
         Severity::Warning => Level::WARNING,
@@ -36,6 +50,15 @@ pub fn render(diagnostic: &Diagnostic, file: &SourceFile, color: bool) -> String
     if let Some(witness) = witness_line(diagnostic) {
         group = group.element(Level::NOTE.with_name("witness").message(witness));
     }
+    if let Some(fix) = &diagnostic.fix {
+        // As ruff marks what `--fix` applies: `[*]`.
+        let how = match (fix.applicability, unsafe_fixes) {
+            (Applicability::Safe, _) => "[*] fixable with `--fix`",
+            (Applicability::Unsafe, true) => "[*] fixable with `--fix` (unsafe)",
+            (Applicability::Unsafe, false) => "fixable with `--fix --unsafe-fixes`",
+        };
+        group = group.element(Level::NOTE.with_name(how).message(fix.message.as_str()));
+    }
     let mut report = vec![group];
     if let Some(help) = &diagnostic.help {
         report.push(Group::with_title(
@@ -51,18 +74,29 @@ pub fn render(diagnostic: &Diagnostic, file: &SourceFile, color: bool) -> String
 }
 
 /// Every diagnostic of a run, a blank line after each, then the findings
-/// counted by code (`statistics_table`) and the summary line.
+/// counted by code (`statistics_table`), the summary line and the count of
+/// fixable findings (`fixable_line`).
 pub fn human(reports: &[FileReport], color: bool) -> String {
+    human_with(reports, color, false)
+}
+
+/// `human` for a run given `--unsafe-fixes` when `unsafe_fixes`: its unsafe
+/// fixes are fixable with `--fix`, not hidden.
+pub fn human_with(reports: &[FileReport], color: bool, unsafe_fixes: bool) -> String {
     let mut out = String::new();
     for report in reports {
         for diagnostic in &report.diagnostics {
-            out.push_str(&render(diagnostic, &report.file, color));
+            out.push_str(&render_with(diagnostic, &report.file, color, unsafe_fixes));
             out.push_str("\n\n");
         }
     }
     out.push_str(&statistics_table(&statistics(reports)));
     out.push_str(&Summary::of(reports).line());
     out.push('\n');
+    if let Some(line) = fixable_line(reports, unsafe_fixes) {
+        out.push_str(&line);
+        out.push('\n');
+    }
     out
 }
 
