@@ -22,9 +22,17 @@ pub fn manifest_dir() -> &'static Path {
 /// fails the test whatever its exit code.
 #[track_caller]
 pub fn idemchart(args: &[&str]) -> Run {
+    idemchart_in(manifest_dir(), args)
+}
+
+/// Runs `idemchart ARGS` in `dir` (not every crate that includes this file
+/// runs it elsewhere than in the crate's directory).
+#[allow(dead_code)]
+#[track_caller]
+pub fn idemchart_in(dir: &Path, args: &[&str]) -> Run {
     let output: Output = Command::new(env!("CARGO_BIN_EXE_idemchart"))
         .args(args)
-        .current_dir(manifest_dir())
+        .current_dir(dir)
         .output()
         .unwrap_or_else(|e| panic!("cannot start idemchart: {e}"));
     let run = Run {
