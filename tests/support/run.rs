@@ -1,8 +1,13 @@
 //! Running the built `idemchart` binary as a user would, for the CLI tests
 //! (`#[path]`-included, so each test crate gets its own copy).
 //!
-//! Every command runs in the crate's directory with relative paths, so that
-//! the paths in messages (and so the snapshots) are the same on any checkout.
+//! `idemchart` runs in the crate's directory with relative paths, so that
+//! the paths in messages (and so the snapshots) are the same on any checkout;
+//! `idemchart_in` runs in a directory of the test's own, for commands that
+//! write files.
+
+// Each test crate that includes this file uses part of it.
+#![allow(dead_code)]
 
 use std::path::Path;
 use std::process::{Command, Output};
@@ -25,9 +30,7 @@ pub fn idemchart(args: &[&str]) -> Run {
     idemchart_in(manifest_dir(), args)
 }
 
-/// Runs `idemchart ARGS` in `dir` (not every crate that includes this file
-/// runs it elsewhere than in the crate's directory).
-#[allow(dead_code)]
+/// Runs `idemchart ARGS` in `dir`.
 #[track_caller]
 pub fn idemchart_in(dir: &Path, args: &[&str]) -> Run {
     let output: Output = Command::new(env!("CARGO_BIN_EXE_idemchart"))
