@@ -461,8 +461,22 @@ pub(crate) fn above_comments(text: &str, at: usize, comment: &str) -> usize {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
+
+    /// `text` with the editor's edits applied, as one fix.
+    pub(crate) fn edited(text: &str, edits: Option<Vec<Edit>>) -> String {
+        let fix = Fix::safe("test", edits.expect("the editor has edits"));
+        let applied = apply(text, &[&fix]);
+        assert_eq!(applied.applied, [0], "the edits apply");
+        applied.text
+    }
+
+    /// The span of the first `needle` in `text`.
+    pub(crate) fn span_of(text: &str, needle: &str) -> Span {
+        let start = text.find(needle).expect("the needle is in the text");
+        Span::new(start, start + needle.len())
+    }
 
     fn fix(edits: &[(usize, usize, &str)]) -> Fix {
         Fix::safe(

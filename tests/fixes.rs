@@ -175,6 +175,31 @@ fn edits_of(fix: &Fix) -> Vec<(u32, u32, &str)> {
         .collect()
 }
 
+/// The fixture named `name` in `tests/fixes/`.
+fn fixture(name: &str) -> SourceFile {
+    read(
+        &Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("tests/fixes")
+            .join(name),
+    )
+}
+
+/// The fixes of the fixture's first pass that do not conflict, each once
+/// (two findings may share one fix).
+fn first_pass(file: &SourceFile) -> Vec<Fix> {
+    let findings = diagnose(file).expect("it loads");
+    let mut chosen: Vec<&Fix> = Vec::new();
+    for fix in findings.iter().filter_map(|d| d.fix.as_ref()) {
+        let probe: Vec<&Fix> = chosen.iter().copied().chain([fix]).collect();
+        let shared = chosen.iter().any(|c| edits_of(c) == edits_of(fix));
+        if !shared && fix::apply(&file.text, &probe).applied.len() == probe.len() {
+            chosen.push(fix);
+        }
+    }
+    assert!(!chosen.is_empty(), "{}: no fix", file.path);
+    chosen.into_iter().cloned().collect()
+}
+
 #[test]
 fn a_commented_yaml_file_is_unchanged_outside_the_edits() {
     for name in [
@@ -183,24 +208,9 @@ fn a_commented_yaml_file_is_unchanged_outside_the_edits() {
         "i004-checkout-payments.yaml",
         "i007-order-sources.yaml",
     ] {
-        let file = read(
-            &Path::new(env!("CARGO_MANIFEST_DIR"))
-                .join("tests/fixes")
-                .join(name),
-        );
-        let findings = diagnose(&file).expect("it loads");
-        // One fix per place: the first pass's fixes that do not conflict.
-        // (Two findings may share one fix; it is taken once.)
-        let mut chosen: Vec<&Fix> = Vec::new();
-        for fix in findings.iter().filter_map(|d| d.fix.as_ref()) {
-            let probe: Vec<&Fix> = chosen.iter().copied().chain([fix]).collect();
-            let shared = chosen.iter().any(|c| edits_of(c) == edits_of(fix));
-            if !shared && fix::apply(&file.text, &probe).applied.len() == probe.len() {
-                chosen.push(fix);
-            }
-        }
-        assert!(!chosen.is_empty(), "{name}");
-        assert_only_edits_changed(&file.text, &chosen);
+        let file = fixture(name);
+        let fixes = first_pass(&file);
+        assert_only_edits_changed(&file.text, &fixes.iter().collect::<Vec<_>>());
     }
 }
 
@@ -212,15 +222,9 @@ fn a_dsl_file_is_unchanged_outside_the_edits() {
         "i004-orders.chart",
         "i007-orders.chart",
     ] {
-        let file = read(
-            &Path::new(env!("CARGO_MANIFEST_DIR"))
-                .join("tests/fixes")
-                .join(name),
-        );
-        let findings = diagnose(&file).expect("it loads");
-        let fixes: Vec<&Fix> = findings.iter().filter_map(|d| d.fix.as_ref()).collect();
-        assert!(!fixes.is_empty(), "{name}");
-        assert_only_edits_changed(&file.text, &fixes[..1]);
+        let file = fixture(name);
+        let fixes = first_pass(&file);
+        assert_only_edits_changed(&file.text, &fixes.iter().collect::<Vec<_>>());
     }
 }
 
@@ -272,8 +276,7 @@ fn a_fix_that_breaks_loading_is_reverted_and_the_others_kept() {
 
 #[test]
 fn without_the_text_there_are_no_fixes() {
-    let file =
-        read(&Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixes/s009-order-allows.yaml"));
+    let file = fixture("s009-order-allows.yaml");
     let machine = syntax::load(&file).unwrap();
     let findings = idemchart::lint::lint(&machine);
     assert!(findings.iter().any(|d| d.code == "S009"));

@@ -265,19 +265,8 @@ impl fix::Editor for DslEditor<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::fix::{Editor, Fix, apply};
-
-    fn edited(text: &str, edits: Option<Vec<Edit>>) -> String {
-        let fix = Fix::safe("test", edits.expect("the editor has edits"));
-        let applied = apply(text, &[&fix]);
-        assert_eq!(applied.applied, [0], "the edits apply");
-        applied.text
-    }
-
-    fn span_of(text: &str, needle: &str) -> Span {
-        let start = text.find(needle).expect("the needle is in the text");
-        Span::new(start, start + needle.len())
-    }
+    use crate::fix::Editor;
+    use crate::fix::tests::{edited, span_of};
 
     #[test]
     fn declares_events_after_the_others_or_before_the_states() {

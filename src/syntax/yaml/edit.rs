@@ -340,6 +340,22 @@ impl<'t> YamlEditor<'t> {
         }
     }
 
+    /// Adds `name: value` to the top-level `section`, made where the format
+    /// puts it when the file has none.
+    fn add_to_section(&self, section: &str, name: &str, value: &str) -> Option<Vec<Edit>> {
+        let root = self.root_map()?;
+        let key = scalar(name);
+        let value = Value::Text(value.to_string());
+        let edit = match Self::entry(root, section) {
+            Some(i) => self.insert_under(root, i, &key, value)?,
+            None => {
+                let new = Value::Map(vec![(key, value)]);
+                self.insert_ordered(root, section, new, &top_level_keys())?
+            }
+        };
+        Some(vec![edit])
+    }
+
     /// Removes entry `i` of a mapping: its lines in a block mapping, the
     /// entry and one comma in a flow one.
     fn remove(&self, map: &Node, i: usize) -> Option<Edit> {
@@ -387,17 +403,7 @@ impl fix::Editor for YamlEditor<'_> {
     }
 
     fn declare_event(&self, name: &str) -> Option<Vec<Edit>> {
-        let root = self.root_map()?;
-        let key = scalar(name);
-        let empty = Value::Text("{}".to_string());
-        let edit = match Self::entry(root, "events") {
-            Some(i) => self.insert_under(root, i, &key, empty)?,
-            None => {
-                let section = Value::Map(vec![(key, empty)]);
-                self.insert_ordered(root, "events", section, &top_level_keys())?
-            }
-        };
-        Some(vec![edit])
+        self.add_to_section("events", name, "{}")
     }
 
     fn remove_allow(&self, lint: Span, all_of_state: bool) -> Option<Vec<Edit>> {
@@ -433,17 +439,7 @@ impl fix::Editor for YamlEditor<'_> {
     }
 
     fn add_context_list(&self, name: &str) -> Option<Vec<Edit>> {
-        let root = self.root_map()?;
-        let key = scalar(name);
-        let empty = Value::Text("[]".to_string());
-        let edit = match Self::entry(root, "context") {
-            Some(i) => self.insert_under(root, i, &key, empty)?,
-            None => {
-                let section = Value::Map(vec![(key, empty)]);
-                self.insert_ordered(root, "context", section, &top_level_keys())?
-            }
-        };
-        Some(vec![edit])
+        self.add_to_section("context", name, "[]")
     }
 
     fn add_guard(&self, transition: Span, test: &str) -> Option<Vec<Edit>> {
@@ -497,19 +493,8 @@ fn top_level_keys() -> Vec<&'static str> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::fix::{Editor, Fix, apply};
-
-    fn edited(text: &str, edits: Option<Vec<Edit>>) -> String {
-        let fix = Fix::safe("test", edits.expect("the editor has edits"));
-        let applied = apply(text, &[&fix]);
-        assert_eq!(applied.applied, [0], "the edits apply");
-        applied.text
-    }
-
-    fn span_of(text: &str, needle: &str) -> Span {
-        let start = text.find(needle).expect("the needle is in the text");
-        Span::new(start, start + needle.len())
-    }
+    use crate::fix::Editor;
+    use crate::fix::tests::{edited, span_of};
 
     #[test]
     fn declares_events_in_the_block_style_of_the_file() {
