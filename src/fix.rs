@@ -202,8 +202,8 @@ pub const MAX_PASSES: usize = 10;
 pub struct Outcome {
     /// The text with every fix applied.
     pub text: String,
-    /// How many findings the applied fixes removed (two findings with one
-    /// fix count twice).
+    /// How many findings had their fix applied (two findings with one fix
+    /// count twice).
     pub fixed: usize,
     /// The fixes that were not applied because the file would not load
     /// after them, on the text of the pass that tried them.

@@ -13,18 +13,20 @@ use crate::span::SourceFile;
 ///
 /// The labels (the transition, the handler that takes the repeat) mark their
 /// places in the snippet; the witness follows as a `= witness:` note, then
-/// the help.
+/// the help. A fix is not shown: the commands other than `lint` (`check`,
+/// `fmt`) do not apply fixes.
 pub fn render(diagnostic: &Diagnostic, file: &SourceFile, color: bool) -> String {
-    render_with(diagnostic, file, color, false)
+    render_with(diagnostic, file, color, None)
 }
 
-/// `render`, saying of an unsafe fix that `--fix` applies it when
-/// `unsafe_fixes` (the run was given `--unsafe-fixes`).
+/// `render` for `lint`, with the finding's fix as a note: `[*]` when
+/// `--fix` applies it, an unsafe one counting as such when `unsafe_fixes`
+/// (the run was given `--unsafe-fixes`).
 fn render_with(
     diagnostic: &Diagnostic,
     file: &SourceFile,
     color: bool,
-    unsafe_fixes: bool,
+    unsafe_fixes: Option<bool>,
 ) -> String {
     let level = match diagnostic.severity {
         Severity::Error => Level::ERROR,
@@ -50,7 +52,7 @@ fn render_with(
     if let Some(witness) = witness_line(diagnostic) {
         group = group.element(Level::NOTE.with_name("witness").message(witness));
     }
-    if let Some(fix) = &diagnostic.fix {
+    if let (Some(fix), Some(unsafe_fixes)) = (&diagnostic.fix, unsafe_fixes) {
         // As ruff marks what `--fix` applies: `[*]`.
         let how = match (fix.applicability, unsafe_fixes) {
             (Applicability::Safe, _) => "[*] fixable with `--fix`",
@@ -86,7 +88,12 @@ pub fn human_with(reports: &[FileReport], color: bool, unsafe_fixes: bool) -> St
     let mut out = String::new();
     for report in reports {
         for diagnostic in &report.diagnostics {
-            out.push_str(&render_with(diagnostic, &report.file, color, unsafe_fixes));
+            out.push_str(&render_with(
+                diagnostic,
+                &report.file,
+                color,
+                Some(unsafe_fixes),
+            ));
             out.push_str("\n\n");
         }
     }
