@@ -107,7 +107,7 @@ fn retention_fix(cx: &Cx) -> Option<Fix> {
 /// queues late, is still recognised; rounded up to whole days (whole hours
 /// below a day, whole minutes below an hour, whole seconds below a minute),
 /// as retention windows are written. `None` when that overflows.
-pub(crate) fn with_margin(horizon: Duration) -> Option<Duration> {
+fn with_margin(horizon: Duration) -> Option<Duration> {
     let target = horizon.millis.checked_add(horizon.millis.div_ceil(2))?;
     let unit = [86_400_000, 3_600_000, 60_000, 1_000]
         .into_iter()
