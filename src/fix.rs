@@ -92,7 +92,7 @@ pub struct Fix {
 }
 
 impl Fix {
-    pub fn safe(message: impl Into<String>, edits: Vec<Edit>) -> Fix {
+    pub fn safe_edits(message: impl Into<String>, edits: Vec<Edit>) -> Fix {
         Fix {
             applicability: Applicability::Safe,
             message: message.into(),
@@ -100,7 +100,7 @@ impl Fix {
         }
     }
 
-    pub fn unsafe_edit(message: impl Into<String>, edits: Vec<Edit>) -> Fix {
+    pub fn unsafe_edits(message: impl Into<String>, edits: Vec<Edit>) -> Fix {
         Fix {
             applicability: Applicability::Unsafe,
             message: message.into(),
@@ -343,9 +343,51 @@ fn new_load_error(file: &SourceFile, text: &str, before: &[Diagnostic]) -> Optio
 /// when the name says no syntax or the text does not parse.
 pub(crate) fn editor(file: &SourceFile) -> Option<Box<dyn Editor + '_>> {
     let text = file.text.as_str();
-    match Syntax::of_path(Path::new(&file.path))? {
-        Syntax::Yaml => Some(Box::new(syntax::yaml::edit::YamlEditor::new(text)?)),
-        Syntax::Dsl => Some(Box::new(syntax::dsl::edit::DslEditor::new(text)?)),
+    let editor: Box<dyn Editor + '_> = match Syntax::of_path(Path::new(&file.path))? {
+        Syntax::Yaml => Box::new(syntax::yaml::edit::YamlEditor::new(text)?),
+        Syntax::Dsl => Box::new(syntax::dsl::edit::DslEditor::new(text)?),
+    };
+    // The editors write `\n`; a file with `\r\n` line breaks gets its own.
+    Some(match text.contains("\r\n") {
+        true => Box::new(Crlf(editor)),
+        false => editor,
+    })
+}
+
+/// An editor whose insertions break lines with `\r\n`.
+struct Crlf<'a>(Box<dyn Editor + 'a>);
+
+impl Crlf<'_> {
+    fn crlf(edits: Option<Vec<Edit>>) -> Option<Vec<Edit>> {
+        let mut edits = edits?;
+        for edit in &mut edits {
+            edit.replacement = edit.replacement.replace('\n', "\r\n");
+        }
+        Some(edits)
+    }
+}
+
+impl Editor for Crlf<'_> {
+    fn replace_duration(&self, span: Span, duration: &str) -> Edit {
+        self.0.replace_duration(span, duration)
+    }
+    fn declare_event(&self, name: &str) -> Option<Vec<Edit>> {
+        Self::crlf(self.0.declare_event(name))
+    }
+    fn remove_allow(&self, lint: Span, all_of_state: bool) -> Option<Vec<Edit>> {
+        Self::crlf(self.0.remove_allow(lint, all_of_state))
+    }
+    fn add_event_id(&self, event: Span, field: &str) -> Option<Vec<Edit>> {
+        Self::crlf(self.0.add_event_id(event, field))
+    }
+    fn add_context_list(&self, name: &str) -> Option<Vec<Edit>> {
+        Self::crlf(self.0.add_context_list(name))
+    }
+    fn add_guard(&self, transition: Span, test: &str) -> Option<Vec<Edit>> {
+        Self::crlf(self.0.add_guard(transition, test))
+    }
+    fn add_assign_field(&self, field: Span, name: &str, expr: &str) -> Option<Vec<Edit>> {
+        Self::crlf(self.0.add_assign_field(field, name, expr))
     }
 }
 
@@ -394,9 +436,24 @@ pub(crate) fn line_start(text: &str, at: usize) -> usize {
     text[..at].rfind('\n').map_or(0, |i| i + 1)
 }
 
-/// The offset of the line break at or after `at`, or the end of the text.
+/// The offset of the line break at or after `at` (of its `\r` in a
+/// `\r\n`), or the end of the text.
 pub(crate) fn line_end(text: &str, at: usize) -> usize {
-    text[at..].find('\n').map_or(text.len(), |i| at + i)
+    match text[at..].find('\n') {
+        Some(i) if i > 0 && text.as_bytes()[at + i - 1] == b'\r' => at + i - 1,
+        Some(i) => at + i,
+        None => text.len(),
+    }
+}
+
+/// Just after the line break at `at` (`\n` or `\r\n`), or `at` at the end.
+fn after_break(text: &str, at: usize) -> usize {
+    let rest = &text[at..];
+    at + if rest.starts_with("\r\n") {
+        2
+    } else {
+        usize::from(rest.starts_with('\n'))
+    }
 }
 
 /// The indentation (leading spaces and tabs) of the line holding `at`.
@@ -421,8 +478,7 @@ pub(crate) fn removal(text: &str, start: usize, end: usize, comment: &str) -> Sp
     let rest = text[end..line_end(text, end)].trim_start_matches([' ', '\t']);
     let alone = starts_line(text, start) && (rest.is_empty() || rest.starts_with(comment));
     if alone {
-        let to = line_end(text, end);
-        let to = if to < text.len() { to + 1 } else { to };
+        let to = after_break(text, line_end(text, end));
         Span::new(line_start(text, start), to)
     } else {
         let spaces = text[end..].len() - text[end..].trim_start_matches([' ', '\t']).len();
@@ -466,7 +522,7 @@ pub(crate) mod tests {
 
     /// `text` with the editor's edits applied, as one fix.
     pub(crate) fn edited(text: &str, edits: Option<Vec<Edit>>) -> String {
-        let fix = Fix::safe("test", edits.expect("the editor has edits"));
+        let fix = Fix::safe_edits("test", edits.expect("the editor has edits"));
         let applied = apply(text, &[&fix]);
         assert_eq!(applied.applied, [0], "the edits apply");
         applied.text
@@ -479,7 +535,7 @@ pub(crate) mod tests {
     }
 
     fn fix(edits: &[(usize, usize, &str)]) -> Fix {
-        Fix::safe(
+        Fix::safe_edits(
             "test",
             edits
                 .iter()
@@ -521,6 +577,27 @@ pub(crate) mod tests {
     fn edits_off_character_boundaries_are_refused() {
         let bad = fix(&[(1, 2, "x")]);
         assert_eq!(apply("ñu", &[&bad]).applied, Vec::<usize>::new());
+    }
+
+    #[test]
+    fn files_with_crlf_breaks_keep_them() {
+        let text = "machine: m\r\nevents:\r\n  A: {}\r\ninitial: s\r\nstates:\r\n  s:\r\n    allow:\r\n      deadlock-state: \"x\"\r\n      unreachable-state: \"y\"\r\n    on: { A: s, B: s }\r\n";
+        let file = SourceFile::new("m.yaml", text);
+        let editor = editor(&file).unwrap();
+        let declared = tests::edited(text, editor.declare_event("B"));
+        assert!(
+            declared.contains("  A: {}\r\n  B: {}\r\ninitial"),
+            "{declared:?}"
+        );
+        let removed = tests::edited(
+            text,
+            editor.remove_allow(tests::span_of(text, "deadlock"), false),
+        );
+        assert!(
+            removed.contains("    allow:\r\n      unreachable-state"),
+            "{removed:?}"
+        );
+        assert_eq!(line_end(text, 0), 10);
     }
 
     #[test]

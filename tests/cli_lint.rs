@@ -106,7 +106,10 @@ fn human_format_snapshot() {
     // The summary, then the count of fixable findings.
     let lines: Vec<&str> = text.lines().rev().take(2).collect();
     assert!(lines[1].starts_with("linted 4 files: "), "{text}");
-    assert!(lines[0].starts_with("[*] 1 fixable with the `--fix` option"), "{text}");
+    assert!(
+        lines[0].starts_with("[*] 1 fixable with the `--fix` option"),
+        "{text}"
+    );
     insta::assert_snapshot!(text);
 }
 

@@ -191,7 +191,7 @@ fn identity_fix(
     edits.extend(editor.add_assign_field(assign, set, &format!("context.{set} + [{id}]"))?);
     // The guard drops repeats, and every delivery with an id already seen:
     // what the author wants, but not what the machine did.
-    Some(Fix::unsafe_edit(
+    Some(Fix::unsafe_edits(
         format!("guard the transition with {}", guard.advice()),
         edits,
     ))

@@ -214,7 +214,7 @@ fn id_fix(cx: &Cx, missing: &[Missing]) -> Option<Fix> {
     // The runtime will drop a delivery whose id it has seen: right only if
     // the sender fills the field with one stable id per delivery, which the
     // author knows and the linter guesses.
-    (!edits.is_empty()).then(|| Fix::unsafe_edit(format!("add {}", named.join(", ")), edits))
+    (!edits.is_empty()).then(|| Fix::unsafe_edits(format!("add {}", named.join(", ")), edits))
 }
 
 /// Whether a payload field's name says it holds an id: its last word is

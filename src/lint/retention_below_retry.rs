@@ -96,7 +96,7 @@ fn retention_fix(cx: &Cx) -> Option<Fix> {
         .replace_duration(dedup.span, &retention.to_string());
     // Keeping ids longer costs storage and changes what the runtime
     // remembers: the author decides.
-    Some(Fix::unsafe_edit(
+    Some(Fix::unsafe_edits(
         format!("set `dedup.retention` to {retention}: the longest retry horizon, {longest}, and half of it again"),
         vec![edit],
     ))

@@ -69,7 +69,7 @@ fn check(cx: &mut Cx) {
                 .editor()
                 .filter(|_| close.is_none())
                 .and_then(|e| e.declare_event(name))
-                .map(|edits| Fix::safe(format!("declare event `{name}`"), edits));
+                .map(|edits| Fix::safe_edits(format!("declare event `{name}`"), edits));
             cx.report(Finding {
                 lint: Lint::UndeclaredEvent,
                 span: t.span,

@@ -70,7 +70,7 @@ fn check(machine: &Machine, used: &Used, editor: Option<&dyn Editor>, out: &mut 
                 // Suppressions change what is reported, never what runs.
                 fix: editor
                     .and_then(|e| e.remove_allow(allow.span, all_of_state))
-                    .map(|edits| Fix::safe(format!("remove `allow {name}`"), edits)),
+                    .map(|edits| Fix::safe_edits(format!("remove `allow {name}`"), edits)),
             });
         }
     }

@@ -136,7 +136,7 @@ mod tests {
         assert_eq!(fix["edits"][0]["start"], fix["edits"][0]["end"]);
         assert_eq!(
             fix["edits"][0]["start"]["offset"],
-            super::super::tests::PEDIDO.len()
+            crate::report::tests::PEDIDO.len()
         );
         assert_eq!(value["diagnostics"][1]["fix"], serde_json::Value::Null);
     }

@@ -264,7 +264,7 @@ pub(crate) mod tests {
             witness: Vec::new(),
             confirmed: None,
             replay: None,
-            fix: Some(Fix::unsafe_edit(
+            fix: Some(Fix::unsafe_edits(
                 "keep event ids for 5d",
                 vec![Edit::insert(PEDIDO.len(), "dedup: { retention: 5d }\n")],
             )),

@@ -930,7 +930,7 @@ impl Lowering {
                     .at(name.span, names());
                     // The bare name: `syntax::parse` writes it in the file's syntax.
                     error.fix = sole_close_name(&name.text, names()).map(|close| {
-                        Fix::safe(
+                        Fix::safe_edits(
                             format!("replace `{}` with `{close}`", name.text),
                             vec![Edit::new(name.span, close)],
                         )
