@@ -348,6 +348,20 @@ mod tests {
     }
 
     #[test]
+    fn adds_to_an_assign_block() {
+        let text = "machine m\nstate s {\n  on E {\n    assign {\n      n = context.n + 1\n    }\n    log \"x\"\n  }\n}\n";
+        let editor = DslEditor::new(text).unwrap();
+        let n = span_of(text, "n = context");
+        assert_eq!(
+            edited(
+                text,
+                editor.add_assign_field(n, "seen", "context.seen + [event.k]")
+            ),
+            text.replace("n + 1\n", "n + 1\n      seen = context.seen + [event.k]\n")
+        );
+    }
+
+    #[test]
     fn adds_context_fields_to_the_block_or_a_new_one() {
         let text = "machine m\ncontext {\n  n = 0\n}\nstate s\n";
         let editor = DslEditor::new(text).unwrap();

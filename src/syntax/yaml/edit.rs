@@ -582,6 +582,28 @@ mod tests {
     }
 
     #[test]
+    fn guards_a_transition_of_a_list() {
+        let text = "on:\n  E:\n    - target: a\n      guard: context.ok\n    - target: b\n      actions: []\n";
+        let editor = YamlEditor::new(text).unwrap();
+        let second = span_of(text, "target: b");
+        assert_eq!(
+            edited(text, editor.add_guard(second, "!(event.k in context.seen)")),
+            text.replace(
+                "      actions: []",
+                "      guard: \"!(event.k in context.seen)\"\n      actions: []"
+            )
+        );
+        let first = span_of(text, "target: a");
+        assert_eq!(
+            edited(text, editor.add_guard(first, "!(event.k in context.seen)")),
+            text.replace(
+                "guard: context.ok",
+                "guard: \"!(event.k in context.seen) && (context.ok)\""
+            )
+        );
+    }
+
+    #[test]
     fn renames_inside_the_quotes() {
         let text = "a: 'x'\nb: \"y\"\nc: z\n";
         assert_eq!(rename(text, span_of(text, "'x'"), "#w").replacement, "'#w'");
