@@ -203,7 +203,7 @@ pub fn lint(args: &LintArgs, matches: Option<&ArgMatches>) -> CommandResult {
 /// What `--fix` or `--diff` did to the files of a run.
 #[derive(Default)]
 struct Fixes {
-    /// Findings the applied fixes removed.
+    /// Findings whose fix was applied.
     findings: usize,
     /// Files whose text changed.
     files: usize,

@@ -44,7 +44,7 @@ fn find<'t>(pair: &Pair<'t, Rule>, wanted: &dyn Fn(&Pair<Rule>) -> bool) -> Opti
     })
 }
 
-/// The first direct child of `pair` of one of `rules`.
+/// The first direct child of `pair` whose rule is `rule`.
 fn child<'t>(pair: &Pair<'t, Rule>, rule: Rule) -> Option<Pair<'t, Rule>> {
     pair.clone().into_inner().find(|p| p.as_rule() == rule)
 }
