@@ -452,6 +452,7 @@ mod tests {
             witness: Vec::new(),
             confirmed: None,
             replay: None,
+            fix: None,
         }
     }
 

@@ -47,6 +47,8 @@ pub struct Diagnostic {
     /// What the replay said when it did not confirm: why it could not
     /// decide, or what refuted the witness.
     pub replay: Option<String>,
+    /// Text edits that remove the finding, where the lint knows them.
+    pub fix: Option<crate::fix::Fix>,
 }
 
 /// Everything that stops a file from loading into a model.
@@ -145,9 +147,13 @@ impl LoadError {
             witness: Vec::new(),
             confirmed: None,
             replay: None,
+            fix: None,
         }
     }
 }
+
+/// How alike (Jaro-Winkler) a name must be to a candidate to be its typo.
+const TYPO_SIMILARITY: f64 = 0.8;
 
 /// The candidate closest to `wrong`, if it is close enough to be a typo.
 pub fn did_you_mean<'a>(
@@ -157,7 +163,7 @@ pub fn did_you_mean<'a>(
     candidates
         .into_iter()
         .map(|c| (strsim::jaro_winkler(wrong, c), c))
-        .filter(|(score, _)| *score > 0.8)
+        .filter(|(score, _)| *score > TYPO_SIMILARITY)
         .max_by(|a, b| a.0.total_cmp(&b.0))
         .map(|(_, c)| c)
 }
@@ -178,6 +184,19 @@ pub fn did_you_mean_strictly<'a>(
         .map(|(_, c)| c)
 }
 
+/// The one candidate close enough to `wrong` to be a typo, when exactly one
+/// is: a fix may then replace `wrong` with it.
+pub fn sole_close_name<'a>(
+    wrong: &str,
+    candidates: impl IntoIterator<Item = &'a str>,
+) -> Option<&'a str> {
+    let mut close = candidates
+        .into_iter()
+        .filter(|c| strsim::jaro_winkler(wrong, c) > TYPO_SIMILARITY);
+    let first = close.next()?;
+    close.all(|other| other == first).then_some(first)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -190,5 +209,10 @@ mod tests {
         assert_eq!(strictly("cobrarTarjta"), Some("cobrarTarjeta"));
         assert_eq!(strictly("cobrarEnvio"), None);
         assert_eq!(strictly("mails"), None);
+        assert_eq!(
+            sole_close_name("pagdo", ["pagado", "enviado"]),
+            Some("pagado")
+        );
+        assert_eq!(sole_close_name("pagdo", ["pagado", "pagados"]), None);
     }
 }

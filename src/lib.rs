@@ -60,6 +60,7 @@ pub mod config;
 pub mod diagnostic;
 pub mod diagram;
 pub mod expr;
+pub mod fix;
 pub mod graph;
 pub mod import;
 pub mod interp;

@@ -103,8 +103,13 @@ fn human_format_snapshot() {
     );
     let text = stderr(&output);
     assert!(!text.contains('\u{1b}'), "no colour off a terminal");
-    let last = text.lines().last().expect("a summary line");
-    assert!(last.starts_with("linted 4 files: "), "{text}");
+    // The summary, then the count of fixable findings.
+    let lines: Vec<&str> = text.lines().rev().take(2).collect();
+    assert!(lines[1].starts_with("linted 4 files: "), "{text}");
+    assert!(
+        lines[0].starts_with("[*] 1 fixable with the `--fix` option"),
+        "{text}"
+    );
     insta::assert_snapshot!(text);
 }
 

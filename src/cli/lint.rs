@@ -6,7 +6,7 @@
 //! `idemchart::config` for the rules.
 
 use std::io::IsTerminal;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use clap::{ArgMatches, Args, ValueEnum};
@@ -16,8 +16,10 @@ use idemchart::config::{
 };
 use idemchart::lint::Lint;
 use idemchart::report::{self, FileReport, Summary};
+use idemchart::syntax;
+use idemchart::{Machine, SourceFile, fix};
 
-use super::{Color, CommandResult, load_file, machine_files};
+use super::{Color, CommandResult, machine_files};
 
 #[derive(Args)]
 pub struct LintArgs {
@@ -53,6 +55,19 @@ pub struct LintArgs {
     /// with `--format json`. The exit status is the same as without it.
     #[arg(long)]
     statistics: bool,
+    /// Apply the safe fixes and write the files back; the findings left are
+    /// then reported as usual.
+    #[arg(long)]
+    fix: bool,
+    /// With `--fix` or `--diff`, apply the unsafe fixes too: they change what
+    /// the machine or the runtime does, so review them.
+    #[arg(long)]
+    unsafe_fixes: bool,
+    /// Print the fixes as a unified diff on standard output and write
+    /// nothing; the exit status is 1 when there is a diff, 0 when there is
+    /// none.
+    #[arg(long, conflicts_with_all = ["fix", "statistics"])]
+    diff: bool,
 }
 
 #[derive(Clone, Copy, ValueEnum)]
@@ -94,6 +109,9 @@ pub fn lint(args: &LintArgs, matches: Option<&ArgMatches>) -> CommandResult {
         }
     }
     .with_flags(flags);
+    if args.diff && !matches!(args.format, LintFormat::Human) {
+        return Err("`--diff` prints a diff: it takes no `--format`".to_string());
+    }
     if args.statistics && !matches!(args.format, LintFormat::Human | LintFormat::Json) {
         return Err(
             "`--statistics` prints a table or a JSON object: use it with `--format human` or `--format json`"
@@ -104,16 +122,52 @@ pub fn lint(args: &LintArgs, matches: Option<&ArgMatches>) -> CommandResult {
     let options = idemchart::lint::Options {
         show_refuted: args.show_refuted,
     };
+    let lint_file = |path: &Path, file: &SourceFile, machine: &Machine| {
+        config.apply(path, idemchart::lint::lint_source(machine, file, &options))
+    };
     let mut reports = Vec::new();
+    let mut fixes = Fixes::default();
     for path in machine_files(&args.paths)? {
-        // A file that does not load has only its load errors, which no level
-        // changes: nothing else in it could be linted.
-        let (file, loaded) = load_file(&path)?;
-        let diagnostics = match loaded {
-            Ok(machine) => config.apply(&path, idemchart::lint::lint_with(&machine, &options)),
-            Err(load_errors) => load_errors,
+        let read =
+            syntax::read(&path).map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+        let (file, diagnostics) = match read {
+            // Text that is not UTF-8 was read with replacement characters:
+            // it is reported, never written back.
+            Err((file, not_utf8)) => (file, vec![not_utf8]),
+            Ok(file) if args.fix || args.diff => {
+                let outcome =
+                    fix::fix_file(&file, args.unsafe_fixes, |f, m| lint_file(&path, f, m));
+                fixes.record(&file, &outcome, args.diff);
+                let fixed = SourceFile::new(file.path.clone(), outcome.text);
+                if args.fix && fixed.text != file.text {
+                    std::fs::write(&path, &fixed.text)
+                        .map_err(|e| format!("cannot write {}: {e}", path.display()))?;
+                }
+                (fixed, outcome.diagnostics)
+            }
+            // A file that does not load has only its load errors, which no
+            // level changes: nothing else in it could be linted.
+            Ok(file) => {
+                let diagnostics = match syntax::load(&file) {
+                    Ok(machine) => lint_file(&path, &file, &machine),
+                    Err(load_errors) => load_errors,
+                };
+                (file, diagnostics)
+            }
         };
         reports.push(FileReport::new(file, diagnostics));
+    }
+    for reverted in &fixes.reverted {
+        eprintln!("{reverted}");
+    }
+    if args.diff {
+        print!("{}", fixes.diff);
+        eprintln!("{}", fixes.summary("would fix"));
+        return Ok(if fixes.files > 0 {
+            ExitCode::from(1)
+        } else {
+            ExitCode::SUCCESS
+        });
     }
 
     match args.format {
@@ -130,17 +184,70 @@ pub fn lint(args: &LintArgs, matches: Option<&ArgMatches>) -> CommandResult {
                 Color::Always => true,
                 Color::Never => false,
             };
-            eprint!("{}", report::human(&reports, color));
+            eprint!("{}", report::human_with(&reports, color, args.unsafe_fixes));
         }
         LintFormat::Json => print!("{}", report::json(&reports)),
         LintFormat::Sarif => print!("{}", report::sarif(&reports, &registry)),
         LintFormat::Github => print!("{}", report::github(&reports)),
+    }
+    if args.fix {
+        eprintln!("{}", fixes.summary("fixed"));
     }
     Ok(if Summary::of(&reports).errors > 0 {
         ExitCode::from(1)
     } else {
         ExitCode::SUCCESS
     })
+}
+
+/// What `--fix` or `--diff` did to the files of a run.
+#[derive(Default)]
+struct Fixes {
+    /// Findings whose fix was applied.
+    findings: usize,
+    /// Files whose text changed.
+    files: usize,
+    /// The unified diff of every changed file, for `--diff`.
+    diff: String,
+    /// One warning per fix left out because the file would not load after it.
+    reverted: Vec<String>,
+}
+
+impl Fixes {
+    fn record(&mut self, file: &SourceFile, outcome: &fix::Outcome, diff: bool) {
+        if outcome.text != file.text {
+            self.files += 1;
+            self.findings += outcome.fixed;
+            if diff {
+                let path = &file.path;
+                let text = similar::TextDiff::from_lines(&file.text, &outcome.text)
+                    .unified_diff()
+                    .header(path, path)
+                    .to_string();
+                self.diff.push_str(&text);
+            }
+        }
+        for r in &outcome.reverted {
+            let (line, column) = r.file.line_col(r.span.start);
+            self.reverted.push(format!(
+                "warning: not applied: the fix of {} at {}:{line}:{column} ({}) would make the file fail to load: {}",
+                r.code, r.file.path, r.message, r.error
+            ));
+        }
+    }
+
+    /// `fixed 3 findings in 2 files`.
+    fn summary(&self, verb: &str) -> String {
+        let plural = |n: usize, noun: &str| match n {
+            1 => format!("{n} {noun}"),
+            _ => format!("{n} {noun}s"),
+        };
+        format!(
+            "{verb} {} in {}",
+            plural(self.findings, "finding"),
+            plural(self.files, "file")
+        )
+    }
 }
 
 /// The `--deny`, `--warn` and `--allow` flags in command-line order, so that

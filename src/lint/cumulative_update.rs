@@ -1,8 +1,9 @@
 use super::analysis::{BlockUpdates, Update};
 use super::{Cx, Finding, Lint, Stage, Witness, analysis};
 use crate::diagnostic::Label;
-use crate::graph::{Edge, Node};
-use crate::model::{Action, StateId};
+use crate::fix::Fix;
+use crate::graph::{Edge, EventId, Node};
+use crate::model::{Action, StateId, Transition};
 
 declare_lint! {
     /// ### What it does
@@ -95,6 +96,12 @@ fn check_transitions(cx: &mut Cx) {
             .map(|(_, set)| set.clone())
             .collect();
         let updates = BlockUpdates::of(&t.actions);
+        // One fix for the transition, so that its findings share it and it
+        // is applied once.
+        let fix = match tested.first() {
+            None => identity_fix(cx, t, &updates, &external),
+            Some(_) => None,
+        };
         for action in &t.actions {
             let Action::Assign { fields, .. } = action else {
                 continue;
@@ -138,10 +145,56 @@ fn check_transitions(cx: &mut Cx) {
                         shape: super::Shape::Any,
                         effect: None,
                     }),
+                    fix: fix.clone(),
                 });
             }
         }
     }
+}
+
+/// The identity guard the help describes, as a fix: the set of seen ids in
+/// the context (added as an empty list when it is new), the membership test
+/// as the guard (or its first conjunct), and the id appended to the set in
+/// the assign of the first update that a repeat would apply again. Offered
+/// when every event of the transition declares the same `id` field, which
+/// is what the runtime tells deliveries apart by.
+fn identity_fix(
+    cx: &Cx,
+    t: &Transition,
+    updates: &BlockUpdates,
+    external: &[EventId],
+) -> Option<Fix> {
+    let editor = cx.editor()?;
+    let id_field = |&e: &EventId| cx.decl(e)?.id_field.as_ref().map(|f| f.text.as_str());
+    let first = id_field(external.first()?)?;
+    if !external.iter().all(|e| id_field(e) == Some(first)) {
+        return None;
+    }
+    let guard = cx.identity_guard(external[0]);
+    let (id, set) = (&guard.id, &guard.set);
+    let mut edits = Vec::new();
+    match cx.machine.context.get(set) {
+        Some(field) if field.value.is_array() => {}
+        Some(_) => return None,
+        None => edits.extend(editor.add_context_list(set)?),
+    }
+    let test = format!("!({id} in context.{set})");
+    edits.extend(editor.add_guard(t.span, &test)?);
+    let assign = t.actions.iter().find_map(|action| match action {
+        Action::Assign { fields, .. }
+            if fields.keys().any(|f| updates.class(f) != Update::Idempotent) =>
+        {
+            fields.values().next().map(|first| first.span)
+        }
+        _ => None,
+    })?;
+    edits.extend(editor.add_assign_field(assign, set, &format!("context.{set} + [{id}]"))?);
+    // The guard drops repeats, and every delivery with an id already seen:
+    // what the author wants, but not what the machine did.
+    Some(Fix::unsafe_edits(
+        format!("guard the transition with {}", guard.advice()),
+        edits,
+    ))
 }
 
 /// What a non-idempotent update is computed from, for the message.
@@ -213,6 +266,7 @@ fn check_states(cx: &mut Cx) {
                         )),
                         witness,
                         claim: None,
+                        fix: None,
                     });
                 }
             }

@@ -166,6 +166,7 @@ fn check(cx: &mut Cx) {
                 shape: super::Shape::Later,
                 effect: None,
             }),
+            fix: None,
         });
     }
 }

@@ -61,6 +61,7 @@ fn check(cx: &mut Cx) {
             help: Some("mark it `type: final`, or add the transition that leaves it".into()),
             witness: None,
             claim: None,
+            fix: None,
         });
     }
 }

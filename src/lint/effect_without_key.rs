@@ -174,6 +174,7 @@ fn finding(m: &Machine, name: &str, uses: &[Use], witness: Option<Witness>) -> F
         help: Some(help),
         witness,
         claim: None,
+        fix: None,
     }
 }
 

@@ -2,7 +2,8 @@ use super::confirm::Replayer;
 use super::{Cx, Finding, Lint, Stage, Witness};
 use crate::diagnostic::Label;
 use crate::graph::EventId;
-use crate::model::{EventPattern, Machine, StateId, TransitionId, Trigger};
+use crate::fix::Fix;
+use crate::model::{EventPattern, Machine, PayloadType, StateId, TransitionId, Trigger};
 use crate::span::Span;
 
 declare_lint! {
@@ -92,11 +93,17 @@ fn check(cx: &mut Cx) {
     let findings: Vec<Finding> = if m.events.values().any(|d| d.id_field.is_some()) {
         missing
             .iter()
-            .map(|e| event_finding(m, e, harmful_repeat(e)))
+            .map(|e| Finding {
+                fix: id_fix(cx, std::slice::from_ref(e)),
+                ..event_finding(m, e, harmful_repeat(e))
+            })
             .collect()
     } else {
         let witness = missing.iter().find_map(&mut harmful_repeat);
-        vec![machine_finding(m, &missing, witness)]
+        vec![Finding {
+            fix: id_fix(cx, &missing),
+            ..machine_finding(m, &missing, witness)
+        }]
     };
     drop(replayer);
     for f in findings {
@@ -140,6 +147,7 @@ fn event_finding(m: &Machine, e: &Missing, witness: Option<Witness>) -> Finding 
         help: Some(help),
         witness,
         claim: None,
+        fix: None,
     }
 }
 
@@ -173,7 +181,73 @@ fn machine_finding(m: &Machine, missing: &[Missing], witness: Option<Witness>) -
         ),
         witness,
         claim: None,
+        fix: None,
     }
+}
+
+/// The fix that names an id field for each of the events that declare a
+/// payload with exactly one field that looks like an id (`looks_like_id`);
+/// `None` when no event does.
+fn id_fix(cx: &Cx, missing: &[Missing]) -> Option<Fix> {
+    let editor = cx.editor()?;
+    let mut edits = Vec::new();
+    let mut named = Vec::new();
+    for e in missing {
+        let Some(decl) = cx.decl(e.event) else {
+            continue;
+        };
+        let candidates: Vec<&str> = decl
+            .payload
+            .iter()
+            .flatten()
+            .filter(|(field, f)| looks_like_id(field) && can_identify(f.ty))
+            .map(|(field, _)| field.as_str())
+            .collect();
+        let &[field] = candidates.as_slice() else {
+            continue;
+        };
+        if let Some(more) = editor.add_event_id(decl.span, field) {
+            edits.extend(more);
+            named.push(format!("`id: {field}` to `{}`", e.name));
+        }
+    }
+    // The runtime will drop a delivery whose id it has seen: right only if
+    // the sender fills the field with one stable id per delivery, which the
+    // author knows and the linter guesses.
+    (!edits.is_empty()).then(|| Fix::unsafe_edits(format!("add {}", named.join(", ")), edits))
+}
+
+/// Whether a payload field's name says it holds an id: its last word is
+/// `id`, `uuid` or `guid`, in any case, words being split at `_`, `-`, `.`
+/// and where a lowercase letter or digit meets an uppercase one. So `id`,
+/// `orderId`, `order_id`, `ORDER-ID`, `paymentUUID` look like ids; `paid`,
+/// `valid` and `identity` do not.
+fn looks_like_id(field: &str) -> bool {
+    let mut last_word = String::new();
+    let mut previous: Option<char> = None;
+    for c in field.chars() {
+        if matches!(c, '_' | '-' | '.') {
+            last_word.clear();
+        } else {
+            let boundary = c.is_uppercase()
+                && previous.is_some_and(|p| p.is_lowercase() || p.is_ascii_digit());
+            if boundary {
+                last_word.clear();
+            }
+            last_word.push(c);
+        }
+        previous = Some(c);
+    }
+    matches!(last_word.to_lowercase().as_str(), "id" | "uuid" | "guid")
+}
+
+/// Whether a payload field of this type can hold an id: a string or a
+/// number, not a flag or a collection.
+fn can_identify(ty: PayloadType) -> bool {
+    matches!(
+        ty,
+        PayloadType::String | PayloadType::Integer | PayloadType::Number | PayloadType::Any
+    )
 }
 
 /// Where an undeclared event is first named in `on:`; the handler when no
@@ -203,4 +277,19 @@ pub(super) fn nearest_handler(cx: &Cx, event: EventId) -> Option<TransitionId> {
         })
         .min()
         .map(|(_, t)| t)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::looks_like_id;
+
+    #[test]
+    fn id_fields_are_named_so() {
+        for yes in ["id", "ID", "orderId", "order_id", "ORDER-ID", "orderID", "paymentUUID", "event.guid", "pago2Id"] {
+            assert!(looks_like_id(yes), "{yes}");
+        }
+        for no in ["paid", "valid", "identity", "ideas", "pagoid", "amount", "idx"] {
+            assert!(!looks_like_id(no), "{no}");
+        }
+    }
 }

@@ -180,6 +180,7 @@ fn check(cx: &mut Cx) {
             help: Some(help.into()),
             witness,
             claim: None,
+            fix: None,
         });
     }
 }
@@ -219,6 +220,7 @@ fn targetless(cx: &mut Cx, tid: TransitionId) {
         help: Some("guard it on a field its actions change, or give it a target".into()),
         witness,
         claim: None,
+        fix: None,
     });
 }
 

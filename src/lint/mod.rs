@@ -21,9 +21,10 @@ use std::collections::HashMap;
 use std::sync::LazyLock;
 
 use crate::diagnostic::{Diagnostic, Label, Severity};
+use crate::fix::{Editor, Fix};
 use crate::graph::{EventId, MachineGraph, Search};
 use crate::model::{Machine, StateId, Transition, TransitionId, Trigger};
-use crate::span::Span;
+use crate::span::{SourceFile, Span};
 
 mod analysis;
 mod confirm;
@@ -49,8 +50,9 @@ pub(crate) enum Stage {
     Load,
     /// It reads the loaded machine.
     Model(fn(&mut Cx)),
-    /// It reads the `allow` entries and what they suppressed.
-    Suppressions(fn(&Machine, &Used, &mut Vec<Finding>)),
+    /// It reads the `allow` entries and what they suppressed (and the
+    /// file's editor, for fixes, when the text was given).
+    Suppressions(fn(&Machine, &Used, Option<&dyn Editor>, &mut Vec<Finding>)),
 }
 
 /// Declares a lint in its file: the doc comment above becomes its
@@ -209,6 +211,8 @@ pub(crate) struct Finding {
     /// What a graph hazard claims a redelivery does, for the search of a
     /// run that confirms it when the witness's replay does not.
     pub claim: Option<Claim>,
+    /// The edits that remove it, when the file's text was given.
+    pub fix: Option<Fix>,
 }
 
 /// A path that drives a sibling region, shared by the witnesses that use it.
@@ -248,6 +252,10 @@ pub(crate) struct Cx<'m> {
     allowed_uses: Used,
     /// The chart the replays run, compiled on the first replay.
     replay_chart: std::cell::OnceCell<confirm::ReplayChart>,
+    /// The file the machine was loaded from, for the lints that attach
+    /// fixes, and its editor, made on the first fix (it parses the text).
+    source: Option<&'m SourceFile>,
+    editor: std::cell::OnceCell<Option<Box<dyn Editor + 'm>>>,
 }
 
 /// `Cx::identity_sets`, in one pass over the transitions: reading every
@@ -266,7 +274,7 @@ fn identity_sets(graph: &MachineGraph, facts: &[repeat::Facts]) -> Vec<Option<St
 }
 
 impl<'m> Cx<'m> {
-    fn new(machine: &'m Machine) -> Cx<'m> {
+    fn new(machine: &'m Machine, source: Option<&'m SourceFile>) -> Cx<'m> {
         let graph = MachineGraph::new(machine);
         let root = graph.enter(StateId::ROOT);
         // History may restore only what was active before, so the search
@@ -309,7 +317,17 @@ impl<'m> Cx<'m> {
             layered_searches: std::cell::Cell::new(repeat::LAYERED_SEARCHES),
             allowed_uses: Used::new(),
             replay_chart: std::cell::OnceCell::new(),
+            source,
+            editor: std::cell::OnceCell::new(),
         }
+    }
+
+    /// The editor of the file the machine was loaded from, when its text
+    /// was given: a lint that can repair its finding writes the fix with it.
+    pub fn editor(&self) -> Option<&dyn Editor> {
+        self.editor
+            .get_or_init(|| self.source.and_then(crate::fix::editor))
+            .as_deref()
     }
 
     /// Whether some run from the start makes the state active.
@@ -413,14 +431,45 @@ pub fn witness_transitions(
     machine: &Machine,
     finding: &Diagnostic,
 ) -> Result<Vec<Vec<TransitionId>>, String> {
-    let cx = Cx::new(machine);
+    let cx = Cx::new(machine, None);
     let retry = Lint::from_name_or_code(finding.code) == Some(Lint::RetryWithoutVerification);
     confirm::Replayer::new(&cx).steps_taken(&finding.witness, retry)
 }
 
 /// `lint`, with the refuted findings too when `options` asks for them.
 pub fn lint_with(machine: &Machine, options: &Options) -> Vec<Diagnostic> {
-    let mut cx = Cx::new(machine);
+    run(machine, None, options)
+}
+
+/// `lint_with` on a machine loaded from `file`, whose findings carry the
+/// fixes that remove them where their lint knows one (`crate::fix`): edits
+/// of `file`'s text. A file whose syntax its name does not tell gets no
+/// fixes.
+///
+/// ```
+/// use idemchart::span::SourceFile;
+///
+/// let file = SourceFile::new(
+///     "lamp.yaml",
+///     "machine: lamp\ninitial: off\nstates:\n  off: { on: { PRESS: on } }\n  on: {}\n",
+/// );
+/// let machine = idemchart::syntax::load(&file).unwrap();
+/// let findings = idemchart::lint::lint_source(&machine, &file, &Default::default());
+/// let undeclared = findings.iter().find(|d| d.code == "S005").unwrap();
+/// let fix = undeclared.fix.as_ref().unwrap();
+/// let fixed = idemchart::fix::apply(&file.text, &[fix]).text;
+/// assert!(fixed.starts_with("machine: lamp\nevents:\n  PRESS: {}\ninitial: off\n"));
+/// ```
+pub fn lint_source(machine: &Machine, file: &SourceFile, options: &Options) -> Vec<Diagnostic> {
+    run(machine, Some(file), options)
+}
+
+fn run<'m>(
+    machine: &'m Machine,
+    source: Option<&'m SourceFile>,
+    options: &Options,
+) -> Vec<Diagnostic> {
+    let mut cx = Cx::new(machine, source);
     for lint in Lint::ALL {
         if let Stage::Model(check) = lint.meta().stage {
             check(&mut cx);
@@ -434,7 +483,7 @@ pub fn lint_with(machine: &Machine, options: &Options) -> Vec<Diagnostic> {
     let mut about_allows = Vec::new();
     for lint in Lint::ALL {
         if let Stage::Suppressions(check) = lint.meta().stage {
-            check(machine, &used, &mut about_allows);
+            check(machine, &used, cx.editor(), &mut about_allows);
         }
     }
     let (more, _) = suppress(machine, about_allows);
@@ -481,6 +530,7 @@ pub fn lint_with(machine: &Machine, options: &Options) -> Vec<Diagnostic> {
             witness,
             confirmed: replay.confirmed,
             replay: replay.account,
+            fix: f.fix,
         });
     }
     diagnostics.sort_by(|a, b| {

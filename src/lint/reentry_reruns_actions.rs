@@ -130,6 +130,7 @@ fn check(cx: &mut Cx) {
                 shape: super::Shape::Takes(tid),
                 effect: None,
             }),
+            fix: None,
         });
     }
 }

@@ -399,6 +399,7 @@ fn retry_finding(
         )),
         witness,
         claim,
+        fix: None,
     })
 }
 

@@ -145,6 +145,7 @@ fn check(cx: &mut Cx) {
                     shape: super::Shape::Immediate,
                     effect: None,
                 }),
+                fix: None,
             });
             break;
         }

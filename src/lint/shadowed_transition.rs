@@ -191,5 +191,6 @@ fn report(cx: &mut Cx, t: TransitionId, winner: TransitionId, shadow: Shadow) {
         help: Some(help.into()),
         witness: None,
         claim: None,
+        fix: None,
     });
 }

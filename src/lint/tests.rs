@@ -276,7 +276,7 @@ states:
   cancelado: { id: cancelado }
 ";
     let machine = parse(text, Syntax::Yaml).expect("loads");
-    let cx = Cx::new(&machine);
+    let cx = Cx::new(&machine, None);
     let cancelado = machine
         .state_ids()
         .find(|&s| machine.state(s).path == "cancelado")

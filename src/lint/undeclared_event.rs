@@ -1,4 +1,5 @@
 use super::{Cx, Finding, Lint, Stage};
+use crate::fix::Fix;
 use crate::model::{EventPattern, Trigger};
 
 declare_lint! {
@@ -58,10 +59,19 @@ fn check(cx: &mut Cx) {
                 continue;
             }
             let declared: Vec<&str> = m.events.keys().map(String::as_str).collect();
-            let help = match crate::diagnostic::did_you_mean(name, declared) {
+            let close = crate::diagnostic::did_you_mean(name, declared);
+            let help = match close {
                 Some(close) => format!("did you mean `{close}`?"),
                 None => format!("declare it under `events:` with its `id` field: `{name}: {{ id: FIELD }}`"),
             };
+            // Declaring a likely typo would keep it: only a name close to no
+            // declared one is declared. A declaration without payload or id
+            // changes nothing the interpreter does.
+            let fix = cx
+                .editor()
+                .filter(|_| close.is_none())
+                .and_then(|e| e.declare_event(name))
+                .map(|edits| Fix::safe_edits(format!("declare event `{name}`"), edits));
             cx.report(Finding {
                 lint: Lint::UndeclaredEvent,
                 span: t.span,
@@ -71,6 +81,7 @@ fn check(cx: &mut Cx) {
                 help: Some(help),
                 witness: None,
                 claim: None,
+                fix,
             });
         }
     }

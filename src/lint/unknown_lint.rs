@@ -1,4 +1,5 @@
 use super::{Finding, Lint, Stage, Used};
+use crate::fix::Editor;
 use crate::model::Machine;
 
 declare_lint! {
@@ -31,7 +32,7 @@ declare_lint! {
     stage: Stage::Suppressions(check),
 }
 
-fn check(machine: &Machine, _used: &Used, out: &mut Vec<Finding>) {
+fn check(machine: &Machine, _used: &Used, _editor: Option<&dyn Editor>, out: &mut Vec<Finding>) {
     let names: Vec<&str> = Lint::ALL.iter().map(|l| l.name()).collect();
     for state in machine.state_ids() {
         for (name, allow) in &machine.state(state).allow {
@@ -48,6 +49,7 @@ fn check(machine: &Machine, _used: &Used, out: &mut Vec<Finding>) {
                     .map(|s| format!("did you mean `{s}`?")),
                 witness: None,
                 claim: None,
+                fix: None,
             });
         }
     }

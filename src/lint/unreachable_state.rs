@@ -53,6 +53,7 @@ fn check(cx: &mut Cx) {
             help: Some("add a transition that leads here, or remove the state".into()),
             witness: None,
             claim: None,
+            fix: None,
         });
     }
 }

@@ -1,4 +1,5 @@
 use super::{Finding, Lint, Stage, Used};
+use crate::fix::{Editor, Fix};
 use crate::model::Machine;
 
 declare_lint! {
@@ -29,17 +30,22 @@ declare_lint! {
     stage: Stage::Suppressions(check),
 }
 
-fn check(machine: &Machine, used: &Used, out: &mut Vec<Finding>) {
+fn check(machine: &Machine, used: &Used, editor: Option<&dyn Editor>, out: &mut Vec<Finding>) {
     for state in machine.state_ids() {
-        for (name, allow) in &machine.state(state).allow {
-            let Some(lint) = Lint::from_name_or_code(name) else {
-                continue;
-            };
-            if matches!(lint, Lint::UnusedSuppression | Lint::UnknownLint)
-                || used.contains_key(&(state, name.clone()))
-            {
-                continue;
-            }
+        let allows = &machine.state(state).allow;
+        let unused: Vec<(&String, Lint)> = allows
+            .keys()
+            .filter_map(|name| Some((name, Lint::from_name_or_code(name)?)))
+            .filter(|(name, lint)| {
+                !matches!(lint, Lint::UnusedSuppression | Lint::UnknownLint)
+                    && !used.contains_key(&(state, (*name).clone()))
+            })
+            .collect();
+        // When every entry goes, the fix of each removes the whole `allow`
+        // section: the same fix, applied once, leaves no empty `allow:`.
+        let all_of_state = unused.len() == allows.len();
+        for (name, lint) in unused {
+            let allow = &allows[name];
             let help = if lint.reported_by_loading() {
                 format!(
                     "`{}` is a load error: a machine that loads has none to suppress",
@@ -61,6 +67,10 @@ fn check(machine: &Machine, used: &Used, out: &mut Vec<Finding>) {
                 help: Some(help),
                 witness: None,
                 claim: None,
+                // Suppressions change what is reported, never what runs.
+                fix: editor
+                    .and_then(|e| e.remove_allow(allow.span, all_of_state))
+                    .map(|edits| Fix::safe_edits(format!("remove `allow {name}`"), edits)),
             });
         }
     }

@@ -2,16 +2,32 @@
 
 use annotate_snippets::{AnnotationKind, Group, Level, Renderer, Snippet};
 
-use super::{FileReport, Summary, statistics, statistics_table, visible, witness_line};
+use super::{
+    FileReport, Summary, fixable_line, statistics, statistics_table, visible, witness_line,
+};
 use crate::diagnostic::{Diagnostic, Severity};
+use crate::fix::Applicability;
 use crate::span::SourceFile;
 
 /// Renders one diagnostic of `file`; `color` adds ANSI colours for a terminal.
 ///
 /// The labels (the transition, the handler that takes the repeat) mark their
 /// places in the snippet; the witness follows as a `= witness:` note, then
-/// the help.
+/// the help. A fix is not shown: the commands other than `lint` (`check`,
+/// `fmt`) do not apply fixes.
 pub fn render(diagnostic: &Diagnostic, file: &SourceFile, color: bool) -> String {
+    render_with(diagnostic, file, color, None)
+}
+
+/// `render` for `lint`, with the finding's fix as a note: `[*]` when
+/// `--fix` applies it, an unsafe one counting as such when `unsafe_fixes`
+/// (the run was given `--unsafe-fixes`).
+fn render_with(
+    diagnostic: &Diagnostic,
+    file: &SourceFile,
+    color: bool,
+    unsafe_fixes: Option<bool>,
+) -> String {
     let level = match diagnostic.severity {
         Severity::Error => Level::ERROR,
         Severity::Warning => Level::WARNING,
@@ -45,6 +61,15 @@ pub fn render(diagnostic: &Diagnostic, file: &SourceFile, color: bool) -> String
         .element(snippet);
     if let Some(witness) = witness_line(diagnostic) {
         group = group.element(Level::NOTE.with_name("witness").message(witness));
+    }
+    if let (Some(fix), Some(unsafe_fixes)) = (&diagnostic.fix, unsafe_fixes) {
+        // As ruff marks what `--fix` applies: `[*]`.
+        let how = match (fix.applicability, unsafe_fixes) {
+            (Applicability::Safe, _) => "[*] fixable with `--fix`",
+            (Applicability::Unsafe, true) => "[*] fixable with `--fix` (unsafe)",
+            (Applicability::Unsafe, false) => "fixable with `--fix --unsafe-fixes`",
+        };
+        group = group.element(Level::NOTE.with_name(how).message(fix.message.as_str()));
     }
     let mut report = vec![group];
     if let Some(help) = &diagnostic.help {
@@ -87,18 +112,34 @@ fn lines_of<'r>(
 }
 
 /// Every diagnostic of a run, a blank line after each, then the findings
-/// counted by code (`statistics_table`) and the summary line.
+/// counted by code (`statistics_table`), the summary line and the count of
+/// fixable findings (`fixable_line`).
 pub fn human(reports: &[FileReport], color: bool) -> String {
+    human_with(reports, color, false)
+}
+
+/// `human` for a run given `--unsafe-fixes` when `unsafe_fixes`: its unsafe
+/// fixes are fixable with `--fix`, not hidden.
+pub fn human_with(reports: &[FileReport], color: bool, unsafe_fixes: bool) -> String {
     let mut out = String::new();
     for report in reports {
         for diagnostic in &report.diagnostics {
-            out.push_str(&render(diagnostic, &report.file, color));
+            out.push_str(&render_with(
+                diagnostic,
+                &report.file,
+                color,
+                Some(unsafe_fixes),
+            ));
             out.push_str("\n\n");
         }
     }
     out.push_str(&statistics_table(&statistics(reports)));
     out.push_str(&Summary::of(reports).line());
     out.push('\n');
+    if let Some(line) = fixable_line(reports, unsafe_fixes) {
+        out.push_str(&line);
+        out.push('\n');
+    }
     out
 }
 

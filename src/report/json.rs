@@ -4,6 +4,8 @@
 use serde::Serialize;
 
 use super::{FileReport, Region, Summary, portable_path};
+use crate::fix::Fix;
+use crate::span::SourceFile;
 
 #[derive(Serialize)]
 struct Document<'a> {
@@ -25,6 +27,60 @@ struct JsonDiagnostic<'a> {
     /// Why the replay did not confirm: no verdict, or what refuted it.
     #[serde(skip_serializing_if = "Option::is_none")]
     replay: Option<&'a str>,
+    /// The fix that removes the finding, `null` where there is none.
+    fix: Option<JsonFix<'a>>,
+}
+
+/// A fix as ruff's JSON writes one: applicability, message, edits.
+#[derive(Serialize)]
+struct JsonFix<'a> {
+    applicability: &'a str,
+    message: &'a str,
+    edits: Vec<JsonEdit<'a>>,
+}
+
+/// One edit: the text from `start` to `end` (exclusive; equal for an
+/// insertion) becomes `content`.
+#[derive(Serialize)]
+struct JsonEdit<'a> {
+    start: Position,
+    end: Position,
+    content: &'a str,
+}
+
+/// A place in the file: 1-based line and column (in characters, as the
+/// diagnostics count them) and the byte offset.
+#[derive(Serialize)]
+struct Position {
+    line: usize,
+    column: usize,
+    offset: u32,
+}
+
+impl<'a> JsonFix<'a> {
+    fn of(fix: &'a Fix, file: &SourceFile) -> JsonFix<'a> {
+        let position = |offset: u32| {
+            let (line, column) = file.line_col(offset);
+            Position {
+                line,
+                column,
+                offset,
+            }
+        };
+        JsonFix {
+            applicability: fix.applicability.as_str(),
+            message: &fix.message,
+            edits: fix
+                .edits
+                .iter()
+                .map(|e| JsonEdit {
+                    start: position(e.span.start),
+                    end: position(e.span.end),
+                    content: &e.replacement,
+                })
+                .collect(),
+        }
+    }
 }
 
 /// One JSON document with every diagnostic, load errors included, and the
@@ -46,6 +102,7 @@ pub fn json(reports: &[FileReport]) -> String {
                     witness: &d.witness,
                     confirmed: d.confirmed,
                     replay: d.replay.as_deref(),
+                    fix: d.fix.as_ref().map(|f| JsonFix::of(f, &report.file)),
                 }
             })
         })
@@ -74,5 +131,13 @@ mod tests {
             value["diagnostics"][2]["confirmed"],
             serde_json::Value::Null
         );
+        let fix = &value["diagnostics"][0]["fix"];
+        assert_eq!(fix["applicability"], "unsafe");
+        assert_eq!(fix["edits"][0]["start"], fix["edits"][0]["end"]);
+        assert_eq!(
+            fix["edits"][0]["start"]["offset"],
+            crate::report::tests::PEDIDO.len()
+        );
+        assert_eq!(value["diagnostics"][1]["fix"], serde_json::Value::Null);
     }
 }

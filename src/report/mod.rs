@@ -12,7 +12,7 @@ mod sarif;
 mod statistics;
 
 pub use github::{escape_data, escape_property, github};
-pub use human::{human, render};
+pub use human::{human, human_with, render};
 pub use json::json;
 pub use sarif::sarif;
 pub use statistics::{CodeCount, statistics, statistics_json, statistics_table};
@@ -73,6 +73,36 @@ impl Summary {
     }
 }
 
+/// The line that counts the fixable findings, in ruff's words:
+/// `[*] 2 fixable with the `--fix` option (1 hidden fix can be enabled with
+/// the `--unsafe-fixes` option).` An unsafe fix is hidden unless
+/// `unsafe_fixes`; `None` when no finding has a fix.
+pub fn fixable_line(reports: &[FileReport], unsafe_fixes: bool) -> Option<String> {
+    let fixes = || {
+        reports
+            .iter()
+            .flat_map(|r| &r.diagnostics)
+            .filter_map(|d| d.fix.as_ref())
+    };
+    let fixable = fixes().filter(|f| f.applies(unsafe_fixes)).count();
+    let hidden = fixes().count() - fixable;
+    let hidden = match hidden {
+        0 => None,
+        1 => Some("1 hidden fix can be enabled with the `--unsafe-fixes` option".to_string()),
+        n => Some(format!(
+            "{n} hidden fixes can be enabled with the `--unsafe-fixes` option"
+        )),
+    };
+    match (fixable, hidden) {
+        (0, None) => None,
+        (0, Some(hidden)) => Some(format!("No fixes available ({hidden}).")),
+        (n, None) => Some(format!("[*] {n} fixable with the `--fix` option.")),
+        (n, Some(hidden)) => Some(format!(
+            "[*] {n} fixable with the `--fix` option ({hidden})."
+        )),
+    }
+}
+
 /// A document of the JSON outputs, pretty-printed, with a final newline.
 pub(crate) fn pretty_json(document: &impl serde::Serialize) -> String {
     let mut text = serde_json::to_string_pretty(document)
@@ -110,6 +140,19 @@ pub(crate) struct Region {
 }
 
 impl Region {
+    /// Exactly `span`: empty where it is empty, an insertion point, as the
+    /// edits of a fix need it (`of` widens it to a visible mark).
+    pub fn exact(span: Span, file: &SourceFile) -> Region {
+        let (start_line, start_column) = file.line_col(span.start);
+        let (end_line, end_column) = file.line_col(span.end);
+        Region {
+            start_line,
+            start_column,
+            end_line,
+            end_column,
+        }
+    }
+
     pub fn of(span: Span, file: &SourceFile) -> Region {
         let range = visible(span.range(), file);
         let (start_line, start_column) = file.line_col(range.start as u32);
@@ -158,6 +201,7 @@ pub(crate) mod tests {
     use super::*;
     use crate::config::LintInfo;
     use crate::diagnostic::Label;
+    use crate::fix::{Edit, Fix};
 
     /// A machine file with a finding on its transition and the handler that
     /// accepts the repeat.
@@ -207,6 +251,7 @@ pub(crate) mod tests {
             witness: vec!["PAGO".to_string(), "PAGO*".to_string()],
             confirmed: Some(true),
             replay: None,
+            fix: None,
         };
         let error = Diagnostic {
             code: "I007",
@@ -219,6 +264,10 @@ pub(crate) mod tests {
             witness: Vec::new(),
             confirmed: None,
             replay: None,
+            fix: Some(Fix::unsafe_edits(
+                "keep event ids for 5d",
+                vec![Edit::insert(PEDIDO.len(), "dedup: { retention: 5d }\n")],
+            )),
         };
         let broken = SourceFile::new("machines/roto.yaml", "machine: roto\nstates: [\n");
         let load_error = crate::diagnostic::LoadError::Syntax {

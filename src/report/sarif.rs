@@ -13,6 +13,8 @@ use serde::Serialize;
 use super::{FileReport, Region, portable_path};
 use crate::config::LintInfo;
 use crate::diagnostic::{Diagnostic, Severity};
+use crate::fix::{Applicability, Fix};
+use crate::span::SourceFile;
 
 const SCHEMA: &str = "https://json.schemastore.org/sarif-2.1.0.json";
 
@@ -97,6 +99,33 @@ struct SarifResult {
     code_flows: Vec<CodeFlow>,
     #[serde(skip_serializing_if = "Option::is_none")]
     properties: Option<ResultProperties>,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    fixes: Vec<SarifFix>,
+}
+
+/// A proposed fix: the replacements in the finding's file.
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct SarifFix {
+    description: Text,
+    artifact_changes: Vec<ArtifactChange>,
+}
+
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct ArtifactChange {
+    artifact_location: ArtifactLocation,
+    replacements: Vec<Replacement>,
+}
+
+/// The text of `deleted_region` (empty for an insertion) becomes the
+/// inserted content.
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct Replacement {
+    deleted_region: SarifRegion,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    inserted_content: Option<Text>,
 }
 
 #[derive(Serialize)]
@@ -235,6 +264,11 @@ pub fn sarif(reports: &[FileReport], lints: &[LintInfo]) -> String {
                     confirmed: d.confirmed,
                     replay: d.replay.clone(),
                 }),
+                fixes: d
+                    .fix
+                    .iter()
+                    .map(|fix| sarif_fix(fix, &uri, &report.file))
+                    .collect(),
             });
         }
     }
@@ -324,6 +358,33 @@ fn level(severity: Severity) -> &'static str {
     match severity {
         Severity::Error => "error",
         Severity::Warning => "warning",
+    }
+}
+
+/// A fix as SARIF proposes one; an unsafe one says so in its description.
+fn sarif_fix(fix: &Fix, uri: &str, file: &SourceFile) -> SarifFix {
+    let text = match fix.applicability {
+        Applicability::Safe => fix.message.clone(),
+        Applicability::Unsafe => format!("{} (unsafe: review it before applying)", fix.message),
+    };
+    let replacements = fix
+        .edits
+        .iter()
+        .map(|edit| Replacement {
+            deleted_region: region(Region::exact(edit.span, file)),
+            inserted_content: (!edit.replacement.is_empty()).then(|| Text {
+                text: edit.replacement.clone(),
+            }),
+        })
+        .collect();
+    SarifFix {
+        description: Text { text },
+        artifact_changes: vec![ArtifactChange {
+            artifact_location: ArtifactLocation {
+                uri: uri.to_string(),
+            },
+            replacements,
+        }],
     }
 }
 

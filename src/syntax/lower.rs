@@ -4,8 +4,9 @@
 use indexmap::IndexMap;
 
 use super::tree::{ActionDoc, ExprText, InvokeDoc, MachineDoc, StateDoc, TransitionDoc};
-use crate::diagnostic::{Diagnostic, Label, LoadError};
+use crate::diagnostic::{Diagnostic, Label, LoadError, sole_close_name};
 use crate::expr::{self, Expr, Scope, Type};
+use crate::fix::{Edit, Fix};
 use crate::model::{
     Action, Allow, Assignment, Completion, ContextField, Dedup, Duration, EffectDecl, EventDecl,
     EventDescriptor, EventPattern, HistoryKind, Idempotency, Invocation, Limits, Machine, Name,
@@ -1047,13 +1048,19 @@ impl Lowering {
                 }),
                 None => {
                     let candidates = target_candidates(machine, from, relative);
-                    self.error_suggesting(
-                        LoadError::UnknownTarget {
-                            target: name.text.clone(),
-                        },
-                        name.span,
-                        candidates.iter().map(String::as_str),
-                    );
+                    let names = || candidates.iter().map(String::as_str);
+                    let mut error = LoadError::UnknownTarget {
+                        target: name.text.clone(),
+                    }
+                    .at(name.span, names());
+                    // The bare name: `syntax::parse` writes it in the file's syntax.
+                    error.fix = sole_close_name(&name.text, names()).map(|close| {
+                        Fix::safe_edits(
+                            format!("replace `{}` with `{close}`", name.text),
+                            vec![Edit::new(name.span, close)],
+                        )
+                    });
+                    self.errors.push(error);
                 }
             }
         }

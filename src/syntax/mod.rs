@@ -55,5 +55,8 @@ pub fn parse(text: &str, syntax: Syntax) -> Result<Machine, Vec<Diagnostic>> {
         Syntax::Yaml => yaml::parse(text)?,
         Syntax::Dsl => dsl::parse(text)?,
     };
-    lower::lower(doc)
+    lower::lower(doc).map_err(|mut errors| {
+        crate::fix::spell_targets(&mut errors, text, syntax);
+        errors
+    })
 }

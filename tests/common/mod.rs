@@ -5,12 +5,15 @@
 #![allow(dead_code)]
 
 use idemchart::Machine;
+use idemchart::expr::{Event, Value};
+use idemchart::interp::Actor;
 use idemchart::model::Name;
 use idemchart::span::Span;
 use idemchart::syntax::tree::{
     ActionDoc, ContextDoc, DedupDoc, EffectDoc, EventDoc, ExprText, InvokeDoc, LimitsDoc,
     MachineDoc, SourceDoc, StateDoc, TransitionDoc,
 };
+use proptest::prelude::*;
 
 /// A small deterministic generator (xorshift), so a failing seed reproduces.
 pub struct Rng(u64);
@@ -401,4 +404,79 @@ fn visit(state: &mut StateDoc, f: &mut impl FnMut(&mut StateDoc)) {
 pub fn machine(seed: u64) -> Machine {
     idemchart::syntax::lower(machine_doc(seed))
         .unwrap_or_else(|errors| panic!("seed {seed}: {errors:#?}"))
+}
+
+// Inputs for the property tests that run random machines.
+
+/// One input: an event (by index into `EVENTS`, with a payload key) or
+/// a clock advance in milliseconds.
+#[derive(Clone, Debug)]
+pub enum Input {
+    Send(usize, u8),
+    Advance(u64),
+    /// Answers an invocation in flight (by index, modulo how many there
+    /// are), done when even, failed when odd; with no invocation in
+    /// flight, the answer of one that never started.
+    Complete(u8),
+}
+
+pub fn inputs() -> impl Strategy<Value = Vec<Input>> {
+    prop::collection::vec(
+        prop_oneof![
+            4 => (0..EVENTS.len(), any::<u8>()).prop_map(|(e, k)| Input::Send(e, k % 4)),
+            1 => prop_oneof![Just(400u64), Just(1_000), Just(70_000)].prop_map(Input::Advance),
+            1 => any::<u8>().prop_map(Input::Complete),
+        ],
+        0..24,
+    )
+}
+
+pub fn apply(actor: &mut Actor, input: &Input) -> String {
+    let step = match input {
+        Input::Send(e, k) => {
+            let key = Value::from(format!("k{k}"));
+            let data = Value::map([("k", key.clone()), ("v", Value::Int(*k as i64))]);
+            actor.send(&Event::new(EVENTS[*e], Some(key), data)).clone()
+        }
+        Input::Advance(ms) => {
+            let to = actor.now() + ms;
+            actor.advance_to(to).clone()
+        }
+        Input::Complete(n) => {
+            let running: Vec<String> = actor.invocations().map(|i| i.id.to_string()).collect();
+            let id = match running.len() {
+                0 => "charge".to_string(),
+                len => running[*n as usize % len].clone(),
+            };
+            let (name, data) = if n % 2 == 0 {
+                (
+                    format!("xstate.done.actor.{id}"),
+                    Value::map([("output", Value::Int(*n as i64))]),
+                )
+            } else {
+                (
+                    format!("xstate.error.actor.{id}"),
+                    Value::map([("error", Value::from("failed"))]),
+                )
+            };
+            actor.send(&Event::new(name, None, data)).clone()
+        }
+    };
+    format!("{step:?}")
+}
+
+/// What an observer can see of an actor.
+pub fn observe(actor: &Actor) -> String {
+    let invocations: Vec<String> = actor
+        .invocations()
+        .map(|i| format!("{}@{:?}", i.id, i.state))
+        .collect();
+    format!(
+        "{:?} {:?} {} {:?} {:?}",
+        actor.status(),
+        actor.configuration_paths(),
+        actor.context(),
+        actor.next_due(),
+        invocations
+    )
 }

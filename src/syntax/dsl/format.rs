@@ -428,7 +428,7 @@ fn targets(targets: &[Target]) -> String {
 
 /// A target as written in the model (`a.b`, `.child`, `#id`), with the parts
 /// that need it quoted.
-fn target(text: &str) -> String {
+pub(super) fn target(text: &str) -> String {
     if let Some(id) = text.strip_prefix('#') {
         return format!("#{}", segment(id));
     }
@@ -440,7 +440,7 @@ fn target(text: &str) -> String {
 
 /// A dotted name (`done.state.a`): its first part cannot be a keyword, the
 /// parts after a dot can.
-fn dotted(text: &str) -> String {
+pub(super) fn dotted(text: &str) -> String {
     path_segments(text, name)
 }
 
@@ -468,7 +468,7 @@ fn is_word(text: &str) -> bool {
 /// A name where a keyword would be read as one: quoted when it is a keyword
 /// or not a plain word. `in` is quoted too: after an expression it would read
 /// as the operator (`log x` then an action named `in`).
-fn name(text: &str) -> String {
+pub(super) fn name(text: &str) -> String {
     if is_word(text) && !KEYWORDS.contains(&text) && text != "in" {
         text.to_string()
     } else {

@@ -19,6 +19,7 @@ use crate::syntax::tree::{
     MachineDoc, SourceDoc, StateDoc, TransitionDoc,
 };
 
+pub(crate) mod edit;
 mod errors;
 pub mod format;
 

@@ -6,6 +6,7 @@
 //! written, with their places; the lowering resolves and checks them, so that
 //! YAML and DSL files get the same checks.
 
+pub(crate) mod edit;
 mod format;
 mod node;
 

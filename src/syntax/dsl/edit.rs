@@ -1,0 +1,379 @@
+//! Fixes written into a DSL machine file (`*.chart`): items inserted after
+//! their siblings on a line of their own at the siblings' indentation,
+//! clauses inserted where the grammar's fixed clause order puts them
+//! (`id` after the payload, `if` after the targets), items removed with
+//! their lines.
+//!
+//! The editor parses the file with the front-end's grammar and finds each
+//! place by the span the model kept for it.
+
+use pest::Parser;
+use pest::iterators::Pair;
+
+use crate::fix::{self, Edit};
+use crate::span::Span;
+
+use super::format::{dotted, name, target};
+use super::{ChartParser, Rule, trimmed_len};
+
+/// A DSL file's parse tree.
+pub(crate) struct DslEditor<'t> {
+    text: &'t str,
+    chart: Pair<'t, Rule>,
+}
+
+/// Where a pair's text starts.
+fn start(pair: &Pair<Rule>) -> usize {
+    pair.as_span().start()
+}
+
+/// Where a pair's text ends, before the spaces and comments pest leaves in
+/// a rule whose last part is optional.
+fn end(pair: &Pair<Rule>) -> usize {
+    start(pair) + trimmed_len(pair)
+}
+
+/// The first pair below `pair`, depth first, that `wanted` accepts.
+fn find<'t>(pair: &Pair<'t, Rule>, wanted: &dyn Fn(&Pair<Rule>) -> bool) -> Option<Pair<'t, Rule>> {
+    pair.clone().into_inner().find_map(|inner| {
+        if wanted(&inner) {
+            Some(inner)
+        } else {
+            find(&inner, wanted)
+        }
+    })
+}
+
+/// The first direct child of `pair` whose rule is `rule`.
+fn child<'t>(pair: &Pair<'t, Rule>, rule: Rule) -> Option<Pair<'t, Rule>> {
+    pair.clone().into_inner().find(|p| p.as_rule() == rule)
+}
+
+/// Writes a target in the DSL, with the parts that need it quoted.
+pub(crate) fn rename_target(span: Span, new: &str) -> Edit {
+    Edit::new(span, target(new))
+}
+
+impl<'t> DslEditor<'t> {
+    pub fn new(text: &'t str) -> Option<DslEditor<'t>> {
+        let chart = ChartParser::parse(Rule::chart, text).ok()?.next()?;
+        Some(DslEditor { text, chart })
+    }
+
+    /// The declarations and items of the top level, in the order written.
+    fn top_items(&self) -> Vec<Pair<'t, Rule>> {
+        self.chart
+            .clone()
+            .into_inner()
+            .filter(|p| p.as_rule() == Rule::top_item)
+            .filter_map(|p| p.into_inner().next())
+            .collect()
+    }
+
+    /// `line` inserted after the item ending at `at`: on a line of its own
+    /// at `indent` when the item ends its line, else after it on its line.
+    fn after(&self, at: usize, indent: &str, line: &str) -> Edit {
+        match fix::after_item(self.text, at, "//") {
+            (at, true) => Edit::insert(at, format!("\n{indent}{line}")),
+            (at, false) => Edit::insert(at, format!(" {line}")),
+        }
+    }
+
+    /// `lines` inserted before the top-level item `item`, above the comments
+    /// about it, followed by a blank line; inline when it shares its line.
+    fn before(&self, item: &Pair<Rule>, lines: &str) -> Edit {
+        let at = start(item);
+        if fix::starts_line(self.text, at) {
+            Edit::insert(
+                fix::above_comments(self.text, at, "//"),
+                format!("{lines}\n\n"),
+            )
+        } else {
+            Edit::insert(at, format!("{} ", lines.replace('\n', " ")))
+        }
+    }
+
+    /// A new top-level item: after the last top-level item whose rule is
+    /// `after` when there is one, else before the first whose rule is in
+    /// `before`, else at the end.
+    fn top_level(&self, line: &str, after: Rule, before: &[Rule]) -> Edit {
+        let items = self.top_items();
+        let kind = |p: &Pair<Rule>| p.as_rule();
+        if let Some(last) = items.iter().rev().find(|p| kind(p) == after) {
+            let indent = fix::indentation(self.text, start(last));
+            return self.after(end(last), indent, line);
+        }
+        if let Some(first) = items.iter().find(|p| before.contains(&kind(p))) {
+            return self.before(first, line);
+        }
+        let last_end = items
+            .last()
+            .or(child(&self.chart, Rule::header).as_ref())
+            .map_or(self.text.len(), end);
+        Edit::insert(last_end, format!("\n\n{line}"))
+    }
+
+    /// The transition whose text starts at `at`.
+    fn transition(&self, at: usize) -> Option<Pair<'t, Rule>> {
+        find(&self.chart, &|p| {
+            matches!(
+                p.as_rule(),
+                Rule::on_decl | Rule::always_decl | Rule::after_decl
+            ) && start(p) == at
+        })
+    }
+}
+
+impl fix::Editor for DslEditor<'_> {
+    fn replace_duration(&self, span: Span, duration: &str) -> Edit {
+        Edit::new(span, duration)
+    }
+
+    fn declare_event(&self, event: &str) -> Option<Vec<Edit>> {
+        let line = format!("event {}", dotted(event));
+        let before = [Rule::effect_decl, Rule::guards_decl, Rule::state_item];
+        Some(vec![self.top_level(&line, Rule::event_decl, &before)])
+    }
+
+    fn remove_allow(&self, lint: Span, _all_of_state: bool) -> Option<Vec<Edit>> {
+        // Each `allow` is an item of its own: removing every one removes all.
+        let decl = find(&self.chart, &|p| {
+            p.as_rule() == Rule::allow_decl
+                && child(p, Rule::lint_name).is_some_and(|n| start(&n) == lint.start as usize)
+        })?;
+        let span = fix::removal(self.text, start(&decl), end(&decl), "//");
+        Some(vec![Edit::delete(span)])
+    }
+
+    fn add_event_id(&self, event: Span, field: &str) -> Option<Vec<Edit>> {
+        let decl = find(&self.chart, &|p| {
+            p.as_rule() == Rule::event_decl
+                && child(p, Rule::event_name).is_some_and(|n| start(&n) == event.start as usize)
+        })?;
+        if child(&decl, Rule::id_field).is_some() {
+            return None;
+        }
+        // The grammar's order: name, payload, `id`, `from`, description.
+        let before = child(&decl, Rule::payload).or_else(|| child(&decl, Rule::event_name))?;
+        Some(vec![Edit::insert(
+            end(&before),
+            format!(" id {}", name(field)),
+        )])
+    }
+
+    fn add_context_list(&self, field: &str) -> Option<Vec<Edit>> {
+        let field = format!("{} = []", name(field));
+        let items = self.top_items();
+        let Some(context) = items
+            .iter()
+            .rev()
+            .find(|p| p.as_rule() == Rule::context_block)
+        else {
+            let block = format!("context {{\n  {field}\n}}");
+            let edit = match items.first() {
+                Some(first) => self.before(first, &block),
+                None => self.top_level(&block, Rule::context_block, &[]),
+            };
+            return Some(vec![edit]);
+        };
+        let fields: Vec<Pair<Rule>> = context
+            .clone()
+            .into_inner()
+            .filter(|p| p.as_rule() == Rule::context_field)
+            .collect();
+        let edit = match fields.last() {
+            Some(last) => {
+                let indent = fix::indentation(self.text, start(last));
+                self.after(end(last), indent, &field)
+            }
+            None => Edit::insert(end(&child(context, Rule::open)?), format!(" {field} ")),
+        };
+        Some(vec![edit])
+    }
+
+    fn add_guard(&self, transition: Span, test: &str) -> Option<Vec<Edit>> {
+        let decl = self.transition(transition.start as usize)?;
+        if let Some(guard) = child(&decl, Rule::guard) {
+            let expr = child(&guard, Rule::expression)?;
+            let (from, to) = (start(&expr), end(&expr));
+            let old = &self.text[from..to];
+            return Some(vec![Edit::new(
+                Span::new(from, to),
+                format!("{test} && ({old})"),
+            )]);
+        }
+        // The grammar's order: trigger, targets, `reenter`, `if`, description.
+        let last = decl
+            .clone()
+            .into_inner()
+            .filter(|p| {
+                matches!(
+                    p.as_rule(),
+                    Rule::kw_on
+                        | Rule::kw_always
+                        | Rule::kw_after
+                        | Rule::descriptor
+                        | Rule::duration
+                        | Rule::targets
+                        | Rule::reenter
+                )
+            })
+            .last()?;
+        Some(vec![Edit::insert(end(&last), format!(" if {test}"))])
+    }
+
+    fn add_assign_field(&self, field: Span, new: &str, expr: &str) -> Option<Vec<Edit>> {
+        let at = field.start as usize;
+        let is_field = |p: &Pair<Rule>| {
+            p.as_rule() == Rule::assign_field
+                && child(p, Rule::name).is_some_and(|n| start(&n) == at)
+        };
+        // The assign's last field: the last of an `assign { ... }` block, or
+        // the last of the run of `f = E` lines the field is in.
+        let holder = find(&self.chart, &|p| {
+            matches!(p.as_rule(), Rule::assign_block | Rule::action_block)
+                && p.clone().into_inner().any(|c| {
+                    is_field(&c)
+                        || (c.as_rule() == Rule::action
+                            && child(&c, Rule::assign_field).is_some_and(|f| is_field(&f)))
+                })
+        })?;
+        let last = if holder.as_rule() == Rule::assign_block {
+            holder
+                .clone()
+                .into_inner()
+                .filter(|p| p.as_rule() == Rule::assign_field)
+                .last()?
+        } else {
+            let fields: Vec<Option<Pair<Rule>>> = holder
+                .clone()
+                .into_inner()
+                .filter(|p| p.as_rule() == Rule::action)
+                .map(|a| child(&a, Rule::assign_field))
+                .collect();
+            let i = fields
+                .iter()
+                .position(|f| f.as_ref().is_some_and(is_field))?;
+            fields[i..].iter().map_while(Option::as_ref).last()?.clone()
+        };
+        let indent = fix::indentation(self.text, start(&last));
+        let line = format!("{} = {expr}", name(new));
+        Some(vec![self.after(end(&last), indent, &line)])
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::fix::Editor;
+    use crate::fix::tests::{edited, span_of};
+
+    #[test]
+    fn declares_events_after_the_others_or_before_the_states() {
+        let text = "machine m\n\nevent A id a // first\n\nstate s\n";
+        let editor = DslEditor::new(text).unwrap();
+        assert_eq!(
+            edited(text, editor.declare_event("B")),
+            "machine m\n\nevent A id a // first\nevent B\n\nstate s\n"
+        );
+        let text = "machine m\n\n// the states\nstate s\n";
+        let editor = DslEditor::new(text).unwrap();
+        assert_eq!(
+            edited(text, editor.declare_event("final.ok")),
+            "machine m\n\nevent `final`.ok\n\n// the states\nstate s\n"
+        );
+    }
+
+    #[test]
+    fn removes_an_allow_with_its_line() {
+        let text = "machine m\nstate s {\n  allow unreachable-state \"x\" // old\n  on E -> s\n}\n";
+        let editor = DslEditor::new(text).unwrap();
+        assert_eq!(
+            edited(
+                text,
+                editor.remove_allow(span_of(text, "unreachable"), false)
+            ),
+            "machine m\nstate s {\n  on E -> s\n}\n"
+        );
+        let text = "machine m\nstate s { allow unreachable-state \"x\" on E -> s }\n";
+        let editor = DslEditor::new(text).unwrap();
+        assert_eq!(
+            edited(
+                text,
+                editor.remove_allow(span_of(text, "unreachable"), false)
+            ),
+            "machine m\nstate s { on E -> s }\n"
+        );
+    }
+
+    #[test]
+    fn adds_clauses_in_the_grammar_order() {
+        let text = "machine m\nevent E(orderId: string) from s \"x\"\nevent F\n";
+        let editor = DslEditor::new(text).unwrap();
+        assert_eq!(
+            edited(text, editor.add_event_id(span_of(text, "E("), "orderId")),
+            "machine m\nevent E(orderId: string) id orderId from s \"x\"\nevent F\n"
+        );
+        let text = "machine m\nstate s {\n  on E -> s reenter \"text\" {\n    n = context.n + 1\n    m = 1\n    log \"x\"\n  }\n  on F if context.ok { n = 2 }\n}\n";
+        let editor = DslEditor::new(text).unwrap();
+        let e = span_of(text, "on E");
+        assert_eq!(
+            edited(text, editor.add_guard(e, "!(event.k in context.seen)")),
+            text.replace(
+                "reenter \"text\"",
+                "reenter if !(event.k in context.seen) \"text\""
+            )
+        );
+        let f = span_of(text, "on F");
+        assert_eq!(
+            edited(text, editor.add_guard(f, "!(event.k in context.seen)")),
+            text.replace(
+                "if context.ok",
+                "if !(event.k in context.seen) && (context.ok)"
+            )
+        );
+        let n = span_of(text, "n = context");
+        assert_eq!(
+            edited(
+                text,
+                editor.add_assign_field(n, "seen", "context.seen + [event.k]")
+            ),
+            text.replace("m = 1\n", "m = 1\n    seen = context.seen + [event.k]\n")
+        );
+        let n2 = span_of(text, "n = 2");
+        assert_eq!(
+            edited(text, editor.add_assign_field(n2, "seen", "[]")),
+            text.replace("n = 2 }", "n = 2 seen = [] }")
+        );
+    }
+
+    #[test]
+    fn adds_to_an_assign_block() {
+        let text = "machine m\nstate s {\n  on E {\n    assign {\n      n = context.n + 1\n    }\n    log \"x\"\n  }\n}\n";
+        let editor = DslEditor::new(text).unwrap();
+        let n = span_of(text, "n = context");
+        assert_eq!(
+            edited(
+                text,
+                editor.add_assign_field(n, "seen", "context.seen + [event.k]")
+            ),
+            text.replace("n + 1\n", "n + 1\n      seen = context.seen + [event.k]\n")
+        );
+    }
+
+    #[test]
+    fn adds_context_fields_to_the_block_or_a_new_one() {
+        let text = "machine m\ncontext {\n  n = 0\n}\nstate s\n";
+        let editor = DslEditor::new(text).unwrap();
+        assert_eq!(
+            edited(text, editor.add_context_list("seen")),
+            "machine m\ncontext {\n  n = 0\n  seen = []\n}\nstate s\n"
+        );
+        let text = "machine m\n\nstate s\n";
+        let editor = DslEditor::new(text).unwrap();
+        assert_eq!(
+            edited(text, editor.add_context_list("seen")),
+            "machine m\n\ncontext {\n  seen = []\n}\n\nstate s\n"
+        );
+    }
+}
