@@ -91,10 +91,11 @@ impl Level {
         }
     }
 
-    /// The level a severity stands for.
+    /// The level a severity stands for; a note is reported as a warning
+    /// is, only more quietly.
     pub fn of(severity: Severity) -> Level {
         match severity {
-            Severity::Warning => Level::Warn,
+            Severity::Note | Severity::Warning => Level::Warn,
             Severity::Error => Level::Deny,
         }
     }
@@ -325,12 +326,21 @@ impl Config {
             .flat_map(|o| &o.lints);
         let mut level = Level::of(default);
         let mut warnings = Level::Warn;
+        let mut set = false;
         for setting in self.lints.iter().chain(matching).chain(&self.flags) {
             match setting.target {
-                Target::Lint(c) if c == code => level = setting.level,
+                Target::Lint(c) if c == code => {
+                    level = setting.level;
+                    set = true;
+                }
                 Target::Warnings => warnings = setting.level,
                 Target::Lint(_) => {}
             }
+        }
+        // A note stays a note, which `warnings` does not touch, until its
+        // own lint is given a level.
+        if default == Severity::Note && !set {
+            return Some(Severity::Note);
         }
         if level == Level::Warn {
             level = warnings;

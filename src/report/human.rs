@@ -15,6 +15,7 @@ pub fn render(diagnostic: &Diagnostic, file: &SourceFile, color: bool) -> String
     let level = match diagnostic.severity {
         Severity::Error => Level::ERROR,
         Severity::Warning => Level::WARNING,
+        Severity::Note => Level::NOTE,
     };
     let title = format!("{} [{}]", diagnostic.message, diagnostic.name);
     let mut snippet = Snippet::source(file.text.as_str())

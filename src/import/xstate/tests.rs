@@ -1,0 +1,1 @@
+//! Tests of the XState front-end.
