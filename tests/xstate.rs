@@ -49,7 +49,7 @@ fn describe(name: &str) -> String {
         line(e, &mut out);
     }
     for m in &loaded.machines {
-        out.push_str(&format!("== machine {} ({})\n", m.name, m.version.as_str()));
+        out.push_str(&format!("== machine {} ({})\n", m.name, m.version.map_or("", |v| v.as_str())));
         for n in &m.notes {
             line(n, &mut out);
         }

@@ -17,7 +17,7 @@ use idemchart::config::{
 use idemchart::lint::Lint;
 use idemchart::report::{self, FileReport, Summary};
 
-use super::{Color, CommandResult, load_file, machine_files};
+use super::{Color, CommandResult, load_machines, machine_files};
 
 #[derive(Args)]
 pub struct LintArgs {
@@ -64,7 +64,7 @@ enum LintFormat {
 }
 
 /// What the configuration and the reports need to know of every lint.
-fn registry() -> Vec<LintInfo> {
+pub(crate) fn registry() -> Vec<LintInfo> {
     Lint::ALL
         .iter()
         .map(|&lint| LintInfo {
@@ -104,16 +104,34 @@ pub fn lint(args: &LintArgs, matches: Option<&ArgMatches>) -> CommandResult {
     let options = idemchart::lint::Options {
         show_refuted: args.show_refuted,
     };
-    let mut reports = Vec::new();
-    for path in machine_files(&args.paths)? {
-        // A file that does not load has only its load errors, which no level
-        // changes: nothing else in it could be linted.
-        let (file, loaded) = load_file(&path)?;
-        let diagnostics = match loaded {
-            Ok(machine) => config.apply(&path, idemchart::lint::lint_with(&machine, &options)),
-            Err(load_errors) => load_errors,
+    let mut reports: Vec<FileReport> = Vec::new();
+    for (path, searched) in machine_files(&args.paths, &config)? {
+        let Some(loaded) = load_machines(&path, searched, &config)? else {
+            continue;
         };
-        reports.push(FileReport::new(file, diagnostics));
+        // A machine that does not load has only its load errors, which no
+        // level changes (levels apply to lint findings only); a file may
+        // hold several machines, each linted on its own.
+        let mut diagnostics = loaded.errors;
+        for machine in loaded.machines {
+            diagnostics.extend(machine.notes);
+            match machine.machine {
+                Ok(machine) => diagnostics.extend(idemchart::lint::lint_with(&machine, &options)),
+                Err(load_errors) => diagnostics.extend(load_errors),
+            }
+        }
+        // A machine spread over sibling modules reports in each of them.
+        for (file, found) in loaded.sources.split(diagnostics) {
+            let found = config.apply(std::path::Path::new(&file.path), found);
+            match reports.iter_mut().find(|r| r.file.path == file.path) {
+                Some(report) => {
+                    let mut all = std::mem::take(&mut report.diagnostics);
+                    all.extend(found);
+                    *report = FileReport::new(file, all);
+                }
+                None => reports.push(FileReport::new(file, found)),
+            }
+        }
     }
 
     match args.format {
@@ -188,7 +206,10 @@ pub fn explain(name: &str) -> CommandResult {
         "{} {} ({} by default)\n\n{}",
         lint.code,
         lint.name,
-        Level::of(lint.default_severity).as_str(),
+        match lint.default_severity {
+            idemchart::Severity::Note => "note",
+            other => Level::of(other).as_str(),
+        },
         lint.doc.trim_end()
     );
     Ok(ExitCode::SUCCESS)

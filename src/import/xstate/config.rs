@@ -189,7 +189,7 @@ impl<'a> Reader<'a> {
                 Ok(machine) => {
                     return LoadedMachine {
                         name: built.name,
-                        version: built.version,
+                        version: Some(built.version),
                         machine: Ok(machine),
                         notes: built.notes,
                     };
@@ -217,7 +217,7 @@ impl<'a> Reader<'a> {
             if !again {
                 return LoadedMachine {
                     name: built.name,
-                    version: built.version,
+                    version: Some(built.version),
                     machine: Err(errors),
                     notes: built.notes,
                 };

@@ -22,7 +22,7 @@
 //! an error for the whole file.
 
 mod config;
-mod facts;
+pub mod facts;
 mod scope;
 mod sources;
 mod translate;
@@ -67,11 +67,9 @@ pub struct Settings {
 }
 
 /// The settings of one machine, by its id (`[machines.ID]`).
-#[derive(Clone, Debug, Default, serde::Deserialize)]
-#[serde(deny_unknown_fields)]
+#[derive(Clone, Debug, Default)]
 pub struct MachineSettings {
     pub xstate: Option<Version>,
-    #[serde(flatten)]
     pub facts: Facts,
 }
 
@@ -111,7 +109,8 @@ pub fn may_hold_machine(text: &str, kind: SourceKind) -> bool {
 pub struct LoadedMachine {
     /// Its id, else the variable it is assigned to, else `FILE@LINE:COL`.
     pub name: String,
-    pub version: Version,
+    /// The XState version it was read as; `None` for our own formats.
+    pub version: Option<Version>,
     /// The model, or every load error; spans in the offset space of
     /// `Loaded::sources`.
     pub machine: Result<Machine, Vec<Diagnostic>>,
@@ -142,9 +141,18 @@ pub struct Extracted {
     pub is_machine_file: bool,
 }
 
-/// Reads every machine of a file and lowers each one.
+/// Reads every machine of a file and lowers each one. A file whose text
+/// shows no machine (`may_hold_machine`) is not parsed at all.
 pub fn load(file: SourceFile, settings: &Settings) -> Loaded {
     let kind = SourceKind::of_path(Path::new(&file.path)).unwrap_or(SourceKind::Script);
+    if !may_hold_machine(&file.text, kind) {
+        return Loaded {
+            sources: Sources::new(file),
+            machines: Vec::new(),
+            errors: Vec::new(),
+            is_machine_file: false,
+        };
+    }
     let allocator = oxc_allocator::Allocator::default();
     let mut reader = scope::Reader::new(&allocator, file, kind);
     let machines = reader.machines(settings);

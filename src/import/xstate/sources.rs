@@ -17,7 +17,7 @@ pub struct Sources {
 }
 
 impl Sources {
-    pub(super) fn new(main: SourceFile) -> Sources {
+    pub fn new(main: SourceFile) -> Sources {
         Sources {
             files: vec![(0, main)],
         }
