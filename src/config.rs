@@ -312,20 +312,23 @@ impl Config {
             Ok::<_, String>(settings.into_iter().map(|(s, _)| s).collect::<Vec<_>>())
         };
         let lints = settings(&raw.lints)?;
-        let globs = |list: &Option<Spanned<Vec<Spanned<String>>>>| -> Result<Option<GlobSet>, String> {
-            let Some(list) = list else {
-                return Ok(None);
+        let globs =
+            |list: &Option<Spanned<Vec<Spanned<String>>>>| -> Result<Option<GlobSet>, String> {
+                let Some(list) = list else {
+                    return Ok(None);
+                };
+                let mut set = GlobSetBuilder::new();
+                for pattern in list.get_ref() {
+                    let glob = GlobBuilder::new(pattern.get_ref())
+                        .literal_separator(true)
+                        .build()
+                        .map_err(|e| at(pattern.span(), &format!("invalid path pattern: {e}")))?;
+                    set.add(glob);
+                }
+                set.build()
+                    .map(Some)
+                    .map_err(|e| at(list.span(), &e.to_string()))
             };
-            let mut set = GlobSetBuilder::new();
-            for pattern in list.get_ref() {
-                let glob = GlobBuilder::new(pattern.get_ref())
-                    .literal_separator(true)
-                    .build()
-                    .map_err(|e| at(pattern.span(), &format!("invalid path pattern: {e}")))?;
-                set.add(glob);
-            }
-            set.build().map(Some).map_err(|e| at(list.span(), &e.to_string()))
-        };
         let include = globs(&raw.include)?;
         let exclude = globs(&raw.exclude)?;
         let xstate = crate::import::xstate::Settings {

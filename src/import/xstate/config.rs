@@ -919,10 +919,29 @@ impl<'a> Cx<'_, 'a> {
                         doc.initial = vec![Name { text, span }];
                     } else if let Ok(r) = self.reader.resolve(value)
                         && let Some(target) = property(r.e, "target")
-                        && let Some((text, span)) = self.string(Node { e: target, t: r.t })
                     {
-                        doc.initial = vec![Name { text, span }];
-                        if property(r.e, "actions").is_some() {
+                        // `{ target: ['#machine.state.child'] }`, as
+                        // `toJSON()` writes it: the child's key.
+                        let own = entries
+                            .iter()
+                            .find(|e| e.key == "id")
+                            .and_then(|e| self.string(e.value))
+                            .map(|(id, _)| format!("#{id}."));
+                        doc.initial = self
+                            .targets(Node { e: target, t: r.t })
+                            .into_iter()
+                            .map(|mut name| {
+                                if let Some(own) = &own
+                                    && let Some(child) = name.text.strip_prefix(own.as_str())
+                                {
+                                    name.text = child.to_string();
+                                }
+                                name
+                            })
+                            .collect();
+                        let has_actions = property(r.e, "actions")
+                            .is_some_and(|a| !matches!(a, Expression::ArrayExpression(list) if list.elements.is_empty()));
+                        if has_actions {
                             let span = self.span(r);
                             self.note(
                                 "the actions of an initial transition are not read".into(),
@@ -1002,7 +1021,8 @@ impl<'a> Cx<'_, 'a> {
                         }
                     }
                 }
-                "description" => doc.description = self.string(value).map(|(s, _)| s),
+                // The root's is the machine's description.
+                "description" if !root => doc.description = self.string(value).map(|(s, _)| s),
                 "meta" => {
                     if !root
                         && let Ok(meta) = self.reader.resolve(value)
@@ -1035,7 +1055,7 @@ impl<'a> Cx<'_, 'a> {
                 "predictableActionArguments" => {
                     self.marker_v4.get_or_insert(entry.key_span);
                 }
-                "id" | "context" if root => {}
+                "id" | "context" | "description" if root => {}
                 other => self.note(
                     format!("`{other}` is not a key of a state config; it is ignored"),
                     entry.key_span,
@@ -1487,15 +1507,31 @@ impl<'a> Cx<'_, 'a> {
     /// handlers get their event, and v4's external transitions keep
     /// `reenter` only where their targets lie inside their source.
     fn finish(&mut self, root: &mut StateDoc, root_id: &str) {
+        // An id that is XState's default (`machine.path`, as `toJSON()`
+        // writes every state's) says nothing; the states targeted by it get
+        // it back below.
+        drop_default_ids(root, root_id, "");
         let mut ids: HashMap<String, String> = HashMap::new();
         let mut explicit_by_path: HashMap<String, String> = HashMap::new();
         collect_ids(root, "", &mut ids, &mut explicit_by_path);
         let mut assigned: HashMap<String, String> = HashMap::new();
         let mut wanted: Vec<String> = Vec::new();
+        // `in_state` takes a path: a state it names needs no id.
+        let mut by_path_only: HashSet<String> = HashSet::new();
+        let mut by_id: HashSet<String> = HashSet::new();
         visit_names(root, &mut |name, kind| {
+            match kind {
+                NameKind::StateIn => by_path_only.insert(name.to_string()),
+                _ => by_id.insert(
+                    name.trim_start_matches('#')
+                        .trim_start_matches(DONE_OF_ID)
+                        .to_string(),
+                ),
+            };
             let reference = match kind {
                 NameKind::Target => name.strip_prefix('#'),
                 NameKind::Event => name.strip_prefix(DONE_OF_ID),
+                NameKind::StateIn => Some(name),
             };
             if let Some(id) = reference {
                 wanted.push(id.to_string());
@@ -1514,6 +1550,9 @@ impl<'a> Cx<'_, 'a> {
         let mut target_text: HashMap<String, String> = HashMap::new();
         for (reference, path) in &resolved {
             let Some(path) = path else { continue };
+            if by_path_only.contains(reference) && !by_id.contains(reference) {
+                continue;
+            }
             let id = match explicit_by_path.get(path).or(assigned.get(path)) {
                 Some(id) => id.clone(),
                 None => {
@@ -1528,6 +1567,21 @@ impl<'a> Cx<'_, 'a> {
         collect_done_names(root, "", &mut done_names);
         let external = std::mem::take(&mut self.external_v4);
         rewrite(root, "", &mut |t, source_path| {
+            // `in_state` takes a path from the top, which every state has.
+            if let Some(guard) = &mut t.guard {
+                let ids: Vec<String> = state_in_ids(&guard.text)
+                    .into_iter()
+                    .map(String::from)
+                    .collect();
+                for id in ids {
+                    if let Some(Some(path)) = resolved.get(&id) {
+                        guard.text = guard.text.replace(
+                            &format!("in_state(\"#{id}\")"),
+                            &format!("in_state(\"{path}\")"),
+                        );
+                    }
+                }
+            }
             for target in &mut t.targets {
                 if let Some(reference) = target.text.strip_prefix('#')
                     && let Some(id) = target_text.get(reference)
@@ -1663,6 +1717,20 @@ pub(super) fn duration(ms: f64) -> Result<String, String> {
     Ok(format!("{ms}ms"))
 }
 
+fn drop_default_ids(state: &mut StateDoc, root_id: &str, path: &str) {
+    if state
+        .id
+        .as_ref()
+        .is_some_and(|id| !path.is_empty() && id.text == format!("{root_id}.{path}"))
+    {
+        state.id = None;
+    }
+    for child in &mut state.states {
+        let child_path = join(path, &child.key.text);
+        drop_default_ids(child, root_id, &child_path);
+    }
+}
+
 /// The names of all explicit ids, by id → path, and path → id.
 fn collect_ids(
     state: &StateDoc,
@@ -1774,6 +1842,23 @@ fn target_path(text: &str, source: &str, ids: &HashMap<String, String>) -> Optio
 enum NameKind {
     Target,
     Event,
+    /// The `#id` of `stateIn('#id')` (or v4's `in`).
+    StateIn,
+}
+
+/// The ids of `in_state("#ID")` calls in a guard's text.
+fn state_in_ids(text: &str) -> Vec<&str> {
+    const OPEN: &str = "in_state(\"#";
+    let mut out = Vec::new();
+    let mut rest = text;
+    while let Some(at) = rest.find(OPEN) {
+        rest = &rest[at + OPEN.len()..];
+        if let Some(end) = rest.find("\")") {
+            out.push(&rest[..end]);
+            rest = &rest[end..];
+        }
+    }
+    out
 }
 
 fn visit_names(state: &StateDoc, f: &mut impl FnMut(&str, NameKind)) {
@@ -1794,6 +1879,11 @@ fn visit_names(state: &StateDoc, f: &mut impl FnMut(&str, NameKind)) {
         }
         if let Some(event) = &t.event {
             f(&event.text, NameKind::Event);
+        }
+        if let Some(guard) = &t.guard {
+            for id in state_in_ids(&guard.text) {
+                f(id, NameKind::StateIn);
+            }
         }
     }
     for target in &state.target {

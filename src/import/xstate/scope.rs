@@ -266,10 +266,35 @@ impl<'a> Reader<'a> {
             root: Some(expr),
         });
         let node = Node { e: expr, t: 0 };
+        // A machine of our own format written as JSON: YAML reads JSON, so
+        // the file only needs another name.
+        if let Some(Expression::StringLiteral(_)) = property(expr, "machine") {
+            let span = match expr.get_inner_expression() {
+                Expression::ObjectExpression(o) => o
+                    .properties
+                    .iter()
+                    .filter_map(|p| p.as_property())
+                    .find(|p| p.key.is_specific_static_name("machine"))
+                    .map_or(Span::default(), |p| {
+                        Span::new(p.key.span().start as usize, p.key.span().end as usize)
+                    }),
+                _ => Span::default(),
+            };
+            self.is_machine_file = true;
+            let mut error = LoadError::InvalidValue {
+                message: "a .json file is read as an XState machine config, and this one is an idemchart machine file (`machine` is no XState key)".into(),
+            }
+            .at(span, []);
+            error.help = Some("name it *.yaml: YAML reads JSON as it is".into());
+            self.errors.push(error);
+            return;
+        }
         let is_config = match expr.get_inner_expression() {
             Expression::ObjectExpression(o) => o.properties.iter().any(|p| {
-                p.as_property()
-                    .is_some_and(|p| p.key.is_specific_static_name("states"))
+                p.as_property().is_some_and(|p| {
+                    p.key.is_specific_static_name("states")
+                        && matches!(p.value, Expression::ObjectExpression(_))
+                })
             }),
             _ => false,
         };
@@ -439,7 +464,7 @@ impl<'a> Reader<'a> {
             return None;
         }
         let dir = self.texts[t].path.as_ref()?.parent()?.to_path_buf();
-        let path = module_path(&dir.join(source))?;
+        let path = module_path(&lexically_clean(&dir.join(source)))?;
         if let Some(known) = self.modules.get(&path) {
             return *known;
         }
@@ -483,6 +508,22 @@ pub(super) fn property<'a>(object: &'a Expression<'a>, name: &str) -> Option<&'a
         .filter_map(|p| p.as_property())
         .find(|p| !p.computed && p.key.is_specific_static_name(name))
         .map(|p| &p.value)
+}
+
+/// `a/./b/../c` as `a/c`, so that a module is named as a person would.
+fn lexically_clean(path: &Path) -> PathBuf {
+    use std::path::Component;
+    let mut out = PathBuf::new();
+    for component in path.components() {
+        match component {
+            Component::CurDir => {}
+            Component::ParentDir if out.file_name().is_some() => {
+                out.pop();
+            }
+            other => out.push(other),
+        }
+    }
+    out
 }
 
 /// The file a relative module specifier names: as written if it exists,
