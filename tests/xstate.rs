@@ -322,3 +322,100 @@ fn files_without_a_machine_are_no_machine_files() {
         assert!(loaded.errors.is_empty(), "{name}: {:?}", loaded.errors);
     }
 }
+
+/// The JavaScript fixtures are real XState: XState v5.33.3 loads them and,
+/// sent the same events, goes through the same states as idemchart's
+/// replay of the model read from them. Needs Node and `npm ci` in
+/// `tests/xstate`; without them it says why and passes.
+#[test]
+fn javascript_fixtures_run_alike_in_xstate() {
+    use std::io::Write;
+    use std::process::{Command, Stdio};
+    use std::sync::Arc;
+
+    use idemchart::expr::{Event, Value as ExprValue};
+    use idemchart::interp::{Actor, Chart};
+    use serde_json::{Value, json};
+
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/xstate");
+    let node = Command::new("node").arg("--version").output();
+    if !node.is_ok_and(|o| o.status.success()) || !dir.join("node_modules/xstate").is_dir() {
+        eprintln!("skipped: needs `node` and `npm ci` in {}", dir.display());
+        return;
+    }
+    let charge = |id: &str, amount: i64| json!({ "type": "CHARGE_SUCCEEDED", "chargeId": id, "amount": amount });
+    let cases = [
+        (
+            "order-partial-charges.mjs",
+            vec![
+                charge("c1", 60),
+                charge("c1", 60),
+                json!({ "type": "CANCEL", "requestId": "r" }),
+            ],
+        ),
+        (
+            "order-charge-ids.mjs",
+            vec![charge("c1", 60), charge("c1", 60), charge("c2", 40)],
+        ),
+        (
+            "document-review.mjs",
+            vec![
+                json!({ "type": "EDIT", "editId": "e1" }),
+                json!({ "type": "COMMENT", "commentId": "k1" }),
+                json!({ "type": "PAUSE", "requestId": "p1" }),
+                json!({ "type": "RESUME", "requestId": "p2" }),
+                json!({ "type": "SIGN_OFF", "signOffId": "s1", "by": "ana" }),
+                json!({ "type": "EDIT", "editId": "e2" }),
+            ],
+        ),
+    ];
+    let input: Vec<Value> = cases
+        .iter()
+        .map(|(file, events)| json!({ "file": fixture_dir().join(file), "events": events }))
+        .collect();
+    let mut child = Command::new("node")
+        .arg("fixtures.mjs")
+        .current_dir(&dir)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .expect("node starts");
+    child
+        .stdin
+        .take()
+        .expect("stdin")
+        .write_all(&serde_json::to_vec(&input).expect("JSON"))
+        .expect("node reads");
+    let output = child.wait_with_output().expect("node runs");
+    assert!(output.status.success(), "fixtures.mjs failed");
+    // XState's `log` prints to standard output too: the results are the
+    // last line.
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    let last = stdout.lines().last().unwrap_or_default();
+    let results: Vec<Value> =
+        serde_json::from_str(last).unwrap_or_else(|e| panic!("{e}: {stdout}"));
+    for ((file, events), result) in cases.iter().zip(&results) {
+        assert!(result.get("error").is_none(), "{file}: {result}");
+        let theirs = &result["machines"];
+        let ours = machines(file);
+        assert_eq!(theirs.as_array().map(Vec::len), Some(ours.len()), "{file}");
+        for (machine, theirs) in ours.into_iter().zip(theirs.as_array().expect("a list")) {
+            assert_eq!(theirs["id"], machine.name.as_str(), "{file}");
+            let mut actor = Actor::new(Arc::new(Chart::new(machine)));
+            let mut steps = vec![sorted(actor.configuration_paths())];
+            for event in events {
+                let name = event["type"].as_str().expect("a type");
+                actor.send(&Event::new(name, None, ExprValue::from(event)));
+                steps.push(sorted(actor.configuration_paths()));
+            }
+            let theirs: Vec<Vec<String>> =
+                serde_json::from_value(theirs["steps"].clone()).expect("steps");
+            assert_eq!(steps, theirs, "{file}: idemchart (left) and XState (right)");
+        }
+    }
+}
+
+fn sorted(mut paths: Vec<String>) -> Vec<String> {
+    paths.sort();
+    paths
+}
