@@ -187,12 +187,20 @@ fn main() -> std::io::Result<()> {
     let file = idemchart::SourceFile::new("big.ts", big);
     let (read, machine) = best_of(3, || {
         let loaded = xstate::load(file.clone(), &Settings::default());
-        loaded.machines.into_iter().next().and_then(|m| m.machine.ok()).expect("loads")
+        loaded
+            .machines
+            .into_iter()
+            .next()
+            .and_then(|m| m.machine.ok())
+            .expect("loads")
     });
     let (lint, _) = best_of(3, || idemchart::lint::lint(&machine).len());
     let (time, found) = best_of(3, || {
         let loaded = xstate::load(file.clone(), &Settings::default());
-        let machine = loaded.machines[0].machine.as_ref().expect("the 500-state machine loads");
+        let machine = loaded.machines[0]
+            .machine
+            .as_ref()
+            .expect("the 500-state machine loads");
         assert_eq!(machine.states.len(), 502);
         idemchart::lint::lint(machine).len()
     });
