@@ -6,21 +6,7 @@
 import { readFileSync } from "node:fs";
 import { pathToFileURL } from "node:url";
 import { createActor } from "xstate";
-
-function leafPaths(value, prefix, out) {
-  if (typeof value === "string") {
-    out.push(prefix + value);
-    return;
-  }
-  const keys = Object.keys(value);
-  if (keys.length === 0) {
-    out.push(prefix.slice(0, -1));
-    return;
-  }
-  for (const key of keys) {
-    leafPaths(value[key], prefix + key + ".", out);
-  }
-}
+import { leafPaths } from "./leaf-paths.mjs";
 
 function states(actor) {
   const out = [];

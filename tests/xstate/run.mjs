@@ -12,6 +12,7 @@
 // `{ type: "below", params: { n } }` holds while the counter is below n.
 import { readFileSync } from "node:fs";
 import { assign, createActor, raise, setup } from "xstate";
+import { leafPaths } from "./leaf-paths.mjs";
 
 const cases = JSON.parse(readFileSync(0, "utf8"));
 let log = [];
@@ -29,22 +30,7 @@ const machineSetup = setup({
   },
 });
 
-// The active atomic (and final) states of a snapshot value, by dotted path.
-function leafPaths(value, prefix, out) {
-  if (typeof value === "string") {
-    out.push(prefix + value);
-    return;
-  }
-  const keys = Object.keys(value);
-  if (keys.length === 0) {
-    out.push(prefix.slice(0, -1));
-    return;
-  }
-  for (const key of keys) {
-    leafPaths(value[key], prefix + key + ".", out);
-  }
-}
-
+// The sorted active atomic (and final) states and the step's log.
 function observe(actor) {
   const states = [];
   leafPaths(actor.getSnapshot().value, "", states);

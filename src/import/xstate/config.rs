@@ -1244,7 +1244,7 @@ impl<'a> Cx<'_, 'a> {
     }
 
     /// A delay named in `setup({ delays })` or v4's options, when literal.
-    fn named_delay(&mut self, name: &'a str) -> Result<String, String> {
+    pub(super) fn named_delay(&mut self, name: &'a str) -> Result<String, String> {
         let Some(value) = self.impls.delays.get(name).copied() else {
             return Err("names no delay of `setup({ delays })`".into());
         };
@@ -1861,8 +1861,10 @@ fn state_in_ids(text: &str) -> Vec<&str> {
     out
 }
 
-fn visit_names(state: &StateDoc, f: &mut impl FnMut(&str, NameKind)) {
-    let transitions = state
+/// Every transition of a state: `on`, `always`, `after` and the handlers of
+/// its invocations.
+fn transitions_of(state: &StateDoc) -> impl Iterator<Item = &TransitionDoc> {
+    state
         .on
         .iter()
         .chain(&state.always)
@@ -1872,8 +1874,11 @@ fn visit_names(state: &StateDoc, f: &mut impl FnMut(&str, NameKind)) {
                 .invoke
                 .iter()
                 .flat_map(|i| i.on_done.iter().chain(&i.on_error)),
-        );
-    for t in transitions {
+        )
+}
+
+fn visit_names(state: &StateDoc, f: &mut impl FnMut(&str, NameKind)) {
+    for t in transitions_of(state) {
         for target in &t.targets {
             f(&target.text, NameKind::Target);
         }
@@ -1951,18 +1956,7 @@ fn visit_exprs(
             f(e, None);
         }
     }
-    let transitions = state
-        .on
-        .iter()
-        .chain(&state.always)
-        .chain(&state.after)
-        .chain(
-            state
-                .invoke
-                .iter()
-                .flat_map(|i| i.on_done.iter().chain(&i.on_error)),
-        );
-    for t in transitions {
+    for t in transitions_of(state) {
         if let Some(g) = &t.guard {
             f(g, None);
         }

@@ -118,11 +118,12 @@ pub struct LoadedMachine {
     pub notes: Vec<Diagnostic>,
 }
 
-/// Everything one file gave.
+/// Everything one file gave: its machines, lowered (`Loaded`) or as
+/// documents (`Extracted`).
 #[derive(Debug)]
-pub struct Loaded {
+pub struct FileRead<M> {
     pub sources: Sources,
-    pub machines: Vec<LoadedMachine>,
+    pub machines: Vec<M>,
     /// Problems of the file itself (syntax errors): no machine was read.
     pub errors: Vec<Diagnostic>,
     /// Whether the file holds something to lint: false for a script
@@ -131,22 +132,27 @@ pub struct Loaded {
     pub is_machine_file: bool,
 }
 
-/// The machines of one file and their documents before lowering, for the
-/// tests and for `import`.
-#[derive(Debug)]
-pub struct Extracted {
-    pub sources: Sources,
-    pub machines: Vec<(String, Version, MachineDoc, Vec<Diagnostic>)>,
-    pub errors: Vec<Diagnostic>,
-    pub is_machine_file: bool,
-}
+pub type Loaded = FileRead<LoadedMachine>;
+
+/// A machine's name, version, document before lowering, and notes.
+pub type Extracted = FileRead<(String, Version, MachineDoc, Vec<Diagnostic>)>;
 
 /// Reads every machine of a file and lowers each one. A file whose text
 /// shows no machine (`may_hold_machine`) is not parsed at all.
 pub fn load(file: SourceFile, settings: &Settings) -> Loaded {
+    read(file, |reader| reader.machines(settings))
+}
+
+/// Reads every machine of a file into documents, without lowering them,
+/// for the tests and for tools.
+pub fn extract(file: SourceFile, settings: &Settings) -> Extracted {
+    read(file, |reader| reader.documents(settings))
+}
+
+fn read<M>(file: SourceFile, machines: impl FnOnce(&mut scope::Reader) -> Vec<M>) -> FileRead<M> {
     let kind = SourceKind::of_path(Path::new(&file.path)).unwrap_or(SourceKind::Script);
     if !may_hold_machine(&file.text, kind) {
-        return Loaded {
+        return FileRead {
             sources: Sources::new(file),
             machines: Vec::new(),
             errors: Vec::new(),
@@ -155,24 +161,9 @@ pub fn load(file: SourceFile, settings: &Settings) -> Loaded {
     }
     let allocator = oxc_allocator::Allocator::default();
     let mut reader = scope::Reader::new(&allocator, file, kind);
-    let machines = reader.machines(settings);
+    let machines = machines(&mut reader);
     let (sources, errors, is_machine_file) = reader.finish();
-    Loaded {
-        sources,
-        machines,
-        errors,
-        is_machine_file,
-    }
-}
-
-/// Reads every machine of a file into documents, without lowering them.
-pub fn extract(file: SourceFile, settings: &Settings) -> Extracted {
-    let kind = SourceKind::of_path(Path::new(&file.path)).unwrap_or(SourceKind::Script);
-    let allocator = oxc_allocator::Allocator::default();
-    let mut reader = scope::Reader::new(&allocator, file, kind);
-    let machines = reader.documents(settings);
-    let (sources, errors, is_machine_file) = reader.finish();
-    Extracted {
+    FileRead {
         sources,
         machines,
         errors,

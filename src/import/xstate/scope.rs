@@ -95,6 +95,25 @@ pub(super) struct Text<'a> {
     pub root: Option<&'a Expression<'a>>,
 }
 
+impl<'a> Text<'a> {
+    /// A text of one expression (a JSON file, a `@code` string), without
+    /// bindings of its own.
+    fn expression(map: Mapping, root: &'a Expression<'a>) -> Text<'a> {
+        Text {
+            map,
+            path: None,
+            consts: HashMap::new(),
+            functions: HashMap::new(),
+            imports: HashMap::new(),
+            exports: HashMap::new(),
+            allows: HashMap::new(),
+            follows_imports: false,
+            program: None,
+            root: Some(root),
+        }
+    }
+}
+
 /// How deep names, spreads and nested configs are followed before the
 /// reader gives up on them: far beyond any honest machine, and short of a
 /// stack overflow on a hostile one.
@@ -253,18 +272,7 @@ impl<'a> Reader<'a> {
                 return;
             }
         };
-        self.texts.push(Text {
-            map: Mapping::Base(0),
-            path: None,
-            consts: HashMap::new(),
-            functions: HashMap::new(),
-            imports: HashMap::new(),
-            exports: HashMap::new(),
-            allows: HashMap::new(),
-            follows_imports: false,
-            program: None,
-            root: Some(expr),
-        });
+        self.texts.push(Text::expression(Mapping::Base(0), expr));
         let node = Node { e: expr, t: 0 };
         // A machine of our own format written as JSON: YAML reads JSON, so
         // the file only needs another name.
@@ -326,18 +334,8 @@ impl<'a> Reader<'a> {
                     .unwrap_or_else(|| "it does not parse".into())
             })?;
         let expr = &*self.alloc.alloc(parsed);
-        self.texts.push(Text {
-            map: Mapping::Table(table),
-            path: None,
-            consts: HashMap::new(),
-            functions: HashMap::new(),
-            imports: HashMap::new(),
-            exports: HashMap::new(),
-            allows: HashMap::new(),
-            follows_imports: false,
-            program: None,
-            root: Some(expr),
-        });
+        self.texts
+            .push(Text::expression(Mapping::Table(table), expr));
         Ok(self.texts.len() - 1)
     }
 

@@ -660,50 +660,7 @@ impl<'a> Cx<'_, 'a> {
             "raise" | "send" => {
                 let arg = *args.first().ok_or_else(missing)?;
                 let (event, data) = self.event_object(arg, view, params)?;
-                let options = args.get(1).copied();
-                let mut delay = None;
-                let mut id = None;
-                if let Some(options) = options {
-                    let entries = self.entries(options, "the options").unwrap_or_default();
-                    for entry in entries {
-                        match entry.key {
-                            "delay" => {
-                                let d = match self.reader.resolve(entry.value).map(|r| r.e) {
-                                    Ok(Expression::NumericLiteral(x)) => duration(x.value),
-                                    _ => match self.string(entry.value) {
-                                        Some((n, _)) => {
-                                            let n: &'a str = self.reader.alloc.alloc_str(&n);
-                                            self.named_delay_of(n)
-                                        }
-                                        None => Err("is computed".into()),
-                                    },
-                                };
-                                let d = d.map_err(|why| Why {
-                                    message: format!("its delay {why}"),
-                                    span: entry.key_span,
-                                })?;
-                                delay = Some(Name {
-                                    text: d,
-                                    span: entry.key_span,
-                                });
-                            }
-                            "id" => {
-                                let (text, span) = self.string(entry.value).ok_or_else(|| Why {
-                                    message: "its id is computed".into(),
-                                    span: entry.key_span,
-                                })?;
-                                id = Some(Name { text, span });
-                            }
-                            "to" => {
-                                return Err(Why {
-                                    message: "it sends to another actor".into(),
-                                    span: entry.key_span,
-                                });
-                            }
-                            _ => {}
-                        }
-                    }
-                }
+                let (delay, id) = self.send_options(args.get(1).copied())?;
                 // A raise without delay or id is an internal event; `send`
                 // (v4) and a delayed raise go to the machine's own queue.
                 if name == "raise" && delay.is_none() && id.is_none() {
@@ -810,34 +767,7 @@ impl<'a> Cx<'_, 'a> {
         span: Span,
     ) -> Result<ActionDoc, Why> {
         let (event, data) = self.event_object(event, view, params)?;
-        let mut delay = None;
-        let mut id = None;
-        if let Some(options) = options {
-            for entry in self.entries(options, "the options").unwrap_or_default() {
-                match entry.key {
-                    "delay" => {
-                        let d = match self.reader.resolve(entry.value).map(|r| r.e) {
-                            Ok(Expression::NumericLiteral(x)) => duration(x.value),
-                            _ => Err("is computed".into()),
-                        }
-                        .map_err(|why| Why {
-                            message: format!("its delay {why}"),
-                            span: entry.key_span,
-                        })?;
-                        delay = Some(Name {
-                            text: d,
-                            span: entry.key_span,
-                        });
-                    }
-                    "id" => {
-                        id = self
-                            .string(entry.value)
-                            .map(|(text, span)| Name { text, span });
-                    }
-                    _ => {}
-                }
-            }
-        }
+        let (delay, id) = self.send_options(options)?;
         Ok(ActionDoc::Send {
             event,
             data,
@@ -847,14 +777,55 @@ impl<'a> Cx<'_, 'a> {
         })
     }
 
-    fn named_delay_of(&mut self, name: &'a str) -> Result<String, String> {
-        let Some(value) = self.impls.delays.get(name).copied() else {
-            return Err("names no delay of `setup({ delays })`".into());
+    /// The `delay` (milliseconds or a named delay) and `id` of the options
+    /// of `raise`, `send` and `sendTo`; a `to` sends elsewhere: opaque.
+    fn send_options(
+        &mut self,
+        options: Option<Node<'a>>,
+    ) -> Result<(Option<Name>, Option<Name>), Why> {
+        let (mut delay, mut id) = (None, None);
+        let Some(options) = options else {
+            return Ok((delay, id));
         };
-        match self.reader.resolve(value).ok().map(|r| r.e) {
-            Some(Expression::NumericLiteral(x)) => duration(x.value),
-            _ => Err("is computed by a function".into()),
+        for entry in self.entries(options, "the options").unwrap_or_default() {
+            match entry.key {
+                "delay" => {
+                    let d = match self.reader.resolve(entry.value).map(|r| r.e) {
+                        Ok(Expression::NumericLiteral(x)) => duration(x.value),
+                        _ => match self.string(entry.value) {
+                            Some((n, _)) => {
+                                let n: &'a str = self.reader.alloc.alloc_str(&n);
+                                self.named_delay(n)
+                            }
+                            None => Err("is computed".into()),
+                        },
+                    };
+                    let d = d.map_err(|why| Why {
+                        message: format!("its delay {why}"),
+                        span: entry.key_span,
+                    })?;
+                    delay = Some(Name {
+                        text: d,
+                        span: entry.key_span,
+                    });
+                }
+                "id" => {
+                    let (text, span) = self.string(entry.value).ok_or_else(|| Why {
+                        message: "its id is computed".into(),
+                        span: entry.key_span,
+                    })?;
+                    id = Some(Name { text, span });
+                }
+                "to" => {
+                    return Err(Why {
+                        message: "it sends to another actor".into(),
+                        span: entry.key_span,
+                    });
+                }
+                _ => {}
+            }
         }
+        Ok((delay, id))
     }
 
     /// Whether a `sendTo` target is the machine itself: `({ self }) => self`.
