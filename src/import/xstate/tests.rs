@@ -220,3 +220,51 @@ fn delays_take_the_largest_unit_that_divides_them() {
     assert_eq!(duration(172_800_000.0).as_deref(), Ok("2d"));
     assert!(duration(1.5).is_err());
 }
+
+#[test]
+fn every_form_of_machine_call_is_found_and_named() {
+    let text = "import * as xstate from 'xstate';\n\
+                import { createTestMachine } from '@xstate/graph';\n\
+                const initialContext = () => ({ count: 0, tags: ['a'] });\n\
+                const base = xstate.setup({ guards: { big: ({ context }) => context.count > 2 } });\n\
+                export const counter = base.createMachine({ initial: 'a', context: initialContext(), states: { a: { on: { INC: { guard: 'big' } } } } });\n\
+                export const tested = createTestMachine({ id: 'probe', initial: 'x', states: { x: {} } });\n\
+                export const provided = xstate.createMachine({ initial: 'a', states: { a: { entry: 'hello' } } })\n\
+                  .provide({ actions: { hello: xstate.assign({}) } });\n\
+                function Machine(n: number) { return n; }\n\
+                Machine(3);\n";
+    let extracted = extract(SourceFile::new("forms.ts", text), &Settings::default());
+    let found: Vec<(&str, Version)> = extracted
+        .machines
+        .iter()
+        .map(|(name, version, ..)| (name.as_str(), *version))
+        .collect();
+    assert_eq!(
+        found,
+        [
+            ("counter", Version::V5),
+            ("probe", Version::V5),
+            ("provided", Version::V5)
+        ]
+    );
+    let counter = &extracted.machines[0].2;
+    let context: Vec<(&str, String)> = counter
+        .context
+        .iter()
+        .map(|c| (c.name.text.as_str(), c.value.to_string()))
+        .collect();
+    assert_eq!(context, [("count", "0".into()), ("tags", "[\"a\"]".into())]);
+    assert_eq!(
+        counter.root.states[0].on[0]
+            .guard
+            .as_ref()
+            .map(|g| g.text.as_str()),
+        Some("(context.count > 2)")
+    );
+    // `.provide` gave `hello` an implementation: an empty assign.
+    let provided = &extracted.machines[2].2;
+    assert!(matches!(
+        provided.root.states[0].entry.as_slice(),
+        [crate::syntax::tree::ActionDoc::Assign { .. }]
+    ));
+}
