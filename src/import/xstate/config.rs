@@ -1995,7 +1995,7 @@ fn context_fields(text: &str) -> Vec<String> {
             || !(bytes[i - 1].is_ascii_alphanumeric()
                 || bytes[i - 1] == b'_'
                 || bytes[i - 1] == b'.');
-        if boundary && text[i..].starts_with("context.") {
+        if boundary && bytes[i..].starts_with(b"context.") {
             let start = i + "context.".len();
             let end = text[start..]
                 .find(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))

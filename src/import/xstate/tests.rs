@@ -268,3 +268,24 @@ fn every_form_of_machine_call_is_found_and_named() {
         [crate::syntax::tree::ActionDoc::Assign { .. }]
     ));
 }
+
+#[test]
+fn cycles_and_deep_nesting_end_with_notes() {
+    let deep = format!(
+        "{}{{}}{}",
+        "{ states: { s: ".repeat(150),
+        " } }".repeat(150)
+    );
+    for text in [
+        // Names bound to each other, a spread of itself, a state that is
+        // the config.
+        "import { createMachine } from 'xstate';\nconst a = b;\nconst b = a;\nconst s = { ...s, x: {} };\nconst c = { initial: 'x', states: { x: c, ...s, y: a } };\nexport const m = createMachine(c);\n".to_string(),
+        format!("import {{ createMachine }} from 'xstate';\nexport const m = createMachine({{ initial: 's', states: {{ s: {deep} }} }});\n"),
+        "import { createMachine } from 'xstate';\nexport const m = createMachine({ initial: 'a', context: { ñ: 'é' }, states: { a: { entry: assign({ ñ: ({ context }) => context.ñ + 'ü' }) } } });\n".to_string(),
+    ] {
+        let loaded = load(SourceFile::new("cycle.ts", text), &Settings::default());
+        for machine in &loaded.machines {
+            assert!(!machine.notes.is_empty() || machine.machine.is_ok());
+        }
+    }
+}

@@ -1193,10 +1193,9 @@ impl<'a> Cx<'_, 'a> {
             return String::new();
         };
         let at = self.span(n);
-        if at.end as usize <= main.text.len() {
-            main.text[at.range()].to_string()
-        } else {
-            format!("{} bytes of code", span.size())
+        match main.text.get(at.range()) {
+            Some(text) => text.to_string(),
+            None => format!("{} bytes of code", span.size()),
         }
     }
 
