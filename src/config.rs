@@ -12,6 +12,22 @@
 //! cycle-reenables-event = "allow"
 //! ```
 //!
+//! The same file says where to look for machines and what XState machines
+//! cannot say themselves (`docs/xstate.md`):
+//!
+//! ```toml
+//! include = ["src/**"]            # directory searches take only these paths
+//! exclude = ["**/*.test.ts"]      # and never these
+//!
+//! [xstate]
+//! version = "v4"                  # machines whose API does not tell
+//!
+//! [machines.checkout]             # by machine id: the machine format's keys
+//! xstate = "v5"
+//! events = { PAY = { id = "paymentId" } }
+//! effects = { chargeCard = { idempotency = "key" } }
+//! ```
+//!
 //! Resolution, later wins: the lint's default level, then `[lints]`, then each
 //! `[[overrides]]` whose `paths` match the file, in file order, then the flags
 //! in command-line order. `warnings` is resolved the same way and applied last
@@ -91,10 +107,11 @@ impl Level {
         }
     }
 
-    /// The level a severity stands for.
+    /// The level a severity stands for; a note is reported as a warning
+    /// is, only more quietly.
     pub fn of(severity: Severity) -> Level {
         match severity {
-            Severity::Warning => Level::Warn,
+            Severity::Note | Severity::Warning => Level::Warn,
             Severity::Error => Level::Deny,
         }
     }
@@ -152,6 +169,10 @@ pub struct Config {
     lints: Vec<Setting>,
     overrides: Vec<Override>,
     flags: Vec<Setting>,
+    include: Option<GlobSet>,
+    exclude: Option<GlobSet>,
+    /// What XState machines cannot say themselves.
+    pub xstate: crate::import::xstate::Settings,
 }
 
 #[derive(Deserialize)]
@@ -161,6 +182,31 @@ struct RawConfig {
     lints: BTreeMap<Spanned<String>, Spanned<Level>>,
     #[serde(default)]
     overrides: Vec<RawOverride>,
+    include: Option<Spanned<Vec<Spanned<String>>>>,
+    exclude: Option<Spanned<Vec<Spanned<String>>>>,
+    xstate: Option<RawXstate>,
+    #[serde(default)]
+    machines: BTreeMap<String, RawMachine>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawXstate {
+    version: Option<crate::import::xstate::Version>,
+}
+
+/// `[machines.ID]`: the version, and the machine format's top-level facts.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawMachine {
+    xstate: Option<crate::import::xstate::Version>,
+    #[serde(default)]
+    events: indexmap::IndexMap<String, crate::import::xstate::facts::EventFact>,
+    #[serde(default)]
+    effects: indexmap::IndexMap<String, crate::import::xstate::facts::EffectFact>,
+    #[serde(default)]
+    sources: indexmap::IndexMap<String, crate::import::xstate::facts::SourceFact>,
+    dedup: Option<crate::import::xstate::facts::DedupFact>,
 }
 
 #[derive(Deserialize)]
@@ -181,7 +227,20 @@ impl Config {
             lints: Vec::new(),
             overrides: Vec::new(),
             flags: Vec::new(),
+            include: None,
+            exclude: None,
+            xstate: Default::default(),
         }
+    }
+
+    /// Whether a file that a directory search found is to be read:
+    /// `include` (when given) names it and `exclude` does not.
+    pub fn searches(&self, path: &Path) -> bool {
+        let Some(relative) = self.relative(path) else {
+            return self.include.is_none();
+        };
+        self.include.as_ref().is_none_or(|g| g.is_match(&relative))
+            && !self.exclude.as_ref().is_some_and(|g| g.is_match(&relative))
     }
 
     /// The nearest `idemchart.toml` in `dir` or one of its ancestors, as a
@@ -253,6 +312,47 @@ impl Config {
             Ok::<_, String>(settings.into_iter().map(|(s, _)| s).collect::<Vec<_>>())
         };
         let lints = settings(&raw.lints)?;
+        let globs =
+            |list: &Option<Spanned<Vec<Spanned<String>>>>| -> Result<Option<GlobSet>, String> {
+                let Some(list) = list else {
+                    return Ok(None);
+                };
+                let mut set = GlobSetBuilder::new();
+                for pattern in list.get_ref() {
+                    let glob = GlobBuilder::new(pattern.get_ref())
+                        .literal_separator(true)
+                        .build()
+                        .map_err(|e| at(pattern.span(), &format!("invalid path pattern: {e}")))?;
+                    set.add(glob);
+                }
+                set.build()
+                    .map(Some)
+                    .map_err(|e| at(list.span(), &e.to_string()))
+            };
+        let include = globs(&raw.include)?;
+        let exclude = globs(&raw.exclude)?;
+        let xstate = crate::import::xstate::Settings {
+            version: raw.xstate.and_then(|x| x.version),
+            machines: raw
+                .machines
+                .into_iter()
+                .map(|(id, m)| {
+                    let facts = crate::import::xstate::Facts {
+                        events: m.events,
+                        effects: m.effects,
+                        sources: m.sources,
+                        dedup: m.dedup,
+                    };
+                    (
+                        id,
+                        crate::import::xstate::MachineSettings {
+                            xstate: m.xstate,
+                            facts,
+                        },
+                    )
+                })
+                .collect(),
+        };
         let mut overrides = Vec::new();
         for raw_override in &raw.overrides {
             if raw_override.paths.get_ref().is_empty() {
@@ -285,6 +385,9 @@ impl Config {
             lints,
             overrides,
             flags: Vec::new(),
+            include,
+            exclude,
+            xstate,
         })
     }
 
@@ -325,12 +428,21 @@ impl Config {
             .flat_map(|o| &o.lints);
         let mut level = Level::of(default);
         let mut warnings = Level::Warn;
+        let mut set = false;
         for setting in self.lints.iter().chain(matching).chain(&self.flags) {
             match setting.target {
-                Target::Lint(c) if c == code => level = setting.level,
+                Target::Lint(c) if c == code => {
+                    level = setting.level;
+                    set = true;
+                }
                 Target::Warnings => warnings = setting.level,
                 Target::Lint(_) => {}
             }
+        }
+        // A note stays a note, which `warnings` does not touch, until its
+        // own lint is given a level.
+        if default == Severity::Note && !set {
+            return Some(Severity::Note);
         }
         if level == Level::Warn {
             level = warnings;

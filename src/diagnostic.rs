@@ -4,6 +4,9 @@ use crate::span::Span;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum Severity {
+    /// What a reader should know but need not act on: a part of an XState
+    /// machine that could not be translated and is opaque to the linter.
+    Note,
     Warning,
     Error,
 }
@@ -11,6 +14,7 @@ pub enum Severity {
 impl Severity {
     pub fn as_str(self) -> &'static str {
         match self {
+            Severity::Note => "note",
             Severity::Warning => "warning",
             Severity::Error => "error",
         }

@@ -45,7 +45,7 @@ const WITNESS_COLOUR: &str = "#2563eb";
 fn severity_colour(severity: Severity) -> &'static str {
     match severity {
         Severity::Error => ERROR_COLOUR,
-        Severity::Warning => WARNING_COLOUR,
+        Severity::Warning | Severity::Note => WARNING_COLOUR,
     }
 }
 

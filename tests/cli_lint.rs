@@ -639,3 +639,163 @@ fn a_retry_witness_ends_with_the_retried_step_in_json_and_sarif() {
         ]
     );
 }
+
+/// An XState source reports at its own lines and columns in every format,
+/// its notes at note level.
+#[test]
+fn xstate_sources_report_at_their_positions_in_every_format() {
+    let file = "tests/xstate/fixtures/checkout.ts";
+    let report = json(&lint(&["--format", "json", file]));
+    let diagnostics = report["diagnostics"].as_array().expect("a list");
+    let at = |code: &str| {
+        diagnostics
+            .iter()
+            .find(|d| d["code"] == code)
+            .unwrap_or_else(|| panic!("no {code} in {report:#}"))
+    };
+    let i004 = at("I004");
+    assert_eq!(i004["file"], file);
+    assert_eq!(
+        (i004["line"].as_u64(), i004["column"].as_u64()),
+        (Some(40), Some(7))
+    );
+    assert_eq!(at("S011")["severity"], "note");
+    // Notes are neither errors nor warnings.
+    assert_eq!(report["summary"]["errors"], 0);
+
+    let sarif: Value =
+        serde_json::from_str(&stdout(&lint(&["--format", "sarif", file]))).expect("SARIF");
+    let results = sarif["runs"][0]["results"].as_array().expect("results");
+    let note = results
+        .iter()
+        .find(|r| r["ruleId"] == "S011")
+        .expect("a note");
+    assert_eq!(note["level"], "note");
+    let location = &results
+        .iter()
+        .find(|r| r["ruleId"] == "I004")
+        .expect("I004")["locations"][0]["physicalLocation"];
+    assert_eq!(location["artifactLocation"]["uri"], file);
+    assert_eq!(location["region"]["startLine"], 40);
+
+    let github = stdout(&lint(&["--format", "github", file]));
+    assert!(
+        github.contains(&format!("::warning file={file},line=40,col=7,")),
+        "{github}"
+    );
+    assert!(
+        github.contains(&format!("::notice file={file},")),
+        "{github}"
+    );
+
+    let human = stderr(&lint(&["--color", "never", file]));
+    assert!(human.contains(&format!("--> {file}:40:7")), "{human}");
+    assert!(human.contains("items: ({ context, event }) =>"), "{human}");
+}
+
+/// A machine spread over stage modules reports each finding in the file
+/// that holds it.
+#[test]
+fn a_machine_spread_over_modules_reports_in_each_module() {
+    let report = json(&lint(&[
+        "--format",
+        "json",
+        "tests/xstate/fixtures/approvals/machine.ts",
+    ]));
+    let stage = report["diagnostics"]
+        .as_array()
+        .expect("a list")
+        .iter()
+        .find(|d| d["code"] == "I005")
+        .expect("the host action of a stage");
+    assert!(
+        stage["file"]
+            .as_str()
+            .expect("a path")
+            .ends_with("approvals/stages/review.ts"),
+        "{stage:#}"
+    );
+    assert_eq!(stage["line"], 9);
+}
+
+/// `idemchart lint .` at the root of a web project: machines in sources
+/// and JSON, nothing from `node_modules` or `.git`, nothing from files
+/// without a machine, and the `include`/`exclude` globs of idemchart.toml.
+#[test]
+fn a_web_project_is_searched_for_machines() {
+    let root = std::env::temp_dir().join(format!("idemchart-web-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&root);
+    let machine = "import { createMachine } from 'xstate';\nexport const m = createMachine({ id: 'm', initial: 'a', states: { a: { on: { GO: 'b' } }, b: {} } });\n";
+    for (path, text) in [
+        (
+            "package.json",
+            "{ \"name\": \"web\", \"dependencies\": { \"xstate\": \"5.33.3\" } }",
+        ),
+        (
+            "tsconfig.json",
+            "{ \"compilerOptions\": { \"strict\": true } }",
+        ),
+        ("src/machine.ts", machine),
+        (
+            "src/util.ts",
+            "export const twice = (x: number) => 2 * x;\n",
+        ),
+        ("src/machine.test.ts", machine),
+        ("node_modules/xstate/index.js", machine),
+        (".git/hooks/m.js", machine),
+        ("idemchart.toml", "exclude = [\"**/*.test.ts\"]\n"),
+    ] {
+        let path = root.join(path);
+        std::fs::create_dir_all(path.parent().expect("a parent")).expect("dir");
+        std::fs::write(&path, text).expect("write");
+    }
+    let output = run_in(&root, &["lint", "--format", "json", "."]);
+    let report = json(&output);
+    let files: Vec<&str> = report["diagnostics"]
+        .as_array()
+        .expect("a list")
+        .iter()
+        .filter_map(|d| d["file"].as_str())
+        .collect();
+    assert!(!files.is_empty(), "{report:#}");
+    assert!(
+        files.iter().all(|f| f.ends_with("src/machine.ts")),
+        "{files:?}"
+    );
+    assert_eq!(report["summary"]["files"], 1, "{report:#}");
+}
+
+#[test]
+fn a_file_of_several_machines_needs_a_name_for_one_machine_commands() {
+    let file = "tests/xstate/fixtures/several.ts";
+    let output = run_in(Path::new(MANIFEST_DIR), &["graph", file]);
+    assert_eq!(code(&output), 2);
+    assert!(
+        stderr(&output).contains("`notification`, `passwordReset`"),
+        "{}",
+        stderr(&output)
+    );
+    let output = run_in(
+        Path::new(MANIFEST_DIR),
+        &["fmt", "--to", "yaml", "--machine", "passwordReset", file],
+    );
+    assert_eq!(code(&output), 0, "{}", stderr(&output));
+    assert!(
+        stdout(&output).starts_with("machine: passwordReset\nsemantics: xstate\n"),
+        "{}",
+        stdout(&output)
+    );
+    let output = run_in(
+        Path::new(MANIFEST_DIR),
+        &[
+            "import",
+            "--to",
+            "dsl",
+            "tests/xstate/fixtures/order-charge-ids.mjs",
+        ],
+    );
+    assert_eq!(code(&output), 0, "{}", stderr(&output));
+    assert!(
+        stdout(&output).contains("on CHARGE_SUCCEEDED if !(event.chargeId in context.chargesSeen)")
+    );
+}

@@ -136,7 +136,7 @@ pub fn run(command: DurableCommand) -> CommandResult {
             event,
             now,
         } => {
-            let Some(machine) = load_or_report(&machine)? else {
+            let Some(machine) = load_or_report(&machine, None)? else {
                 return Ok(ExitCode::from(1));
             };
             let chart = Arc::new(Chart::new(machine));
@@ -187,7 +187,7 @@ pub fn run(command: DurableCommand) -> CommandResult {
             now,
             limit,
         } => {
-            let Some(machine) = load_or_report(&machine)? else {
+            let Some(machine) = load_or_report(&machine, None)? else {
                 return Ok(ExitCode::from(1));
             };
             let chart = Arc::new(Chart::new(machine));
@@ -298,7 +298,7 @@ pub fn run(command: DurableCommand) -> CommandResult {
             machine,
             now,
         } => {
-            let Some(machine) = load_or_report(&machine)? else {
+            let Some(machine) = load_or_report(&machine, None)? else {
                 return Ok(ExitCode::from(1));
             };
             let chart = Chart::new(machine);

@@ -10,7 +10,13 @@ use idemchart::syntax;
 
 use super::{CommandResult, Format, read};
 
-pub fn import(file: &Path, to: Format) -> CommandResult {
+pub fn import(file: &Path, to: Format, machine: Option<&str>) -> CommandResult {
+    if idemchart::import::xstate::SourceKind::of_path(file).is_some() {
+        return super::with_machine(file, machine, |machine| match to {
+            Format::Yaml => syntax::yaml::format(machine),
+            Format::Dsl => syntax::dsl::format(machine),
+        });
+    }
     let source = read(file)?;
     match idemchart::import::load_scxml(&source.text) {
         Ok(machine) => {

@@ -19,7 +19,7 @@ use idemchart::report::{self, FileReport, Summary};
 use idemchart::syntax;
 use idemchart::{Machine, SourceFile, fix};
 
-use super::{Color, CommandResult, machine_files};
+use super::{Color, CommandResult, load_machines, machine_files};
 
 #[derive(Args)]
 pub struct LintArgs {
@@ -79,7 +79,7 @@ enum LintFormat {
 }
 
 /// What the configuration and the reports need to know of every lint.
-fn registry() -> Vec<LintInfo> {
+pub(crate) fn registry() -> Vec<LintInfo> {
     Lint::ALL
         .iter()
         .map(|&lint| LintInfo {
@@ -125,37 +125,68 @@ pub fn lint(args: &LintArgs, matches: Option<&ArgMatches>) -> CommandResult {
     let lint_file = |path: &Path, file: &SourceFile, machine: &Machine| {
         config.apply(path, idemchart::lint::lint_source(machine, file, &options))
     };
-    let mut reports = Vec::new();
+    let mut reports: Vec<FileReport> = Vec::new();
     let mut fixes = Fixes::default();
-    for path in machine_files(&args.paths)? {
-        let read =
-            syntax::read(&path).map_err(|e| format!("cannot read {}: {e}", path.display()))?;
-        let (file, diagnostics) = match read {
-            // Text that is not UTF-8 was read with replacement characters:
-            // it is reported, never written back.
-            Err((file, not_utf8)) => (file, vec![not_utf8]),
-            Ok(file) if args.fix || args.diff => {
-                let outcome =
-                    fix::fix_file(&file, args.unsafe_fixes, |f, m| lint_file(&path, f, m));
-                fixes.record(&file, &outcome, args.diff);
-                let fixed = SourceFile::new(file.path.clone(), outcome.text);
-                if args.fix && fixed.text != file.text {
-                    std::fs::write(&path, &fixed.text)
-                        .map_err(|e| format!("cannot write {}: {e}", path.display()))?;
+    for (path, searched) in machine_files(&args.paths, &config)? {
+        // Our own syntaxes (one machine a file) are linted with their fixes;
+        // XState sources, which no fix edits yet, through the importer.
+        if idemchart::import::xstate::SourceKind::of_path(&path).is_none() {
+            let read =
+                syntax::read(&path).map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+            let (file, diagnostics) = match read {
+                // Text that is not UTF-8 was read with replacement characters:
+                // it is reported, never written back.
+                Err((file, not_utf8)) => (file, vec![not_utf8]),
+                Ok(file) if args.fix || args.diff => {
+                    let outcome =
+                        fix::fix_file(&file, args.unsafe_fixes, |f, m| lint_file(&path, f, m));
+                    fixes.record(&file, &outcome, args.diff);
+                    let fixed = SourceFile::new(file.path.clone(), outcome.text);
+                    if args.fix && fixed.text != file.text {
+                        std::fs::write(&path, &fixed.text)
+                            .map_err(|e| format!("cannot write {}: {e}", path.display()))?;
+                    }
+                    (fixed, outcome.diagnostics)
                 }
-                (fixed, outcome.diagnostics)
-            }
-            // A file that does not load has only its load errors, which no
-            // level changes: nothing else in it could be linted.
-            Ok(file) => {
-                let diagnostics = match syntax::load(&file) {
-                    Ok(machine) => lint_file(&path, &file, &machine),
-                    Err(load_errors) => load_errors,
-                };
-                (file, diagnostics)
-            }
+                // A file that does not load has only its load errors, which no
+                // level changes: nothing else in it could be linted.
+                Ok(file) => {
+                    let diagnostics = match syntax::load(&file) {
+                        Ok(machine) => lint_file(&path, &file, &machine),
+                        Err(load_errors) => load_errors,
+                    };
+                    (file, diagnostics)
+                }
+            };
+            reports.push(FileReport::new(file, diagnostics));
+            continue;
+        }
+        let Some(loaded) = load_machines(&path, searched, &config)? else {
+            continue;
         };
-        reports.push(FileReport::new(file, diagnostics));
+        // A machine that does not load has only its load errors, which no
+        // level changes (levels apply to lint findings only); a file may
+        // hold several machines, each linted on its own.
+        let mut diagnostics = loaded.errors;
+        for machine in loaded.machines {
+            diagnostics.extend(machine.notes);
+            match machine.machine {
+                Ok(machine) => diagnostics.extend(idemchart::lint::lint_with(&machine, &options)),
+                Err(load_errors) => diagnostics.extend(load_errors),
+            }
+        }
+        // A machine spread over sibling modules reports in each of them.
+        for (file, found) in loaded.sources.split(diagnostics) {
+            let found = config.apply(std::path::Path::new(&file.path), found);
+            match reports.iter_mut().find(|r| r.file.path == file.path) {
+                Some(report) => {
+                    let mut all = std::mem::take(&mut report.diagnostics);
+                    all.extend(found);
+                    *report = FileReport::new(file, all);
+                }
+                None => reports.push(FileReport::new(file, found)),
+            }
+        }
     }
     for reverted in &fixes.reverted {
         eprintln!("{reverted}");
@@ -295,7 +326,10 @@ pub fn explain(name: &str) -> CommandResult {
         "{} {} ({} by default)\n\n{}",
         lint.code,
         lint.name,
-        Level::of(lint.default_severity).as_str(),
+        match lint.default_severity {
+            idemchart::Severity::Note => "note",
+            other => Level::of(other).as_str(),
+        },
         lint.doc.trim_end()
     );
     Ok(ExitCode::SUCCESS)

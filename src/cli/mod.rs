@@ -33,7 +33,8 @@ struct Cli {
 enum Command {
     /// Load machine files and report every load error (syntax, names, expressions).
     Check {
-        /// Files or directories (directories are searched for *.yaml, *.yml and *.chart).
+        /// Files or directories (directories are searched for *.yaml, *.yml,
+        /// *.chart and XState sources: *.ts, *.js, *.json and the rest).
         #[arg(required = true)]
         paths: Vec<PathBuf>,
         /// Colour the output: auto (on a terminal), always or never.
@@ -46,6 +47,9 @@ enum Command {
         #[arg(long, value_enum)]
         to: Format,
         file: PathBuf,
+        /// The machine to print, by name, where the file holds several.
+        #[arg(long, value_name = "NAME")]
+        machine: Option<String>,
     },
     /// Draw a machine as a Graphviz DOT or Mermaid diagram.
     Graph {
@@ -60,15 +64,22 @@ enum Command {
         #[arg(long, value_name = "N")]
         witness: Option<usize>,
         file: PathBuf,
+        /// The machine to draw, by name, where the file holds several.
+        #[arg(long, value_name = "NAME")]
+        machine: Option<String>,
     },
     /// Print the JSON Schema of the YAML format (for editor completion).
     Schema,
-    /// Convert an SCXML document to a machine file, printed in either syntax.
+    /// Convert an SCXML document or an XState machine (*.ts, *.js, *.json,
+    /// ...) to a machine file, printed in either syntax.
     Import {
         file: PathBuf,
         /// The syntax to print.
         #[arg(long, value_enum, default_value_t = Format::Yaml)]
         to: Format,
+        /// The XState machine to convert, by name, where the file holds several.
+        #[arg(long, value_name = "NAME")]
+        machine: Option<String>,
     },
     /// Report idempotency hazards and structural problems, with a witness
     /// event sequence for each hazard.
@@ -125,16 +136,19 @@ pub fn main() -> ExitCode {
         Command::Lint(args) => lint::lint(&args, matches.subcommand_matches("lint")),
         Command::Explain { lint } => lint::explain(&lint),
         Command::Check { paths, color } => check(&paths, color),
-        Command::Fmt { to, file } => with_machine(&file, |machine| match to {
-            Format::Yaml => syntax::yaml::format(machine),
-            Format::Dsl => syntax::dsl::format(machine),
-        }),
+        Command::Fmt { to, file, machine } => {
+            with_machine(&file, machine.as_deref(), |machine| match to {
+                Format::Yaml => syntax::yaml::format(machine),
+                Format::Dsl => syntax::dsl::format(machine),
+            })
+        }
         Command::Graph {
             format,
             lint,
             witness,
             file,
-        } => graph(&file, format, lint, witness),
+            machine,
+        } => graph(&file, machine.as_deref(), format, lint, witness),
         Command::Run {
             machine,
             events,
@@ -148,7 +162,7 @@ pub fn main() -> ExitCode {
             snapshot_in,
             snapshot_out,
         }),
-        Command::Import { file, to } => import::import(&file, to),
+        Command::Import { file, to, machine } => import::import(&file, to, machine.as_deref()),
         Command::Durable(command) => apply::run(command),
         Command::Schema => {
             println!("{}", idemchart::schema::MACHINE_SCHEMA.trim_end());
@@ -165,29 +179,40 @@ pub fn main() -> ExitCode {
 type CommandResult = Result<ExitCode, String>;
 
 fn check(paths: &[PathBuf], color: Color) -> CommandResult {
-    let files = machine_files(paths)?;
+    let config = project_config()?;
+    let files = machine_files(paths, &config)?;
     let color = match color {
         Color::Auto => std::io::stderr().is_terminal(),
         Color::Always => true,
         Color::Never => false,
     };
     let mut errors = 0;
-    for path in &files {
-        let (file, loaded) = load_file(path)?;
-        if let Err(diagnostics) = loaded {
-            errors += diagnostics
-                .iter()
-                .filter(|d| d.severity == Severity::Error)
-                .count();
-            for diagnostic in &diagnostics {
+    let mut checked = 0;
+    for (path, searched) in &files {
+        let Some(loaded) = load_machines(path, *searched, &config)? else {
+            continue;
+        };
+        checked += 1;
+        let mut diagnostics = loaded.errors;
+        for machine in loaded.machines {
+            diagnostics.extend(machine.notes);
+            if let Err(load_errors) = machine.machine {
+                diagnostics.extend(load_errors);
+            }
+        }
+        errors += diagnostics
+            .iter()
+            .filter(|d| d.severity == Severity::Error)
+            .count();
+        for (file, found) in loaded.sources.split(diagnostics) {
+            for diagnostic in &found {
                 eprintln!("{}\n", idemchart::report::render(diagnostic, &file, color));
             }
         }
     }
-    let noun = if files.len() == 1 { "file" } else { "files" };
+    let noun = if checked == 1 { "file" } else { "files" };
     eprintln!(
-        "checked {} {noun}: {errors} error{}",
-        files.len(),
+        "checked {checked} {noun}: {errors} error{}",
         if errors == 1 { "" } else { "s" }
     );
     Ok(if errors > 0 {
@@ -200,9 +225,15 @@ fn check(paths: &[PathBuf], color: Color) -> CommandResult {
 /// Draws one machine, with its findings when `lint` asks and the witness
 /// of finding `witness` when given. A witness that cannot be drawn (no such
 /// finding, or one without a witness) fails the command.
-fn graph(path: &Path, format: GraphFormat, lint: bool, witness: Option<usize>) -> CommandResult {
+fn graph(
+    path: &Path,
+    name: Option<&str>,
+    format: GraphFormat,
+    lint: bool,
+    witness: Option<usize>,
+) -> CommandResult {
     use idemchart::diagram::{self, Overlay};
-    let Some(machine) = load_or_report(path)? else {
+    let Some(machine) = load_or_report(path, name)? else {
         return Ok(ExitCode::from(1));
     };
     let findings = if lint || witness.is_some() {
@@ -249,8 +280,12 @@ fn graph(path: &Path, format: GraphFormat, lint: bool, witness: Option<usize>) -
 
 /// Loads one machine and prints what `print` makes of it; load errors are
 /// printed instead, with exit code 1.
-fn with_machine(path: &Path, print: impl FnOnce(&Machine) -> String) -> CommandResult {
-    match load_or_report(path)? {
+fn with_machine(
+    path: &Path,
+    name: Option<&str>,
+    print: impl FnOnce(&Machine) -> String,
+) -> CommandResult {
+    match load_or_report(path, name)? {
         Some(machine) => {
             print!("{}", print(&machine));
             Ok(ExitCode::SUCCESS)
@@ -259,19 +294,112 @@ fn with_machine(path: &Path, print: impl FnOnce(&Machine) -> String) -> CommandR
     }
 }
 
-/// Loads one machine, or prints its load errors and gives `None`.
-fn load_or_report(path: &Path) -> Result<Option<Machine>, String> {
-    let (file, loaded) = load_file(path)?;
-    match loaded {
-        Ok(machine) => Ok(Some(machine)),
-        Err(diagnostics) => {
-            let color = std::io::stderr().is_terminal();
-            for diagnostic in &diagnostics {
+/// Loads one machine (the one named `name` where the file holds several),
+/// or prints its load errors and gives `None`. The notes of an XState
+/// machine are printed too: what the command shows of it leaves them out.
+pub(crate) fn load_or_report(path: &Path, name: Option<&str>) -> Result<Option<Machine>, String> {
+    // Only XState sources read settings from idemchart.toml.
+    let settings = if idemchart::import::xstate::SourceKind::of_path(path).is_some() {
+        project_config()?.xstate
+    } else {
+        Default::default()
+    };
+    let loaded = idemchart::syntax::load_machines(path, &settings)
+        .map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+    let color = std::io::stderr().is_terminal();
+    let report = |diagnostics: Vec<Diagnostic>| {
+        for (file, found) in loaded.sources.split(diagnostics) {
+            for diagnostic in &found {
                 eprintln!("{}\n", idemchart::report::render(diagnostic, &file, color));
             }
+        }
+    };
+    if !loaded.errors.is_empty() {
+        report(loaded.errors.clone());
+        return Ok(None);
+    }
+    let names: Vec<&str> = loaded.machines.iter().map(|m| m.name.as_str()).collect();
+    let chosen = match name {
+        Some(name) => loaded
+            .machines
+            .iter()
+            .position(|m| m.name == name)
+            .ok_or_else(|| {
+                format!(
+                    "{} holds no machine `{name}`; it holds {}",
+                    path.display(),
+                    list(&names)
+                )
+            })?,
+        None if loaded.machines.len() == 1 => 0,
+        None if loaded.machines.is_empty() => {
+            return Err(format!("{} holds no machine", path.display()));
+        }
+        None => {
+            return Err(format!(
+                "{} holds {} machines ({}): name one with --machine",
+                path.display(),
+                names.len(),
+                list(&names)
+            ));
+        }
+    };
+    let machine = &loaded.machines[chosen];
+    report(machine.notes.clone());
+    match &machine.machine {
+        Ok(m) => Ok(Some(m.clone())),
+        Err(errors) => {
+            report(errors.clone());
             Ok(None)
         }
     }
+}
+
+fn list(names: &[&str]) -> String {
+    names
+        .iter()
+        .map(|n| format!("`{n}`"))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// The nearest `idemchart.toml` (the current directory or an ancestor), or
+/// the defaults: where to search, and what XState machines cannot say.
+pub(crate) fn project_config() -> Result<idemchart::config::Config, String> {
+    let here =
+        std::env::current_dir().map_err(|e| format!("cannot read the current directory: {e}"))?;
+    match idemchart::config::Config::discover(&here) {
+        Some(path) => idemchart::config::Config::load(&path, &lint::registry()),
+        None => Ok(idemchart::config::Config::defaults(here)),
+    }
+}
+
+/// Reads and loads every machine of a file; `None` for a file a directory
+/// search found that holds no machine (an XState source without a machine
+/// call, JSON that is no machine config). A file named on the command line
+/// that holds none is an error in it.
+pub(crate) fn load_machines(
+    path: &Path,
+    searched: bool,
+    config: &idemchart::config::Config,
+) -> Result<Option<idemchart::import::xstate::Loaded>, String> {
+    let mut loaded = idemchart::syntax::load_machines(path, &config.xstate)
+        .map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+    if !loaded.is_machine_file || (loaded.machines.is_empty() && loaded.errors.is_empty()) {
+        if searched {
+            return Ok(None);
+        }
+        loaded.errors.push(
+            idemchart::diagnostic::LoadError::InvalidValue {
+                message: "the file holds no machine: no call of `createMachine`, \
+                          `setup(...).createMachine`, `Machine` or `createTestMachine`, \
+                          and no machine config"
+                    .into(),
+            }
+            .at(Default::default(), []),
+        );
+    }
+    Ok(Some(loaded))
 }
 
 fn read(path: &Path) -> Result<SourceFile, String> {
@@ -280,16 +408,15 @@ fn read(path: &Path) -> Result<SourceFile, String> {
     Ok(SourceFile::new(path.display().to_string(), text))
 }
 
-/// Reads and loads one machine file. A file that is not UTF-8 is a load
-/// error like any other; only a file that cannot be read at all fails the
-/// command.
-fn load_file(path: &Path) -> Result<(SourceFile, Result<Machine, Vec<Diagnostic>>), String> {
-    syntax::load_file(path).map_err(|e| format!("cannot read {}: {e}", path.display()))
-}
-
-/// The machine files named by `paths`: files as given, directories searched
-/// recursively for `*.yaml`, `*.yml` and `*.chart`, in sorted order.
-fn machine_files(paths: &[PathBuf]) -> Result<Vec<PathBuf>, String> {
+/// The machine files named by `paths`, each with whether a directory
+/// search found it: files as given, directories searched recursively (in
+/// sorted order) for `*.yaml`, `*.yml`, `*.chart` and XState sources, past
+/// `node_modules/` and hidden directories (`.git/`), and within the
+/// `include` and `exclude` globs of `idemchart.toml`.
+pub(crate) fn machine_files(
+    paths: &[PathBuf],
+    config: &idemchart::config::Config,
+) -> Result<Vec<(PathBuf, bool)>, String> {
     let mut files = Vec::new();
     for path in paths {
         let meta =
@@ -298,9 +425,14 @@ fn machine_files(paths: &[PathBuf]) -> Result<Vec<PathBuf>, String> {
             let mut found = Vec::new();
             walk(path, &mut found)?;
             found.sort();
-            files.extend(found);
+            files.extend(
+                found
+                    .into_iter()
+                    .filter(|f| config.searches(f))
+                    .map(|f| (f, true)),
+            );
         } else {
-            files.push(path.clone());
+            files.push((path.clone(), false));
         }
     }
     Ok(files)
@@ -310,12 +442,23 @@ fn walk(dir: &Path, found: &mut Vec<PathBuf>) -> Result<(), String> {
     let entries =
         std::fs::read_dir(dir).map_err(|e| format!("cannot read {}: {e}", dir.display()))?;
     for entry in entries {
-        let path = entry
-            .map_err(|e| format!("cannot read {}: {e}", dir.display()))?
-            .path();
-        if path.is_dir() {
+        let entry = entry.map_err(|e| format!("cannot read {}: {e}", dir.display()))?;
+        let path = entry.path();
+        let file_type = entry
+            .file_type()
+            .map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+        if file_type.is_dir() {
+            let name = entry.file_name();
+            let name = name.to_string_lossy();
+            // Installed packages and hidden directories (`.git`) hold no
+            // machine of the project.
+            if name == "node_modules" || name.starts_with('.') {
+                continue;
+            }
             walk(&path, found)?;
-        } else if Syntax::of_path(&path).is_some() {
+        } else if Syntax::of_path(&path).is_some()
+            || idemchart::import::xstate::SourceKind::of_path(&path).is_some()
+        {
             found.push(path);
         }
     }

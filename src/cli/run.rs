@@ -32,7 +32,7 @@ enum Input {
 }
 
 pub fn run(args: RunArgs) -> CommandResult {
-    let Some(machine) = load_or_report(&args.machine)? else {
+    let Some(machine) = load_or_report(&args.machine, None)? else {
         return Ok(ExitCode::from(1));
     };
     let chart = Arc::new(Chart::new(machine));

@@ -2,12 +2,16 @@
 //!
 //! `scxml` reads W3C SCXML documents: everything SCXML can say that the
 //! machine format can say too, and an error at the element for the rest.
+//! `xstate` reads XState machines where they live, in JavaScript,
+//! TypeScript and JSON: what has a meaning in the machine format is
+//! translated, the rest is opaque (host guards and actions) with a note.
 
 mod js;
 pub mod scxml;
 #[cfg(test)]
 mod tests;
 mod xml;
+pub mod xstate;
 
 use crate::diagnostic::Diagnostic;
 use crate::model::Machine;

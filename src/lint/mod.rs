@@ -122,6 +122,7 @@ lints! {
     UnknownContextField => unknown_context_field,
     UnusedSuppression => unused_suppression,
     UnknownLint => unknown_lint,
+    OpaqueCode => opaque_code,
 }
 
 /// Kebab-case names, derived once from the variant names.

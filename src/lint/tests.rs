@@ -9,7 +9,7 @@ fn codes_names_and_severities_match_the_spec_table() {
         .iter()
         .map(|l| (l.code(), l.name(), l.default_severity()))
         .collect();
-    use Severity::{Error, Warning};
+    use Severity::{Error, Note, Warning};
     assert_eq!(
         table,
         [
@@ -31,6 +31,7 @@ fn codes_names_and_severities_match_the_spec_table() {
             ("S008", "unknown-context-field", Error),
             ("S009", "unused-suppression", Warning),
             ("S010", "unknown-lint", Warning),
+            ("S011", "opaque-code", Note),
         ]
     );
 }

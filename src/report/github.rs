@@ -22,9 +22,14 @@ pub fn github(reports: &[FileReport]) -> String {
                 message.push_str("\nhelp: ");
                 message.push_str(help);
             }
+            // GitHub's level for what is only worth knowing is `notice`.
+            let level = match d.severity {
+                Severity::Note => "notice",
+                other => other.as_str(),
+            };
             let line = format!(
                 "::{} file={},line={},col={},endLine={},endColumn={},title={}::{}\n",
-                d.severity.as_str(),
+                level,
                 escape_property(&portable_path(&report.file.path)),
                 region.start_line,
                 region.start_column,

@@ -31,6 +31,7 @@ fn render_with(
     let level = match diagnostic.severity {
         Severity::Error => Level::ERROR,
         Severity::Warning => Level::WARNING,
+        Severity::Note => Level::NOTE,
     };
     let title = format!("{} [{}]", diagnostic.message, diagnostic.name);
     let primary = visible(diagnostic.span.range(), file);

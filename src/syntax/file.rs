@@ -49,7 +49,8 @@ pub fn read(path: &Path) -> std::io::Result<Result<SourceFile, (SourceFile, Diag
     })
 }
 
-/// Reads and loads a machine file (`*.yaml`, `*.yml` or `*.chart`).
+/// Reads and loads a machine file (`*.yaml`, `*.yml` or `*.chart`, or an
+/// XState source that holds one machine).
 ///
 /// ```
 /// let path = std::env::temp_dir().join(format!("door-{}.yaml", std::process::id()));
@@ -86,6 +87,50 @@ pub fn load_file(path: &Path) -> std::io::Result<(SourceFile, Result<Machine, Ve
             (file, loaded)
         }
         Err((file, not_utf8)) => (file, Err(vec![not_utf8])),
+    })
+}
+
+/// Reads and loads every machine of a file: a YAML or DSL file holds one,
+/// an XState source (`.ts`, `.js`, `.json`, ...) any number, read with the
+/// XState settings of `idemchart.toml`. Only a file that cannot be read at
+/// all is an I/O error.
+pub fn load_machines(
+    path: &Path,
+    settings: &crate::import::xstate::Settings,
+) -> std::io::Result<crate::import::xstate::Loaded> {
+    use crate::import::xstate::{self, Loaded, LoadedMachine, SourceKind, Sources};
+    let file = match read(path)? {
+        Ok(file) => file,
+        Err((file, not_utf8)) => {
+            return Ok(Loaded {
+                sources: Sources::new(file),
+                machines: Vec::new(),
+                errors: vec![not_utf8],
+                is_machine_file: true,
+            });
+        }
+    };
+    if SourceKind::of_path(path).is_some() {
+        return Ok(xstate::load(file, settings));
+    }
+    let machine = super::load(&file);
+    let name = match &machine {
+        Ok(m) => m.name.clone(),
+        Err(_) => path
+            .file_stem()
+            .map(|s| s.to_string_lossy().into_owned())
+            .unwrap_or_default(),
+    };
+    Ok(Loaded {
+        sources: Sources::new(file),
+        machines: vec![LoadedMachine {
+            name,
+            version: None,
+            machine,
+            notes: Vec::new(),
+        }],
+        errors: Vec::new(),
+        is_machine_file: true,
     })
 }
 

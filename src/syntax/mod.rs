@@ -13,7 +13,7 @@ use crate::diagnostic::{Diagnostic, LoadError};
 use crate::model::Machine;
 use crate::span::{SourceFile, Span};
 
-pub use file::{LoadFileError, load_file, load_path, read};
+pub use file::{LoadFileError, load_file, load_machines, load_path, read};
 pub use lower::lower;
 
 /// The two surface syntaxes of a machine file.
@@ -36,13 +36,37 @@ impl Syntax {
     }
 }
 
-/// Loads a machine file, choosing the syntax by its extension.
+/// Loads a machine file, choosing the syntax by its extension. An XState
+/// source must hold exactly one machine here (`load_machines` reads any
+/// number); its notes are left out.
 pub fn load(file: &SourceFile) -> Result<Machine, Vec<Diagnostic>> {
-    match Syntax::of_path(Path::new(&file.path)) {
+    let path = Path::new(&file.path);
+    if crate::import::xstate::SourceKind::of_path(path).is_some() {
+        let loaded = crate::import::xstate::load(file.clone(), &Default::default());
+        if !loaded.errors.is_empty() {
+            return Err(loaded.errors);
+        }
+        let count = loaded.machines.len();
+        let mut machines = loaded.machines.into_iter();
+        return match (machines.next(), count) {
+            (Some(only), 1) => only.machine,
+            _ => Err(vec![
+                LoadError::InvalidValue {
+                    message: format!(
+                        "the file holds {count} XState machines where one was expected"
+                    ),
+                }
+                .at(Span::default(), []),
+            ]),
+        };
+    }
+    match Syntax::of_path(path) {
         Some(syntax) => parse(&file.text, syntax),
         None => Err(vec![
             LoadError::InvalidValue {
-                message: "unknown kind of machine file: name it *.yaml, *.yml or *.chart".into(),
+                message: "unknown kind of machine file: name it *.yaml, *.yml or *.chart, or an \
+                          XState source (*.ts, *.js, *.json, ...)"
+                    .into(),
             }
             .at(Span::default(), []),
         ]),

@@ -1,0 +1,939 @@
+//! The files a machine is read from: parsing, what names mean, and where the
+//! machines are.
+//!
+//! Names are followed the way a reader of the file would follow them: a
+//! top-level `const` (or function declaration) of the same file, and, from
+//! the file being linted, a `const` that a relative `import` brings in from
+//! a sibling module (its own imports are not followed further). Everything
+//! else stays unresolved, which the config reader turns into a note.
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+
+use oxc_allocator::Allocator;
+use oxc_ast::ast::*;
+use oxc_span::{GetSpan, SourceType};
+
+use super::config::MachineCall;
+use super::sources::{Mapping, Sources};
+use super::{LoadedMachine, Settings, SourceKind, Version};
+use crate::diagnostic::{Diagnostic, LoadError};
+use crate::span::{SourceFile, Span};
+
+/// Which parsed text a node belongs to.
+pub(super) type TextId = usize;
+
+/// An expression and the text it was written in.
+#[derive(Clone, Copy)]
+pub(super) struct Node<'a> {
+    pub e: &'a Expression<'a>,
+    pub t: TextId,
+}
+
+/// A function: an arrow, a function expression or a declaration.
+#[derive(Clone, Copy)]
+pub(super) enum FnRef<'a> {
+    Arrow(&'a ArrowFunctionExpression<'a>),
+    Func(&'a Function<'a>),
+}
+
+impl<'a> FnRef<'a> {
+    pub fn params(self) -> &'a FormalParameters<'a> {
+        match self {
+            FnRef::Arrow(f) => &f.params,
+            FnRef::Func(f) => &f.params,
+        }
+    }
+
+    pub fn span(self) -> oxc_span::Span {
+        match self {
+            FnRef::Arrow(f) => f.span,
+            FnRef::Func(f) => f.span,
+        }
+    }
+
+    /// The statements of a block body, or the expression of an arrow's.
+    pub fn body(self) -> Result<&'a [Statement<'a>], &'a Expression<'a>> {
+        match self {
+            FnRef::Arrow(f) => match &f.body {
+                ArrowFunctionBody::FunctionBody(b) => Ok(&b.statements),
+                other => match other.as_expression() {
+                    Some(e) => Err(e),
+                    None => Ok(&[]),
+                },
+            },
+            FnRef::Func(f) => Ok(f.body.as_ref().map_or(&[][..], |b| &b.statements)),
+        }
+    }
+}
+
+/// How a name was imported.
+#[derive(Clone, Copy)]
+enum Imported<'a> {
+    Named(&'a str),
+    Default,
+    Namespace,
+}
+
+/// One parsed text: a file, or the code of a JSON `@code` string.
+pub(super) struct Text<'a> {
+    pub map: Mapping,
+    /// For files: the path, to find the modules it imports.
+    path: Option<PathBuf>,
+    consts: HashMap<&'a str, &'a Expression<'a>>,
+    functions: HashMap<&'a str, &'a Function<'a>>,
+    imports: HashMap<&'a str, (&'a str, Imported<'a>)>,
+    /// Exported names → the local const (or the default export).
+    exports: HashMap<&'a str, &'a Expression<'a>>,
+    /// `// idemchart-allow LINT: reason` comments, by the offset of the token
+    /// they stand above: (lint, reason, span of the comment).
+    pub allows: HashMap<u32, Vec<(String, String, Span)>>,
+    /// Whether its relative imports are followed (the linted file only).
+    follows_imports: bool,
+    program: Option<&'a Program<'a>>,
+    /// The root expression of a JSON file or a `@code` string.
+    pub root: Option<&'a Expression<'a>>,
+}
+
+impl<'a> Text<'a> {
+    /// A text of one expression (a JSON file, a `@code` string), without
+    /// bindings of its own.
+    fn expression(map: Mapping, root: &'a Expression<'a>) -> Text<'a> {
+        Text {
+            map,
+            path: None,
+            consts: HashMap::new(),
+            functions: HashMap::new(),
+            imports: HashMap::new(),
+            exports: HashMap::new(),
+            allows: HashMap::new(),
+            follows_imports: false,
+            program: None,
+            root: Some(root),
+        }
+    }
+}
+
+/// How deep names, spreads and nested configs are followed before the
+/// reader gives up on them: far beyond any honest machine, and short of a
+/// stack overflow on a hostile one.
+pub(super) const MAX_DEPTH: u32 = 64;
+
+pub(super) struct Reader<'a> {
+    pub alloc: &'a Allocator,
+    pub sources: Sources,
+    pub texts: Vec<Text<'a>>,
+    modules: HashMap<PathBuf, Option<TextId>>,
+    /// Problems of the file itself.
+    pub errors: Vec<Diagnostic>,
+    /// Machine calls found, in document order.
+    calls: Vec<MachineCall<'a>>,
+    is_machine_file: bool,
+}
+
+impl<'a> Reader<'a> {
+    pub fn new(alloc: &'a Allocator, file: SourceFile, kind: SourceKind) -> Reader<'a> {
+        let text: &'a str = alloc.alloc_str(&file.text);
+        let path = PathBuf::from(&file.path);
+        let mut reader = Reader {
+            alloc,
+            sources: Sources::new(file),
+            texts: Vec::new(),
+            modules: HashMap::new(),
+            errors: Vec::new(),
+            calls: Vec::new(),
+            is_machine_file: false,
+        };
+        match kind {
+            SourceKind::Script => {
+                let (id, errors) = reader.parse_file(text, &path, 0, true);
+                reader.errors = errors;
+                if reader.errors.is_empty() {
+                    reader.find_machines(id);
+                }
+                reader.is_machine_file = !reader.calls.is_empty() || !reader.errors.is_empty();
+            }
+            SourceKind::Json => reader.read_json(text),
+        }
+        reader
+    }
+
+    /// The files, the file's own problems, and whether it holds machines.
+    pub fn finish(self) -> (Sources, Vec<Diagnostic>, bool) {
+        (self.sources, self.errors, self.is_machine_file)
+    }
+
+    /// The machines, lowered.
+    pub fn machines(&mut self, settings: &Settings) -> Vec<LoadedMachine> {
+        let calls = std::mem::take(&mut self.calls);
+        calls
+            .iter()
+            .map(|call| self.load_machine(call, settings))
+            .collect()
+    }
+
+    /// The machines' documents.
+    pub fn documents(
+        &mut self,
+        settings: &Settings,
+    ) -> Vec<(
+        String,
+        Version,
+        crate::syntax::tree::MachineDoc,
+        Vec<Diagnostic>,
+    )> {
+        let calls = std::mem::take(&mut self.calls);
+        calls
+            .iter()
+            .map(|call| {
+                let built = self.build_machine(call, settings, &Default::default());
+                (built.name, built.version, built.doc, built.notes)
+            })
+            .collect()
+    }
+
+    /// Parses a script at `base`; its text id and its syntax errors.
+    fn parse_file(
+        &mut self,
+        text: &'a str,
+        path: &Path,
+        base: u32,
+        follows_imports: bool,
+    ) -> (TextId, Vec<Diagnostic>) {
+        let source_type = SourceType::from_path(path)
+            .unwrap_or_default()
+            .with_typescript(matches!(
+                path.extension().and_then(|e| e.to_str()),
+                Some("ts" | "tsx" | "mts" | "cts")
+            ));
+        let parsed = oxc_parser::Parser::new(self.alloc, text, source_type).parse();
+        let map = Mapping::Base(base);
+        let errors: Vec<Diagnostic> = parsed
+            .diagnostics
+            .iter()
+            .map(|d| {
+                let span = d
+                    .labels
+                    .first()
+                    .map(|l| map.span(l.span()))
+                    .unwrap_or(Span::new(base as usize, base as usize));
+                let mut diagnostic = LoadError::Syntax {
+                    message: d.message.to_string(),
+                }
+                .at(span, []);
+                diagnostic.help = d.help.as_ref().map(|h| h.to_string());
+                diagnostic
+            })
+            .collect();
+        let program: &'a Program<'a> = self.alloc.alloc(parsed.program);
+        let mut scope = Text {
+            map,
+            path: Some(path.to_path_buf()),
+            consts: HashMap::new(),
+            functions: HashMap::new(),
+            imports: HashMap::new(),
+            exports: HashMap::new(),
+            allows: HashMap::new(),
+            follows_imports,
+            program: Some(program),
+            root: None,
+        };
+        collect_bindings(program, &mut scope);
+        collect_allows(program, text, &mut scope);
+        self.texts.push(scope);
+        (self.texts.len() - 1, errors)
+    }
+
+    /// A JSON file: one machine config (or `machine.toJSON()` output); a
+    /// file that is no machine config is no machine file.
+    fn read_json(&mut self, text: &'a str) {
+        let parsed =
+            oxc_parser::Parser::new(self.alloc, text, SourceType::mjs()).parse_expression();
+        let expr = match parsed {
+            Ok(expr) => &*self.alloc.alloc(expr),
+            Err(diagnostics) => {
+                // Text that is not even JSON is no machine config, unless it
+                // promised to be one.
+                self.is_machine_file = text.contains("\"states\"");
+                if self.is_machine_file {
+                    let map = Mapping::Base(0);
+                    self.errors.extend(diagnostics.iter().take(1).map(|d| {
+                        let span = d
+                            .labels
+                            .first()
+                            .map(|l| map.span(l.span()))
+                            .unwrap_or_default();
+                        LoadError::Syntax {
+                            message: d.message.to_string(),
+                        }
+                        .at(span, [])
+                    }));
+                }
+                return;
+            }
+        };
+        self.texts.push(Text::expression(Mapping::Base(0), expr));
+        let node = Node { e: expr, t: 0 };
+        // A machine of our own format written as JSON: YAML reads JSON, so
+        // the file only needs another name.
+        if let Some(Expression::StringLiteral(_)) = property(expr, "machine") {
+            let span = match expr.get_inner_expression() {
+                Expression::ObjectExpression(o) => o
+                    .properties
+                    .iter()
+                    .filter_map(|p| p.as_property())
+                    .find(|p| p.key.is_specific_static_name("machine"))
+                    .map_or(Span::default(), |p| {
+                        Span::new(p.key.span().start as usize, p.key.span().end as usize)
+                    }),
+                _ => Span::default(),
+            };
+            self.is_machine_file = true;
+            let mut error = LoadError::InvalidValue {
+                message: "a .json file is read as an XState machine config, and this one is an idemchart machine file (`machine` is no XState key)".into(),
+            }
+            .at(span, []);
+            error.help = Some("name it *.yaml: YAML reads JSON as it is".into());
+            self.errors.push(error);
+            return;
+        }
+        let is_config = match expr.get_inner_expression() {
+            Expression::ObjectExpression(o) => o.properties.iter().any(|p| {
+                p.as_property().is_some_and(|p| {
+                    p.key.is_specific_static_name("states")
+                        && matches!(p.value, Expression::ObjectExpression(_))
+                })
+            }),
+            _ => false,
+        };
+        if is_config {
+            self.is_machine_file = true;
+            self.calls.push(MachineCall {
+                config: node,
+                setup: Vec::new(),
+                options: Vec::new(),
+                name_hint: None,
+                span: Span::default(),
+                marker_v4: None,
+                marker_v5: None,
+                json: true,
+            });
+        }
+    }
+
+    /// Parses the code of a JSON `@code` string: its text id.
+    pub fn parse_code(&mut self, raw: &str, at: u32) -> Result<TextId, String> {
+        let (code, table) = super::sources::unescape_json(raw, at)
+            .ok_or_else(|| "the string has an escape JSON does not have".to_string())?;
+        let text: &'a str = self.alloc.alloc_str(&code);
+        let parsed = oxc_parser::Parser::new(self.alloc, text, SourceType::mjs())
+            .parse_expression()
+            .map_err(|d| {
+                d.first()
+                    .map(|d| d.message.to_string())
+                    .unwrap_or_else(|| "it does not parse".into())
+            })?;
+        let expr = &*self.alloc.alloc(parsed);
+        self.texts
+            .push(Text::expression(Mapping::Table(table), expr));
+        Ok(self.texts.len() - 1)
+    }
+
+    /// A span of text `t` in the offset space of the load.
+    pub fn span(&self, t: TextId, span: oxc_span::Span) -> Span {
+        self.texts[t].map.span(span)
+    }
+
+    /// The 1-based line and column of a span's start in its file, for the
+    /// names of opaque parts (`inline_L12C7`).
+    pub fn line_col(&self, span: Span) -> (usize, usize) {
+        let split = self.sources.split(vec![super::note(String::new(), span)]);
+        split
+            .iter()
+            .find(|(_, d)| !d.is_empty())
+            .map(|(file, d)| file.line_col(d[0].span.start))
+            .unwrap_or((1, 1))
+    }
+
+    /// `node` with names followed to what they are bound to, through
+    /// parentheses and TypeScript's `as`, `satisfies` and `!`; `None` for a
+    /// name that cannot be followed (its text and place).
+    pub fn resolve(&mut self, node: Node<'a>) -> Result<Node<'a>, (String, Span)> {
+        let mut node = node;
+        for _ in 0..MAX_DEPTH {
+            let e = node.e.get_inner_expression();
+            node = Node { e, t: node.t };
+            match e {
+                Expression::Identifier(id) => {
+                    if id.name == "undefined" {
+                        return Ok(node);
+                    }
+                    match self.lookup(node.t, id.name.as_str()) {
+                        Some(found) => node = found,
+                        None => {
+                            if self.texts[node.t].functions.contains_key(id.name.as_str()) {
+                                return Ok(node);
+                            }
+                            return Err((id.name.to_string(), self.span(node.t, id.span)));
+                        }
+                    }
+                }
+                Expression::StaticMemberExpression(m) => {
+                    // `stages.payment`, with `stages` a namespace import or
+                    // a const object.
+                    let object = Node {
+                        e: &m.object,
+                        t: node.t,
+                    };
+                    let Ok(object) = self.resolve_namespace(object) else {
+                        return Ok(node);
+                    };
+                    match object {
+                        Ok(module) => {
+                            match self.texts[module].exports.get(m.property.name.as_str()) {
+                                Some(e) => node = Node { e, t: module },
+                                None => {
+                                    return Err((
+                                        m.property.name.to_string(),
+                                        self.span(node.t, m.property.span),
+                                    ));
+                                }
+                            }
+                        }
+                        Err(obj) => {
+                            let Some(value) = property(obj.e, m.property.name.as_str()) else {
+                                return Ok(node);
+                            };
+                            node = Node { e: value, t: obj.t };
+                        }
+                    }
+                }
+                _ => return Ok(node),
+            }
+        }
+        Err((
+            "a name bound too many times over".into(),
+            self.span(node.t, node.e.span()),
+        ))
+    }
+
+    /// The module a namespace import names, or the object a const names.
+    #[allow(clippy::type_complexity)]
+    fn resolve_namespace(&mut self, node: Node<'a>) -> Result<Result<TextId, Node<'a>>, ()> {
+        let Expression::Identifier(id) = node.e.get_inner_expression() else {
+            return Err(());
+        };
+        let name = id.name.as_str();
+        if let Some((source, Imported::Namespace)) = self.texts[node.t].imports.get(name).copied() {
+            return self.module(node.t, source).map(Ok).ok_or(());
+        }
+        match self.resolve(node) {
+            Ok(obj) if matches!(obj.e, Expression::ObjectExpression(_)) => Ok(Err(obj)),
+            _ => Err(()),
+        }
+    }
+
+    /// What `name` is bound to in text `t`.
+    fn lookup(&mut self, t: TextId, name: &str) -> Option<Node<'a>> {
+        if let Some(e) = self.texts[t].consts.get(name) {
+            return Some(Node { e, t });
+        }
+        let (source, imported) = self.texts[t].imports.get(name).copied()?;
+        let module = self.module(t, source)?;
+        let exported = match imported {
+            Imported::Named(n) => n,
+            Imported::Default => "default",
+            Imported::Namespace => return None,
+        };
+        let e = self.texts[module].exports.get(exported).copied()?;
+        Some(Node { e, t: module })
+    }
+
+    /// A function declaration `name` of text `t`.
+    pub fn function(&self, t: TextId, name: &str) -> Option<&'a Function<'a>> {
+        self.texts[t].functions.get(name).copied()
+    }
+
+    /// The sibling module `source` imported from text `t`, parsed; `None`
+    /// for a package, a module beyond the first level, or one that cannot
+    /// be read.
+    fn module(&mut self, t: TextId, source: &str) -> Option<TextId> {
+        if !self.texts[t].follows_imports || !source.starts_with('.') {
+            return None;
+        }
+        let dir = self.texts[t].path.as_ref()?.parent()?.to_path_buf();
+        let path = module_path(&lexically_clean(&dir.join(source)))?;
+        if let Some(known) = self.modules.get(&path) {
+            return *known;
+        }
+        self.modules.insert(path.clone(), None);
+        let text = std::fs::read_to_string(&path).ok()?;
+        let file = SourceFile::new(path.display().to_string(), text);
+        let text: &'a str = self.alloc.alloc_str(&file.text);
+        let base = self.sources.add(file);
+        let (id, errors) = self.parse_file(text, &path, base, false);
+        // A sibling module that does not parse contributes nothing; its
+        // errors are those of a file of its own, linted on its own.
+        let id = errors.is_empty().then_some(id);
+        self.modules.insert(path, id);
+        id
+    }
+
+    /// Walks the linted file for machine calls.
+    fn find_machines(&mut self, t: TextId) {
+        let Some(program) = self.texts[t].program else {
+            return;
+        };
+        let mut finder = Finder {
+            reader: self,
+            t,
+            depth: 0,
+        };
+        for statement in &program.body {
+            finder.statement(statement);
+        }
+    }
+}
+
+/// A property's value in an object literal, by its static name.
+pub(super) fn property<'a>(object: &'a Expression<'a>, name: &str) -> Option<&'a Expression<'a>> {
+    let Expression::ObjectExpression(o) = object.get_inner_expression() else {
+        return None;
+    };
+    o.properties
+        .iter()
+        .rev()
+        .filter_map(|p| p.as_property())
+        .find(|p| !p.computed && p.key.is_specific_static_name(name))
+        .map(|p| &p.value)
+}
+
+/// `a/./b/../c` as `a/c`, so that a module is named as a person would.
+fn lexically_clean(path: &Path) -> PathBuf {
+    use std::path::Component;
+    let mut out = PathBuf::new();
+    for component in path.components() {
+        match component {
+            Component::CurDir => {}
+            Component::ParentDir if out.file_name().is_some() => {
+                out.pop();
+            }
+            other => out.push(other),
+        }
+    }
+    out
+}
+
+/// The file a relative module specifier names: as written if it exists,
+/// else with one of the script extensions (also in place of a `.js` that
+/// TypeScript's ESM style writes for a `.ts` file), else its `index`.
+fn module_path(base: &Path) -> Option<PathBuf> {
+    const EXTENSIONS: [&str; 8] = ["ts", "tsx", "mts", "cts", "js", "jsx", "mjs", "cjs"];
+    if base.is_file() {
+        return Some(base.to_path_buf());
+    }
+    let mut candidates = Vec::new();
+    let text = base.to_string_lossy();
+    if let Some(stem) = text.strip_suffix(".js") {
+        candidates.push(PathBuf::from(format!("{stem}.ts")));
+        candidates.push(PathBuf::from(format!("{stem}.tsx")));
+    }
+    for ext in EXTENSIONS {
+        candidates.push(PathBuf::from(format!("{text}.{ext}")));
+    }
+    for ext in EXTENSIONS {
+        candidates.push(base.join(format!("index.{ext}")));
+    }
+    candidates.into_iter().find(|c| c.is_file())
+}
+
+/// The top-level bindings of a program: consts, function declarations,
+/// imports and exports.
+fn collect_bindings<'a>(program: &'a Program<'a>, scope: &mut Text<'a>) {
+    let mut exported_locals: Vec<(&'a str, &'a str)> = Vec::new();
+    for statement in &program.body {
+        match statement {
+            Statement::VariableDeclaration(v) => add_consts(v, scope, false),
+            Statement::FunctionDeclaration(f) => {
+                if let Some(id) = &f.id {
+                    scope.functions.insert(id.name.as_str(), f);
+                }
+            }
+            Statement::ExportDeclaration(export) => match &export.declaration {
+                Declaration::VariableDeclaration(v) => add_consts(v, scope, true),
+                Declaration::FunctionDeclaration(f) => {
+                    if let Some(id) = &f.id {
+                        scope.functions.insert(id.name.as_str(), f);
+                    }
+                }
+                _ => {}
+            },
+            Statement::ExportNamedDeclaration(export) => {
+                for s in &export.specifiers {
+                    if let (Some(local), Some(exported)) =
+                        (module_name(&s.local), module_name(&s.exported))
+                    {
+                        exported_locals.push((local, exported));
+                    }
+                }
+            }
+            Statement::ExportDefaultDeclaration(export) => {
+                if let Some(e) = export.declaration.as_expression() {
+                    scope.exports.insert("default", e);
+                }
+            }
+            Statement::ImportDeclaration(import) => {
+                let source = import.source.value.as_str();
+                for s in import.specifiers.iter().flatten() {
+                    let (local, imported) = match s {
+                        ImportDeclarationSpecifier::ImportSpecifier(s) => {
+                            let Some(name) = module_name(&s.imported) else {
+                                continue;
+                            };
+                            (s.local.name.as_str(), Imported::Named(name))
+                        }
+                        ImportDeclarationSpecifier::ImportDefaultSpecifier(s) => {
+                            (s.local.name.as_str(), Imported::Default)
+                        }
+                        ImportDeclarationSpecifier::ImportNamespaceSpecifier(s) => {
+                            (s.local.name.as_str(), Imported::Namespace)
+                        }
+                    };
+                    scope.imports.insert(local, (source, imported));
+                }
+            }
+            _ => {}
+        }
+    }
+    for (local, exported) in exported_locals {
+        if let Some(e) = scope.consts.get(local).copied() {
+            scope.exports.insert(exported, e);
+        }
+    }
+}
+
+fn module_name<'a>(name: &ModuleExportName<'a>) -> Option<&'a str> {
+    match name {
+        ModuleExportName::IdentifierName(n) => Some(n.name.as_str()),
+        ModuleExportName::IdentifierReference(n) => Some(n.name.as_str()),
+        ModuleExportName::StringLiteral(s) => Some(s.value.as_str()),
+    }
+}
+
+fn add_consts<'a>(v: &'a VariableDeclaration<'a>, scope: &mut Text<'a>, export: bool) {
+    if v.kind != VariableDeclarationKind::Const {
+        return;
+    }
+    for d in &v.declarations {
+        if let (BindingPattern::BindingIdentifier(id), Some(init)) = (&d.id, &d.init) {
+            scope.consts.insert(id.name.as_str(), init);
+            if export {
+                scope.exports.insert(id.name.as_str(), init);
+            }
+        }
+    }
+}
+
+/// `// idemchart-allow LINT: reason` (or `/* ... */`), by the token it
+/// stands above.
+fn collect_allows<'a>(program: &'a Program<'a>, text: &'a str, scope: &mut Text<'a>) {
+    for comment in &program.comments {
+        let content = comment.content_span();
+        let body = text
+            .get(content.start as usize..content.end as usize)
+            .unwrap_or_default()
+            .trim();
+        let Some(rest) = body.strip_prefix("idemchart-allow") else {
+            continue;
+        };
+        let (lint, reason) = match rest.split_once(':') {
+            Some((lint, reason)) => (lint.trim(), reason.trim()),
+            None => (rest.trim(), ""),
+        };
+        scope.allows.entry(comment.attached_to).or_default().push((
+            lint.to_string(),
+            reason.to_string(),
+            scope.map.span(comment.span),
+        ));
+    }
+}
+
+/// The one walk over a file's syntax tree that finds the machine calls.
+struct Finder<'r, 'a> {
+    reader: &'r mut Reader<'a>,
+    t: TextId,
+    depth: u32,
+}
+
+impl<'a> Finder<'_, 'a> {
+    fn statement(&mut self, s: &'a Statement<'a>) {
+        if self.depth > 200 {
+            return;
+        }
+        self.depth += 1;
+        match s {
+            Statement::VariableDeclaration(v) => self.declaration(v),
+            Statement::ExpressionStatement(e) => self.expression(&e.expression, None),
+            Statement::ReturnStatement(r) => {
+                if let Some(e) = &r.argument {
+                    self.expression(e, None);
+                }
+            }
+            Statement::BlockStatement(b) => self.statements(&b.body),
+            Statement::IfStatement(i) => {
+                self.expression(&i.test, None);
+                self.statement(&i.consequent);
+                if let Some(a) = &i.alternate {
+                    self.statement(a);
+                }
+            }
+            Statement::TryStatement(t) => {
+                self.statements(&t.block.body);
+                if let Some(h) = &t.handler {
+                    self.statements(&h.body.body);
+                }
+                if let Some(f) = &t.finalizer {
+                    self.statements(&f.body);
+                }
+            }
+            Statement::ForStatement(f) => self.statement(&f.body),
+            Statement::ForOfStatement(f) => self.statement(&f.body),
+            Statement::ForInStatement(f) => self.statement(&f.body),
+            Statement::WhileStatement(w) => self.statement(&w.body),
+            Statement::DoWhileStatement(w) => self.statement(&w.body),
+            Statement::LabeledStatement(l) => self.statement(&l.body),
+            Statement::SwitchStatement(s) => {
+                for case in &s.cases {
+                    self.statements(&case.consequent);
+                }
+            }
+            Statement::FunctionDeclaration(f) => self.function(f),
+            Statement::ClassDeclaration(c) => self.class(c),
+            Statement::ExportDeclaration(e) => match &e.declaration {
+                Declaration::VariableDeclaration(v) => self.declaration(v),
+                Declaration::FunctionDeclaration(f) => self.function(f),
+                Declaration::ClassDeclaration(c) => self.class(c),
+                _ => {}
+            },
+            Statement::ExportDefaultDeclaration(e) => match &e.declaration {
+                ExportDefaultDeclarationKind::FunctionDeclaration(f) => self.function(f),
+                ExportDefaultDeclarationKind::ClassDeclaration(c) => self.class(c),
+                other => {
+                    if let Some(e) = other.as_expression() {
+                        self.expression(e, None);
+                    }
+                }
+            },
+            _ => {}
+        }
+        self.depth -= 1;
+    }
+
+    fn statements(&mut self, list: &'a [Statement<'a>]) {
+        for s in list {
+            self.statement(s);
+        }
+    }
+
+    fn declaration(&mut self, v: &'a VariableDeclaration<'a>) {
+        for d in &v.declarations {
+            let name = match &d.id {
+                BindingPattern::BindingIdentifier(id) => Some(id.name.as_str()),
+                _ => None,
+            };
+            if let Some(init) = &d.init {
+                self.expression(init, name);
+            }
+        }
+    }
+
+    fn function(&mut self, f: &'a Function<'a>) {
+        if let Some(body) = &f.body {
+            self.statements(&body.statements);
+        }
+    }
+
+    fn class(&mut self, c: &'a Class<'a>) {
+        for element in &c.body.body {
+            match element {
+                ClassElement::MethodDefinition(m) => self.function(&m.value),
+                ClassElement::PropertyDefinition(p) => {
+                    if let Some(v) = &p.value {
+                        let name = p.key.static_name();
+                        self.expression(v, name.as_deref().map(|n| self.reader.alloc.alloc_str(n)));
+                    }
+                }
+                _ => {}
+            }
+        }
+    }
+
+    fn arguments(&mut self, args: &'a [Argument<'a>]) {
+        for a in args {
+            match a {
+                Argument::SpreadElement(s) => self.expression(&s.argument, None),
+                other => {
+                    if let Some(e) = other.as_expression() {
+                        self.expression(e, None);
+                    }
+                }
+            }
+        }
+    }
+
+    /// Visits an expression; `name` is the variable it is assigned to,
+    /// passed on through what only wraps a machine (parentheses, `as`, a
+    /// call chained on it such as `.provide(...)`).
+    fn expression(&mut self, e: &'a Expression<'a>, name: Option<&'a str>) {
+        if self.depth > 200 {
+            return;
+        }
+        self.depth += 1;
+        match e {
+            Expression::CallExpression(call) => {
+                if let Some(found) = super::config::machine_call(self.reader, call, self.t, name) {
+                    self.reader.calls.push(found);
+                    // Machines inside a machine's config (an inline child
+                    // machine) are read as machines of their own.
+                    self.arguments(&call.arguments);
+                } else if let Some(inner) = provided_machine(call) {
+                    if let Some(mut found) =
+                        super::config::machine_call(self.reader, inner, self.t, name)
+                    {
+                        // `createMachine(...).provide({ ... })`: the
+                        // implementations provided count as the machine's.
+                        if let Some(options) =
+                            call.arguments.first().and_then(|a| a.as_expression())
+                        {
+                            found.options.push(Node {
+                                e: options,
+                                t: self.t,
+                            });
+                        }
+                        self.reader.calls.push(found);
+                        self.arguments(&inner.arguments);
+                    } else {
+                        self.expression(&call.callee, name);
+                    }
+                    self.arguments(&call.arguments);
+                } else {
+                    self.expression(&call.callee, name);
+                    self.arguments(&call.arguments);
+                }
+            }
+            Expression::ParenthesizedExpression(p) => self.expression(&p.expression, name),
+            Expression::TSAsExpression(x) => self.expression(&x.expression, name),
+            Expression::TSSatisfiesExpression(x) => self.expression(&x.expression, name),
+            Expression::TSNonNullExpression(x) => self.expression(&x.expression, name),
+            Expression::StaticMemberExpression(m) => self.expression(&m.object, name),
+            Expression::ComputedMemberExpression(m) => self.expression(&m.object, None),
+            Expression::AwaitExpression(a) => self.expression(&a.argument, None),
+            Expression::NewExpression(n) => self.arguments(&n.arguments),
+            Expression::ArrowFunctionExpression(f) => match &f.body {
+                ArrowFunctionBody::FunctionBody(b) => self.statements(&b.statements),
+                other => {
+                    if let Some(e) = other.as_expression() {
+                        self.expression(e, None);
+                    }
+                }
+            },
+            Expression::FunctionExpression(f) => self.function(f),
+            Expression::ClassExpression(c) => self.class(c),
+            Expression::ObjectExpression(o) => {
+                for p in &o.properties {
+                    match p {
+                        ObjectPropertyKind::ObjectProperty(p) => {
+                            let key = p.key.static_name();
+                            let key = key.as_deref().map(|n| self.reader.alloc.alloc_str(n));
+                            self.expression(&p.value, key);
+                        }
+                        ObjectPropertyKind::SpreadProperty(s) => self.expression(&s.argument, None),
+                    }
+                }
+            }
+            Expression::ArrayExpression(a) => {
+                for el in &a.elements {
+                    match el {
+                        ArrayExpressionElement::SpreadElement(s) => {
+                            self.expression(&s.argument, None)
+                        }
+                        other => {
+                            if let Some(e) = other.as_expression() {
+                                self.expression(e, None);
+                            }
+                        }
+                    }
+                }
+            }
+            Expression::ConditionalExpression(c) => {
+                self.expression(&c.test, None);
+                self.expression(&c.consequent, name);
+                self.expression(&c.alternate, name);
+            }
+            Expression::LogicalExpression(l) => {
+                self.expression(&l.left, None);
+                self.expression(&l.right, None);
+            }
+            Expression::BinaryExpression(b) => {
+                self.expression(&b.left, None);
+                self.expression(&b.right, None);
+            }
+            Expression::AssignmentExpression(a) => {
+                let target = match &a.left {
+                    AssignmentTarget::AssignmentTargetIdentifier(id) => Some(id.name.as_str()),
+                    _ => None,
+                };
+                self.expression(&a.right, target);
+            }
+            Expression::SequenceExpression(s) => {
+                for e in &s.expressions {
+                    self.expression(e, None);
+                }
+            }
+            Expression::TemplateLiteral(t) => {
+                for e in &t.expressions {
+                    self.expression(e, None);
+                }
+            }
+            Expression::JSXElement(el) => self.jsx(el),
+            _ => {}
+        }
+        self.depth -= 1;
+    }
+
+    fn jsx(&mut self, el: &'a JSXElement<'a>) {
+        for attribute in &el.opening_element.attributes {
+            if let JSXAttributeItem::Attribute(a) = attribute
+                && let Some(JSXAttributeValue::ExpressionContainer(c)) = &a.value
+                && let Some(e) = c.expression.as_expression()
+            {
+                self.expression(e, None);
+            }
+        }
+        for child in &el.children {
+            match child {
+                JSXChild::Element(el) => self.jsx(el),
+                JSXChild::ExpressionContainer(c) => {
+                    if let Some(e) = c.expression.as_expression() {
+                        self.expression(e, None);
+                    }
+                }
+                _ => {}
+            }
+        }
+    }
+}
+
+/// The machine call that `.provide(...)` or `.withConfig(...)` is chained on.
+fn provided_machine<'a>(call: &'a CallExpression<'a>) -> Option<&'a CallExpression<'a>> {
+    let Expression::StaticMemberExpression(m) = call.callee.get_inner_expression() else {
+        return None;
+    };
+    if !matches!(m.property.name.as_str(), "provide" | "withConfig") {
+        return None;
+    }
+    match m.object.get_inner_expression() {
+        Expression::CallExpression(inner) => Some(inner),
+        _ => None,
+    }
+}

@@ -1,0 +1,291 @@
+//! Tests of the XState front-end's translations, each on a small machine;
+//! whole fixtures are in `tests/xstate.rs`.
+
+use super::*;
+
+/// The machine of `setup` and a state `a` whose `GO` transition has the
+/// given guard, read as the version the API says.
+fn with_guard(setup: &str, guard: &str) -> (MachineDoc, Vec<Diagnostic>) {
+    let text = format!(
+        "import {{ setup, createMachine, and, or, not }} from 'xstate';\n\
+         const LIMIT = 10;\n\
+         export const m = {setup}({{\n\
+           id: 'm',\n\
+           initial: 'a',\n\
+           context: {{ total: 0, items: [], name: 'x', seen: [] }},\n\
+           states: {{ a: {{ on: {{ GO: {{ target: 'b', {guard} }} }} }}, b: {{}} }},\n\
+         }});\n"
+    );
+    let mut extracted = extract(SourceFile::new("m.ts", text), &Settings::default());
+    assert!(extracted.errors.is_empty(), "{:?}", extracted.errors);
+    let (_, _, doc, notes) = extracted.machines.remove(0);
+    (doc, notes)
+}
+
+fn guard_text(doc: &MachineDoc) -> String {
+    doc.root.states[0].on[0]
+        .guard
+        .as_ref()
+        .map(|g| g.text.clone())
+        .unwrap_or_default()
+}
+
+#[test]
+fn v5_guards_translate_where_the_meaning_is_exact() {
+    for (js, cel) in [
+        ("({ context }) => context.total > 5", "context.total > 5"),
+        (
+            "({ context, event }) => event.amount === context.total",
+            "event.amount == context.total",
+        ),
+        ("(args) => args.context.total !== 0", "context.total != 0"),
+        (
+            "({ context: { items } }) => items.length > 0",
+            "size(context.items) > 0",
+        ),
+        (
+            "({ context, event }) => context.items.includes(event.sku)",
+            "event.sku in context.items",
+        ),
+        (
+            "({ context, event }) => !context.seen.includes(event.id) && context.total < LIMIT",
+            "!(event.id in context.seen) && context.total < 10",
+        ),
+        (
+            "({ event }) => (event.count ?? 0) >= 2",
+            "(has(event.count) && event.count != null ? event.count : 0) >= 2",
+        ),
+        (
+            "({ context }) => { const t = context.total + 1; return t > 2; }",
+            "context.total + 1 > 2",
+        ),
+        (
+            "({ context }) => Math.max(context.total, 3) > 4",
+            "(context.total > 3 ? context.total : 3) > 4",
+        ),
+        (
+            "({ context }) => context.total % 2 == 0 || !(context.total > 9)",
+            "context.total % 2 == 0 || !(context.total > 9)",
+        ),
+    ] {
+        let (doc, notes) = with_guard("createMachine", &format!("guard: {js}"));
+        assert_eq!(guard_text(&doc), cel, "{js}");
+        assert!(notes.is_empty(), "{js}: {notes:?}");
+    }
+}
+
+#[test]
+fn v4_functions_take_context_and_event() {
+    let (doc, notes) = with_guard(
+        "createMachine",
+        "cond: (ctx, e) => ctx.total + e.amount > 3",
+    );
+    assert_eq!(guard_text(&doc), "context.total + event.amount > 3");
+    assert!(notes.is_empty(), "{notes:?}");
+    let (doc, _) = with_guard(
+        "createMachine",
+        "cond: ({ total }, { amount }) => total < amount",
+    );
+    assert_eq!(guard_text(&doc), "context.total < event.amount");
+}
+
+#[test]
+fn combinators_and_named_guards_with_params() {
+    let setup = "setup({ guards: { over: ({ context }, params) => context.total > params.min, \
+                 risky: () => window.risk() } }).createMachine";
+    let (doc, notes) = with_guard(
+        setup,
+        "guard: and([{ type: 'over', params: { min: 3 } }, not('risky'), or(['over', 'risky'])])",
+    );
+    // `over` without params has nothing to read `params.min` from: opaque.
+    assert_eq!(
+        guard_text(&doc),
+        "(context.total > 3) && !risky && (over || risky)"
+    );
+    let declared: Vec<&str> = doc.guards.iter().map(|g| g.text.as_str()).collect();
+    assert_eq!(declared, ["risky", "over"]);
+    assert!(notes.iter().all(|n| n.severity == Severity::Note));
+}
+
+#[test]
+fn what_has_no_exact_meaning_is_a_host_guard_named_by_its_place() {
+    for js in [
+        "({ context }) => context.items.some((i) => i.late)",
+        "({ context }) => context.name.length > 2",
+        "({ context }) => context.total / 2 > 1",
+        "({ event }) => event.at > Date.now()",
+        "({ context }) => context.order?.paid",
+        "({ context }) => `${context.name}` === 'x'",
+    ] {
+        let (doc, notes) = with_guard("createMachine", &format!("guard: {js}"));
+        assert_eq!(guard_text(&doc), "inline_L7C48", "{js}");
+        assert_eq!(doc.guards.len(), 1, "{js}");
+        assert!(
+            notes
+                .iter()
+                .any(|n| n.message.contains("host guard `inline_L7C48`")),
+            "{js}: {notes:?}"
+        );
+    }
+}
+
+#[test]
+fn host_guard_names_are_made_identifiers() {
+    let (doc, _) = with_guard("createMachine", "guard: and(['is-paid', 'in', '2fa'])");
+    let declared: Vec<&str> = doc.guards.iter().map(|g| g.text.as_str()).collect();
+    assert_eq!(declared, ["is_paid", "_in", "_2fa"]);
+    assert_eq!(guard_text(&doc), "is_paid && _in && _2fa");
+}
+
+#[test]
+fn a_translation_the_checker_refuses_becomes_a_host_guard() {
+    let text = "import { createMachine } from 'xstate';\n\
+                export const m = createMachine({\n\
+                  initial: 'a',\n\
+                  context: { name: 'x' },\n\
+                  states: { a: { on: { GO: { target: 'b', guard: ({ context }) => context.name - 1 > 0 } } }, b: {} },\n\
+                });\n";
+    let loaded = load(SourceFile::new("m.ts", text), &Settings::default());
+    let machine = &loaded.machines[0];
+    let model = machine
+        .machine
+        .as_ref()
+        .expect("loads, with the guard opaque");
+    assert_eq!(model.guards[0].text, "inline_L5C48");
+    assert!(
+        machine
+            .notes
+            .iter()
+            .any(|n| n.message.contains("expression checker refused")),
+        "{:?}",
+        machine.notes
+    );
+}
+
+#[test]
+fn actions_translate_or_become_host_actions() {
+    let text = "import { assign, createMachine, raise, log, cancel, sendTo, enqueueActions } from 'xstate';\n\
+                export const m = createMachine({\n\
+                  initial: 'a',\n\
+                  context: { n: 0, seen: [] },\n\
+                  states: { a: { entry: [\n\
+                    assign({ n: ({ context }) => context.n + 1 }),\n\
+                    assign(({ context, event }) => ({ ...context, seen: [...context.seen, event.id] })),\n\
+                    raise({ type: 'PING', at: 1 }),\n\
+                    raise({ type: 'LATER' }, { delay: 1500, id: 't' }),\n\
+                    cancel('t'),\n\
+                    log('entered'),\n\
+                    sendTo('child', { type: 'X' }),\n\
+                    enqueueActions(({ enqueue }) => enqueue('x')),\n\
+                    'track',\n\
+                  ] } },\n\
+                });\n";
+    let mut extracted = extract(SourceFile::new("m.ts", text), &Settings::default());
+    let (_, _, doc, notes) = extracted.machines.remove(0);
+    let entry: Vec<String> = doc.root.states[0]
+        .entry
+        .iter()
+        .map(|a| {
+            format!("{a:?}")
+                .split(['{', '('])
+                .next()
+                .unwrap_or_default()
+                .trim()
+                .to_string()
+        })
+        .collect();
+    assert_eq!(
+        entry,
+        [
+            "Assign", "Assign", "Raise", "Send", "Cancel", "Log", "Named", "Named", "Named"
+        ]
+    );
+    let opaque = notes
+        .iter()
+        .filter(|n| n.message.contains("host action"))
+        .count();
+    assert_eq!(opaque, 2, "{notes:?}");
+    let crate::syntax::tree::ActionDoc::Send { delay, .. } = &doc.root.states[0].entry[3] else {
+        panic!("a send");
+    };
+    assert_eq!(delay.as_ref().map(|d| d.text.as_str()), Some("1500ms"));
+}
+
+#[test]
+fn delays_take_the_largest_unit_that_divides_them() {
+    use super::config::duration;
+    assert_eq!(duration(1500.0).as_deref(), Ok("1500ms"));
+    assert_eq!(duration(30000.0).as_deref(), Ok("30s"));
+    assert_eq!(duration(3_600_000.0).as_deref(), Ok("1h"));
+    assert_eq!(duration(172_800_000.0).as_deref(), Ok("2d"));
+    assert!(duration(1.5).is_err());
+}
+
+#[test]
+fn every_form_of_machine_call_is_found_and_named() {
+    let text = "import * as xstate from 'xstate';\n\
+                import { createTestMachine } from '@xstate/graph';\n\
+                const initialContext = () => ({ count: 0, tags: ['a'] });\n\
+                const base = xstate.setup({ guards: { big: ({ context }) => context.count > 2 } });\n\
+                export const counter = base.createMachine({ initial: 'a', context: initialContext(), states: { a: { on: { INC: { guard: 'big' } } } } });\n\
+                export const tested = createTestMachine({ id: 'probe', initial: 'x', states: { x: {} } });\n\
+                export const provided = xstate.createMachine({ initial: 'a', states: { a: { entry: 'hello' } } })\n\
+                  .provide({ actions: { hello: xstate.assign({}) } });\n\
+                function Machine(n: number) { return n; }\n\
+                Machine(3);\n";
+    let extracted = extract(SourceFile::new("forms.ts", text), &Settings::default());
+    let found: Vec<(&str, Version)> = extracted
+        .machines
+        .iter()
+        .map(|(name, version, ..)| (name.as_str(), *version))
+        .collect();
+    assert_eq!(
+        found,
+        [
+            ("counter", Version::V5),
+            ("probe", Version::V5),
+            ("provided", Version::V5)
+        ]
+    );
+    let counter = &extracted.machines[0].2;
+    let context: Vec<(&str, String)> = counter
+        .context
+        .iter()
+        .map(|c| (c.name.text.as_str(), c.value.to_string()))
+        .collect();
+    assert_eq!(context, [("count", "0".into()), ("tags", "[\"a\"]".into())]);
+    assert_eq!(
+        counter.root.states[0].on[0]
+            .guard
+            .as_ref()
+            .map(|g| g.text.as_str()),
+        Some("(context.count > 2)")
+    );
+    // `.provide` gave `hello` an implementation: an empty assign.
+    let provided = &extracted.machines[2].2;
+    assert!(matches!(
+        provided.root.states[0].entry.as_slice(),
+        [crate::syntax::tree::ActionDoc::Assign { .. }]
+    ));
+}
+
+#[test]
+fn cycles_and_deep_nesting_end_with_notes() {
+    let deep = format!(
+        "{}{{}}{}",
+        "{ states: { s: ".repeat(150),
+        " } }".repeat(150)
+    );
+    for text in [
+        // Names bound to each other, a spread of itself, a state that is
+        // the config.
+        "import { createMachine } from 'xstate';\nconst a = b;\nconst b = a;\nconst s = { ...s, x: {} };\nconst c = { initial: 'x', states: { x: c, ...s, y: a } };\nexport const m = createMachine(c);\n".to_string(),
+        format!("import {{ createMachine }} from 'xstate';\nexport const m = createMachine({{ initial: 's', states: {{ s: {deep} }} }});\n"),
+        "import { createMachine } from 'xstate';\nexport const m = createMachine({ initial: 'a', context: { ñ: 'é' }, states: { a: { entry: assign({ ñ: ({ context }) => context.ñ + 'ü' }) } } });\n".to_string(),
+    ] {
+        let loaded = load(SourceFile::new("cycle.ts", text), &Settings::default());
+        for machine in &loaded.machines {
+            assert!(!machine.notes.is_empty() || machine.machine.is_ok());
+        }
+    }
+}
