@@ -89,12 +89,12 @@ impl Restored {
     }
 
     /// Keeps what `write` wrote for `process`.
-    pub(super) fn remember(&mut self, process: &str, write: &ProcessWrite) {
+    pub(super) fn remember(&mut self, process: &str, write: ProcessWrite) {
         let written = match write {
-            ProcessWrite::Insert(row) => (row.snapshot.clone(), row.revision),
+            ProcessWrite::Insert(row) => (row.snapshot, row.revision),
             ProcessWrite::Update {
                 revision, snapshot, ..
-            } => (snapshot.clone(), revision + 1),
+            } => (snapshot, revision + 1),
         };
         self.snapshots.insert(process.to_string(), written);
     }

@@ -356,7 +356,7 @@ pub(super) async fn deliver<T: AsyncTransaction>(
     };
     write(tx, &plan).await?;
     if let Some(restored) = restored {
-        restored.remember(process, &plan.process);
+        restored.remember(process, plan.process);
     }
     Ok(plan.answer)
 }

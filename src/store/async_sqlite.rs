@@ -2,12 +2,15 @@
 //! connections whose statements run on tokio's blocking threads.
 //!
 //! SQLite lets one writer in at a time. Writers of this store (transactions
-//! and the outbox's updates) therefore queue on an async semaphore of one
-//! before they take a connection: they wait in order, without SQLite's busy
-//! handler, which sleeps in growing steps, and a reader is never kept out of
-//! a connection by writers waiting for the lock. Writers of other processes
-//! on the same file still meet at the busy timeout, as with `SqliteStore`.
-//! The statements are `sqlite.rs`'s, run through the same operations.
+//! and the outbox's updates) therefore take turns on an async semaphore of
+//! one, and always the same connection: they wait in order, without SQLite's
+//! busy handler, which sleeps in growing steps, and the one connection keeps
+//! its page cache, which another connection's commit would make it read
+//! again. The other connections serve readers, who are never kept waiting
+//! by writers. Writers of other
+//! processes on the same file still meet at the busy timeout, as with
+//! `SqliteStore`. The statements are `sqlite.rs`'s, run through the same
+//! operations.
 
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
@@ -42,18 +45,21 @@ struct Pool {
     /// connection: the pool then never has another, nor closes it.
     path: Option<PathBuf>,
     options: SqliteOptions,
-    idle: Mutex<Vec<Connection>>,
-    slots: Arc<Semaphore>,
+    /// The writers' connection, while no writer has it.
+    writer_conn: Mutex<Option<Connection>>,
     writer: Arc<Semaphore>,
+    /// The readers' idle connections, and their turns; `None` when readers
+    /// share the writers' connection (an in-memory store, or a pool of one).
+    readers: Option<(Mutex<Vec<Connection>>, Arc<Semaphore>)>,
 }
 
-/// A connection taken from the pool, with the permits that let it be
-/// taken; dropped, it goes back.
+/// A connection taken from the pool, with the turn that let it be taken;
+/// dropped, it goes back where it came from.
 struct Lease {
     pool: Arc<Pool>,
     conn: Option<Connection>,
-    _slot: OwnedSemaphorePermit,
-    _writer: Option<OwnedSemaphorePermit>,
+    writes: bool,
+    _turn: OwnedSemaphorePermit,
 }
 
 impl Lease {
@@ -84,10 +90,20 @@ impl Drop for Lease {
         if !conn.is_autocommit() {
             let _ = conn.execute_batch("ROLLBACK");
         }
-        if conn.is_autocommit()
-            && let Ok(mut idle) = self.pool.idle.lock()
-        {
-            idle.push(conn);
+        if !conn.is_autocommit() {
+            return;
+        }
+        match (&self.pool.readers, self.writes) {
+            (Some((idle, _)), false) => {
+                if let Ok(mut idle) = idle.lock() {
+                    idle.push(conn);
+                }
+            }
+            _ => {
+                if let Ok(mut writer) = self.pool.writer_conn.lock() {
+                    *writer = Some(conn);
+                }
+            }
         }
     }
 }
@@ -99,27 +115,24 @@ fn stopped(e: tokio::task::JoinError) -> StoreError {
 impl Pool {
     async fn lease(self: &Arc<Pool>, write: bool) -> Result<Lease, StoreError> {
         let closed = |_| StoreError::Backend("the SQLite pool is closed".into());
-        // The writer's turn first, then a connection: a writer waiting for a
-        // connection holds no connection that another would need.
-        let writer = match write {
-            true => Some(
-                Arc::clone(&self.writer)
-                    .acquire_owned()
-                    .await
-                    .map_err(closed)?,
-            ),
-            false => None,
+        let (turns, writes) = match &self.readers {
+            Some((_, turns)) if !write => (turns, false),
+            _ => (&self.writer, true),
         };
-        let slot = Arc::clone(&self.slots)
-            .acquire_owned()
-            .await
-            .map_err(closed)?;
-        let conn = self.idle.lock().ok().and_then(|mut idle| idle.pop());
+        let turn = Arc::clone(turns).acquire_owned().await.map_err(closed)?;
+        let conn = match (&self.readers, writes) {
+            (Some((idle, _)), false) => idle.lock().ok().and_then(|mut idle| idle.pop()),
+            _ => self
+                .writer_conn
+                .lock()
+                .ok()
+                .and_then(|mut conn| conn.take()),
+        };
         Ok(Lease {
             pool: Arc::clone(self),
             conn,
-            _slot: slot,
-            _writer: writer,
+            writes,
+            _turn: turn,
         })
     }
 }
@@ -179,19 +192,23 @@ impl AsyncSqliteStore {
         Ok(AsyncSqliteStore::with(None, &options, opened))
     }
 
+    /// A pool whose writers use `first`; readers get connections of their
+    /// own, up to `options.connections` in all, but for an in-memory store.
     fn with(path: Option<PathBuf>, options: &SqliteOptions, first: Connection) -> Self {
-        let connections = if path.is_some() {
-            options.connections.max(1)
-        } else {
-            1
+        let readers = match path {
+            Some(_) if options.connections > 1 => Some((
+                Mutex::new(Vec::new()),
+                Arc::new(Semaphore::new(options.connections - 1)),
+            )),
+            _ => None,
         };
         AsyncSqliteStore {
             pool: Arc::new(Pool {
                 path,
                 options: options.clone(),
-                idle: Mutex::new(vec![first]),
-                slots: Arc::new(Semaphore::new(connections)),
+                writer_conn: Mutex::new(Some(first)),
                 writer: Arc::new(Semaphore::new(1)),
+                readers,
             }),
         }
     }
@@ -208,13 +225,26 @@ impl AsyncSqliteStore {
 }
 
 /// An open transaction: its connection, and the writer's turn.
+///
+/// Each trip to a blocking thread costs about as much as a statement, so a
+/// transaction makes as few as it can: `BEGIN IMMEDIATE` goes with the
+/// first statement, and the inserts whose only answer is success (the
+/// applied-event and outbox rows) wait for the next statement, or the
+/// commit, and go with it, in their order and before it. An insert that
+/// fails then fails that statement, or the commit, and nothing is committed.
 pub struct AsyncSqliteTransaction {
     /// `None` only while a statement runs on a blocking thread.
     lease: Option<Lease>,
-    /// Whether `BEGIN IMMEDIATE` ran. It runs on the blocking thread of the
-    /// first statement, in the same trip: each trip to a blocking thread
-    /// costs about as much as a statement.
+    /// Whether `BEGIN IMMEDIATE` ran.
     begun: bool,
+    /// Inserts not yet sent, in order.
+    pending: Vec<Insert>,
+}
+
+/// An insert waiting for the transaction's next trip.
+enum Insert {
+    Applied(AppliedEvent),
+    Outbox(OutboxItem),
 }
 
 impl AsyncSqliteTransaction {
@@ -227,6 +257,7 @@ impl AsyncSqliteTransaction {
             .take()
             .ok_or_else(|| StoreError::Backend("the transaction's connection is gone".into()))?;
         let begin = !self.begun;
+        let pending = std::mem::take(&mut self.pending);
         // If this future is dropped while the statement runs, the lease is
         // dropped with the statement's answer, which rolls the transaction
         // back.
@@ -234,7 +265,14 @@ impl AsyncSqliteTransaction {
             if begin {
                 conn.execute_batch("BEGIN IMMEDIATE").map_err(backend)?;
             }
-            Ok(op(conn))
+            let sent = pending.iter().try_for_each(|insert| {
+                let exec = &mut SqliteExec(conn);
+                match insert {
+                    Insert::Applied(row) => finish(ops::insert_applied_event(exec, row)),
+                    Insert::Outbox(item) => finish(ops::insert_outbox(exec, item)),
+                }
+            });
+            Ok(sent.and_then(|()| op(conn)))
         })
         .await?;
         self.lease = Some(lease);
@@ -246,9 +284,10 @@ impl AsyncSqliteTransaction {
         answer
     }
 
-    /// Ends the transaction with `statement`, if it ever began.
+    /// Ends the transaction with `statement` (after the inserts still
+    /// waiting), if it ever began.
     async fn end(&mut self, statement: &'static str) -> Result<(), StoreError> {
-        if !self.begun {
+        if !self.begun && self.pending.is_empty() {
             return Ok(());
         }
         self.run(move |conn| conn.execute_batch(statement).map_err(backend))
@@ -305,16 +344,16 @@ impl AsyncTransaction for AsyncSqliteTransaction {
         .await
     }
 
+    /// Sent with the next statement or the commit (see the type).
     async fn insert_applied_event(&mut self, row: &AppliedEvent) -> Result<(), StoreError> {
-        let row = row.clone();
-        self.run(move |conn| finish(ops::insert_applied_event(&mut SqliteExec(conn), &row)))
-            .await
+        self.pending.push(Insert::Applied(row.clone()));
+        Ok(())
     }
 
+    /// Sent with the next statement or the commit (see the type).
     async fn insert_outbox(&mut self, item: &OutboxItem) -> Result<(), StoreError> {
-        let item = item.clone();
-        self.run(move |conn| finish(ops::insert_outbox(&mut SqliteExec(conn), &item)))
-            .await
+        self.pending.push(Insert::Outbox(item.clone()));
+        Ok(())
     }
 }
 
@@ -327,6 +366,7 @@ impl AsyncStore for AsyncSqliteStore {
         Ok(AsyncSqliteTransaction {
             lease: Some(self.pool.lease(true).await?),
             begun: false,
+            pending: Vec::new(),
         })
     }
 
@@ -335,6 +375,7 @@ impl AsyncStore for AsyncSqliteStore {
     }
 
     async fn rollback(&self, mut tx: AsyncSqliteTransaction) {
+        tx.pending.clear();
         // A failed rollback leaves the transaction open on its connection,
         // and the lease rolls it back (or drops the connection) on its way
         // back to the pool.

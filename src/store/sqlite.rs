@@ -30,7 +30,8 @@ pub struct SqliteOptions {
     /// How long a writer waits for the lock before giving up.
     pub busy_timeout: Duration,
     /// How many connections an [`AsyncSqliteStore`](super::AsyncSqliteStore)
-    /// keeps open at most (at least one); [`SqliteStore`] has one.
+    /// keeps open at most: one for its writers, the others for readers (with
+    /// one, readers take turns with the writers). [`SqliteStore`] has one.
     pub connections: usize,
 }
 
