@@ -136,7 +136,9 @@ fn check(seed: u64, machine: Machine, inputs: &[Input]) {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig::with_cases(48))]
+    // Each case lints its machine several times in a debug build; 16 keep
+    // the whole suite inside CI's budget (48 took this file to 227 s).
+    #![proptest_config(ProptestConfig::with_cases(16))]
     #[test]
     fn safe_fixes_keep_what_a_machine_does(seed in any::<u64>(), inputs in inputs()) {
         let machine = quick_machine(seed);
@@ -149,10 +151,10 @@ proptest! {
 fn the_random_machines_give_the_fixes_work() {
     // Most random machines have something to fix in both syntaxes, so the
     // property above is not vacuous.
-    let machines: Vec<Machine> = (0..24).filter_map(quick_machine).collect();
+    let machines: Vec<Machine> = (0..12).filter_map(quick_machine).collect();
     assert!(
-        machines.len() >= 12,
-        "{} of 24 lint quickly",
+        machines.len() >= 6,
+        "{} of 12 lint quickly",
         machines.len()
     );
     let with_fixes = machines
