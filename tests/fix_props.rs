@@ -152,11 +152,7 @@ fn the_random_machines_give_the_fixes_work() {
     // Most random machines have something to fix in both syntaxes, so the
     // property above is not vacuous.
     let machines: Vec<Machine> = (0..12).filter_map(quick_machine).collect();
-    assert!(
-        machines.len() >= 6,
-        "{} of 12 lint quickly",
-        machines.len()
-    );
+    assert!(machines.len() >= 6, "{} of 12 lint quickly", machines.len());
     let with_fixes = machines
         .iter()
         .filter(|machine| {

@@ -866,28 +866,14 @@ impl<'a, 'm> Replayer<'a, 'm> {
         let key = completion.field();
         let cx = self.cx;
         let mut nested: Vec<String> = Vec::new();
-        for (index, t) in cx.machine.transitions.iter().enumerate() {
-            let tid = crate::model::TransitionId(index as u32);
-            if !cx.graph.trigger_events(tid).contains(&event) {
-                continue;
+        for_each_handler_expr(cx, event, |x| {
+            if let crate::expr::ExprKind::Member(base, field) = &x.kind
+                && analysis::event_field(base) == Some(key)
+                && !nested.contains(field)
+            {
+                nested.push(field.clone());
             }
-            let mut visit = |e: &crate::expr::Expr| {
-                e.walk(&mut |x| {
-                    if let crate::expr::ExprKind::Member(base, field) = &x.kind
-                        && analysis::event_field(base) == Some(key)
-                        && !nested.contains(field)
-                    {
-                        nested.push(field.clone());
-                    }
-                })
-            };
-            if let Some(g) = &t.guard {
-                visit(g);
-            }
-            for action in &t.actions {
-                for_each_expr(action, &mut visit);
-            }
-        }
+        });
         let fields: Vec<(String, Value)> = nested
             .into_iter()
             .map(|field| {
@@ -960,29 +946,15 @@ impl<'a, 'm> Replayer<'a, 'm> {
                     .collect();
             }
             let mut read: Vec<String> = Vec::new();
-            for (index, t) in cx.machine.transitions.iter().enumerate() {
-                let tid = crate::model::TransitionId(index as u32);
-                if !cx.graph.trigger_events(tid).contains(&event) {
-                    continue;
+            for_each_handler_expr(cx, event, |x| {
+                if let Some(f) = analysis::event_field(x)
+                    && f != "id"
+                    && f != "type"
+                    && !read.iter().any(|r| r == f)
+                {
+                    read.push(f.to_string());
                 }
-                let mut visit = |e: &crate::expr::Expr| {
-                    e.walk(&mut |x| {
-                        if let Some(f) = analysis::event_field(x)
-                            && f != "id"
-                            && f != "type"
-                            && !read.iter().any(|r| r == f)
-                        {
-                            read.push(f.to_string());
-                        }
-                    })
-                };
-                if let Some(g) = &t.guard {
-                    visit(g);
-                }
-                for action in &t.actions {
-                    for_each_expr(action, &mut visit);
-                }
-            }
+            });
             read.into_iter().map(|f| (f, None)).collect()
         })
     }
@@ -1118,6 +1090,24 @@ fn repeat_changes(
             "the repeated `{}` changed neither the configuration nor the context and performed no effect",
             event.name
         ))
+    }
+}
+
+/// Every subexpression of the guards and actions of the transitions the
+/// event triggers.
+fn for_each_handler_expr(cx: &Cx, event: EventId, mut f: impl FnMut(&crate::expr::Expr)) {
+    for (index, t) in cx.machine.transitions.iter().enumerate() {
+        let tid = crate::model::TransitionId(index as u32);
+        if !cx.graph.trigger_events(tid).contains(&event) {
+            continue;
+        }
+        let mut visit = |e: &crate::expr::Expr| e.walk(&mut f);
+        if let Some(g) = &t.guard {
+            visit(g);
+        }
+        for action in &t.actions {
+            for_each_expr(action, &mut visit);
+        }
     }
 }
 
