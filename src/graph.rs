@@ -260,12 +260,9 @@ impl<'m> MachineGraph<'m> {
             reenters_root: Vec::new(),
             default_leaves: (0..n).map(|_| OnceCell::new()).collect(),
         };
-        graph.domains = (0..machine.transitions.len() as u32)
+        (graph.domains, graph.reenters_root) = (0..machine.transitions.len() as u32)
             .map(|t| graph.compute_domain(TransitionId(t)))
-            .collect();
-        graph.reenters_root = (0..machine.transitions.len() as u32)
-            .map(|t| graph.compute_reenters_root(TransitionId(t)))
-            .collect();
+            .unzip();
         graph.build_hierarchy();
         graph.build_steps();
         graph
@@ -679,30 +676,6 @@ impl<'m> MachineGraph<'m> {
         self.reenters_root[t.index()]
     }
 
-    fn compute_reenters_root(&self, t: TransitionId) -> bool {
-        let m = self.machine;
-        if self.domains[t.index()].is_none() {
-            return false;
-        }
-        let source = m.transition(t).source;
-        let targets = self.resolved_targets(t);
-        let xstate = m.semantics == Semantics::Xstate;
-        let kept = !m.transition(t).reenter
-            && matches!(
-                m.state(source).kind,
-                StateKind::Compound | StateKind::Parallel
-            )
-            && targets
-                .iter()
-                .all(|&x| x == source || self.is_strict_descendant(x, source));
-        !kept
-            && !m.ancestors(source).any(|anc| {
-                let compound = m.state(anc).kind == StateKind::Compound
-                    || (xstate && m.state(anc).kind == StateKind::Parallel);
-                compound && targets.iter().all(|&x| self.is_strict_descendant(x, anc))
-            })
-    }
-
     /// The transition's targets with each history state replaced by its
     /// default (or its parent, without one).
     fn resolved_targets(&self, t: TransitionId) -> Vec<StateId> {
@@ -721,24 +694,17 @@ impl<'m> MachineGraph<'m> {
         targets
     }
 
-    fn compute_domain(&self, t: TransitionId) -> Option<StateId> {
+    /// The transition's domain, and whether the interpreter exits and
+    /// re-enters the root itself for it (`Chart::domain_of`'s
+    /// `OUTSIDE_ROOT`): no compound ancestor of the source holds every
+    /// target, so the graph takes the root as the domain.
+    fn compute_domain(&self, t: TransitionId) -> (Option<StateId>, bool) {
         let m = self.machine;
         let transition = m.transition(t);
-        let raw = &self.targets[t.index()];
-        if raw.is_empty() {
-            return None;
+        if self.targets[t.index()].is_empty() {
+            return (None, false);
         }
-        let mut targets = Vec::new();
-        for &x in raw.iter() {
-            if self.is_history(x) {
-                targets.extend(self.history_default(x));
-                if targets.is_empty() {
-                    targets.push(m.state(x).parent.unwrap_or(StateId::ROOT));
-                }
-            } else {
-                targets.push(x);
-            }
-        }
+        let targets = self.resolved_targets(t);
         let source = transition.source;
         // Without `reenter` a compound or parallel source whose targets lie
         // inside it is kept, as the interpreter does (`Chart::domain_of`);
@@ -754,17 +720,18 @@ impl<'m> MachineGraph<'m> {
                 .iter()
                 .all(|&x| x == source || self.is_strict_descendant(x, source))
         {
-            return Some(source);
+            return (Some(source), false);
         }
         for anc in m.ancestors(source) {
-            let compound = anc == StateId::ROOT
-                || m.state(anc).kind == StateKind::Compound
+            let compound = m.state(anc).kind == StateKind::Compound
                 || (xstate && m.state(anc).kind == StateKind::Parallel);
-            if compound && targets.iter().all(|&x| self.is_strict_descendant(x, anc)) {
-                return Some(anc);
+            if (compound || anc == StateId::ROOT)
+                && targets.iter().all(|&x| self.is_strict_descendant(x, anc))
+            {
+                return (Some(anc), !compound);
             }
         }
-        Some(StateId::ROOT)
+        (Some(StateId::ROOT), true)
     }
 
     /// The handlers of `event` for a configuration containing `leaf`, in the

@@ -321,26 +321,21 @@ impl Reader {
     /// at the repetition with the first place as a label.
     fn without_duplicates(&mut self, entries: Vec<(Node, Node)>) -> Vec<(Node, Node)> {
         let mut kept: Vec<(Node, Node)> = Vec::with_capacity(entries.len());
-        // A mapping of many keys (the states of a large machine) is checked
-        // through an index: a scan per key would take quadratic time.
-        let mut index: Option<std::collections::HashMap<String, Span>> =
-            (entries.len() > 16).then(std::collections::HashMap::new);
+        // An index, not a scan of the keys kept so far: a mapping of many
+        // keys (the states of a large machine) would take quadratic time.
+        let mut index: std::collections::HashMap<String, Span> = std::collections::HashMap::new();
         for (key, value) in entries {
             let value = self.dedup_node(value);
             let key = self.dedup_node(key);
-            let first = key.text().and_then(|text| match &mut index {
-                Some(index) => match index.entry(text.to_string()) {
+            let first = key
+                .text()
+                .and_then(|text| match index.entry(text.to_string()) {
                     std::collections::hash_map::Entry::Occupied(first) => Some(*first.get()),
                     std::collections::hash_map::Entry::Vacant(slot) => {
                         slot.insert(key.span);
                         None
                     }
-                },
-                None => kept
-                    .iter()
-                    .find(|(k, _)| k.text() == Some(text))
-                    .map(|(k, _)| k.span),
-            });
+                });
             match first {
                 Some(first) => self.errors.push(
                     LoadError::Duplicate {
