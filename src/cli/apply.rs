@@ -15,9 +15,11 @@ use clap::Subcommand;
 
 use idemchart::expr::{Event, Value};
 use idemchart::interp::Chart;
+use idemchart::model::Completion;
 use idemchart::runtime::{self, Outcome, RuntimeError};
 use idemchart::store::{
-    AnyStore, OutboxItem, OutboxStatus, SqliteOptions, Store, StoreAddress, Synchronous,
+    AnyStore, AttemptRecord, OutboxItem, OutboxStatus, SqliteOptions, Store, StoreAddress,
+    Synchronous,
 };
 
 use super::{CommandResult, load_or_report};
@@ -82,8 +84,8 @@ pub enum DurableCommand {
         #[arg(long, value_name = "KEY|all")]
         requeue: Option<String>,
     },
-    /// Delete applied event ids, and outbox rows settled (done, or unknown
-    /// and told to the machine), older than the machine's `dedup.retention`.
+    /// Delete applied event ids, and outbox rows settled (done, cancelled,
+    /// or unknown or failed and told to the machine), older than the machine's `dedup.retention`.
     /// Prints `{"purged": N, "outbox_purged": M}`.
     Purge {
         #[command(flatten)]
@@ -282,9 +284,14 @@ pub fn run(command: DurableCommand) -> CommandResult {
                         ..item
                     };
                     println!("{}", outbox_json(&handed));
-                    store
-                        .finish_attempt(&handed.key, handed.status, handed.attempts, now, None)
-                        .map_err(|e| e.to_string())?;
+                    let record = AttemptRecord {
+                        key: &handed.key,
+                        status: handed.status,
+                        attempts: handed.attempts,
+                        next_attempt_at: now,
+                        last_error: None,
+                    };
+                    store.finish_attempt(&record).map_err(|e| e.to_string())?;
                 }
             } else {
                 for item in store.outbox(None).map_err(|e| e.to_string())? {
@@ -314,8 +321,10 @@ pub fn run(command: DurableCommand) -> CommandResult {
     }
 }
 
+/// An outbox row as a JSON line; an invocation's row also names the
+/// completion events its answer is sent back as (with `key` as their id).
 fn outbox_json(item: &OutboxItem) -> serde_json::Value {
-    serde_json::json!({
+    let mut line = serde_json::json!({
         "process": item.process,
         "event_id": item.event_id,
         "position": item.position,
@@ -326,7 +335,15 @@ fn outbox_json(item: &OutboxItem) -> serde_json::Value {
         "attempts": item.attempts,
         "next_attempt_at": item.next_attempt_at,
         "last_error": item.last_error,
-    })
+    });
+    if let Some(id) = &item.invocation {
+        line["invocation"] = serde_json::json!(id);
+        line["completions"] = serde_json::json!({
+            "done": Completion::Done.event(id),
+            "error": Completion::Error.event(id),
+        });
+    }
+    line
 }
 
 /// Reads `{"type", "id", "data"}`; errors name the column they are at.
