@@ -216,11 +216,7 @@ fn invocations_are_dispatched_by_a_handler(store: String) {
             ],
         );
         assert_eq!(paid.code, Some(0), "{}", paid.stderr);
-        assert!(
-            paid.stdout.contains(r#""invocations":"#),
-            "{}",
-            paid.stdout
-        );
+        assert!(paid.stdout.contains(r#""invocations":"#), "{}", paid.stdout);
     }
     // Each charge is a row that names the completions answering it.
     let listed = session.run("outbox", &[]);

@@ -170,3 +170,16 @@ fn killed_appliers_lose_nothing_and_double_nothing() {
         &format!("postgres:{handle}"),
     );
 }
+
+/// The dispatcher's crash proof on PostgreSQL.
+#[test]
+#[ignore = "needs a PostgreSQL server: IDEMCHART_PG"]
+fn killed_dispatchers_deliver_each_completion_once() {
+    let backend = backend();
+    let handle = backend.fresh();
+    runtime_contract::crash::killed_dispatchers_deliver_each_completion_once(
+        &backend,
+        &handle,
+        &format!("postgres:{handle}"),
+    );
+}

@@ -165,3 +165,17 @@ fn killed_appliers_lose_nothing_and_double_nothing() {
     let store = SqliteStore::open(&handle, &SqliteOptions::default()).unwrap();
     assert_eq!(store.pragma("integrity_check").unwrap(), "ok");
 }
+
+/// The dispatcher's crash proof on a SQLite file.
+#[test]
+fn killed_dispatchers_deliver_each_completion_once() {
+    let backend = backend();
+    let handle = backend.fresh();
+    runtime_contract::crash::killed_dispatchers_deliver_each_completion_once(
+        &backend,
+        &handle,
+        &format!("sqlite:{handle}"),
+    );
+    let store = SqliteStore::open(&handle, &SqliteOptions::default()).unwrap();
+    assert_eq!(store.pragma("integrity_check").unwrap(), "ok");
+}
