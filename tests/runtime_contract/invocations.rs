@@ -325,3 +325,95 @@ pub fn invocations_in_parallel_regions_complete_independently<B: Backend>(backen
         serde_json::json!(["review.manager.approved", "review.budget.ok"])
     );
 }
+
+/// One step of a checkout's life, for the property test.
+#[derive(Clone, Copy, Debug)]
+pub enum CheckoutStep {
+    Pay,
+    Cancel,
+    /// The gateway answers every due charge: a receipt, or a refusal.
+    Answer {
+        accept: bool,
+    },
+}
+
+/// Runs `steps` on a clean store and on a noisy one that, before step `at`,
+/// delivers again one of the requests or completions it delivered so far
+/// (`redeliveries`: `(at, which)`): every redelivery is a duplicate, and
+/// both stores end with the same process and the same outbox.
+pub fn redelivered_completions_change_nothing<B: Backend>(
+    backend: &B,
+    steps: &[CheckoutStep],
+    redeliveries: &[(usize, usize)],
+) {
+    let chart = checkout();
+    let mut clean = backend.connect(&backend.fresh());
+    let mut noisy = backend.connect(&backend.fresh());
+    let mut sent: Vec<Event> = Vec::new();
+    for (i, step) in steps.iter().enumerate() {
+        for (at, which) in redeliveries {
+            if *at == i && !sent.is_empty() {
+                let again = &sent[which % sent.len()];
+                let outcome = apply_at(&mut noisy, &chart, "c", again, T0 + i as u64).unwrap();
+                assert_eq!(outcome.kind(), "duplicate", "{again:?}");
+            }
+        }
+        let now = T0 + i as u64;
+        match *step {
+            CheckoutStep::Pay | CheckoutStep::Cancel => {
+                let event = match step {
+                    CheckoutStep::Pay => pay(&format!("s{i}"), 10 + i as i64),
+                    _ => cancel(&format!("k{i}")),
+                };
+                let a = apply_at(&mut clean, &chart, "c", &event, now).unwrap();
+                let b = apply_at(&mut noisy, &chart, "c", &event, now).unwrap();
+                assert_eq!(a, b);
+                sent.push(event);
+            }
+            CheckoutStep::Answer { accept } => {
+                let answer = |item: &OutboxItem| match (&item.invocation, accept) {
+                    (None, _) => Dispatch::Done,
+                    (Some(_), true) => Dispatch::Output(
+                        serde_json::json!({ "recibo": format!("R-{}", &item.key[..8]) }),
+                    ),
+                    (Some(_), false) => {
+                        Dispatch::Failed(serde_json::json!({ "motivo": "rechazada" }))
+                    }
+                };
+                let policy = DispatchPolicy::default();
+                let mut answered = Vec::new();
+                dispatch(&mut clean, &chart, now, &policy, answer).unwrap();
+                dispatch(&mut noisy, &chart, now, &policy, |item| {
+                    let dispatch = answer(item);
+                    if let Some(id) = &item.invocation {
+                        answered.push(match &dispatch {
+                            Dispatch::Output(output) => completion(
+                                &format!("xstate.done.actor.{id}"),
+                                &item.key,
+                                serde_json::json!({ "output": output }),
+                            ),
+                            Dispatch::Failed(error) => completion(
+                                &format!("xstate.error.actor.{id}"),
+                                &item.key,
+                                serde_json::json!({ "error": error }),
+                            ),
+                            other => unreachable!("{other:?}"),
+                        });
+                    }
+                    dispatch
+                })
+                .unwrap();
+                sent.extend(answered);
+            }
+        }
+    }
+    let (a, b) = (context_of(&mut clean, "c"), context_of(&mut noisy, "c"));
+    assert_eq!(a, b);
+    let rows = |store: &mut B::S| -> Vec<(String, String, OutboxStatus)> {
+        let rows = store.outbox(None).unwrap();
+        rows.into_iter()
+            .map(|row| (row.key, row.effect, row.status))
+            .collect()
+    };
+    assert_eq!(rows(&mut clean), rows(&mut noisy));
+}
