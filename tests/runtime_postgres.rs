@@ -157,6 +157,24 @@ proptest! {
     }
 }
 
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 8, ..ProptestConfig::default() })]
+
+    /// Requests and invocation completions delivered again change nothing.
+    #[test]
+    #[ignore = "needs a PostgreSQL server: IDEMCHART_PG"]
+    fn a_redelivered_completion_changes_nothing(
+        steps in runtime_contract::invocations::checkout_steps(),
+        redeliveries in prop::collection::vec((0..16usize, 0..32usize), 0..10),
+    ) {
+        runtime_contract::invocations::redelivered_completions_change_nothing(
+            &backend(),
+            &steps,
+            &redeliveries,
+        );
+    }
+}
+
 /// The crash proof on PostgreSQL: a killed client's open transaction is
 /// rolled back by the server when its connection drops.
 #[test]

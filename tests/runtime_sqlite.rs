@@ -152,21 +152,6 @@ proptest! {
     }
 }
 
-fn checkout_steps() -> impl Strategy<Value = Vec<runtime_contract::invocations::CheckoutStep>> {
-    use runtime_contract::invocations::CheckoutStep;
-    prop::collection::vec(0..4u32, 1..16).prop_map(|picks| {
-        picks
-            .into_iter()
-            .map(|p| match p {
-                0 => CheckoutStep::Pay,
-                1 => CheckoutStep::Cancel,
-                2 => CheckoutStep::Answer { accept: true },
-                _ => CheckoutStep::Answer { accept: false },
-            })
-            .collect()
-    })
-}
-
 proptest! {
     #![proptest_config(ProptestConfig { cases: 24, ..ProptestConfig::default() })]
 
@@ -174,7 +159,7 @@ proptest! {
     /// a checkout's life, change nothing.
     #[test]
     fn a_redelivered_completion_changes_nothing(
-        steps in checkout_steps(),
+        steps in runtime_contract::invocations::checkout_steps(),
         redeliveries in prop::collection::vec((0..16usize, 0..32usize), 0..10),
     ) {
         runtime_contract::invocations::redelivered_completions_change_nothing(

@@ -337,6 +337,22 @@ pub enum CheckoutStep {
     },
 }
 
+/// Random lives of a checkout, up to 16 steps.
+pub fn checkout_steps() -> impl proptest::strategy::Strategy<Value = Vec<CheckoutStep>> {
+    use proptest::prelude::*;
+    prop::collection::vec(0..4u32, 1..16).prop_map(|picks| {
+        picks
+            .into_iter()
+            .map(|p| match p {
+                0 => CheckoutStep::Pay,
+                1 => CheckoutStep::Cancel,
+                2 => CheckoutStep::Answer { accept: true },
+                _ => CheckoutStep::Answer { accept: false },
+            })
+            .collect()
+    })
+}
+
 /// Runs `steps` on a clean store and on a noisy one that, before step `at`,
 /// delivers again one of the requests or completions it delivered so far
 /// (`redeliveries`: `(at, which)`): every redelivery is a duplicate, and
