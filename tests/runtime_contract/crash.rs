@@ -9,6 +9,23 @@ use idemchart::store::Store;
 
 use super::Backend;
 
+/// A random number below its argument, from a seed printed under `test`'s
+/// name so that a failing run can be told apart.
+fn random_below(test: &str) -> impl FnMut(u64) -> u64 {
+    let mut seed = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_nanos() as u64)
+        .unwrap_or(1)
+        | 1;
+    eprintln!("{test} seed {seed}");
+    move |below: u64| {
+        seed ^= seed << 13;
+        seed ^= seed >> 7;
+        seed ^= seed << 17;
+        seed % below.max(1)
+    }
+}
+
 /// Runs `idemchart apply` on the ledger machine once; `kill_after` kills it
 /// (SIGKILL) that long after the start unless it finished. Returns its
 /// answer, or `None` when the kill stopped it first. Any other failure is a
@@ -68,18 +85,7 @@ pub fn killed_appliers_lose_nothing_and_double_nothing<B: Backend>(
         .and_then(|v| v.parse().ok())
         .unwrap_or(200);
     let started = Instant::now();
-    let mut seed = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.as_nanos() as u64)
-        .unwrap_or(1)
-        | 1;
-    eprintln!("crash test seed {seed}");
-    let mut random = move |below: u64| {
-        seed ^= seed << 13;
-        seed ^= seed >> 7;
-        seed ^= seed << 17;
-        seed % below.max(1)
-    };
+    let mut random = random_below("crash test");
     // How long an undisturbed apply takes here (the fastest of three), so
     // kills land across its whole run.
     let mut span_us = u64::MAX;
@@ -202,18 +208,7 @@ pub fn killed_dispatchers_deliver_each_completion_once<B: Backend>(
         r#"echo "$IDEMCHART_KEY" >> '{}'; sleep 0.02; printf '{{"recibo":"R-%s"}}' "$IDEMCHART_KEY""#,
         asked.display()
     );
-    let mut seed = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.as_nanos() as u64)
-        .unwrap_or(1)
-        | 1;
-    eprintln!("dispatcher crash test seed {seed}");
-    let mut random = move |below: u64| {
-        seed ^= seed << 13;
-        seed ^= seed >> 7;
-        seed ^= seed << 17;
-        seed % below.max(1)
-    };
+    let mut random = random_below("dispatcher crash test");
     let (mut kills, mut runs) = (0u32, 0u32);
     let started = Instant::now();
     loop {
