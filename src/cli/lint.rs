@@ -23,7 +23,8 @@ use super::{Color, CommandResult, load_machines, machine_files};
 
 #[derive(Args)]
 pub struct LintArgs {
-    /// Files or directories (directories are searched for *.yaml, *.yml and *.chart).
+    /// Files or directories (directories are searched for *.yaml, *.yml, *.chart,
+    /// *.scxml and XState sources).
     #[arg(required = true)]
     paths: Vec<PathBuf>,
     /// How to print the findings: for people (on standard error), or as JSON,
@@ -129,8 +130,11 @@ pub fn lint(args: &LintArgs, matches: Option<&ArgMatches>) -> CommandResult {
     let mut fixes = Fixes::default();
     for (path, searched) in machine_files(&args.paths, &config)? {
         // Our own syntaxes (one machine a file) are linted with their fixes;
-        // XState sources, which no fix edits yet, through the importer.
-        if idemchart::import::xstate::SourceKind::of_path(&path).is_none() {
+        // SCXML documents and XState sources, which no fix edits yet,
+        // through their importers, as written.
+        if idemchart::import::xstate::SourceKind::of_path(&path).is_none()
+            && !idemchart::import::is_scxml(&path)
+        {
             let read =
                 syntax::read(&path).map_err(|e| format!("cannot read {}: {e}", path.display()))?;
             let (file, diagnostics) = match read {

@@ -29,6 +29,9 @@ pub(super) trait Names {
     fn is_data(&self, name: &str) -> bool;
     /// The dotted path of the state with this SCXML id.
     fn state_path(&self, id: &str) -> Option<String>;
+    /// What `_event.data` is: `event`, or the field of the event that
+    /// holds it (`event.output` in the handler of a completion).
+    fn event_data(&self) -> &str;
 }
 
 /// Translates an expression to CEL text.
@@ -574,7 +577,7 @@ fn print(expr: &Js, names: &dyn Names, out: &mut String) -> Result<(), JsError> 
         JsKind::Bool(b) => out.push_str(if *b { "true" } else { "false" }),
         JsKind::Null => out.push_str("null"),
         JsKind::Ident(name) if name == "undefined" => out.push_str("null"),
-        _ if event_field(expr).is_some() => match event_field(expr) {
+        _ if event_field(expr, names).is_some() => match event_field(expr, names) {
             Some(Ok(field)) => out.push_str(&field),
             Some(Err(message)) => return Err(error(message)),
             None => {}
@@ -700,14 +703,14 @@ fn print(expr: &Js, names: &dyn Names, out: &mut String) -> Result<(), JsError> 
 /// `_event.name` as `event.type`, `_event.data.f` and `_event.data['f']` as
 /// `event.f`; `None` where `expr` does not start with `_event`, and an error
 /// for the rest of `_event`, which the machine format does not have.
-fn event_field(expr: &Js) -> Option<Result<String, String>> {
+fn event_field(expr: &Js, names: &dyn Names) -> Option<Result<String, String>> {
     let is_event = |e: &Js| matches!(&e.kind, JsKind::Ident(n) if n == "_event");
     let is_data = |e: &Js| matches!(&e.kind, JsKind::Member(o, n) if n == "data" && is_event(o));
     let field = |name: &str| {
         let valid = name.starts_with(|c: char| c.is_ascii_alphabetic() || c == '_')
             && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
         if valid {
-            Ok(format!("event.{name}"))
+            Ok(format!("{}.{name}", names.event_data()))
         } else {
             Err(format!(
                 "the event field `{name}` is not a valid CEL field name"
@@ -801,6 +804,9 @@ mod tests {
         }
         fn state_path(&self, id: &str) -> Option<String> {
             (id == "s01").then(|| "s0.s01".to_string())
+        }
+        fn event_data(&self) -> &str {
+            "event"
         }
     }
 

@@ -33,9 +33,9 @@ use std::path::Path;
 pub use facts::Facts;
 pub use sources::Sources;
 
-use crate::diagnostic::{Diagnostic, Severity};
+use crate::diagnostic::Diagnostic;
 use crate::model::Machine;
-use crate::span::{SourceFile, Span};
+use crate::span::SourceFile;
 use crate::syntax::tree::MachineDoc;
 
 /// The XState major version a machine is written for, where the two read
@@ -171,22 +171,7 @@ fn read<M>(file: SourceFile, machines: impl FnOnce(&mut scope::Reader) -> Vec<M>
     }
 }
 
-/// A note: what the front-end could not read, at its place.
-pub(crate) fn note(message: String, span: Span) -> Diagnostic {
-    Diagnostic {
-        code: "S011",
-        name: "opaque-code",
-        severity: Severity::Note,
-        message,
-        span,
-        labels: Vec::new(),
-        help: None,
-        witness: Vec::new(),
-        confirmed: None,
-        replay: None,
-        fix: None,
-    }
-}
+pub(crate) use super::note;
 
 #[cfg(test)]
 mod tests;

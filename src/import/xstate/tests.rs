@@ -2,6 +2,7 @@
 //! whole fixtures are in `tests/xstate.rs`.
 
 use super::*;
+use crate::diagnostic::Severity;
 
 /// The machine of `setup` and a state `a` whose `GO` transition has the
 /// given guard, read as the version the API says.
