@@ -55,6 +55,18 @@
 //! elements and attributes. Nothing is dropped silently. An error inside a
 //! translated expression is placed at its place in the attribute, and the
 //! lowering's errors about a translated expression at the attribute's start.
+//!
+//! That is the strict import (`import`), for machines that run. Read as
+//! written (`import_as_written`, for `check` and `lint`), what cannot be
+//! converted is opaque or left out, each with a note (S011), as the XState
+//! front-end does (`docs/machine-format.md`, "SCXML documents"): a condition
+//! is the host guard `cond_LxCy`; an element of executable content with
+//! anything untranslatable inside is the host action `ELEMENT_LxCy`;
+//! `<invoke>` is an invocation, its `done.invoke.ID` transitions its
+//! `onDone`, the invoking state's error transitions copied into its
+//! `onError`; unknown attributes, foreign elements and attributes,
+//! `<donedata>`, `<finalize>` and the document's `<script>` are left out.
+//! What is wrong in the document itself stays an error.
 
 use std::collections::HashMap;
 
