@@ -223,7 +223,7 @@ pub fn lint(args: &LintArgs, matches: Option<&ArgMatches>) -> CommandResult {
         }
         LintFormat::Json => print!("{}", report::json(&reports)),
         LintFormat::Sarif => print!("{}", report::sarif(&reports, &registry)),
-        LintFormat::Github => print!("{}", report::github(&reports)),
+        LintFormat::Github => print!("{}", report::github(&reports, args.unsafe_fixes)),
     }
     if args.fix {
         eprintln!("{}", fixes.summary("fixed"));
