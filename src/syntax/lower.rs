@@ -476,8 +476,26 @@ impl Lowering {
                 Allow {
                     reason,
                     span: lint.span,
+                    within: Vec::new(),
                 },
             );
+        }
+        // A suppression above a transition covers that transition's text,
+        // unless one of the same lint covers the whole state.
+        let transitions = doc.on.iter().chain(&doc.always).chain(&doc.after).chain(
+            doc.invoke
+                .iter()
+                .flat_map(|i| i.on_done.iter().chain(&i.on_error)),
+        );
+        for (lint, reason, within) in transitions.flat_map(|t| &t.allow) {
+            let entry = allow.entry(lint.text.clone()).or_insert_with(|| Allow {
+                reason: reason.clone(),
+                span: lint.span,
+                within: Vec::new(),
+            });
+            if entry.span == lint.span || !entry.within.is_empty() {
+                entry.within.push(*within);
+            }
         }
 
         let entry = self.actions(machine, doc.entry);

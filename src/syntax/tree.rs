@@ -121,6 +121,9 @@ pub struct TransitionDoc {
     pub reenter: bool,
     pub description: Option<String>,
     pub span: Span,
+    /// Lint, reason, and the text the suppression covers: the transition
+    /// as written, with its guard and actions.
+    pub allow: Vec<(Name, String, Span)>,
 }
 
 #[derive(Clone, Debug)]

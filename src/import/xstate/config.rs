@@ -987,8 +987,7 @@ impl<'a> Cx<'_, 'a> {
                 "always" => {
                     let list =
                         self.transitions(value, entry.key_span, Trigger::Always, path, View::Plain);
-                    doc.always.extend(list.0);
-                    doc.allow.extend(list.1);
+                    doc.always.extend(list);
                 }
                 "after" => self.after(value, &mut doc, path),
                 "entry" | "onEntry" => {
@@ -1003,7 +1002,7 @@ impl<'a> Cx<'_, 'a> {
                 }
                 "invoke" => {
                     for item in self.items(value) {
-                        if let Some(invoke) = self.invoke(item, path, &mut doc) {
+                        if let Some(invoke) = self.invoke(item, path) {
                             doc.invoke.push(invoke);
                         }
                     }
@@ -1011,8 +1010,7 @@ impl<'a> Cx<'_, 'a> {
                 "onDone" => {
                     let trigger = Trigger::Event(format!("{DONE_OF_PATH}{path}"));
                     let list = self.transitions(value, entry.key_span, trigger, path, View::Plain);
-                    doc.on.extend(list.0);
-                    doc.allow.extend(list.1);
+                    doc.on.extend(list);
                 }
                 "tags" => {
                     for item in self.items(value) {
@@ -1092,8 +1090,13 @@ impl<'a> Cx<'_, 'a> {
             return;
         };
         for entry in entries {
+            let (on, always) = (doc.on.len(), doc.always.len());
             self.on_entry(entry.key, entry.key_span, entry.value, doc, path);
-            doc.allow.extend(self.comment_allows(entry.key_at));
+            // A comment above the key covers the transitions written under it.
+            let allow = self.comment_allows(entry.key_at);
+            let within = entry.key_span.to(self.span(entry.value));
+            allow_transitions(&mut doc.on[on..], allow.clone(), within);
+            allow_transitions(&mut doc.always[always..], allow, within);
         }
     }
 
@@ -1108,8 +1111,7 @@ impl<'a> Cx<'_, 'a> {
         if event.is_empty() {
             // v4's eventless transitions.
             let list = self.transitions(value, span, Trigger::Always, path, View::Plain);
-            doc.always.extend(list.0);
-            doc.allow.extend(list.1);
+            doc.always.extend(list);
             return;
         }
         let Some(descriptor) = self.descriptor(event, span) else {
@@ -1123,8 +1125,7 @@ impl<'a> Cx<'_, 'a> {
             View::Plain
         };
         let list = self.transitions(value, span, Trigger::Event(descriptor), path, view);
-        doc.on.extend(list.0);
-        doc.allow.extend(list.1);
+        doc.on.extend(list);
     }
 
     /// An event key in the machine format's terms: v4's `done.invoke.ID`
@@ -1191,7 +1192,8 @@ impl<'a> Cx<'_, 'a> {
             }
         } else if let Some(entries) = self.entries(n, "`after`") {
             for entry in entries {
-                doc.allow.extend(self.comment_allows(entry.key_at));
+                let allow = self.comment_allows(entry.key_at);
+                let within = entry.key_span.to(self.span(entry.value));
                 let key: &'a str = entry.key;
                 let ms = key.parse::<f64>().ok();
                 let duration = match ms {
@@ -1200,15 +1202,15 @@ impl<'a> Cx<'_, 'a> {
                 };
                 match duration {
                     Ok(d) => {
-                        let list = self.transitions(
+                        let mut list = self.transitions(
                             entry.value,
                             entry.key_span,
                             Trigger::After(d),
                             path,
                             View::Plain,
                         );
-                        doc.after.extend(list.0);
-                        doc.allow.extend(list.1);
+                        allow_transitions(&mut list, allow, within);
+                        doc.after.extend(list);
                     }
                     Err(why) => self.note(
                         format!("the delay `{key}` {why}; its transitions are left out"),
@@ -1232,8 +1234,7 @@ impl<'a> Cx<'_, 'a> {
             match d {
                 Ok(d) => {
                     let list = self.transitions(item, span, Trigger::After(d), path, View::Plain);
-                    doc.after.extend(list.0);
-                    doc.allow.extend(list.1);
+                    doc.after.extend(list);
                 }
                 Err(why) => self.note(
                     format!("this delay {why}; its transitions are left out"),
@@ -1254,8 +1255,8 @@ impl<'a> Cx<'_, 'a> {
         }
     }
 
-    /// Transitions in any of XState's forms, with the allows of the
-    /// comments above their elements (for the source state).
+    /// Transitions in any of XState's forms, each with the allows of the
+    /// comments above its element.
     fn transitions(
         &mut self,
         n: Node<'a>,
@@ -1263,9 +1264,8 @@ impl<'a> Cx<'_, 'a> {
         trigger: Trigger,
         path: &str,
         view: View,
-    ) -> (Vec<TransitionDoc>, Vec<(Name, String)>) {
+    ) -> Vec<TransitionDoc> {
         let mut out = Vec::new();
-        let mut allow = Vec::new();
         let resolved = match self.reader.resolve(n) {
             Ok(r) => r,
             Err((name, span)) => {
@@ -1273,7 +1273,7 @@ impl<'a> Cx<'_, 'a> {
                     format!("the transition `{name}` cannot be followed to its definition; it is left out"),
                     span,
                 );
-                return (out, allow);
+                return out;
             }
         };
         let items = if matches!(resolved.e, Expression::ArrayExpression(_)) {
@@ -1285,12 +1285,17 @@ impl<'a> Cx<'_, 'a> {
         for item in items {
             let item = self.reader.resolve(item).unwrap_or(item);
             let span = if single { key_span } else { self.span(item) };
-            allow.extend(self.comment_allows((item.t, item.e.span().start)));
-            if let Some(t) = self.transition(item, span, &trigger, path, view) {
+            let allow = self.comment_allows((item.t, item.e.span().start));
+            if let Some(mut t) = self.transition(item, span, &trigger, path, view) {
+                allow_transitions(
+                    std::slice::from_mut(&mut t),
+                    allow,
+                    span.to(self.span(item)),
+                );
                 out.push(t);
             }
         }
-        (out, allow)
+        out
     }
 
     fn transition(
@@ -1421,7 +1426,7 @@ impl<'a> Cx<'_, 'a> {
     }
 
     /// An invocation: `src`, `id`, `input` (v4 `data`), `onDone`, `onError`.
-    fn invoke(&mut self, n: Node<'a>, path: &str, state: &mut StateDoc) -> Option<InvokeDoc> {
+    fn invoke(&mut self, n: Node<'a>, path: &str) -> Option<InvokeDoc> {
         let entries = self.entries(n, "an invocation")?;
         let mut doc = InvokeDoc {
             span: self.span(n),
@@ -1449,11 +1454,10 @@ impl<'a> Cx<'_, 'a> {
                         path,
                         view,
                     );
-                    state.allow.extend(list.1);
                     if entry.key == "onDone" {
-                        doc.on_done = list.0;
+                        doc.on_done = list;
                     } else {
-                        doc.on_error = list.0;
+                        doc.on_error = list;
                     }
                 }
                 "autoForward" | "forward" | "systemId" | "onSnapshot" | "toJSON" | "type" => {}
@@ -2009,4 +2013,17 @@ fn context_fields(text: &str) -> Vec<String> {
         i += 1;
     }
     out
+}
+
+/// Gives each transition the suppressions of a comment written above it,
+/// covering `within` (the text of the transition, or of the key it is
+/// written under).
+fn allow_transitions(transitions: &mut [TransitionDoc], allow: Vec<(Name, String)>, within: Span) {
+    for transition in transitions {
+        transition.allow.extend(
+            allow
+                .iter()
+                .map(|(lint, reason)| (lint.clone(), reason.clone(), within)),
+        );
+    }
 }
