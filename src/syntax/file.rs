@@ -133,6 +133,7 @@ pub fn load_machines(
             version: None,
             machine,
             notes,
+            anchors: None,
         }],
         errors: Vec::new(),
         is_machine_file: true,

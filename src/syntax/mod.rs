@@ -46,23 +46,7 @@ pub fn load(file: &SourceFile) -> Result<Machine, Vec<Diagnostic>> {
         return crate::import::load_scxml(&file.text);
     }
     if crate::import::xstate::SourceKind::of_path(path).is_some() {
-        let loaded = crate::import::xstate::load(file.clone(), &Default::default());
-        if !loaded.errors.is_empty() {
-            return Err(loaded.errors);
-        }
-        let count = loaded.machines.len();
-        let mut machines = loaded.machines.into_iter();
-        return match (machines.next(), count) {
-            (Some(only), 1) => only.machine,
-            _ => Err(vec![
-                LoadError::InvalidValue {
-                    message: format!(
-                        "the file holds {count} XState machines where one was expected"
-                    ),
-                }
-                .at(Span::default(), []),
-            ]),
-        };
+        return crate::import::xstate::load(file.clone(), &Default::default()).one_machine();
     }
     match Syntax::of_path(path) {
         Some(syntax) => parse(&file.text, syntax),

@@ -192,6 +192,7 @@ impl<'a> Reader<'a> {
                         version: Some(built.version),
                         machine: Ok(machine),
                         notes: built.notes,
+                        anchors: self.anchors(call.config),
                     };
                 }
                 Err(errors) => errors,
@@ -220,6 +221,7 @@ impl<'a> Reader<'a> {
                     version: Some(built.version),
                     machine: Err(errors),
                     notes: built.notes,
+                    anchors: None,
                 };
             }
         }

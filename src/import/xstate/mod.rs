@@ -22,6 +22,7 @@
 //! an error for the whole file.
 
 mod config;
+pub mod edit;
 pub mod facts;
 mod scope;
 mod sources;
@@ -35,7 +36,7 @@ pub use sources::Sources;
 
 use crate::diagnostic::Diagnostic;
 use crate::model::Machine;
-use crate::span::SourceFile;
+use crate::span::{SourceFile, Span};
 use crate::syntax::tree::MachineDoc;
 
 /// The XState major version a machine is written for, where the two read
@@ -116,6 +117,9 @@ pub struct LoadedMachine {
     pub machine: Result<Machine, Vec<Diagnostic>>,
     /// What was left opaque, and why (severity note).
     pub notes: Vec<Diagnostic>,
+    /// The config's object literal, where fixes add entries; `None` for our
+    /// own formats and a config not written in place in the file.
+    pub anchors: Option<edit::ObjectAt>,
 }
 
 /// Everything one file gave: its machines, lowered (`Loaded`) or as
@@ -133,6 +137,29 @@ pub struct FileRead<M> {
 }
 
 pub type Loaded = FileRead<LoadedMachine>;
+
+impl Loaded {
+    /// The file's one machine, or its errors; a file with no machine or
+    /// several is an error here.
+    pub fn one_machine(self) -> Result<Machine, Vec<Diagnostic>> {
+        if !self.errors.is_empty() {
+            return Err(self.errors);
+        }
+        let count = self.machines.len();
+        let mut machines = self.machines.into_iter();
+        match (machines.next(), count) {
+            (Some(only), 1) => only.machine,
+            _ => Err(vec![
+                crate::diagnostic::LoadError::InvalidValue {
+                    message: format!(
+                        "the file holds {count} XState machines where one was expected"
+                    ),
+                }
+                .at(Span::default(), []),
+            ]),
+        }
+    }
+}
 
 /// A machine's name, version, document before lowering, and notes.
 pub type Extracted = FileRead<(String, Version, MachineDoc, Vec<Diagnostic>)>;
