@@ -627,6 +627,21 @@ impl<'a> Cx<'_, 'a> {
 
         let mut root = self.state_entries(&entries, Name::default(), "", true);
         root.allow.extend(root_allow);
+        let predictable = entries
+            .iter()
+            .find(|e| e.key == "predictableActionArguments")
+            .is_some_and(|e| {
+                matches!(
+                    self.reader.resolve(e.value).map(|r| r.e.get_inner_expression()),
+                    Ok(Expression::BooleanLiteral(b)) if b.value
+                )
+            });
+        if self.version == Version::V4 && !predictable && mixes_assigns(&root) {
+            self.note(
+                "XState v4 without `predictableActionArguments: true` runs every `assign` of a step before the step's other actions; idemchart runs them in the order written, as v4 does with that flag: a finding about an action that reads the context may not hold for this machine".into(),
+                name.span,
+            );
+        }
         self.finish(&mut root, &root_id);
         doc.root = root;
         doc.events = declarations.events;
@@ -2028,4 +2043,39 @@ fn allow_transitions(transitions: &mut [TransitionDoc], allow: Vec<(Name, String
                 .map(|(lint, reason)| (lint.clone(), reason.clone(), within)),
         );
     }
+}
+
+/// Whether a machine has both `assign`s and other actions, whose order v4
+/// without `predictableActionArguments` changes.
+fn mixes_assigns(root: &StateDoc) -> bool {
+    fn kinds(state: &StateDoc, assigns: &mut bool, others: &mut bool) {
+        let transitions = state
+            .on
+            .iter()
+            .chain(&state.always)
+            .chain(&state.after)
+            .chain(
+                state
+                    .invoke
+                    .iter()
+                    .flat_map(|i| i.on_done.iter().chain(&i.on_error)),
+            );
+        let actions = state
+            .entry
+            .iter()
+            .chain(&state.exit)
+            .chain(transitions.flat_map(|t| &t.actions));
+        for action in actions {
+            match action {
+                crate::syntax::tree::ActionDoc::Assign { .. } => *assigns = true,
+                _ => *others = true,
+            }
+        }
+        for child in &state.states {
+            kinds(child, assigns, others);
+        }
+    }
+    let (mut assigns, mut others) = (false, false);
+    kinds(root, &mut assigns, &mut others);
+    assigns && others
 }
