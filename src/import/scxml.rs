@@ -967,21 +967,10 @@ impl Importer {
             );
         }
         let mut input = Vec::new();
-        if let Some(namelist) = element.attribute("namelist") {
-            for (name, name_span) in tokens(namelist) {
-                let attribute = Attribute {
-                    name: "namelist".into(),
-                    value: name.to_string(),
-                    span: name_span,
-                };
-                let field = Name {
-                    text: name.to_string(),
-                    span: name_span,
-                };
-                self.input(&mut input, field, |importer| {
-                    importer.expression(&attribute)
-                });
-            }
+        for (field, attribute) in namelist(element) {
+            self.input(&mut input, field, |importer| {
+                importer.expression(&attribute)
+            });
         }
         for child in &element.children {
             if !in_scxml(child) {
@@ -1612,22 +1601,9 @@ impl Importer {
                 name => self.error(format!("unexpected `<{name}>` inside `<send>`"), child.span),
             }
         }
-        if let Some(namelist) = element.attribute("namelist") {
-            for (name, name_span) in tokens(namelist) {
-                let attribute = Attribute {
-                    name: "namelist".into(),
-                    value: name.to_string(),
-                    span: name_span,
-                };
-                if let Some(value) = self.expression(&attribute) {
-                    data.push((
-                        Name {
-                            text: name.to_string(),
-                            span: name_span,
-                        },
-                        value,
-                    ));
-                }
+        for (field, attribute) in namelist(element) {
+            if let Some(value) = self.expression(&attribute) {
+                data.push((field, value));
             }
         }
         if element.attribute("eventexpr").is_some() {
@@ -1887,6 +1863,29 @@ fn descriptor(text: &str) -> String {
         })
         .collect::<Vec<_>>()
         .join(" ")
+}
+
+/// The names of an element's `namelist`, each with an expression
+/// attribute of its own (the variable it names) at its place.
+fn namelist(element: &Element) -> Vec<(Name, Attribute)> {
+    let Some(namelist) = element.attribute("namelist") else {
+        return Vec::new();
+    };
+    tokens(namelist)
+        .into_iter()
+        .map(|(name, span)| {
+            let field = Name {
+                text: name.to_string(),
+                span,
+            };
+            let attribute = Attribute {
+                name: "namelist".into(),
+                value: name.to_string(),
+                span,
+            };
+            (field, attribute)
+        })
+        .collect()
 }
 
 /// Whether an SCXML descriptor takes the errors an invocation that fails

@@ -1882,24 +1882,8 @@ fn state_in_ids(text: &str) -> Vec<&str> {
     out
 }
 
-/// Every transition of a state: `on`, `always`, `after` and the handlers of
-/// its invocations.
-fn transitions_of(state: &StateDoc) -> impl Iterator<Item = &TransitionDoc> {
-    state
-        .on
-        .iter()
-        .chain(&state.always)
-        .chain(&state.after)
-        .chain(
-            state
-                .invoke
-                .iter()
-                .flat_map(|i| i.on_done.iter().chain(&i.on_error)),
-        )
-}
-
 fn visit_names(state: &StateDoc, f: &mut impl FnMut(&str, NameKind)) {
-    for t in transitions_of(state) {
+    for t in state.transitions() {
         for target in &t.targets {
             f(&target.text, NameKind::Target);
         }
@@ -1977,7 +1961,7 @@ fn visit_exprs(
             f(e, None);
         }
     }
-    for t in transitions_of(state) {
+    for t in state.transitions() {
         if let Some(g) = &t.guard {
             f(g, None);
         }
@@ -2049,22 +2033,11 @@ fn allow_transitions(transitions: &mut [TransitionDoc], allow: Vec<(Name, String
 /// without `predictableActionArguments` changes.
 fn mixes_assigns(root: &StateDoc) -> bool {
     fn kinds(state: &StateDoc, assigns: &mut bool, others: &mut bool) {
-        let transitions = state
-            .on
-            .iter()
-            .chain(&state.always)
-            .chain(&state.after)
-            .chain(
-                state
-                    .invoke
-                    .iter()
-                    .flat_map(|i| i.on_done.iter().chain(&i.on_error)),
-            );
         let actions = state
             .entry
             .iter()
             .chain(&state.exit)
-            .chain(transitions.flat_map(|t| &t.actions));
+            .chain(state.transitions().flat_map(|t| &t.actions));
         for action in actions {
             match action {
                 crate::syntax::tree::ActionDoc::Assign { .. } => *assigns = true,
