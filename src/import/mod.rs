@@ -7,7 +7,6 @@
 //! TypeScript and JSON: what has a meaning in the machine format is
 //! translated, the rest is opaque (host guards and actions) with a note.
 
-mod js;
 pub mod scxml;
 #[cfg(test)]
 mod tests;

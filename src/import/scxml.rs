@@ -35,7 +35,11 @@
 //!   expression that cannot be translated logs its text, marked
 //!   `untranslated: `, because a log has no effect on the machine),
 //!   `<assign location expr>` and `<datamodel>`/`<data>` (context fields with
-//!   literal initial values). Expressions are translated by `js`.
+//!   literal initial values). Expressions are parsed with oxc and translated
+//!   by the XState front-end's translator (`xstate::scxml_to_cel`), the one
+//!   JavaScript → CEL translation: data model variables as `context.NAME`,
+//!   `_event.name` as `event.type`, `_event.data.F` as `event.F`, `In('id')`
+//!   as `in_state("path")`, `x.length` as `size(x)`.
 //! - A `<send>` that SCXML defines to fail is imported as the failure: an
 //!   unknown `type` or a `target` that is no session raise `error.execution`,
 //!   and end the block as an execution error does (the rest of the block is
@@ -72,8 +76,8 @@ use std::collections::HashMap;
 
 use indexmap::IndexMap;
 
-use super::js::{self, Names};
 use super::xml::{self, Attribute, Element};
+use super::xstate::{self, DataModel, View};
 use crate::diagnostic::{Diagnostic, LoadError};
 use crate::model::{EventDescriptor, EventPattern, Name};
 use crate::span::{SourceFile, Span};
@@ -178,10 +182,10 @@ struct Importer {
     notes: Vec<Diagnostic>,
     /// Host guards made for conditions that cannot be translated.
     host_guards: Vec<Name>,
-    /// What `_event.data` is where expressions are translated: `event`, or
-    /// `event.output` and `event.error` in the handlers of an invocation's
+    /// What `_event.data` is where expressions are translated: the event's
+    /// payload, or the output or error in the handlers of an invocation's
     /// completion.
-    event_data: &'static str,
+    event_data: View,
     /// The invocations by SCXML id (`id` attribute), with their state.
     invoke_ids: HashMap<String, usize>,
     nodes: Vec<Node>,
@@ -220,7 +224,7 @@ enum Sent {
     Fails(ActionDoc),
 }
 
-impl Names for Importer {
+impl DataModel for Importer {
     fn is_data(&self, name: &str) -> bool {
         self.data.contains_key(name)
     }
@@ -229,12 +233,8 @@ impl Names for Importer {
         self.by_id.get(id).map(|&n| self.path(n))
     }
 
-    fn event_data(&self) -> &str {
-        if self.event_data.is_empty() {
-            "event"
-        } else {
-            self.event_data
-        }
+    fn view(&self) -> View {
+        self.event_data
     }
 }
 
@@ -584,22 +584,24 @@ impl Importer {
                     );
                     continue;
                 }
-                (Some(expr), None) => match js::to_json(&expr.value) {
+                (Some(expr), None) => match xstate::scxml_to_json(&expr.value) {
                     Ok(value) => value,
                     Err(e) => {
                         self.expr_error(expr, &e);
                         continue;
                     }
                 },
-                (None, Some(_)) => js::to_json(element.text.trim()).unwrap_or_else(|_| {
-                    serde_json::Value::String(
-                        element
-                            .text
-                            .split_whitespace()
-                            .collect::<Vec<_>>()
-                            .join(" "),
-                    )
-                }),
+                (None, Some(_)) => {
+                    xstate::scxml_to_json(element.text.trim()).unwrap_or_else(|_| {
+                        serde_json::Value::String(
+                            element
+                                .text
+                                .split_whitespace()
+                                .collect::<Vec<_>>()
+                                .join(" "),
+                        )
+                    })
+                }
                 (None, None) => serde_json::Value::Null,
             };
             let span = element.attribute("id").map_or(element.span, |a| a.span);
@@ -615,7 +617,7 @@ impl Importer {
         context
     }
 
-    fn expr_error(&mut self, attribute: &Attribute, error: &js::JsError) {
+    fn expr_error(&mut self, attribute: &Attribute, error: &xstate::JsError) {
         let at = attribute.span.start as usize + error.at.min(attribute.value.len());
         self.untranslated.push(
             LoadError::InvalidExpression {
@@ -630,7 +632,7 @@ impl Importer {
 
     /// An expression attribute translated to CEL, placed at the attribute.
     fn expression(&mut self, attribute: &Attribute) -> Option<ExprText> {
-        match js::to_cel(&attribute.value, self) {
+        match xstate::scxml_to_cel(&attribute.value, self) {
             Ok(text) => Some(ExprText {
                 text,
                 offset: attribute.span.start,
@@ -648,7 +650,7 @@ impl Importer {
         if self.mode == Mode::Strict {
             return self.expression(cond);
         }
-        let why = match js::to_cel(&cond.value, self) {
+        let why = match xstate::scxml_to_cel(&cond.value, self) {
             Ok(text) => {
                 return Some(ExprText {
                     text,
@@ -763,9 +765,9 @@ impl Importer {
                 ("transition", Kind::State | Kind::Parallel) => {
                     let event = child.attribute("event").map(|e| e.value.as_str());
                     if let Some(id) = event.and_then(|e| self.completion(e, &invocations)) {
-                        self.event_data = "event.output";
+                        self.event_data = View::Done;
                         let transition = self.transition(child, node);
-                        self.event_data = "event";
+                        self.event_data = View::Plain;
                         if let Some(mut transition) = transition {
                             if invocations.contains(&id) {
                                 on_done.push((id, transition));
@@ -784,9 +786,9 @@ impl Importer {
                         // The same transition again, reading the error of
                         // an invocation: its notes and errors are given once.
                         let marks = (self.notes.len(), self.errors.len(), self.untranslated.len());
-                        self.event_data = "event.error";
+                        self.event_data = View::Error;
                         let handler = self.transition(child, node);
-                        self.event_data = "event";
+                        self.event_data = View::Plain;
                         self.notes.truncate(marks.0);
                         self.errors.truncate(marks.1);
                         self.untranslated.truncate(marks.2);
@@ -1419,7 +1421,7 @@ impl Importer {
         for (cond, at, content) in branches {
             let known = match cond {
                 None => Some(true),
-                Some(cond) => js::fold(&cond.value, &|id| self.known_in(id, place)),
+                Some(cond) => xstate::scxml_fold(&cond.value, &|id| self.known_in(id, place)),
             };
             match known {
                 Some(true) => return self.content(&content, &element.name, place, actions),
@@ -1473,9 +1475,9 @@ impl Importer {
         let label = element.attribute("label");
         let (value, offset) = match element.attribute("expr") {
             Some(expr) => {
-                let value = js::to_cel(&expr.value, self).unwrap_or_else(|_| {
+                let value = xstate::scxml_to_cel(&expr.value, self).unwrap_or_else(|_| {
                     let mut text = String::new();
-                    js::quote(&format!("untranslated: {}", expr.value), &mut text);
+                    quote(&format!("untranslated: {}", expr.value), &mut text);
                     text
                 });
                 (Some(value), expr.span.start)
@@ -1485,13 +1487,13 @@ impl Importer {
         let text = match (label, value) {
             (Some(label), Some(value)) => {
                 let mut key = String::new();
-                js::quote(&label.value, &mut key);
+                quote(&label.value, &mut key);
                 format!("{{{key}: {value}}}")
             }
             (None, Some(value)) => value,
             (Some(label), None) => {
                 let mut text = String::new();
-                js::quote(&label.value, &mut text);
+                quote(&label.value, &mut text);
                 text
             }
             (None, None) => "\"\"".to_string(),
@@ -1895,4 +1897,10 @@ fn takes_errors(event: &str) -> bool {
         let name = token.strip_suffix(".*").unwrap_or(token);
         matches!(name, "error" | "error.execution" | "error.communication")
     })
+}
+
+/// A CEL string literal.
+fn quote(s: &str, out: &mut String) {
+    // Writing to a `String` cannot fail.
+    let _ = crate::expr::write_quoted(s, out);
 }

@@ -164,6 +164,8 @@ pub(super) struct Cx<'r, 'a> {
     /// keeps `reenter` only where their targets lie inside their source.
     external_v4: HashSet<(u32, u32)>,
     depth: u32,
+    /// For SCXML's expressions: the document's data model and states.
+    pub scxml: Option<&'r dyn super::translate::DataModel>,
 }
 
 /// Marker prefixes of descriptors the final pass resolves: a state's
@@ -325,6 +327,7 @@ impl<'a> Reader<'a> {
             marker_v5: call.marker_v5,
             external_v4: HashSet::new(),
             depth: 0,
+            scxml: None,
         };
         for setup in &call.setup {
             cx.implementations(*setup);
@@ -341,6 +344,33 @@ impl<'a> Reader<'a> {
             translated: cx.translated,
         };
         (built, cx.marker_v4, cx.marker_v5)
+    }
+}
+
+impl<'r, 'a> Cx<'r, 'a> {
+    /// The reading of one SCXML expression, parsed into `reader`.
+    pub fn for_scxml(
+        reader: &'r mut Reader<'a>,
+        model: &'r dyn super::translate::DataModel,
+    ) -> Cx<'r, 'a> {
+        Cx {
+            reader,
+            version: Version::V5,
+            json: false,
+            impls: Impls::default(),
+            notes: Vec::new(),
+            effects: HashSet::new(),
+            context: HashMap::new(),
+            payloads: HashMap::new(),
+            host_guards: Vec::new(),
+            refused: HashMap::new(),
+            translated: Vec::new(),
+            marker_v4: None,
+            marker_v5: None,
+            external_v4: HashSet::new(),
+            depth: 0,
+            scxml: Some(model),
+        }
     }
 }
 

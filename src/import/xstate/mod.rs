@@ -199,6 +199,7 @@ fn read<M>(file: SourceFile, machines: impl FnOnce(&mut scope::Reader) -> Vec<M>
 }
 
 pub(crate) use super::note;
+pub(crate) use translate::{DataModel, JsError, View, scxml_fold, scxml_to_cel, scxml_to_json};
 
 #[cfg(test)]
 mod tests;
