@@ -312,22 +312,11 @@ impl<'a> Reader<'a> {
     ) -> (Built, Option<Span>, Option<Span>) {
         let name = self.machine_name(call);
         let mut cx = Cx {
-            reader: self,
-            version,
             json: call.json,
-            impls: Impls::default(),
-            notes: Vec::new(),
-            effects: HashSet::new(),
-            context: HashMap::new(),
-            payloads: HashMap::new(),
-            host_guards: Vec::new(),
             refused: refused.clone(),
-            translated: Vec::new(),
             marker_v4: call.marker_v4,
             marker_v5: call.marker_v5,
-            external_v4: HashSet::new(),
-            depth: 0,
-            scxml: None,
+            ..Cx::new(self, version)
         };
         for setup in &call.setup {
             cx.implementations(*setup);
@@ -348,14 +337,11 @@ impl<'a> Reader<'a> {
 }
 
 impl<'r, 'a> Cx<'r, 'a> {
-    /// The reading of one SCXML expression, parsed into `reader`.
-    pub fn for_scxml(
-        reader: &'r mut Reader<'a>,
-        model: &'r dyn super::translate::DataModel,
-    ) -> Cx<'r, 'a> {
+    /// A reading with nothing read yet.
+    fn new(reader: &'r mut Reader<'a>, version: Version) -> Cx<'r, 'a> {
         Cx {
             reader,
-            version: Version::V5,
+            version,
             json: false,
             impls: Impls::default(),
             notes: Vec::new(),
@@ -369,7 +355,18 @@ impl<'r, 'a> Cx<'r, 'a> {
             marker_v5: None,
             external_v4: HashSet::new(),
             depth: 0,
+            scxml: None,
+        }
+    }
+
+    /// The reading of one SCXML expression, parsed into `reader`.
+    pub fn for_scxml(
+        reader: &'r mut Reader<'a>,
+        model: &'r dyn super::translate::DataModel,
+    ) -> Cx<'r, 'a> {
+        Cx {
             scxml: Some(model),
+            ..Cx::new(reader, Version::V5)
         }
     }
 }
