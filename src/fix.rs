@@ -341,7 +341,7 @@ fn new_load_error(file: &SourceFile, text: &str, before: &[Diagnostic]) -> Optio
 /// The editor of a file in the syntax its name says, for the lints that
 /// attach fixes: they say what to change, the editor where and how. `None`
 /// when the name says no syntax or the text does not parse.
-pub(crate) fn editor(file: &SourceFile) -> Option<Box<dyn Editor + '_>> {
+pub fn editor(file: &SourceFile) -> Option<Box<dyn Editor + '_>> {
     let text = file.text.as_str();
     let editor: Box<dyn Editor + '_> = match Syntax::of_path(Path::new(&file.path))? {
         Syntax::Yaml => Box::new(syntax::yaml::edit::YamlEditor::new(text)?),
@@ -389,12 +389,15 @@ impl Editor for Crlf<'_> {
     fn add_assign_field(&self, field: Span, name: &str, expr: &str) -> Option<Vec<Edit>> {
         Self::crlf(self.0.add_assign_field(field, name, expr))
     }
+    fn add_allow(&self, state: Option<Span>, lint: &str, reason: &str) -> Option<Vec<Edit>> {
+        Self::crlf(self.0.add_allow(state, lint, reason))
+    }
 }
 
 /// The edits a fix is made of, written in one syntax. Each anchor is a span
 /// the model keeps (a name, a key, a transition); `None` when the text is
 /// not shaped as the editor can change safely (an alias, a block scalar).
-pub(crate) trait Editor {
+pub trait Editor {
     /// Writes a duration over the one at `span`.
     fn replace_duration(&self, span: Span, duration: &str) -> Edit;
     /// Declares the event with nothing but its name, with the other
@@ -412,6 +415,9 @@ pub(crate) trait Editor {
     fn add_guard(&self, transition: Span, test: &str) -> Option<Vec<Edit>>;
     /// Adds `name: expr` to the assign that holds the field at `field`.
     fn add_assign_field(&self, field: Span, name: &str, expr: &str) -> Option<Vec<Edit>>;
+    /// Allows the lint `lint` with `reason` on the state whose key is at
+    /// `state` (the machine's top level when `None`).
+    fn add_allow(&self, state: Option<Span>, lint: &str, reason: &str) -> Option<Vec<Edit>>;
 }
 
 /// Writes the suggested targets of the unknown-target fixes that lowering

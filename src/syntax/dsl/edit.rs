@@ -13,7 +13,7 @@ use pest::iterators::Pair;
 use crate::fix::{self, Edit};
 use crate::span::Span;
 
-use super::format::{dotted, name, target};
+use super::format::{dotted, name, string, target};
 use super::{ChartParser, Rule, trimmed_len};
 
 /// A DSL file's parse tree.
@@ -259,6 +259,54 @@ impl fix::Editor for DslEditor<'_> {
         let indent = fix::indentation(self.text, start(&last));
         let line = format!("{} = {expr}", name(new));
         Some(vec![self.after(end(&last), indent, &line)])
+    }
+
+    fn add_allow(&self, state: Option<Span>, lint: &str, reason: &str) -> Option<Vec<Edit>> {
+        let line = format!("allow {lint} {}", string(reason));
+        let Some(key) = state else {
+            // At the top level, before the first state, where the format
+            // writes the root's items.
+            let items = self.top_items();
+            let first_state = items.iter().find(|p| {
+                p.as_rule() == Rule::state_item
+                    && Pair::clone(p).into_inner().next().is_some_and(|i| {
+                        matches!(i.as_rule(), Rule::state_decl | Rule::history_decl)
+                    })
+            });
+            return Some(vec![match first_state {
+                Some(item) => self.before(item, &line),
+                None => self.top_level(&line, Rule::state_item, &[]),
+            }]);
+        };
+        let decl = find(&self.chart, &|p| {
+            matches!(p.as_rule(), Rule::state_decl | Rule::history_decl)
+                && child(p, Rule::name).is_some_and(|n| start(&n) == key.start as usize)
+        })?;
+        let indent = fix::indentation(self.text, start(&decl));
+        let Some(body) = child(&decl, Rule::state_body) else {
+            return Some(vec![Edit::insert(end(&decl), format!(" {{ {line} }}"))]);
+        };
+        let open = child(&body, Rule::open)?;
+        let items: Vec<Pair<Rule>> = body
+            .clone()
+            .into_inner()
+            .filter(|p| p.as_rule() == Rule::state_item)
+            .collect();
+        // After the state's own items, before its child states.
+        let own = items.iter().take_while(|p| {
+            Pair::clone(p)
+                .into_inner()
+                .next()
+                .is_some_and(|i| !matches!(i.as_rule(), Rule::state_decl | Rule::history_decl))
+        });
+        let inner = match items.first() {
+            Some(first) => fix::indentation(self.text, start(first)).to_string(),
+            None => format!("{indent}  "),
+        };
+        Some(vec![match own.last() {
+            Some(last) => self.after(end(last), &inner, &line),
+            None => self.after(end(&open), &inner, &line),
+        }])
     }
 }
 

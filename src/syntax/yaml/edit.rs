@@ -12,7 +12,7 @@ use crate::span::{SourceFile, Span};
 
 use super::format::scalar;
 use super::node::{self, Kind, Node};
-use super::{EVENT_KEYS, MACHINE_KEYS, ROOT_STATE_KEYS, TRANSITION_KEYS};
+use super::{EVENT_KEYS, MACHINE_KEYS, ROOT_STATE_KEYS, STATE_KEYS, TRANSITION_KEYS};
 
 /// A file's node tree, with what the edits need to know of its layout.
 pub(crate) struct YamlEditor<'t> {
@@ -477,6 +477,39 @@ impl fix::Editor for YamlEditor<'_> {
             &scalar(name),
             value,
         )?])
+    }
+
+    fn add_allow(&self, state: Option<Span>, lint: &str, reason: &str) -> Option<Vec<Edit>> {
+        let (map, order): (&Node, &[&str]) = match state {
+            None => (self.root_map()?, &ROOT_STATE_KEYS),
+            Some(key) => {
+                let path = self.path_to_key(key.start)?;
+                let &(states, i) = path.last()?;
+                let Kind::Map(entries) = &states.kind else {
+                    return None;
+                };
+                let (key, value) = &entries[i];
+                let entry = Value::Map(vec![(scalar(lint), Value::Text(quoted(reason)))]);
+                if value.is_null() {
+                    return Some(vec![self.insert(
+                        Place::Empty(key),
+                        None,
+                        "allow",
+                        entry,
+                    )?]);
+                }
+                (value, &STATE_KEYS)
+            }
+        };
+        let reason = Value::Text(quoted(reason));
+        let edit = match Self::entry(map, "allow") {
+            Some(i) => self.insert_under(map, i, &scalar(lint), reason)?,
+            None => {
+                let entry = Value::Map(vec![(scalar(lint), reason)]);
+                self.insert_ordered(map, "allow", entry, order)?
+            }
+        };
+        Some(vec![edit])
     }
 }
 
