@@ -3,15 +3,17 @@
 //! The loop is synchronous (rust-analyzer's and ruff's pattern): one thread
 //! reads the client's messages and never waits for a lint. An edit changes
 //! the document's text at once and schedules its analysis after a short
-//! debounce; the analysis runs on a thread of its own, at most one per
-//! document, and its result is kept only if no newer edit came meanwhile
-//! (a newer edit cancels the old run, which ends unheard). Requests about
+//! debounce; the analysis runs on one of a few worker threads, at most one
+//! per document at a time, and its result is kept only if no newer edit
+//! came meanwhile (a newer edit cancels the old run: a queued one is
+//! skipped, a running one ends unheard). Requests about
 //! a document (hover, completion, pulled diagnostics, ...) wait for the
 //! analysis of its current text, which they start without debounce, so
 //! every position they read and write is in that text.
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, OnceLock};
 use std::time::{Duration, Instant};
 
@@ -80,6 +82,12 @@ pub fn run(connection: Connection, options: Options) -> Result<(), String> {
         .and_then(Value::as_str)
         .map(str::to_string);
     let (done_tx, done_rx) = crossbeam_channel::unbounded();
+    let (jobs, jobs_rx) = crossbeam_channel::unbounded();
+    let workers = std::thread::available_parallelism().map_or(2, |n| n.get().min(4));
+    for _ in 0..workers {
+        let (jobs_rx, done_tx) = (jobs_rx.clone(), done_tx.clone());
+        std::thread::spawn(move || worker(jobs_rx, done_tx));
+    }
     let mut server = Server {
         sender: connection.sender.clone(),
         encoding,
@@ -95,7 +103,7 @@ pub fn run(connection: Connection, options: Options) -> Result<(), String> {
         options,
         documents: HashMap::new(),
         configs: HashMap::new(),
-        done_tx,
+        jobs,
         next_request: 0,
     };
     server.watch_config(&params.capabilities);
@@ -159,6 +167,8 @@ struct Document {
     text: String,
     /// Bumped by every change; an analysis is of one generation.
     generation: u64,
+    /// `generation`, shared with the workers.
+    latest: Arc<AtomicU64>,
     /// The analysis of the current text, once it is done.
     analysis: Option<Arc<Analysis>>,
     /// The last analysis whose text parsed, for completion in text that
@@ -171,11 +181,70 @@ struct Document {
     waiting: Vec<Waiting>,
 }
 
-/// An analysis that finished on its thread.
+/// An analysis that finished on a worker; `None` when the worker skipped
+/// it because a newer edit came before it started.
 struct Done {
     uri: lsp::Uri,
     generation: u64,
-    analysis: Analysis,
+    analysis: Option<Analysis>,
+}
+
+/// An analysis to run: the text of one generation of a document.
+struct Job {
+    uri: lsp::Uri,
+    generation: u64,
+    /// The document's newest generation, which the main loop bumps on every
+    /// edit: a job older than it when a worker takes it is skipped.
+    latest: Arc<AtomicU64>,
+    path: PathBuf,
+    kind: Kind,
+    text: String,
+    config: Arc<Config>,
+}
+
+/// Runs jobs until the server ends. A few long-lived workers rather than a
+/// thread per run: the allocator keeps what each thread used, which a
+/// thread per edit multiplies.
+fn worker(jobs: Receiver<Job>, done: Sender<Done>) {
+    for job in jobs {
+        let analysis = (job.latest.load(Ordering::Acquire) == job.generation).then(|| {
+            let run = || super::analyze(&job.path, job.text.clone(), job.kind, &job.config);
+            std::panic::catch_unwind(std::panic::AssertUnwindSafe(run)).unwrap_or_else(|panic| {
+                let what = panic
+                    .downcast_ref::<&str>()
+                    .map(|s| s.to_string())
+                    .or_else(|| panic.downcast_ref::<String>().cloned())
+                    .unwrap_or_default();
+                internal_error(&job, &what)
+            })
+        });
+        let finished = Done {
+            uri: job.uri,
+            generation: job.generation,
+            analysis,
+        };
+        if done.send(finished).is_err() {
+            return;
+        }
+    }
+}
+
+/// The analysis of a document whose lint panicked: one error that says so,
+/// rather than a server that stops answering.
+fn internal_error(job: &Job, what: &str) -> Analysis {
+    let diagnostic = crate::diagnostic::LoadError::Syntax {
+        message: format!(
+            "internal error: idemchart could not analyse this file ({what}); please report it"
+        ),
+    }
+    .at(crate::span::Span::default(), []);
+    Analysis {
+        kind: job.kind,
+        file: crate::span::SourceFile::new(job.path.display().to_string(), job.text.clone()),
+        doc: None,
+        machine: None,
+        diagnostics: vec![diagnostic],
+    }
 }
 
 struct Server {
@@ -191,7 +260,7 @@ struct Server {
     documents: HashMap<lsp::Uri, Document>,
     /// Configurations by the directory of the files they govern.
     configs: HashMap<PathBuf, Arc<Config>>,
-    done_tx: Sender<Done>,
+    jobs: Sender<Job>,
     next_request: i32,
 }
 
@@ -318,6 +387,7 @@ impl Server {
                     kind,
                     text: params.text_document.text,
                     generation: 0,
+                    latest: Arc::new(AtomicU64::new(0)),
                     analysis: None,
                     last_parsed: None,
                     due: Some(Instant::now()),
@@ -339,6 +409,9 @@ impl Server {
                         convert::apply_change(&mut document.text, change, encoding);
                     }
                     document.generation += 1;
+                    document
+                        .latest
+                        .store(document.generation, Ordering::Release);
                     document.analysis = None;
                     document.due = Some(Instant::now() + debounce);
                 }
@@ -395,6 +468,9 @@ impl Server {
         let now = Instant::now();
         for document in self.documents.values_mut() {
             document.generation += 1;
+            document
+                .latest
+                .store(document.generation, Ordering::Release);
             document.analysis = None;
             document.due = Some(now);
         }
@@ -420,17 +496,17 @@ impl Server {
             };
             document.due = None;
             document.running = true;
-            let (generation, text, kind) =
-                (document.generation, document.text.clone(), document.kind);
-            let done = self.done_tx.clone();
-            std::thread::spawn(move || {
-                let analysis = super::analyze(&path, text, kind, &config);
-                let _ = done.send(Done {
-                    uri,
-                    generation,
-                    analysis,
-                });
-            });
+            let job = Job {
+                uri,
+                generation: document.generation,
+                latest: Arc::clone(&document.latest),
+                path,
+                kind: document.kind,
+                text: document.text.clone(),
+                config,
+            };
+            // The workers end only with the server.
+            let _ = self.jobs.send(job);
         }
     }
 
@@ -444,7 +520,10 @@ impl Server {
             // or now if that already passed while this one ran.
             return;
         }
-        let analysis = Arc::new(done.analysis);
+        let Some(analysis) = done.analysis else {
+            return;
+        };
+        let analysis = Arc::new(analysis);
         if analysis.doc.is_some() {
             document.last_parsed = Some(Arc::clone(&analysis));
         }

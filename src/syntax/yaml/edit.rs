@@ -45,6 +45,14 @@ impl Value {
     }
 }
 
+/// Whether the node's text may hold the offset `at`: a mapping or a
+/// sequence spans its children, so a search for a key or an item at `at`
+/// need not look inside the nodes that do not hold it (which keeps a fix's
+/// search from walking the whole file).
+fn holds(node: &Node, at: u32) -> bool {
+    node.span.start <= at && at <= node.span.end
+}
+
 /// Where to insert an entry: into a mapping, or under a key whose value was
 /// left empty.
 enum Place<'n> {
@@ -185,14 +193,16 @@ impl<'t> YamlEditor<'t> {
                 Kind::Map(entries) => {
                     for (i, (key, value)) in entries.iter().enumerate() {
                         path.push((node, i));
-                        if key.span.start == at || search(value, at, path) {
+                        if key.span.start == at || (holds(value, at) && search(value, at, path)) {
                             return true;
                         }
                         path.pop();
                     }
                     false
                 }
-                Kind::Seq(items) => items.iter().any(|item| search(item, at, path)),
+                Kind::Seq(items) => items
+                    .iter()
+                    .any(|item| holds(item, at) && search(item, at, path)),
                 Kind::Scalar(_) => false,
             }
         }
@@ -205,18 +215,23 @@ impl<'t> YamlEditor<'t> {
     fn transition_map(&self, at: u32) -> Option<&Node> {
         fn search(node: &Node, at: u32) -> Option<&Node> {
             match &node.kind {
-                Kind::Seq(items) => items.iter().find_map(|item| {
-                    if item.span.start == at && matches!(item.kind, Kind::Map(_)) {
-                        Some(item)
-                    } else {
-                        search(item, at)
-                    }
-                }),
+                Kind::Seq(items) => items
+                    .iter()
+                    .filter(|item| holds(item, at))
+                    .find_map(|item| {
+                        if item.span.start == at && matches!(item.kind, Kind::Map(_)) {
+                            Some(item)
+                        } else {
+                            search(item, at)
+                        }
+                    }),
                 Kind::Map(entries) => entries.iter().find_map(|(key, value)| {
                     if key.span.start == at && matches!(value.kind, Kind::Map(_)) {
                         Some(value)
-                    } else {
+                    } else if holds(value, at) {
                         search(value, at)
+                    } else {
+                        None
                     }
                 }),
                 Kind::Scalar(_) => None,
