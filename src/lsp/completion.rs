@@ -209,7 +209,7 @@ fn transition_event(doc: &MachineDoc, offset: u32) -> Option<String> {
     let states = symbols::states(doc);
     states
         .iter()
-        .flat_map(|s| symbols::transitions(s))
+        .flat_map(|s| s.transitions())
         .filter(|t| t.span.start <= offset)
         .max_by_key(|t| t.span.start)
         .and_then(|t| t.event.as_ref())

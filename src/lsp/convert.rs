@@ -278,23 +278,13 @@ pub(super) fn path_of(uri: &lsp::Uri) -> Option<PathBuf> {
     Some(PathBuf::from(path))
 }
 
-/// The `file:` URI of an absolute path, the characters outside the
-/// unreserved set and `/` percent-escaped.
+/// The `file:` URI of an absolute path, escaped as SARIF reports write it.
 pub(super) fn uri_of(path: &Path) -> Option<lsp::Uri> {
     let text = path.to_str()?;
-    let mut uri = String::from("file://");
     if !text.starts_with('/') {
-        uri.push('/');
+        return None;
     }
-    for byte in text.bytes() {
-        match byte {
-            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'.' | b'_' | b'~' | b'/' => {
-                uri.push(byte as char)
-            }
-            _ => uri.push_str(&format!("%{byte:02X}")),
-        }
-    }
-    uri.parse().ok()
+    crate::report::sarif::uri(text).parse().ok()
 }
 
 #[cfg(test)]

@@ -107,24 +107,11 @@ fn kind(kind: StateKind) -> &'static str {
     }
 }
 
-/// What an action does, in a few words: `effect cobrar`, `raise PAGO`.
-fn action(action: &Action) -> String {
-    match action {
-        Action::Assign { fields, .. } => {
-            let names: Vec<&str> = fields.keys().map(String::as_str).collect();
-            format!("assign {}", names.join(", "))
-        }
-        Action::Raise { event, .. } => format!("raise {}", event.text),
-        Action::Send { event, .. } => format!("send {}", event.text),
-        Action::Cancel { id, .. } => format!("cancel {}", id.text),
-        Action::Effect { name, .. } => format!("effect {}", name.text),
-        Action::Host { name, .. } => format!("host action {}", name.text),
-        Action::Log { .. } => "log".to_string(),
-    }
-}
-
 fn actions(list: &[Action]) -> String {
-    list.iter().map(action).collect::<Vec<_>>().join("; ")
+    list.iter()
+        .map(crate::diagram::action_summary)
+        .collect::<Vec<_>>()
+        .join("; ")
 }
 
 fn state(machine: &Machine, id: StateId) -> String {

@@ -52,29 +52,13 @@ pub(super) fn states(doc: &MachineDoc) -> Vec<&StateDoc> {
     out
 }
 
-/// The transitions of a state as written: `on`, `always`, `after`, and
-/// the completion handlers of its invocations.
-pub(super) fn transitions(state: &StateDoc) -> impl Iterator<Item = &TransitionDoc> {
-    state
-        .on
-        .iter()
-        .chain(&state.always)
-        .chain(&state.after)
-        .chain(
-            state
-                .invoke
-                .iter()
-                .flat_map(|i| i.on_done.iter().chain(&i.on_error)),
-        )
-}
-
 /// The actions of a state: entry, exit, then those of its transitions.
 fn actions(state: &StateDoc) -> impl Iterator<Item = &ActionDoc> {
     state
         .entry
         .iter()
         .chain(&state.exit)
-        .chain(transitions(state).flat_map(|t| &t.actions))
+        .chain(state.transitions().flat_map(|t| &t.actions))
 }
 
 /// The expressions of a transition: its guard and its actions' values.
@@ -290,7 +274,7 @@ pub fn occurrences(analysis: &Analysis) -> Vec<Occurrence> {
                 }
             }
         }
-        for transition in transitions(state) {
+        for transition in state.transitions() {
             let mut events = Vec::new();
             if let Some(event) = &transition.event {
                 for (word, span) in descriptor_words(event) {

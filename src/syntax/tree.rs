@@ -96,6 +96,18 @@ pub struct StateDoc {
     pub allow: Vec<(Name, String)>,
 }
 
+impl StateDoc {
+    /// Every transition of the state as written: `on`, `always`, `after`
+    /// and the completion handlers of its invocations.
+    pub fn transitions(&self) -> impl Iterator<Item = &TransitionDoc> {
+        self.on.iter().chain(&self.always).chain(&self.after).chain(
+            self.invoke
+                .iter()
+                .flat_map(|i| i.on_done.iter().chain(&i.on_error)),
+        )
+    }
+}
+
 /// One invocation of a state (`invoke`).
 #[derive(Clone, Debug, Default)]
 pub struct InvokeDoc {

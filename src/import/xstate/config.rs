@@ -1861,24 +1861,8 @@ fn state_in_ids(text: &str) -> Vec<&str> {
     out
 }
 
-/// Every transition of a state: `on`, `always`, `after` and the handlers of
-/// its invocations.
-fn transitions_of(state: &StateDoc) -> impl Iterator<Item = &TransitionDoc> {
-    state
-        .on
-        .iter()
-        .chain(&state.always)
-        .chain(&state.after)
-        .chain(
-            state
-                .invoke
-                .iter()
-                .flat_map(|i| i.on_done.iter().chain(&i.on_error)),
-        )
-}
-
 fn visit_names(state: &StateDoc, f: &mut impl FnMut(&str, NameKind)) {
-    for t in transitions_of(state) {
+    for t in state.transitions() {
         for target in &t.targets {
             f(&target.text, NameKind::Target);
         }
@@ -1956,7 +1940,7 @@ fn visit_exprs(
             f(e, None);
         }
     }
-    for t in transitions_of(state) {
+    for t in state.transitions() {
         if let Some(g) = &t.guard {
             f(g, None);
         }

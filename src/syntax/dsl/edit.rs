@@ -333,6 +333,36 @@ mod tests {
     }
 
     #[test]
+    fn adds_an_allow_after_the_states_own_items() {
+        let text = "machine m\ninitial s\nstate s {\n  on E -> t\n  state c\n}\nstate t\n";
+        let editor = DslEditor::new(text).unwrap();
+        assert_eq!(
+            edited(
+                text,
+                editor.add_allow(Some(span_of(text, "s {")), "x-y", "why")
+            ),
+            "machine m\ninitial s\nstate s {\n  on E -> t\n  allow x-y \"why\"\n  state c\n}\nstate t\n"
+        );
+        // A state without a body gets one; the top level gets the item
+        // before its first state.
+        assert_eq!(
+            edited(
+                text,
+                editor.add_allow(
+                    Some(Span::new(text.rfind('t').unwrap(), text.len() - 1)),
+                    "x-y",
+                    "why"
+                )
+            ),
+            "machine m\ninitial s\nstate s {\n  on E -> t\n  state c\n}\nstate t { allow x-y \"why\" }\n"
+        );
+        assert_eq!(
+            edited(text, editor.add_allow(None, "x-y", "why")),
+            "machine m\ninitial s\nallow x-y \"why\"\n\nstate s {\n  on E -> t\n  state c\n}\nstate t\n"
+        );
+    }
+
+    #[test]
     fn removes_an_allow_with_its_line() {
         let text = "machine m\nstate s {\n  allow unreachable-state \"x\" // old\n  on E -> s\n}\n";
         let editor = DslEditor::new(text).unwrap();

@@ -578,6 +578,43 @@ mod tests {
     }
 
     #[test]
+    fn adds_an_allow_to_the_state_its_section_or_the_top_level() {
+        let text = "machine: m\nstates:\n  s:\n    on: { E: t }\n  t: {}\n  u:\n";
+        let editor = YamlEditor::new(text).unwrap();
+        let key = |name: &str| {
+            let at = text.find(&format!("\n  {name}:")).unwrap() + 3;
+            Span::new(at, at + name.len())
+        };
+        assert_eq!(
+            edited(text, editor.add_allow(Some(key("s")), "x-y", "why")),
+            "machine: m\nstates:\n  s:\n    on: { E: t }\n    allow:\n      x-y: \"why\"\n  t: {}\n  u:\n"
+        );
+        // A state written `{}` in flow style, and one left empty.
+        assert_eq!(
+            edited(text, editor.add_allow(Some(key("t")), "x-y", "why")),
+            "machine: m\nstates:\n  s:\n    on: { E: t }\n  t: { allow: { x-y: \"why\" } }\n  u:\n"
+        );
+        assert_eq!(
+            edited(text, editor.add_allow(Some(key("u")), "x-y", "why")),
+            "machine: m\nstates:\n  s:\n    on: { E: t }\n  t: {}\n  u:\n    allow:\n      x-y: \"why\"\n"
+        );
+        // The top level, last as the format prints it; an existing
+        // section grows.
+        let text = "machine: m\nstates:\n  s: {}\n";
+        let editor = YamlEditor::new(text).unwrap();
+        assert_eq!(
+            edited(text, editor.add_allow(None, "x-y", "why")),
+            "machine: m\nstates:\n  s: {}\nallow:\n  x-y: \"why\"\n"
+        );
+        let text = "s:\n  allow:\n    a: \"x\"\n  on: {}\n";
+        let editor = YamlEditor::new(text).unwrap();
+        assert_eq!(
+            edited(text, editor.add_allow(Some(span_of(text, "s:")), "b", "y")),
+            "s:\n  allow:\n    a: \"x\"\n    b: \"y\"\n  on: {}\n"
+        );
+    }
+
+    #[test]
     fn removes_an_allow_entry_or_the_section() {
         let text = "s:\n  allow:\n    a: \"x\"\n    b: >\n      y\n  on: {}\n";
         let editor = YamlEditor::new(text).unwrap();
