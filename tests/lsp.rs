@@ -531,3 +531,41 @@ export const door = createMachine({
     snapshot!(client, "xstate_diagnostics", diagnostics);
     client.shutdown();
 }
+
+#[test]
+fn scxml_documents_get_diagnostics_and_navigation() {
+    let mut client = Client::start("scxml", capabilities());
+    let source = r#"<scxml xmlns="http://www.w3.org/2005/07/scxml" version="1.0" initial="a">
+  <state id="a">
+    <transition event="GO" target="b"/>
+    <transition event="BACK" target="nowhere"/>
+  </state>
+  <state id="b"/>
+</scxml>
+"#;
+    let uri = client.open("door.scxml", source);
+    let broken = client.diagnostics(&uri);
+    assert_eq!(codes(&broken), ["S001"], "{broken:#?}");
+    let fixed = source.replace("nowhere", "a");
+    client.change_all(&uri, 1, &fixed);
+    client.diagnostics(&uri);
+    // From the target `b` to the state `b`.
+    let line = fixed
+        .lines()
+        .position(|l| l.contains("target=\"b\""))
+        .unwrap() as u32;
+    let character = fixed
+        .lines()
+        .nth(line as usize)
+        .unwrap()
+        .find("\"b\"")
+        .unwrap() as u32
+        + 1;
+    let definition = client.request::<request::GotoDefinition>(lsp::GotoDefinitionParams {
+        text_document_position_params: at(&uri, line, character),
+        work_done_progress_params: Default::default(),
+        partial_result_params: Default::default(),
+    });
+    snapshot!(client, "scxml_definition", definition);
+    client.shutdown();
+}
