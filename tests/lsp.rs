@@ -116,6 +116,10 @@ fn diagnostics_follow_open_change_and_close() {
 
     client.close(&uri);
     assert_eq!(client.diagnostics(&uri), Vec::new());
+
+    // Other YAML (no top-level `machine:`) gets no diagnostics.
+    let other = client.open("compose.yaml", "services:\n  web: { image: nginx }\n");
+    assert_eq!(client.diagnostics(&other), Vec::new());
     client.shutdown();
 }
 

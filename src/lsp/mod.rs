@@ -78,6 +78,19 @@ pub struct Analysis {
 pub fn analyze(path: &Path, text: String, kind: Kind, config: &Config) -> Analysis {
     let file = SourceFile::new(path.display().to_string(), text);
     let options = crate::lint::Options::default();
+    // Editors start the server on every YAML file; one without a top-level
+    // `machine:` key is some other YAML (a CI workflow, a compose file),
+    // about which the server has nothing to say.
+    if kind == Kind::Machine(Syntax::Yaml) && !file.text.lines().any(|l| l.starts_with("machine:"))
+    {
+        return Analysis {
+            kind,
+            file,
+            doc: None,
+            machine: None,
+            diagnostics: Vec::new(),
+        };
+    }
     let (doc, loaded) = match kind {
         Kind::Machine(syntax) => match syntax::parse_tree(&file.text, syntax) {
             Ok(doc) => {
