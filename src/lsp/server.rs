@@ -84,9 +84,16 @@ pub fn run(connection: Connection, options: Options) -> Result<(), String> {
     let (done_tx, done_rx) = crossbeam_channel::unbounded();
     let (jobs, jobs_rx) = crossbeam_channel::unbounded();
     let workers = std::thread::available_parallelism().map_or(2, |n| n.get().min(4));
-    for _ in 0..workers {
+    for n in 0..workers {
         let (jobs_rx, done_tx) = (jobs_rx.clone(), done_tx.clone());
-        std::thread::spawn(move || worker(jobs_rx, done_tx));
+        // The parsers' depth limits (200 levels) are sized for the 8 MiB
+        // main thread the CLI lints on; a default 2 MiB thread holds far
+        // fewer levels of a nested expression in a debug build.
+        std::thread::Builder::new()
+            .name(format!("lint-{n}"))
+            .stack_size(8 << 20)
+            .spawn(move || worker(jobs_rx, done_tx))
+            .map_err(|e| format!("cannot start a lint worker: {e}"))?;
     }
     let mut server = Server {
         sender: connection.sender.clone(),
