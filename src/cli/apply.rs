@@ -114,16 +114,22 @@ fn open(args: &StoreArgs) -> Result<AnyStore, String> {
     if matches!(address, StoreAddress::Postgres(_)) && args.synchronous.is_some() {
         return Err("`--synchronous` is for a SQLite store; PostgreSQL commits as its `synchronous_commit` setting says".into());
     }
-    let synchronous = match args.synchronous.as_deref() {
+    address
+        .open(&sqlite_options(args.synchronous.as_deref())?)
+        .map_err(|e| e.to_string())
+}
+
+/// The SQLite options a `--synchronous` flag asks for.
+pub(crate) fn sqlite_options(synchronous: Option<&str>) -> Result<SqliteOptions, String> {
+    let synchronous = match synchronous {
         None | Some("full") => Synchronous::Full,
         Some("normal") => Synchronous::Normal,
         Some(other) => return Err(format!("unknown synchronous `{other}`: full or normal")),
     };
-    let options = SqliteOptions {
+    Ok(SqliteOptions {
         synchronous,
         ..SqliteOptions::default()
-    };
-    address.open(&options).map_err(|e| e.to_string())
+    })
 }
 
 pub fn run(command: DurableCommand) -> CommandResult {

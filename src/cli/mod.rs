@@ -7,6 +7,7 @@ mod apply;
 mod import;
 mod lint;
 mod run;
+mod serve;
 
 use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
@@ -107,6 +108,9 @@ enum Command {
     },
     #[command(flatten)]
     Durable(apply::DurableCommand),
+    /// Serve the machines of a directory over HTTP: events applied exactly
+    /// once, timers fired, effects dispatched (`docs/serve.md`).
+    Serve(serve::ServeArgs),
 }
 
 #[derive(Clone, Copy, ValueEnum)]
@@ -164,6 +168,7 @@ pub fn main() -> ExitCode {
         }),
         Command::Import { file, to, machine } => import::import(&file, to, machine.as_deref()),
         Command::Durable(command) => apply::run(command),
+        Command::Serve(args) => serve::serve(args),
         Command::Schema => {
             println!("{}", idemchart::schema::MACHINE_SCHEMA.trim_end());
             Ok(ExitCode::SUCCESS)
