@@ -126,7 +126,10 @@ fn load_charts(dir: &std::path::Path) -> Result<Option<BTreeMap<String, Arc<Char
         }
     }
     if failed {
-        eprintln!("error: not serving: a machine of {} does not load", dir.display());
+        eprintln!(
+            "error: not serving: a machine of {} does not load",
+            dir.display()
+        );
         return Ok(None);
     }
     if charts.is_empty() {

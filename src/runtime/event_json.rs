@@ -57,12 +57,16 @@ pub fn parse_event(
     machine: &Machine,
     fallback_id: Option<&str>,
 ) -> Result<Event, EventJsonError> {
-    let value: serde_json::Value =
-        serde_json::from_str(text).map_err(|e| EventJsonError::NotJson {
+    let value: serde_json::Value = serde_json::from_str(text).map_err(|e| {
+        // serde_json's message ends with the place, which is said apart.
+        let message = e.to_string();
+        let place = format!(" at line {} column {}", e.line(), e.column());
+        EventJsonError::NotJson {
             line: e.line(),
             column: e.column(),
-            message: e.to_string(),
-        })?;
+            message: message.strip_suffix(&place).unwrap_or(&message).to_string(),
+        }
+    })?;
     event_from_json(&value, machine, fallback_id)
 }
 
@@ -70,7 +74,8 @@ pub fn parse_event(
 /// else the payload field the machine declares for the event, else
 /// `fallback_id` (an HTTP `Idempotency-Key`); with none of them the event
 /// has no id, which `apply` refuses. A declared payload is checked: each
-/// declared field must be present with its type.
+/// declared field must be present with its type (the id field may be
+/// missing, when the fallback gives the id).
 pub fn event_from_json(
     value: &serde_json::Value,
     machine: &Machine,
@@ -93,11 +98,17 @@ pub fn event_from_json(
         return Err(EventJsonError::DataNotObject);
     }
     let declared = machine.events.get(name);
+    let id_field = declared.and_then(|d| d.id_field.as_ref()).map(|f| &*f.text);
     if let Some(fields) = declared.and_then(|d| d.payload.as_ref()) {
         let mismatches: Vec<FieldMismatch> = fields
             .iter()
             .filter_map(|(field, decl)| {
                 let found = data.get(field);
+                // A missing id field is a missing id, which the fallback
+                // may supply, not a payload of the wrong shape.
+                if found.is_none() && id_field == Some(field.as_str()) {
+                    return None;
+                }
                 (!found.is_some_and(|v| has_type(v, decl.ty))).then(|| FieldMismatch {
                     field: field.clone(),
                     expected: decl.ty.as_str(),
@@ -195,6 +206,12 @@ mod tests {
             error.to_string(),
             "event `PAY` does not have the payload machine `pay` declares: `payId` should be string, found integer; `amount` should be number, found missing; `n` should be integer, found number"
         );
+        let no_id = parse_event(
+            r#"{"type": "PAY", "data": {"amount": 1, "n": 2}}"#,
+            &machine(),
+            Some("h"),
+        );
+        assert_eq!(no_id.unwrap().id, Some(Value::from("h")));
     }
 
     #[test]
@@ -203,7 +220,7 @@ mod tests {
         let message = |text: &str| parse_event(text, &m, None).unwrap_err().to_string();
         assert_eq!(
             message("{\"type\": "),
-            "the event is not JSON: line 1, column 9: EOF while parsing a value at line 1 column 9"
+            "the event is not JSON: line 1, column 9: EOF while parsing a value"
         );
         assert_eq!(
             message("[]"),

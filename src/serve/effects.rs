@@ -177,7 +177,9 @@ impl Endpoint {
             Ok(response) => response,
             Err(e) if e.is_timeout() => {
                 return match on_timeout {
-                    OnTimeout::Retry => Dispatch::Retry(format!("timed out after {:?}", self.timeout)),
+                    OnTimeout::Retry => {
+                        Dispatch::Retry(format!("timed out after {:?}", self.timeout))
+                    }
                     OnTimeout::Unknown => Dispatch::UnknownOutcome,
                 };
             }

@@ -52,7 +52,8 @@ impl Metrics {
     }
 
     pub fn fired(&self, timers: usize) {
-        self.timers_fired.fetch_add(timers as u64, Ordering::Relaxed);
+        self.timers_fired
+            .fetch_add(timers as u64, Ordering::Relaxed);
     }
 
     pub fn dispatched(&self, report: &crate::runtime::DispatchReport) {
@@ -132,7 +133,10 @@ impl Metrics {
                 stats.timers_due,
             ),
         ] {
-            let _ = writeln!(out, "# HELP {name} {help}\n# TYPE {name} gauge\n{name} {value}");
+            let _ = writeln!(
+                out,
+                "# HELP {name} {help}\n# TYPE {name} gauge\n{name} {value}"
+            );
         }
         out
     }

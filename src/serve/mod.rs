@@ -79,7 +79,9 @@ impl Service {
     fn begin_applying(&self, process: &str, id: &str) -> Option<Applying<'_>> {
         let key = (process.to_string(), id.to_string());
         let mut applying = self.applying.lock().unwrap_or_else(|e| e.into_inner());
-        applying.insert(key.clone()).then_some(Applying { service: self, key })
+        applying
+            .insert(key.clone())
+            .then_some(Applying { service: self, key })
     }
 }
 
@@ -122,4 +124,63 @@ pub async fn serve(
     let _ = background.await;
     tracing::info!("stopped");
     served
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::store::AsyncSqliteStore;
+
+    /// While a request applies an id, another request for the same id of
+    /// the same process is answered 409 at once; once it is done, the id
+    /// answers again. The first request is held here by taking its mark.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn an_id_being_applied_is_answered_409() {
+        let machine = crate::syntax::parse(
+            "machine: counter\ncontext: { n: 0 }\ninitial: a\nstates:\n  a: { on: { ADD: { actions: [{ assign: { n: \"context.n + 1\" } }] } } }\n",
+            crate::syntax::Syntax::Yaml,
+        )
+        .unwrap();
+        let charts = BTreeMap::from([("counter".to_string(), Arc::new(Chart::new(machine)))]);
+        let store = AnyAsyncStore::Sqlite(AsyncSqliteStore::in_memory().await.unwrap());
+        let service = Arc::new(Service::new(store, charts, Options::default()));
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let url = format!(
+            "http://{}/machines/counter/processes/c/events",
+            listener.local_addr().unwrap()
+        );
+        let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+        let server = tokio::spawn(serve(Arc::clone(&service), listener, async {
+            let _ = stopped.await;
+        }));
+        let client = reqwest::Client::new();
+        let send = || {
+            client
+                .post(&url)
+                .header("Idempotency-Key", "k1")
+                .body(r#"{"type": "ADD"}"#)
+                .send()
+        };
+        let held = service.begin_applying("c", "k1").unwrap();
+        let refused = send().await.unwrap();
+        assert_eq!(refused.status(), 409);
+        assert_eq!(
+            refused.headers()["content-type"],
+            "application/problem+json"
+        );
+        let other = client
+            .post(&url)
+            .header("Idempotency-Key", "k2")
+            .body(r#"{"type": "ADD"}"#)
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(other.status(), 200, "another id is not held up");
+        drop(held);
+        let applied = send().await.unwrap();
+        assert_eq!(applied.status(), 200);
+        assert!(applied.headers().get("idempotent-replayed").is_none());
+        let _ = stop.send(());
+        server.await.unwrap().unwrap();
+    }
 }

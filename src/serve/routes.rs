@@ -84,12 +84,19 @@ async fn post_event(
     body: Result<Bytes, BytesRejection>,
 ) -> Result<Response, Problem> {
     let chart = chart(&service, &machine)?;
+    let limit = service.options.body_limit;
     let body = body.map_err(|rejection| {
+        let status = rejection.status();
+        let detail = if status == StatusCode::PAYLOAD_TOO_LARGE {
+            format!("the request body is larger than the limit of {limit} bytes")
+        } else {
+            rejection.body_text()
+        };
         Problem::new(
-            rejection.status(),
+            status,
             "bad-body",
             "The request body cannot be read",
-            rejection.body_text(),
+            detail,
         )
     })?;
     let key = match headers.get("idempotency-key") {
@@ -136,7 +143,8 @@ async fn post_event(
             detail,
         ));
     };
-    let span = tracing::info_span!("event", %machine, %process, event_id = %id, event = %event.name);
+    let span =
+        tracing::info_span!("event", %machine, %process, event_id = %id, event = %event.name);
     answer(&service, chart, &process, &id, &event)
         .instrument(span)
         .await
