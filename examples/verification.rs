@@ -1,8 +1,11 @@
-//! End to end: a payment provider without idempotency keys that sometimes
-//! charges and then times out. The outbox reports the timeout to the machine
-//! as `TIMEOUT` (an unknown outcome), the machine enters `verificando` and
-//! asks the provider, and charges again only on a "no". No order is charged
-//! twice.
+//! End to end: a payment gateway without idempotency keys that sometimes
+//! charges and then times out. The checkout invokes the charge
+//! (`machines/cobro-verificado.yaml`); the dispatcher reports a timeout as
+//! an unknown outcome, which reaches the machine as the invocation's error
+//! `{"reason": "unknown-outcome"}`, so the machine invokes a lookup
+//! (`verificando`) and charges again only on a "no". The dispatcher
+//! delivers every answer as the invocation's completion, in the transaction
+//! that settles the outbox row. No order is charged twice.
 //!
 //! Run with `cargo run --example verification`.
 
@@ -14,7 +17,7 @@ use idemchart::interp::Chart;
 use idemchart::runtime::{self, Dispatch, DispatchPolicy, apply_at, dispatch};
 use idemchart::store::{SqliteStore, Store};
 
-const MACHINE: &str = include_str!("../tests/data/runtime/charge-with-verification.yaml");
+const MACHINE: &str = include_str!("../machines/cobro-verificado.yaml");
 
 /// A provider without idempotency keys: every `charge` call it applies
 /// is a new charge. It can be asked whether an order was charged.
@@ -59,10 +62,6 @@ impl FakeProvider {
     }
 }
 
-fn event(name: &str, id: String) -> Event {
-    Event::new(name, Some(Value::from(&serde_json::json!(id))), Value::Null)
-}
-
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let machine = idemchart::syntax::parse(MACHINE, idemchart::syntax::Syntax::Yaml)
         .map_err(|d| format!("machine does not load: {d:?}"))?;
@@ -72,59 +71,44 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         charges: HashMap::new(),
         seed: 0x2545_f491_4f6c_dd1d,
     };
-    let policy = DispatchPolicy {
-        unknown_events: [("cobrar".to_string(), "TIMEOUT".to_string())].into(),
-        ..DispatchPolicy::default()
-    };
     let orders: Vec<String> = (0..200).map(|i| format!("order-{i}")).collect();
     let mut now = 1_700_000_000_000u64;
     for order in &orders {
-        apply_at(
-            &mut store,
-            &chart,
-            order,
-            &event("PEDIDO", format!("pedido-{order}")),
-            now,
-        )?;
+        let data = serde_json::json!({ "pedidoId": order, "importe": 30 });
+        let placed = Event::new(
+            "PEDIDO",
+            Some(Value::from(order.as_str())),
+            Value::from(&data),
+        );
+        apply_at(&mut store, &chart, order, &placed, now)?;
     }
     let (mut calls, mut timeouts, mut lookups) = (0, 0, 0);
+    let policy = DispatchPolicy::default();
     for _round in 0..100 {
-        // The answers of the provider, applied as events once the batch ends.
-        let mut answers: Vec<(String, Event)> = Vec::new();
+        // Each answer goes back to its order as the invocation's
+        // completion: the charge's done or error, the lookup's output.
         let report = dispatch(&mut store, &chart, now, &policy, |item| {
-            let order = item.process.clone();
-            match item.effect.as_str() {
-                "cobrar" => {
+            match item.invocation.as_deref() {
+                Some("cobro") => {
                     calls += 1;
-                    match provider.charge(&order) {
-                        ChargeResult::Charged => {
-                            answers.push((order, event("COBRO_OK", format!("ok-{}", item.key))));
-                            Dispatch::Done
-                        }
+                    match provider.charge(&item.process) {
+                        ChargeResult::Charged => Dispatch::Done,
                         ChargeResult::TimedOut => {
                             timeouts += 1;
                             Dispatch::UnknownOutcome
                         }
                     }
                 }
-                "consultarCobro" => {
+                Some("consulta") => {
                     lookups += 1;
-                    let name = if provider.was_charged(&order) {
-                        "EXISTE"
-                    } else {
-                        "NO_EXISTE"
-                    };
-                    answers.push((order, event(name, format!("consulta-{}", item.key))));
-                    Dispatch::Done
+                    let charged = provider.was_charged(&item.process);
+                    Dispatch::Output(serde_json::json!({ "cobrado": charged }))
                 }
-                other => Dispatch::Retry(format!("no handler for effect `{other}`")),
+                other => Dispatch::Retry(format!("no handler for `{}` ({other:?})", item.effect)),
             }
         })?;
-        for (order, answer) in &answers {
-            apply_at(&mut store, &chart, order, answer, now)?;
-        }
         now += 1_000;
-        if report.done + report.unknown + report.retried == 0 && answers.is_empty() {
+        if report == runtime::DispatchReport::default() {
             break;
         }
     }

@@ -11,6 +11,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 
 const LEDGER: &str = "tests/data/runtime/ledger.yaml";
 const REMINDER: &str = "tests/data/runtime/reminder.yaml";
+const CHECKOUT: &str = "machines/checkout.yaml";
 
 #[path = "support/run.rs"]
 mod run;
@@ -180,6 +181,91 @@ fn outbox_lists_and_dispatches_once(store: String) {
             .all(|l| l.contains(r#""status":"done""#))
     );
     insta::assert_snapshot!("outbox_lists_and_dispatches_once", session.transcript);
+}
+
+/// A payment request to the checkout, as its frontend sends it.
+fn pay(request: &str) -> String {
+    format!(
+        r#"{{"type":"PAGAR","data":{{"solicitudId":"{request}","pedidoId":"pe-{request}","importe":30}}}}"#
+    )
+}
+
+/// The field `name` of every outbox line printed.
+fn outbox_field(stdout: &str, name: &str) -> Vec<String> {
+    stdout
+        .lines()
+        .map(|line| {
+            let row: serde_json::Value = serde_json::from_str(line).unwrap();
+            row[name].as_str().unwrap_or_default().to_string()
+        })
+        .collect()
+}
+
+fn invocations_are_dispatched_by_a_handler(store: String) {
+    let mut session = Session::new(store);
+    for process in ["c1", "c2"] {
+        let paid = session.run(
+            "apply",
+            &[
+                "--machine",
+                CHECKOUT,
+                "--process",
+                process,
+                "--event",
+                &pay(process),
+            ],
+        );
+        assert_eq!(paid.code, Some(0), "{}", paid.stderr);
+        assert!(paid.stdout.contains(r#""invocations":"#), "{}", paid.stdout);
+    }
+    // Each charge is a row that names the completions answering it.
+    let listed = session.run("outbox", &[]);
+    assert_eq!(
+        outbox_field(&listed.stdout, "invocation"),
+        ["cobro", "cobro"]
+    );
+    // The gateway accepts c1's charge and declines c2's.
+    let handler = r#"row=$(cat); case "$row" in *'"process":"c2"'*) echo declined >&2; exit 3;; esac; printf '{"recibo":"R-%s"}' "$IDEMCHART_KEY""#;
+    let dispatched = session.run(
+        "outbox",
+        &["--dispatch", "--machine", CHECKOUT, "--handler", handler],
+    );
+    assert_eq!(dispatched.code, Some(0), "{}", dispatched.stderr);
+    assert_eq!(
+        dispatched.stdout.trim(),
+        r#"{"done":1,"retried":0,"dead":0,"unknown":0,"failed":1}"#
+    );
+    let paid = session.run("inspect", &["--process", "c1"]);
+    assert!(
+        paid.stdout.contains(r#""configuration":["pagado"]"#),
+        "{}",
+        paid.stdout
+    );
+    let declined = session.run("inspect", &["--process", "c2"]);
+    assert!(
+        declined.stdout.contains(r#""configuration":["rechazado"]"#),
+        "{}",
+        declined.stdout
+    );
+    // A host that sends the same answer again gets the frozen response.
+    let key = &outbox_field(&listed.stdout, "key")[0];
+    let done = format!(
+        r#"{{"type":"xstate.done.actor.cobro","id":"{key}","data":{{"output":{{"recibo":"R-{key}"}}}}}}"#
+    );
+    let again = session.run(
+        "apply",
+        &["--machine", CHECKOUT, "--process", "c1", "--event", &done],
+    );
+    assert!(
+        again.stdout.starts_with(r#"{"outcome":"duplicate""#),
+        "{}",
+        again.stdout
+    );
+    session.run("outbox", &[]);
+    insta::assert_snapshot!(
+        "invocations_are_dispatched_by_a_handler",
+        session.transcript
+    );
 }
 
 fn purge_deletes_marks_and_settled_rows_older_than_the_retention(store: String) {
@@ -379,6 +465,7 @@ on_both_stores!(
     apply_answers_every_delivery,
     inspect_shows_a_known_process_only,
     outbox_lists_and_dispatches_once,
+    invocations_are_dispatched_by_a_handler,
     purge_deletes_marks_and_settled_rows_older_than_the_retention,
     advance_fires_due_timers_once,
     concurrent_appliers_never_fail_for_contention,

@@ -157,6 +157,24 @@ proptest! {
     }
 }
 
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 8, ..ProptestConfig::default() })]
+
+    /// Requests and invocation completions delivered again change nothing.
+    #[test]
+    #[ignore = "needs a PostgreSQL server: IDEMCHART_PG"]
+    fn a_redelivered_completion_changes_nothing(
+        steps in runtime_contract::invocations::checkout_steps(),
+        redeliveries in prop::collection::vec((0..16usize, 0..32usize), 0..10),
+    ) {
+        runtime_contract::invocations::redelivered_completions_change_nothing(
+            &backend(),
+            &steps,
+            &redeliveries,
+        );
+    }
+}
+
 /// The crash proof on PostgreSQL: a killed client's open transaction is
 /// rolled back by the server when its connection drops.
 #[test]
@@ -165,6 +183,19 @@ fn killed_appliers_lose_nothing_and_double_nothing() {
     let backend = backend();
     let handle = backend.fresh();
     runtime_contract::crash::killed_appliers_lose_nothing_and_double_nothing(
+        &backend,
+        &handle,
+        &format!("postgres:{handle}"),
+    );
+}
+
+/// The dispatcher's crash proof on PostgreSQL.
+#[test]
+#[ignore = "needs a PostgreSQL server: IDEMCHART_PG"]
+fn killed_dispatchers_deliver_each_completion_once() {
+    let backend = backend();
+    let handle = backend.fresh();
+    runtime_contract::crash::killed_dispatchers_deliver_each_completion_once(
         &backend,
         &handle,
         &format!("postgres:{handle}"),

@@ -152,12 +152,44 @@ proptest! {
     }
 }
 
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 24, ..ProptestConfig::default() })]
+
+    /// Requests and invocation completions delivered again, at any point of
+    /// a checkout's life, change nothing.
+    #[test]
+    fn a_redelivered_completion_changes_nothing(
+        steps in runtime_contract::invocations::checkout_steps(),
+        redeliveries in prop::collection::vec((0..16usize, 0..32usize), 0..10),
+    ) {
+        runtime_contract::invocations::redelivered_completions_change_nothing(
+            &backend(),
+            &steps,
+            &redeliveries,
+        );
+    }
+}
+
 /// The crash proof on a SQLite file; the file stays intact through the kills.
 #[test]
 fn killed_appliers_lose_nothing_and_double_nothing() {
     let backend = backend();
     let handle = backend.fresh();
     runtime_contract::crash::killed_appliers_lose_nothing_and_double_nothing(
+        &backend,
+        &handle,
+        &format!("sqlite:{handle}"),
+    );
+    let store = SqliteStore::open(&handle, &SqliteOptions::default()).unwrap();
+    assert_eq!(store.pragma("integrity_check").unwrap(), "ok");
+}
+
+/// The dispatcher's crash proof on a SQLite file.
+#[test]
+fn killed_dispatchers_deliver_each_completion_once() {
+    let backend = backend();
+    let handle = backend.fresh();
+    runtime_contract::crash::killed_dispatchers_deliver_each_completion_once(
         &backend,
         &handle,
         &format!("sqlite:{handle}"),

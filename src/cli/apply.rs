@@ -14,9 +14,11 @@ use std::sync::Arc;
 use clap::Subcommand;
 
 use idemchart::interp::Chart;
+use idemchart::model::Completion;
 use idemchart::runtime::{self, Outcome, RuntimeError};
 use idemchart::store::{
-    AnyStore, OutboxItem, OutboxStatus, SqliteOptions, Store, StoreAddress, Synchronous,
+    AnyStore, AttemptRecord, OutboxItem, OutboxStatus, SqliteOptions, Store, StoreAddress,
+    Synchronous,
 };
 
 use super::{CommandResult, load_or_report};
@@ -67,22 +69,43 @@ pub enum DurableCommand {
         #[arg(long)]
         process: String,
     },
-    /// List the outbox as JSON lines. With `--dispatch`, hand each due row to
+    /// List the outbox as JSON lines (an invocation's row names the completion
+    /// events that answer it). With `--dispatch`, hand each due row to
     /// standard output as a JSON line and mark it done: the reader of the
-    /// output is the receiver and deduplicates by `key`.
+    /// output is the receiver, deduplicates by `key`, and answers an
+    /// invocation with `apply` of its completion, `key` as the event id.
+    /// With `--dispatch --handler CMD --machine FILE`, run CMD for each due
+    /// row instead and deliver its answer (see `docs/runtime.md`); prints
+    /// `{"done", "retried", "dead", "unknown", "failed"}`.
     Outbox {
         #[command(flatten)]
         store: StoreArgs,
         #[arg(long, conflicts_with = "requeue")]
         dispatch: bool,
+        /// A shell command run for each due row, the row's JSON line on its
+        /// standard input and `IDEMCHART_KEY` in its environment. Exit 0 is
+        /// done (standard output, if any, is the JSON output of an
+        /// invocation); 75 (EX_TEMPFAIL) is "try again later"; death by a
+        /// signal is an unknown outcome; any other exit is a refusal.
+        #[arg(long, requires = "dispatch", requires = "machine")]
+        handler: Option<String>,
+        /// The machine of the processes whose rows `--handler` dispatches.
+        #[arg(long, requires = "handler")]
+        machine: Option<PathBuf>,
+        /// How long a claimed row stays hidden from other dispatchers.
+        #[arg(long, default_value_t = 30_000, value_name = "MS")]
+        lease_ms: u64,
+        /// Attempts before a row is dead-lettered.
+        #[arg(long, default_value_t = 8)]
+        max_attempts: u32,
         /// Put dead rows back in the queue, due now with no attempts
         /// counted: the row with this key, or every dead row with `all`.
         /// Prints `{"requeued": N}`.
         #[arg(long, value_name = "KEY|all")]
         requeue: Option<String>,
     },
-    /// Delete applied event ids, and outbox rows settled (done, or unknown
-    /// and told to the machine), older than the machine's `dedup.retention`.
+    /// Delete applied event ids, and outbox rows settled (done, cancelled,
+    /// or unknown or failed and told to the machine), older than the machine's `dedup.retention`.
     /// Prints `{"purged": N, "outbox_purged": M}`.
     Purge {
         #[command(flatten)]
@@ -257,9 +280,40 @@ pub fn run(command: DurableCommand) -> CommandResult {
         DurableCommand::Outbox {
             store,
             dispatch,
+            handler,
+            machine,
+            lease_ms,
+            max_attempts,
             requeue,
         } => {
             let mut store = open(&store)?;
+            if let (Some(command), Some(machine)) = (handler, machine) {
+                let Some(machine) = load_or_report(&machine, None)? else {
+                    return Ok(ExitCode::from(1));
+                };
+                let chart = Arc::new(Chart::new(machine));
+                let policy = runtime::DispatchPolicy {
+                    lease_ms,
+                    max_attempts,
+                    ..runtime::DispatchPolicy::default()
+                };
+                let now = runtime::now_millis();
+                let report = runtime::dispatch(&mut store, &chart, now, &policy, |item| {
+                    run_handler(&command, item)
+                })
+                .map_err(|e| e.to_string())?;
+                println!(
+                    "{}",
+                    serde_json::json!({
+                        "done": report.done,
+                        "retried": report.retried,
+                        "dead": report.dead,
+                        "unknown": report.unknown,
+                        "failed": report.failed,
+                    })
+                );
+                return Ok(ExitCode::SUCCESS);
+            }
             if let Some(which) = requeue {
                 let key = (which != "all").then_some(which.as_str());
                 let requeued = store
@@ -288,9 +342,14 @@ pub fn run(command: DurableCommand) -> CommandResult {
                         ..item
                     };
                     println!("{}", outbox_json(&handed));
-                    store
-                        .finish_attempt(&handed.key, handed.status, handed.attempts, now, None)
-                        .map_err(|e| e.to_string())?;
+                    let record = AttemptRecord {
+                        key: &handed.key,
+                        status: handed.status,
+                        attempts: handed.attempts,
+                        next_attempt_at: now,
+                        last_error: None,
+                    };
+                    store.finish_attempt(&record).map_err(|e| e.to_string())?;
                 }
             } else {
                 for item in store.outbox(None).map_err(|e| e.to_string())? {
@@ -320,8 +379,74 @@ pub fn run(command: DurableCommand) -> CommandResult {
     }
 }
 
+/// The exit status a `--handler` uses for "try again later" (sysexits'
+/// EX_TEMPFAIL).
+const TEMPORARY_FAILURE: i32 = 75;
+
+/// Runs the `--handler` command for one row and reads its answer.
+fn run_handler(command: &str, item: &OutboxItem) -> runtime::Dispatch {
+    use std::io::Write;
+    use std::os::unix::process::ExitStatusExt;
+    use std::process::{Command, Stdio};
+    let child = Command::new("sh")
+        .arg("-c")
+        .arg(command)
+        .env("IDEMCHART_KEY", &item.key)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn();
+    let mut child = match child {
+        Ok(child) => child,
+        // Nothing ran: trying again is safe.
+        Err(e) => return runtime::Dispatch::Retry(format!("cannot run the handler: {e}")),
+    };
+    if let Some(mut stdin) = child.stdin.take() {
+        // A handler that does not read its input closes the pipe early;
+        // that is its business, not an error.
+        let _ = writeln!(stdin, "{}", outbox_json(item));
+    }
+    let output = match child.wait_with_output() {
+        Ok(output) => output,
+        Err(e) => return runtime::Dispatch::Retry(format!("lost the handler: {e}")),
+    };
+    let stderr = String::from_utf8_lossy(&output.stderr).trim().to_string();
+    match output.status.code() {
+        Some(0) => {
+            let stdout = String::from_utf8_lossy(&output.stdout);
+            let stdout = stdout.trim();
+            if stdout.is_empty() {
+                runtime::Dispatch::Done
+            } else {
+                runtime::Dispatch::Output(
+                    serde_json::from_str(stdout).unwrap_or_else(|_| serde_json::json!(stdout)),
+                )
+            }
+        }
+        Some(TEMPORARY_FAILURE) => runtime::Dispatch::Retry(if stderr.is_empty() {
+            format!("the handler exited with {TEMPORARY_FAILURE}")
+        } else {
+            stderr
+        }),
+        Some(code) => {
+            runtime::Dispatch::Failed(serde_json::json!({ "exit": code, "stderr": stderr }))
+        }
+        // Killed by a signal: it may or may not have done the work.
+        None => {
+            let signal = output.status.signal().unwrap_or(0);
+            eprintln!(
+                "the handler for `{}` died of signal {signal}: outcome unknown",
+                item.key
+            );
+            runtime::Dispatch::UnknownOutcome
+        }
+    }
+}
+
+/// An outbox row as a JSON line; an invocation's row also names the
+/// completion events its answer is sent back as (with `key` as their id).
 fn outbox_json(item: &OutboxItem) -> serde_json::Value {
-    serde_json::json!({
+    let mut line = serde_json::json!({
         "process": item.process,
         "event_id": item.event_id,
         "position": item.position,
@@ -332,5 +457,13 @@ fn outbox_json(item: &OutboxItem) -> serde_json::Value {
         "attempts": item.attempts,
         "next_attempt_at": item.next_attempt_at,
         "last_error": item.last_error,
-    })
+    });
+    if let Some(id) = &item.invocation {
+        line["invocation"] = serde_json::json!(id);
+        line["completions"] = serde_json::json!({
+            "done": Completion::Done.event(id),
+            "error": Completion::Error.event(id),
+        });
+    }
+    line
 }

@@ -877,10 +877,14 @@ impl<'a, 'm> Replayer<'a, 'm> {
         let fields: Vec<(String, Value)> = nested
             .into_iter()
             .map(|field| {
-                let value = match variant {
-                    0 => Value::from(format!("{field}-{}", i + 1)),
-                    1 => Value::Int(1),
-                    _ => Value::Bool(true),
+                // The values the guards compare the field with come first,
+                // so that `event.error.reason == "unknown-outcome"` can pass.
+                let compared = self.compared(event, &format!("{key}.{field}"));
+                let value = match (compared.get(variant), variant) {
+                    (Some(value), _) => value.clone(),
+                    (None, 0) => Value::from(format!("{field}-{}", i + 1)),
+                    (None, 1) => Value::Int(1),
+                    (None, _) => Value::Bool(true),
                 };
                 (field, value)
             })
@@ -977,6 +981,20 @@ const HOST_GUARDS: &str = "the replay asks a host guard, which only the host pro
 /// The payload fields an expression compares with a literal, and the
 /// literal: `event.f == "x"` (either way round, any comparison) and
 /// `event.f in ["a", "b"]`.
+/// `f` for `event.f`, and `f.g` for `event.f.g` (a completion's
+/// `event.error.reason`): the payload field an expression reads.
+fn event_path(expr: &crate::expr::Expr) -> Option<String> {
+    if let Some(field) = analysis::event_field(expr) {
+        return Some(field.to_string());
+    }
+    match &expr.kind {
+        crate::expr::ExprKind::Member(base, field) => {
+            analysis::event_field(base).map(|outer| format!("{outer}.{field}"))
+        }
+        _ => None,
+    }
+}
+
 fn compared_literals(expr: &crate::expr::Expr) -> Vec<(String, Value)> {
     use crate::expr::{BinaryOp, ExprKind};
     let literal = |e: &crate::expr::Expr| match &e.kind {
@@ -989,21 +1007,16 @@ fn compared_literals(expr: &crate::expr::Expr) -> Vec<(String, Value)> {
         return Vec::new();
     };
     match op {
-        BinaryOp::In => match (analysis::event_field(a), &b.kind) {
+        BinaryOp::In => match (event_path(a), &b.kind) {
             (Some(f), ExprKind::List(items)) => items
                 .iter()
-                .filter_map(|i| literal(i).map(|v| (f.to_string(), v)))
+                .filter_map(|i| literal(i).map(|v| (f.clone(), v)))
                 .collect(),
             _ => Vec::new(),
         },
         BinaryOp::Eq | BinaryOp::Ne | BinaryOp::Lt | BinaryOp::Le | BinaryOp::Gt | BinaryOp::Ge => {
-            match (
-                analysis::event_field(a),
-                literal(b),
-                analysis::event_field(b),
-                literal(a),
-            ) {
-                (Some(f), Some(v), _, _) | (_, _, Some(f), Some(v)) => vec![(f.to_string(), v)],
+            match (event_path(a), literal(b), event_path(b), literal(a)) {
+                (Some(f), Some(v), _, _) | (_, _, Some(f), Some(v)) => vec![(f, v)],
                 _ => Vec::new(),
             }
         }

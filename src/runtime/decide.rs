@@ -8,32 +8,85 @@ use std::collections::HashMap;
 use std::sync::Arc;
 
 use super::{
-    Outcome, RuntimeError, TIMER_ID_PREFIX, event_id, idempotency_key, payload_hash, timers,
+    Outcome, RuntimeError, TIMER_ID_PREFIX, event_id, idempotency_key, invocation_key,
+    payload_hash, timers,
 };
 use crate::expr::{Event, Value};
 use crate::interp::{Actor, Chart, EffectCall, SnapshotJsonError};
 use crate::store::{AppliedEvent, OutboxItem, OutboxStatus, ProcessRow};
 
-/// The step, or `RuntimeError::Unsettled` when it did not settle, or
-/// `RuntimeError::Invocation` when it started an invocation.
+/// The step, or `RuntimeError::Unsettled` when it did not settle.
 pub(super) fn settled<'s>(
     process: &str,
     step: &'s crate::interp::Step,
 ) -> Result<&'s crate::interp::Step, RuntimeError> {
-    let step = step
-        .settled()
-        .map_err(|unsettled| RuntimeError::Unsettled {
-            process: process.to_string(),
-            unsettled: Box::new(unsettled.clone()),
-        })?;
-    match step.invoked.first() {
-        Some(invoked) => Err(RuntimeError::Invocation {
-            process: process.to_string(),
-            id: invoked.id.to_string(),
-            src: invoked.src.to_string(),
-        }),
-        None => Ok(step),
-    }
+    step.settled().map_err(|unsettled| RuntimeError::Unsettled {
+        process: process.to_string(),
+        unsettled: Box::new(unsettled.clone()),
+    })
+}
+
+/// What one step hands to the outbox: the effects it did not run, the
+/// invocations it left in flight, and the keys of the invocations it
+/// cancelled.
+#[derive(Debug, Default)]
+pub(super) struct StepCalls {
+    pub(super) effects: Vec<EffectCall>,
+    pub(super) invoked: Vec<InvokedCall>,
+    pub(super) cancelled: Vec<String>,
+}
+
+/// An invocation a step started, with the outbox key bound to it.
+#[derive(Debug)]
+pub(super) struct InvokedCall {
+    pub(super) id: String,
+    pub(super) src: String,
+    pub(super) input: Value,
+    pub(super) key: String,
+}
+
+/// What the step `actor` just took (an event's or a timer firing's, with id
+/// `step_id`) hands to the outbox, after `earlier` effects of the same
+/// delivery (the start's). The invocations in flight that have no key yet
+/// get theirs now, so that their completions must carry it; one started and
+/// cancelled within the step has none and never reaches the outbox.
+pub(super) fn step_calls(
+    actor: &mut Actor,
+    process: &str,
+    step_id: &str,
+    earlier: Vec<EffectCall>,
+) -> Result<StepCalls, RuntimeError> {
+    let step = settled(process, actor.last_step())?;
+    let mut effects = earlier;
+    effects.extend(
+        step.effects
+            .iter()
+            .filter(|effect| leaves_through_outbox(effect))
+            .cloned(),
+    );
+    let cancelled = step
+        .cancelled
+        .iter()
+        .filter_map(|cancelled| cancelled.key.as_deref().map(str::to_string))
+        .collect();
+    let chart = Arc::clone(actor.chart());
+    let mut invoked = Vec::new();
+    actor.bind_invocation_keys(|running| {
+        let state = &chart.machine().state(running.state).path;
+        let key = invocation_key(process, step_id, state, running.id);
+        invoked.push(InvokedCall {
+            id: running.id.to_string(),
+            src: running.src.to_string(),
+            input: running.input.clone(),
+            key: key.clone(),
+        });
+        key
+    });
+    Ok(StepCalls {
+        effects,
+        invoked,
+        cancelled,
+    })
 }
 
 /// One event to apply to one process, with its id and payload hash.
@@ -137,6 +190,8 @@ pub(super) struct Plan<T> {
     pub(super) process: ProcessWrite,
     pub(super) applied: Vec<AppliedEvent>,
     pub(super) outbox: Vec<OutboxItem>,
+    /// Keys of invocation rows to mark cancelled.
+    pub(super) cancelled: Vec<String>,
     pub(super) answer: T,
 }
 
@@ -191,19 +246,17 @@ pub(super) fn delivery(
         Some(revision) => timers::fire_due(&mut actor, process, revision, delivery.now)?,
         None => Vec::new(),
     };
-    let step = settled(process, actor.send(delivery.event))?;
-    let ignored = step.ignored;
-    let effects: Vec<EffectCall> = start_effects
-        .iter()
-        .chain(&step.effects)
-        .filter(|effect| leaves_through_outbox(effect))
-        .cloned()
+    let ignored = settled(process, actor.send(delivery.event))?.ignored;
+    let start_effects = start_effects
+        .into_iter()
+        .filter(leaves_through_outbox)
         .collect();
+    let calls = step_calls(&mut actor, process, &delivery.id, start_effects)?;
     let snapshot = actor.snapshot_json();
     let new_revision = revision.map_or(1, |revision| revision + 1);
     // Positions are renumbered over the start's effects and the event's, so
     // keys never collide within one step.
-    let items = outbox_items(process, &delivery.id, &effects, delivery.now);
+    let items = outbox_items(process, &delivery.id, &calls, delivery.now);
     let response = serde_json::to_string(&Response {
         outcome: if ignored { "ignored" } else { "applied" },
         revision: new_revision,
@@ -211,7 +264,8 @@ pub(super) fn delivery(
         due: None,
         configuration: &actor.configuration_paths(),
         context: &actor.context(),
-        effects: response_effects(&items, &effects),
+        effects: response_effects(&items, &calls.effects),
+        invocations: response_invocations(&calls.invoked),
     })
     .map_err(|e| RuntimeError::BadSnapshot(process.to_string(), e.to_string()))?;
     let next_timer_at = actor.next_due();
@@ -231,7 +285,7 @@ pub(super) fn delivery(
             next_timer_at,
         }),
     };
-    let (mut applied, mut outbox) =
+    let (mut applied, mut outbox, mut cancelled) =
         timers::firing_rows(process, &firings, new_revision, delivery.now)?;
     applied.push(AppliedEvent {
         process: process.to_string(),
@@ -242,10 +296,12 @@ pub(super) fn delivery(
         applied_at: delivery.now,
     });
     outbox.extend(items);
+    cancelled.extend(calls.cancelled);
     Ok(Plan {
         process: write,
         applied,
         outbox,
+        cancelled,
         answer: if ignored {
             Outcome::Ignored {
                 response,
@@ -298,30 +354,43 @@ pub(super) fn leaves_through_outbox(effect: &EffectCall) -> bool {
     !effect.ran
 }
 
-/// The outbox rows of the effects one step of `process` produced for
-/// `event_id` (an event's id or a timer firing's), keyed by position.
+/// The outbox rows of what one step of `process` produced for `event_id`
+/// (an event's id or a timer firing's): its effects, keyed by position, then
+/// its invocations, under the keys bound to them.
 pub(super) fn outbox_items(
     process: &str,
     event_id: &str,
-    effects: &[EffectCall],
+    calls: &StepCalls,
     now: u64,
 ) -> Vec<OutboxItem> {
-    effects
+    let effects = calls
+        .effects
         .iter()
+        .map(|effect| (None, &*effect.name, &effect.args, None));
+    let invoked = calls.invoked.iter().map(|invoked| {
+        let (key, id) = (Some(&*invoked.key), Some(&*invoked.id));
+        (key, &*invoked.src, &invoked.input, id)
+    });
+    effects
+        .chain(invoked)
         .enumerate()
-        .map(|(position, effect)| {
+        .map(|(position, (key, effect, args, invocation))| {
             let position = u32::try_from(position).unwrap_or(u32::MAX);
             OutboxItem {
                 process: process.to_string(),
                 event_id: event_id.to_string(),
                 position,
-                key: idempotency_key(process, event_id, position),
-                effect: effect.name.to_string(),
-                args: crate::expr::json::to_text(&effect.args),
+                key: key.map_or_else(
+                    || idempotency_key(process, event_id, position),
+                    str::to_string,
+                ),
+                effect: effect.to_string(),
+                args: crate::expr::json::to_text(args),
                 status: OutboxStatus::Pending,
                 attempts: 0,
                 next_attempt_at: now,
                 last_error: None,
+                invocation: invocation.map(str::to_string),
             }
         })
         .collect()
@@ -344,6 +413,19 @@ pub(super) fn response_effects<'a>(
         .collect()
 }
 
+/// The `invocations` list of a response.
+pub(super) fn response_invocations(invoked: &[InvokedCall]) -> Vec<ResponseInvocation<'_>> {
+    invoked
+        .iter()
+        .map(|invoked| ResponseInvocation {
+            id: &invoked.id,
+            src: &invoked.src,
+            key: &invoked.key,
+            input: &invoked.input,
+        })
+        .collect()
+}
+
 /// The answer to an applied or ignored event, or to a timer firing (with
 /// `timer` and `due`), as sent and frozen.
 #[derive(serde::Serialize)]
@@ -357,6 +439,10 @@ pub(super) struct Response<'a> {
     pub(super) configuration: &'a [String],
     pub(super) context: &'a Value,
     pub(super) effects: Vec<ResponseEffect<'a>>,
+    /// The invocations the step started; absent when none, so that the
+    /// responses of machines without invocations stay as they were.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub(super) invocations: Vec<ResponseInvocation<'a>>,
 }
 
 #[derive(serde::Serialize)]
@@ -365,4 +451,12 @@ pub(super) struct ResponseEffect<'a> {
     pub(super) position: u32,
     pub(super) key: &'a str,
     pub(super) args: &'a Value,
+}
+
+#[derive(serde::Serialize)]
+pub(super) struct ResponseInvocation<'a> {
+    pub(super) id: &'a str,
+    pub(super) src: &'a str,
+    pub(super) key: &'a str,
+    pub(super) input: &'a Value,
 }

@@ -1,23 +1,34 @@
 //! The outbox dispatcher: hands due effects to the host with their keys,
-//! retries with exponential backoff, dead-letters after a limit, and turns an
-//! unknown outcome into an event for the machine.
+//! retries with exponential backoff, dead-letters after a limit, turns an
+//! unknown outcome into an event for the machine, and answers invocations
+//! with their completion events.
 
 use std::collections::HashMap;
 use std::future::Future;
 use std::sync::Arc;
 
-use super::driver::{Driver, SyncDriver};
-use super::{RuntimeError, apply_at_with};
+use super::decide::Delivery;
+use super::driver::{self, Attempt, Driver, SyncDriver, Work};
+use super::{Outcome, RuntimeError};
 use crate::expr::{Event, Value};
 use crate::interp::Chart;
+use crate::model::Completion;
 use crate::ready::finish;
-use crate::store::{OutboxItem, OutboxStatus, Store};
+use crate::store::{AsyncTransaction, AttemptRecord, OutboxItem, OutboxStatus, Store};
 
-/// What became of one attempt at an effect.
+/// What became of one attempt at an effect or an invocation.
 #[derive(Clone, Debug, PartialEq)]
 pub enum Dispatch {
-    /// The receiver confirmed it.
+    /// The receiver confirmed it. An invocation completes with no output.
     Done,
+    /// The receiver confirmed it and answered `output`: an invocation's done
+    /// event carries it as `event.output`; for an effect it is `Done`.
+    Output(serde_json::Value),
+    /// The receiver refused it for good (a 4xx answer, a declined card):
+    /// trying again will not help. An invocation's error event carries the
+    /// value as `event.error` and its row is `failed`; an effect's row is
+    /// dead-lettered with it, for an operator.
+    Failed(serde_json::Value),
     /// It certainly did not happen (or the receiver deduplicates by the key):
     /// try again later with the same key.
     Retry(String),
@@ -78,12 +89,26 @@ pub struct DispatchReport {
     pub retried: usize,
     pub dead: usize,
     pub unknown: usize,
+    /// Invocations the receiver refused (their error event was delivered).
+    pub failed: usize,
 }
 
-/// Dispatches the rows due at `now` once each. An unknown outcome applies
-/// the event `policy.unknown_event(effect)` to the row's process, with id
-/// `unknown:<key>` (so a repeat of this very report is a duplicate) and data
-/// `{"key", "effect", "args"}`, before the row is marked `unknown`.
+/// Dispatches the rows due at `now` once each, in one transaction per row
+/// whose answer the machine must hear:
+///
+/// - An invocation's answer is delivered as its completion event, with the
+///   row's key as the event id, in the transaction that settles the row: a
+///   completion delivered twice is a duplicate. `Done` and `Output` send
+///   `xstate.done.actor.ID` with `{"output"}`; `Failed` sends
+///   `xstate.error.actor.ID` with `{"error"}`. An unknown outcome, or a row
+///   given up after `max_attempts`, sends the error event with
+///   `{"error": {"reason": "unknown-outcome" | "dead", "key", ...}}`, so the
+///   machine's `onError` decides (and verifies, where the call may have
+///   happened).
+/// - An effect's unknown outcome applies the event
+///   `policy.unknown_event(effect)` with id `unknown:<key>` and data
+///   `{"key", "effect", "args"}`, in the transaction that marks the row
+///   `unknown`.
 pub fn dispatch<S: Store>(
     store: &mut S,
     chart: &Arc<Chart>,
@@ -100,6 +125,14 @@ pub fn dispatch<S: Store>(
     ))
 }
 
+/// How an attempt leaves its row, and the event that tells the machine.
+struct Settlement {
+    status: OutboxStatus,
+    next_attempt_at: u64,
+    last_error: Option<String>,
+    event: Option<Event>,
+}
+
 /// `dispatch` through either driver, with a handler that answers in a
 /// future: the one implementation of it.
 pub(super) async fn dispatch_with<D: Driver, F: Future<Output = Dispatch>>(
@@ -113,52 +146,139 @@ pub(super) async fn dispatch_with<D: Driver, F: Future<Output = Dispatch>>(
     let items = driver.claim_due(now, policy.lease_ms, policy.batch).await?;
     for item in items {
         let attempts = item.attempts.saturating_add(1);
-        match handler(&item).await {
-            Dispatch::Done => {
-                driver
-                    .finish_attempt(&item.key, OutboxStatus::Done, attempts, now, None)
-                    .await?;
-                report.done += 1;
+        let settlement = settle(policy, &item, handler(&item).await, attempts, now);
+        let record = AttemptRecord {
+            key: &item.key,
+            status: settlement.status,
+            attempts,
+            next_attempt_at: settlement.next_attempt_at,
+            last_error: settlement.last_error.as_deref(),
+        };
+        match &settlement.event {
+            // The event and the row's new status are written together: if
+            // the process dies before the commit, the lease expires and the
+            // row is tried again under the same key, and if it dies after,
+            // a repeat of this answer is a duplicate event.
+            Some(event) => {
+                let mut work = Settle {
+                    chart,
+                    delivery: Delivery::new(&item.process, event, now)?,
+                    record,
+                };
+                driver::with_retries(driver, &mut work).await?;
             }
-            Dispatch::Retry(error) => {
-                if attempts >= policy.max_attempts {
-                    driver
-                        .finish_attempt(&item.key, OutboxStatus::Dead, attempts, now, Some(&error))
-                        .await?;
-                    report.dead += 1;
-                } else {
-                    driver
-                        .finish_attempt(
-                            &item.key,
-                            OutboxStatus::Pending,
-                            attempts,
-                            now.saturating_add(policy.backoff(attempts)),
-                            Some(&error),
-                        )
-                        .await?;
-                    report.retried += 1;
-                }
-            }
-            Dispatch::UnknownOutcome => {
-                let event = unknown_outcome_event(policy, &item);
-                // The event is applied first: if the process dies before the
-                // row is marked, the lease expires, the row is tried again,
-                // and a second unknown outcome is a duplicate event.
-                apply_at_with(driver, chart, &item.process, &event, now).await?;
-                driver
-                    .finish_attempt(
-                        &item.key,
-                        OutboxStatus::Unknown,
-                        attempts,
-                        now,
-                        Some("outcome unknown; the machine was told"),
-                    )
-                    .await?;
-                report.unknown += 1;
-            }
+            None => driver.finish_attempt(&record).await?,
+        }
+        match settlement.status {
+            OutboxStatus::Done => report.done += 1,
+            OutboxStatus::Pending => report.retried += 1,
+            OutboxStatus::Dead => report.dead += 1,
+            OutboxStatus::Unknown => report.unknown += 1,
+            OutboxStatus::Failed => report.failed += 1,
+            OutboxStatus::Cancelled => {}
         }
     }
     Ok(report)
+}
+
+/// What `answer` to attempt number `attempts` on `item` writes and tells.
+fn settle(
+    policy: &DispatchPolicy,
+    item: &OutboxItem,
+    answer: Dispatch,
+    attempts: u32,
+    now: u64,
+) -> Settlement {
+    let settled = |status, last_error: Option<String>, event| Settlement {
+        status,
+        next_attempt_at: now,
+        last_error,
+        event,
+    };
+    let invocation = item.invocation.as_deref();
+    match (answer, invocation) {
+        (Dispatch::Done, None) | (Dispatch::Output(_), None) => {
+            settled(OutboxStatus::Done, None, None)
+        }
+        (Dispatch::Done, Some(id)) => {
+            let done = completion(item, id, Completion::Done, serde_json::Value::Null);
+            settled(OutboxStatus::Done, None, Some(done))
+        }
+        (Dispatch::Output(output), Some(id)) => {
+            let done = completion(item, id, Completion::Done, output);
+            settled(OutboxStatus::Done, None, Some(done))
+        }
+        (Dispatch::Failed(error), None) => {
+            settled(OutboxStatus::Dead, Some(error.to_string()), None)
+        }
+        (Dispatch::Failed(error), Some(id)) => {
+            let last_error = Some(error.to_string());
+            let failed = completion(item, id, Completion::Error, error);
+            settled(OutboxStatus::Failed, last_error, Some(failed))
+        }
+        (Dispatch::Retry(error), invocation) if attempts >= policy.max_attempts => {
+            let dead = invocation.map(|id| {
+                let reason = serde_json::json!({
+                    "reason": "dead",
+                    "key": item.key,
+                    "attempts": attempts,
+                    "message": error,
+                });
+                completion(item, id, Completion::Error, reason)
+            });
+            settled(OutboxStatus::Dead, Some(error), dead)
+        }
+        (Dispatch::Retry(error), _) => Settlement {
+            status: OutboxStatus::Pending,
+            next_attempt_at: now.saturating_add(policy.backoff(attempts)),
+            last_error: Some(error),
+            event: None,
+        },
+        (Dispatch::UnknownOutcome, invocation) => {
+            let told = match invocation {
+                Some(id) => {
+                    let reason =
+                        serde_json::json!({ "reason": "unknown-outcome", "key": item.key });
+                    completion(item, id, Completion::Error, reason)
+                }
+                None => unknown_outcome_event(policy, item),
+            };
+            let last_error = Some("outcome unknown; the machine was told".to_string());
+            settled(OutboxStatus::Unknown, last_error, Some(told))
+        }
+    }
+}
+
+/// The completion event of the invocation `id` of `item`: its id is the
+/// row's key, its data `{"output": value}` or `{"error": value}`.
+fn completion(item: &OutboxItem, id: &str, kind: Completion, value: serde_json::Value) -> Event {
+    Event::new(
+        kind.event(id),
+        Some(Value::from(item.key.as_str())),
+        Value::from(&serde_json::json!({ kind.field(): value })),
+    )
+}
+
+/// One row's answer delivered to its process and the row settled, in one
+/// transaction.
+struct Settle<'a> {
+    chart: &'a Arc<Chart>,
+    delivery: Delivery<'a>,
+    record: AttemptRecord<'a>,
+}
+
+impl Work for Settle<'_> {
+    type Output = Outcome;
+
+    async fn run<T: AsyncTransaction>(&mut self, tx: &mut T) -> Result<Outcome, Attempt> {
+        let outcome = driver::deliver(tx, self.chart, &self.delivery, None).await?;
+        tx.finish_attempt(&self.record).await?;
+        Ok(outcome)
+    }
+
+    fn contended(&self) -> String {
+        self.delivery.process.to_string()
+    }
 }
 
 /// The event that tells the machine an effect's outcome is unknown.

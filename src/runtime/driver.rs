@@ -19,7 +19,7 @@ use super::{MAX_REVISION_RETRIES, Outcome, RuntimeError};
 use crate::interp::Chart;
 use crate::ready::finish;
 use crate::store::{
-    AppliedEvent, AsyncStore, AsyncTransaction, OutboxItem, OutboxStatus, ProcessRow, Store,
+    AppliedEvent, AsyncStore, AsyncTransaction, AttemptRecord, OutboxItem, ProcessRow, Store,
     StoreError, Transaction,
 };
 
@@ -70,14 +70,7 @@ pub(super) trait Driver {
         lease_ms: u64,
         limit: usize,
     ) -> Result<Vec<OutboxItem>, StoreError>;
-    async fn finish_attempt(
-        &mut self,
-        key: &str,
-        status: OutboxStatus,
-        attempts: u32,
-        next_attempt_at: u64,
-        last_error: Option<&str>,
-    ) -> Result<(), StoreError>;
+    async fn finish_attempt(&mut self, attempt: &AttemptRecord<'_>) -> Result<(), StoreError>;
     async fn due_processes(
         &mut self,
         machine: &str,
@@ -141,6 +134,17 @@ impl AsyncTransaction for ReadyTx<'_> {
     ) -> impl Future<Output = Result<(), StoreError>> + Send {
         std::future::ready(self.0.insert_outbox(item))
     }
+
+    fn cancel_outbox(&mut self, key: &str) -> impl Future<Output = Result<(), StoreError>> + Send {
+        std::future::ready(self.0.cancel_outbox(key))
+    }
+
+    fn finish_attempt(
+        &mut self,
+        attempt: &AttemptRecord<'_>,
+    ) -> impl Future<Output = Result<(), StoreError>> + Send {
+        std::future::ready(self.0.finish_attempt(attempt))
+    }
 }
 
 impl<S: Store> Driver for SyncDriver<'_, S> {
@@ -165,16 +169,8 @@ impl<S: Store> Driver for SyncDriver<'_, S> {
         self.0.claim_due(now, lease_ms, limit)
     }
 
-    async fn finish_attempt(
-        &mut self,
-        key: &str,
-        status: OutboxStatus,
-        attempts: u32,
-        next_attempt_at: u64,
-        last_error: Option<&str>,
-    ) -> Result<(), StoreError> {
-        self.0
-            .finish_attempt(key, status, attempts, next_attempt_at, last_error)
+    async fn finish_attempt(&mut self, attempt: &AttemptRecord<'_>) -> Result<(), StoreError> {
+        self.0.finish_attempt(attempt)
     }
 
     async fn due_processes(
@@ -231,17 +227,8 @@ impl<S: AsyncStore> Driver for AsyncDriver<'_, S> {
         self.0.claim_due(now, lease_ms, limit).await
     }
 
-    async fn finish_attempt(
-        &mut self,
-        key: &str,
-        status: OutboxStatus,
-        attempts: u32,
-        next_attempt_at: u64,
-        last_error: Option<&str>,
-    ) -> Result<(), StoreError> {
-        self.0
-            .finish_attempt(key, status, attempts, next_attempt_at, last_error)
-            .await
+    async fn finish_attempt(&mut self, attempt: &AttemptRecord<'_>) -> Result<(), StoreError> {
+        self.0.finish_attempt(attempt).await
     }
 
     async fn due_processes(
@@ -330,6 +317,9 @@ pub(super) async fn write<T: AsyncTransaction, A>(
     }
     for item in &plan.outbox {
         tx.insert_outbox(item).await?;
+    }
+    for key in &plan.cancelled {
+        tx.cancel_outbox(key).await?;
     }
     Ok(())
 }

@@ -123,17 +123,6 @@ pub enum RuntimeError {
         process: String,
         unsettled: Box<Unsettled>,
     },
-    /// The step started an invocation, which the durable runtime does not
-    /// dispatch yet: nothing was written, rather than a process that would
-    /// wait for an answer no dispatcher asks for.
-    #[error(
-        "process `{process}`: the step invokes `{src}` (invocation `{id}`), and the durable runtime does not dispatch invocations yet; run the machine in memory (`idemchart run`, `Actor`), or perform the call as an entry effect"
-    )]
-    Invocation {
-        process: String,
-        id: String,
-        src: String,
-    },
 }
 
 /// How often `apply` starts over from a fresher snapshot before giving up.
@@ -211,6 +200,20 @@ pub fn idempotency_key(process: &str, event_id: &str, position: u32) -> String {
         hasher.update(part.as_bytes());
     }
     hasher.update(position.to_be_bytes());
+    hex(&hasher.finalize())
+}
+
+/// The outbox key of an invocation that the step of `event_id` (an event's
+/// id or a timer firing's) started in the state at path `state`: stable
+/// across retries and redeliveries, so the receiver deduplicates by it, and
+/// the event id its completion carries.
+pub fn invocation_key(process: &str, event_id: &str, state: &str, invocation: &str) -> String {
+    let mut hasher = Sha256::new();
+    hasher.update(b"idemchart-invoke-v1");
+    for part in [process, event_id, state, invocation] {
+        hasher.update((part.len() as u64).to_be_bytes());
+        hasher.update(part.as_bytes());
+    }
     hex(&hasher.finalize())
 }
 
@@ -338,7 +341,8 @@ fn inspected(process: &str, row: ProcessRow) -> Result<serde_json::Value, Runtim
 pub struct Purged {
     /// Applied-event rows (marks of applied ids).
     pub applied: usize,
-    /// Settled outbox rows (done, or unknown and told to the machine).
+    /// Settled outbox rows (done, cancelled, or unknown or failed and told
+    /// to the machine).
     pub outbox: usize,
 }
 

@@ -22,13 +22,13 @@ use std::sync::Arc;
 use sha2::{Digest, Sha256};
 
 use super::decide::{
-    Plan, ProcessWrite, Response, leaves_through_outbox, outbox_items, response_effects, restore,
-    settled,
+    Plan, ProcessWrite, Response, StepCalls, outbox_items, response_effects, response_invocations,
+    restore, step_calls,
 };
 use super::driver::{self, Attempt, Driver, SyncDriver, Work};
 use super::{RuntimeError, hex};
 use crate::expr::Value;
-use crate::interp::{Actor, Chart, EffectCall};
+use crate::interp::{Actor, Chart};
 use crate::ready::finish;
 use crate::store::{AppliedEvent, AsyncTransaction, OutboxItem, ProcessRow, Store};
 
@@ -80,7 +80,7 @@ pub(super) struct Firing {
     label: String,
     due: u64,
     ignored: bool,
-    effects: Vec<EffectCall>,
+    calls: StepCalls,
     configuration: Vec<String>,
     context: Value,
 }
@@ -99,16 +99,12 @@ pub(super) fn fire_due(
         let Some(timer) = actor.fire_next(now) else {
             break;
         };
-        let step = settled(process, actor.last_step())?;
+        let id = firing_id(&timer.label, timer.due, revision, timer.seq);
+        let calls = step_calls(actor, process, &id, Vec::new())?;
         firings.push(Firing {
-            id: firing_id(&timer.label, timer.due, revision, timer.seq),
-            ignored: step.transitions.is_empty(),
-            effects: step
-                .effects
-                .iter()
-                .filter(|effect| leaves_through_outbox(effect))
-                .cloned()
-                .collect(),
+            id,
+            ignored: actor.last_step().transitions.is_empty(),
+            calls,
             label: timer.label,
             due: timer.due,
             configuration: actor.configuration_paths(),
@@ -120,17 +116,19 @@ pub(super) fn fire_due(
 }
 
 /// Each firing's applied-event row (with its frozen response) and outbox
-/// rows; `revision` is the one the transaction writes.
+/// rows, and the keys of the invocations the firings cancelled; `revision`
+/// is the one the transaction writes.
 pub(super) fn firing_rows(
     process: &str,
     firings: &[Firing],
     revision: u64,
     now: u64,
-) -> Result<(Vec<AppliedEvent>, Vec<OutboxItem>), RuntimeError> {
+) -> Result<FiringRows, RuntimeError> {
     let mut applied = Vec::with_capacity(firings.len());
     let mut outbox = Vec::new();
+    let mut cancelled = Vec::new();
     for firing in firings {
-        let items = outbox_items(process, &firing.id, &firing.effects, now);
+        let items = outbox_items(process, &firing.id, &firing.calls, now);
         let response = serde_json::to_string(&Response {
             outcome: if firing.ignored { "ignored" } else { "applied" },
             revision,
@@ -138,7 +136,8 @@ pub(super) fn firing_rows(
             due: Some(firing.due),
             configuration: &firing.configuration,
             context: &firing.context,
-            effects: response_effects(&items, &firing.effects),
+            effects: response_effects(&items, &firing.calls.effects),
+            invocations: response_invocations(&firing.calls.invoked),
         })
         .map_err(|e| RuntimeError::BadSnapshot(process.to_string(), e.to_string()))?;
         applied.push(AppliedEvent {
@@ -150,9 +149,14 @@ pub(super) fn firing_rows(
             applied_at: now,
         });
         outbox.extend(items);
+        cancelled.extend(firing.calls.cancelled.iter().cloned());
     }
-    Ok((applied, outbox))
+    Ok((applied, outbox, cancelled))
 }
+
+/// What [`firing_rows`] writes: applied-event rows, outbox rows, and keys
+/// of outbox rows to cancel.
+pub(super) type FiringRows = (Vec<AppliedEvent>, Vec<OutboxItem>, Vec<String>);
 
 /// Fires the timers of `process` due at `now` (milliseconds since the Unix
 /// epoch) with no external event: in one transaction, each firing's
@@ -268,7 +272,7 @@ fn plan(
     }
     let next_timer_at = actor.next_due();
     let revision = row.revision + 1;
-    let (applied, outbox) = firing_rows(process, &firings, revision, now)?;
+    let (applied, outbox, cancelled) = firing_rows(process, &firings, revision, now)?;
     let fired = applied
         .iter()
         .map(|row| Fired {
@@ -285,6 +289,7 @@ fn plan(
         },
         applied,
         outbox,
+        cancelled,
         answer: Advanced {
             fired,
             revision: Some(revision),

@@ -122,11 +122,17 @@ impl Effects {
         Ok(Effects { endpoints })
     }
 
-    /// The effects of `machine` this file has an endpoint for.
+    /// The effects and invocation sources of `machine` this file has an
+    /// endpoint for.
     pub fn of<'e>(&'e self, machine: &Machine) -> Vec<(&'e str, &'e Endpoint)> {
+        let invoked = |name: &str| {
+            machine
+                .state_ids()
+                .any(|s| machine.state(s).invoke.iter().any(|i| i.src.text == name))
+        };
         self.endpoints
             .iter()
-            .filter(|(name, _)| machine.effects.contains_key(name.as_str()))
+            .filter(|(name, _)| machine.effects.contains_key(name.as_str()) || invoked(name))
             .map(|(name, endpoint)| (name.as_str(), endpoint))
             .collect()
     }
@@ -202,17 +208,23 @@ impl Endpoint {
     }
 }
 
-/// What an HTTP answer says about an effect.
+/// What an HTTP answer says about an effect or an invocation: a 2xx is
+/// done, with its JSON body as the output (an invocation's done event
+/// carries it); a 4xx other than 408 and 429 is a refusal for good, with the
+/// body (JSON, else its text) and the status as the error; anything else
+/// (5xx, 408, 429, other codes) may pass, so the same call is tried again.
 pub fn answer(status: reqwest::StatusCode, body: &[u8]) -> Dispatch {
     let code = status.as_u16();
+    let json = serde_json::from_slice::<serde_json::Value>(body).ok();
     if status.is_success() {
-        return Dispatch::Done;
+        return json.map_or(Dispatch::Done, Dispatch::Output);
     }
-    let text = String::from_utf8_lossy(body);
-    let text = text.trim();
+    let text = String::from_utf8_lossy(body).trim().to_string();
     if status.is_client_error() && code != 408 && code != 429 {
-        // The receiver refused it: the same call again is refused again.
-        return Dispatch::Retry(format!("{status}: {text}"));
+        return Dispatch::Failed(serde_json::json!({
+            "status": code,
+            "body": json.unwrap_or(serde_json::Value::String(text)),
+        }));
     }
     Dispatch::Retry(format!("{status}: {text}"))
 }
@@ -220,6 +232,28 @@ pub fn answer(status: reqwest::StatusCode, body: &[u8]) -> Dispatch {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn http_answers_map_onto_dispatch_results() {
+        let status = |code| reqwest::StatusCode::from_u16(code).unwrap();
+        assert_eq!(
+            answer(status(200), br#"{"id": 7}"#),
+            Dispatch::Output(serde_json::json!({"id": 7}))
+        );
+        assert_eq!(answer(status(204), b""), Dispatch::Done);
+        assert_eq!(answer(status(200), b"ok"), Dispatch::Done);
+        assert_eq!(
+            answer(status(422), br#"{"title": "declined"}"#),
+            Dispatch::Failed(serde_json::json!({"status": 422, "body": {"title": "declined"}}))
+        );
+        assert_eq!(
+            answer(status(404), b"no such thing"),
+            Dispatch::Failed(serde_json::json!({"status": 404, "body": "no such thing"}))
+        );
+        for code in [408, 429, 500, 503] {
+            assert!(matches!(answer(status(code), b"later"), Dispatch::Retry(_)), "{code}");
+        }
+    }
 
     #[test]
     fn reads_an_effects_file() {

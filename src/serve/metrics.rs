@@ -24,11 +24,11 @@ pub struct Metrics {
     latency_count: AtomicU64,
     latency_micros: AtomicU64,
     timers_fired: AtomicU64,
-    dispatched: [AtomicU64; 4],
+    dispatched: [AtomicU64; 5],
 }
 
 /// What became of a dispatched effect, as the label says it.
-pub const DISPATCH_RESULTS: [&str; 4] = ["done", "retried", "dead", "unknown"];
+pub const DISPATCH_RESULTS: [&str; 5] = ["done", "retried", "dead", "unknown", "failed"];
 
 impl Metrics {
     /// Counts one answer (`kind` is `Outcome::kind`) that took `took`.
@@ -57,7 +57,13 @@ impl Metrics {
     }
 
     pub fn dispatched(&self, report: &crate::runtime::DispatchReport) {
-        let counts = [report.done, report.retried, report.dead, report.unknown];
+        let counts = [
+            report.done,
+            report.retried,
+            report.dead,
+            report.unknown,
+            report.failed,
+        ];
         for (count, n) in self.dispatched.iter().zip(counts) {
             count.fetch_add(n as u64, Ordering::Relaxed);
         }

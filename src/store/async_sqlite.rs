@@ -21,8 +21,8 @@ use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 use super::ops;
 use super::sqlite::{self, SqliteExec, backend};
 use super::{
-    AppliedEvent, AsyncStore, AsyncTransaction, OutboxItem, OutboxStatus, ProcessRow,
-    SqliteOptions, StoreError, StoreStats,
+    AppliedEvent, AsyncStore, AsyncTransaction, AttemptRecord, OutboxItem, OutboxStatus,
+    ProcessRow, SqliteOptions, StoreError, StoreStats,
 };
 use crate::ready::finish;
 
@@ -228,23 +228,60 @@ impl AsyncSqliteStore {
 ///
 /// Each trip to a blocking thread costs about as much as a statement, so a
 /// transaction makes as few as it can: `BEGIN IMMEDIATE` goes with the
-/// first statement, and the inserts whose only answer is success (the
-/// applied-event and outbox rows) wait for the next statement, or the
-/// commit, and go with it, in their order and before it. An insert that
-/// fails then fails that statement, or the commit, and nothing is committed.
+/// first statement, and the writes whose only answer is success (the
+/// applied-event and outbox rows, cancelled and settled outbox rows) wait
+/// for the next statement, or the commit, and go with it, in their order and
+/// before it. A write that fails then fails that statement, or the commit,
+/// and nothing is committed.
 pub struct AsyncSqliteTransaction {
     /// `None` only while a statement runs on a blocking thread.
     lease: Option<Lease>,
     /// Whether `BEGIN IMMEDIATE` ran.
     begun: bool,
-    /// Inserts not yet sent, in order.
-    pending: Vec<Insert>,
+    /// Writes not yet sent, in order.
+    pending: Vec<Deferred>,
 }
 
-/// An insert waiting for the transaction's next trip.
-enum Insert {
+/// A write whose only answer is success, waiting for the transaction's next
+/// trip.
+enum Deferred {
     Applied(AppliedEvent),
     Outbox(OutboxItem),
+    Cancel(String),
+    Finish(OwnedAttempt),
+}
+
+/// An [`AttemptRecord`] that can go to a blocking thread.
+struct OwnedAttempt {
+    key: String,
+    status: OutboxStatus,
+    attempts: u32,
+    next_attempt_at: u64,
+    last_error: Option<String>,
+}
+
+impl From<&AttemptRecord<'_>> for OwnedAttempt {
+    fn from(attempt: &AttemptRecord<'_>) -> OwnedAttempt {
+        OwnedAttempt {
+            key: attempt.key.to_string(),
+            status: attempt.status,
+            attempts: attempt.attempts,
+            next_attempt_at: attempt.next_attempt_at,
+            last_error: attempt.last_error.map(str::to_string),
+        }
+    }
+}
+
+impl OwnedAttempt {
+    fn record(&self) -> AttemptRecord<'_> {
+        AttemptRecord {
+            key: &self.key,
+            status: self.status,
+            attempts: self.attempts,
+            next_attempt_at: self.next_attempt_at,
+            last_error: self.last_error.as_deref(),
+        }
+    }
 }
 
 impl AsyncSqliteTransaction {
@@ -268,8 +305,12 @@ impl AsyncSqliteTransaction {
             let sent = pending.iter().try_for_each(|insert| {
                 let exec = &mut SqliteExec(conn);
                 match insert {
-                    Insert::Applied(row) => finish(ops::insert_applied_event(exec, row)),
-                    Insert::Outbox(item) => finish(ops::insert_outbox(exec, item)),
+                    Deferred::Applied(row) => finish(ops::insert_applied_event(exec, row)),
+                    Deferred::Outbox(item) => finish(ops::insert_outbox(exec, item)),
+                    Deferred::Cancel(key) => finish(ops::cancel_outbox(exec, key)),
+                    Deferred::Finish(attempt) => {
+                        finish(ops::finish_attempt(exec, &attempt.record()))
+                    }
                 }
             });
             Ok(sent.and_then(|()| op(conn)))
@@ -346,13 +387,23 @@ impl AsyncTransaction for AsyncSqliteTransaction {
 
     /// Sent with the next statement or the commit (see the type).
     async fn insert_applied_event(&mut self, row: &AppliedEvent) -> Result<(), StoreError> {
-        self.pending.push(Insert::Applied(row.clone()));
+        self.pending.push(Deferred::Applied(row.clone()));
         Ok(())
     }
 
     /// Sent with the next statement or the commit (see the type).
     async fn insert_outbox(&mut self, item: &OutboxItem) -> Result<(), StoreError> {
-        self.pending.push(Insert::Outbox(item.clone()));
+        self.pending.push(Deferred::Outbox(item.clone()));
+        Ok(())
+    }
+
+    async fn cancel_outbox(&mut self, key: &str) -> Result<(), StoreError> {
+        self.pending.push(Deferred::Cancel(key.to_string()));
+        Ok(())
+    }
+
+    async fn finish_attempt(&mut self, attempt: &AttemptRecord<'_>) -> Result<(), StoreError> {
+        self.pending.push(Deferred::Finish(attempt.into()));
         Ok(())
     }
 }
@@ -418,23 +469,12 @@ impl AsyncStore for AsyncSqliteStore {
         self.claim(now, lease_ms, limit, Some(only)).await
     }
 
-    async fn finish_attempt(
-        &self,
-        key: &str,
-        status: OutboxStatus,
-        attempts: u32,
-        next_attempt_at: u64,
-        last_error: Option<&str>,
-    ) -> Result<(), StoreError> {
-        let (key, last_error) = (key.to_string(), last_error.map(str::to_string));
+    async fn finish_attempt(&self, attempt: &AttemptRecord<'_>) -> Result<(), StoreError> {
+        let attempt = OwnedAttempt::from(attempt);
         self.run(true, move |conn| {
             finish(ops::finish_attempt(
                 &mut SqliteExec(conn),
-                &key,
-                status,
-                attempts,
-                next_attempt_at,
-                last_error.as_deref(),
+                &attempt.record(),
             ))
         })
         .await

@@ -13,8 +13,8 @@ use std::future::Future;
 use tokio::runtime::{Handle, Runtime, RuntimeFlavor};
 
 use super::{
-    AppliedEvent, AsyncStore, AsyncTransaction, OutboxItem, OutboxStatus, ProcessRow, Store,
-    StoreError, Transaction,
+    AppliedEvent, AsyncStore, AsyncTransaction, AttemptRecord, OutboxItem, OutboxStatus,
+    ProcessRow, Store, StoreError, Transaction,
 };
 
 /// An async store used through the sync [`Store`] API.
@@ -152,6 +152,14 @@ impl<T: AsyncTransaction + Send> Transaction for BlockingTx<'_, T> {
     fn insert_outbox(&mut self, item: &OutboxItem) -> Result<(), StoreError> {
         block_on(self.runtime, self.tx.insert_outbox(item))
     }
+
+    fn cancel_outbox(&mut self, key: &str) -> Result<(), StoreError> {
+        block_on(self.runtime, self.tx.cancel_outbox(key))
+    }
+
+    fn finish_attempt(&mut self, attempt: &AttemptRecord<'_>) -> Result<(), StoreError> {
+        block_on(self.runtime, self.tx.finish_attempt(attempt))
+    }
 }
 
 impl<S: AsyncStore> Store for Blocking<S> {
@@ -198,18 +206,8 @@ impl<S: AsyncStore> Store for Blocking<S> {
         self.wait(self.store.claim_due(now, lease_ms, limit))
     }
 
-    fn finish_attempt(
-        &mut self,
-        key: &str,
-        status: OutboxStatus,
-        attempts: u32,
-        next_attempt_at: u64,
-        last_error: Option<&str>,
-    ) -> Result<(), StoreError> {
-        self.wait(
-            self.store
-                .finish_attempt(key, status, attempts, next_attempt_at, last_error),
-        )
+    fn finish_attempt(&mut self, attempt: &AttemptRecord<'_>) -> Result<(), StoreError> {
+        self.wait(self.store.finish_attempt(attempt))
     }
 
     fn due_processes(

@@ -1,10 +1,12 @@
 //! A view of an async store whose outbox claims take the rows of some
-//! effects of one machine's processes only, so that a dispatcher serving those effects (the HTTP
-//! service, with an endpoint for each) leaves every other row where it is
-//! for the host's own dispatcher: not leased, not attempted, not counted.
+//! effects (or invocation sources) of one machine's processes only, so that
+//! a dispatcher serving those (the HTTP service, with an endpoint for each)
+//! leaves every other row where it is for the host's own dispatcher: not
+//! leased, not attempted, not counted.
 
 use super::{
-    AppliedEvent, AsyncStore, OutboxItem, OutboxStatus, ProcessRow, StoreError, StoreStats,
+    AppliedEvent, AsyncStore, AttemptRecord, OutboxItem, OutboxStatus, ProcessRow, StoreError,
+    StoreStats,
 };
 
 /// `store`, where [`claim_due`](AsyncStore::claim_due) claims the rows of
@@ -80,17 +82,8 @@ impl<S: AsyncStore> AsyncStore for DispatchOnly<'_, S> {
             .await
     }
 
-    async fn finish_attempt(
-        &self,
-        key: &str,
-        status: OutboxStatus,
-        attempts: u32,
-        next_attempt_at: u64,
-        last_error: Option<&str>,
-    ) -> Result<(), StoreError> {
-        self.store
-            .finish_attempt(key, status, attempts, next_attempt_at, last_error)
-            .await
+    async fn finish_attempt(&self, attempt: &AttemptRecord<'_>) -> Result<(), StoreError> {
+        self.store.finish_attempt(attempt).await
     }
 
     async fn due_processes(
@@ -150,6 +143,7 @@ mod tests {
             attempts: 0,
             next_attempt_at: 0,
             last_error: None,
+            invocation: None,
         }
     }
 

@@ -76,6 +76,12 @@ pub enum OutboxStatus {
     /// The handler could not tell whether the effect happened; the machine
     /// was told with an event and decides (for example by verifying).
     Unknown,
+    /// An invocation whose state was exited before it was performed: a
+    /// dispatcher never performs it, and a late answer is ignored.
+    Cancelled,
+    /// An invocation the receiver refused for good: the machine was told
+    /// with the invocation's error event.
+    Failed,
 }
 
 impl OutboxStatus {
@@ -85,6 +91,8 @@ impl OutboxStatus {
             OutboxStatus::Done => "done",
             OutboxStatus::Dead => "dead",
             OutboxStatus::Unknown => "unknown",
+            OutboxStatus::Cancelled => "cancelled",
+            OutboxStatus::Failed => "failed",
         }
     }
 
@@ -94,6 +102,8 @@ impl OutboxStatus {
             "done" => OutboxStatus::Done,
             "dead" => OutboxStatus::Dead,
             "unknown" => OutboxStatus::Unknown,
+            "cancelled" => OutboxStatus::Cancelled,
+            "failed" => OutboxStatus::Failed,
             _ => return None,
         })
     }
@@ -114,6 +124,10 @@ pub struct OutboxItem {
     pub attempts: u32,
     pub next_attempt_at: u64,
     pub last_error: Option<String>,
+    /// For an invocation, its id: the dispatcher answers the process with
+    /// the invocation's completion event (`effect` is its `src`, `args` its
+    /// input). `None` for an effect.
+    pub invocation: Option<String>,
 }
 
 /// Gauges of a store at one moment, for a service's metrics.
@@ -165,6 +179,22 @@ pub trait Transaction {
     /// again after its retention window yields the same keys, and the
     /// effect already in the outbox (and at the receiver) stands for it.
     fn insert_outbox(&mut self, item: &OutboxItem) -> Result<(), StoreError>;
+    /// Marks the pending row with `key` cancelled (an invocation whose
+    /// state was exited); a row already settled stays as it is.
+    fn cancel_outbox(&mut self, key: &str) -> Result<(), StoreError>;
+    /// [`Store::finish_attempt`] inside this transaction, so that an
+    /// invocation's row is settled with the completion it delivers.
+    fn finish_attempt(&mut self, attempt: &AttemptRecord<'_>) -> Result<(), StoreError>;
+}
+
+/// The result of one attempt on an outbox row, as `finish_attempt` records it.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct AttemptRecord<'a> {
+    pub key: &'a str,
+    pub status: OutboxStatus,
+    pub attempts: u32,
+    pub next_attempt_at: u64,
+    pub last_error: Option<&'a str>,
 }
 
 /// A durable store. Implementations must make `transaction` atomic: either
@@ -196,14 +226,7 @@ pub trait Store {
     ) -> Result<Vec<OutboxItem>, StoreError>;
 
     /// Records the result of one attempt on the row with `key`.
-    fn finish_attempt(
-        &mut self,
-        key: &str,
-        status: OutboxStatus,
-        attempts: u32,
-        next_attempt_at: u64,
-        last_error: Option<&str>,
-    ) -> Result<(), StoreError>;
+    fn finish_attempt(&mut self, attempt: &AttemptRecord<'_>) -> Result<(), StoreError>;
 
     /// Ids of processes of `machine` at `version` whose next timer is due at
     /// `now`, earliest first, at most `limit`. Nothing is claimed: two
@@ -221,8 +244,8 @@ pub trait Store {
     /// `before`; returns how many.
     fn purge_applied(&mut self, machine: &str, before: u64) -> Result<usize, StoreError>;
 
-    /// Deletes the settled outbox rows (done, or unknown: the machine was
-    /// told) of processes of `machine` last attempted before `before`;
+    /// Deletes the settled outbox rows (done, cancelled, or unknown or
+    /// failed and told to the machine) of processes of `machine` last attempted before `before`;
     /// returns how many. Pending rows wait for dispatch and dead rows for an
     /// operator, so both stay.
     fn purge_outbox(&mut self, machine: &str, before: u64) -> Result<usize, StoreError>;
@@ -271,6 +294,13 @@ pub trait AsyncTransaction {
         &mut self,
         item: &OutboxItem,
     ) -> impl Future<Output = Result<(), StoreError>> + Send;
+    /// See [`Transaction::cancel_outbox`].
+    fn cancel_outbox(&mut self, key: &str) -> impl Future<Output = Result<(), StoreError>> + Send;
+    /// See [`Transaction::finish_attempt`].
+    fn finish_attempt(
+        &mut self,
+        attempt: &AttemptRecord<'_>,
+    ) -> impl Future<Output = Result<(), StoreError>> + Send;
 }
 
 /// A durable store with an async API: [`Store`]'s operations as `Send`
@@ -318,11 +348,7 @@ pub trait AsyncStore: Send + Sync {
     /// See [`Store::finish_attempt`].
     fn finish_attempt(
         &self,
-        key: &str,
-        status: OutboxStatus,
-        attempts: u32,
-        next_attempt_at: u64,
-        last_error: Option<&str>,
+        attempt: &AttemptRecord<'_>,
     ) -> impl Future<Output = Result<(), StoreError>> + Send;
     /// See [`Store::due_processes`].
     fn due_processes(

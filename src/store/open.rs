@@ -9,8 +9,9 @@ use super::async_sqlite::AsyncSqliteTransaction;
 #[cfg(feature = "postgres")]
 use super::postgres::AsyncPostgresTransaction;
 use super::{
-    AppliedEvent, AsyncSqliteStore, AsyncStore, AsyncTransaction, OutboxItem, OutboxStatus,
-    ProcessRow, SqliteOptions, SqliteStore, Store, StoreError, StoreStats, Transaction,
+    AppliedEvent, AsyncSqliteStore, AsyncStore, AsyncTransaction, AttemptRecord, OutboxItem,
+    OutboxStatus, ProcessRow, SqliteOptions, SqliteStore, Store, StoreError, StoreStats,
+    Transaction,
 };
 #[cfg(feature = "postgres")]
 use super::{AsyncPostgresStore, PostgresStore};
@@ -275,15 +276,8 @@ impl Store for AnyStore {
         forward!(self, store => store.claim_due(now, lease_ms, limit))
     }
 
-    fn finish_attempt(
-        &mut self,
-        key: &str,
-        status: OutboxStatus,
-        attempts: u32,
-        next_attempt_at: u64,
-        last_error: Option<&str>,
-    ) -> Result<(), StoreError> {
-        forward!(self, store => store.finish_attempt(key, status, attempts, next_attempt_at, last_error))
+    fn finish_attempt(&mut self, attempt: &AttemptRecord<'_>) -> Result<(), StoreError> {
+        forward!(self, store => store.finish_attempt(attempt))
     }
 
     fn due_processes(
@@ -375,6 +369,14 @@ impl AsyncTransaction for AnyAsyncTransaction {
     async fn insert_outbox(&mut self, item: &OutboxItem) -> Result<(), StoreError> {
         forward_tx!(self, tx => tx.insert_outbox(item))
     }
+
+    async fn cancel_outbox(&mut self, key: &str) -> Result<(), StoreError> {
+        forward_tx!(self, tx => tx.cancel_outbox(key))
+    }
+
+    async fn finish_attempt(&mut self, attempt: &AttemptRecord<'_>) -> Result<(), StoreError> {
+        forward_tx!(self, tx => tx.finish_attempt(attempt))
+    }
 }
 
 /// Runs `$call` on the store inside `$self`, bound to `$store`, and awaits
@@ -463,15 +465,8 @@ impl AsyncStore for AnyAsyncStore {
         forward_async!(self, store => store.claim_due_of(now, lease_ms, limit, machine, effects))
     }
 
-    async fn finish_attempt(
-        &self,
-        key: &str,
-        status: OutboxStatus,
-        attempts: u32,
-        next_attempt_at: u64,
-        last_error: Option<&str>,
-    ) -> Result<(), StoreError> {
-        forward_async!(self, store => store.finish_attempt(key, status, attempts, next_attempt_at, last_error))
+    async fn finish_attempt(&self, attempt: &AttemptRecord<'_>) -> Result<(), StoreError> {
+        forward_async!(self, store => store.finish_attempt(attempt))
     }
 
     async fn due_processes(

@@ -7,7 +7,10 @@
 use std::future::Future;
 
 use super::sql::{self, Columns, Param, Sql};
-use super::{AppliedEvent, OutboxItem, OutboxStatus, ProcessRow, StoreError, StoreStats, migrate};
+use super::{
+    AppliedEvent, AttemptRecord, OutboxItem, OutboxStatus, ProcessRow, StoreError, StoreStats,
+    migrate,
+};
 
 /// Runs single statements on one connection.
 pub(crate) trait Executor {
@@ -46,6 +49,10 @@ pub(crate) async fn create_schema<E: Executor>(exec: &mut E) -> Result<(), Store
     let present = exec.query(&sql::HAS_NEXT_TIMER_AT, &[], count).await?;
     if present.first() == Some(&0) {
         add_next_timer_at(exec).await?;
+    }
+    let invocations = exec.query(&sql::HAS_OUTBOX_INVOCATION, &[], count).await?;
+    if invocations.first() == Some(&0) {
+        exec.batch(&sql::ADD_OUTBOX_INVOCATION).await?;
     }
     let indexed = exec.query(&sql::HAS_NEXT_TIMER_INDEX, &[], count).await?;
     if indexed.first() == Some(&0) {
@@ -159,6 +166,12 @@ pub(crate) async fn insert_outbox<E: Executor>(
     Ok(())
 }
 
+pub(crate) async fn cancel_outbox<E: Executor>(exec: &mut E, key: &str) -> Result<(), StoreError> {
+    exec.execute(&sql::CANCEL_OUTBOX, &[Param::text(key)])
+        .await?;
+    Ok(())
+}
+
 pub(crate) async fn outbox<E: Executor>(
     exec: &mut E,
     status: Option<OutboxStatus>,
@@ -200,18 +213,14 @@ pub(crate) async fn claim_due<E: Executor>(
 
 pub(crate) async fn finish_attempt<E: Executor>(
     exec: &mut E,
-    key: &str,
-    status: OutboxStatus,
-    attempts: u32,
-    next_attempt_at: u64,
-    last_error: Option<&str>,
+    attempt: &AttemptRecord<'_>,
 ) -> Result<(), StoreError> {
     let params = [
-        Param::text(status.as_str()),
-        Param::int(u64::from(attempts)),
-        Param::int(next_attempt_at),
-        Param::opt_text(last_error),
-        Param::text(key),
+        Param::text(attempt.status.as_str()),
+        Param::int(u64::from(attempt.attempts)),
+        Param::int(attempt.next_attempt_at),
+        Param::opt_text(attempt.last_error),
+        Param::text(attempt.key),
     ];
     exec.execute(&sql::FINISH_ATTEMPT, &params).await?;
     Ok(())

@@ -27,8 +27,8 @@ use tokio_postgres::types::ToSql;
 use super::ops::{self, Executor};
 use super::sql::{Columns, Dialect, Param, Sql};
 use super::{
-    AppliedEvent, AsyncStore, AsyncTransaction, Blocking, OutboxItem, OutboxStatus, ProcessRow,
-    StoreError, StoreStats,
+    AppliedEvent, AsyncStore, AsyncTransaction, AttemptRecord, Blocking, OutboxItem, OutboxStatus,
+    ProcessRow, StoreError, StoreStats,
 };
 
 /// How many connections [`AsyncPostgresStore::connect`] keeps at most.
@@ -311,6 +311,14 @@ impl AsyncTransaction for AsyncPostgresTransaction {
     async fn insert_outbox(&mut self, item: &OutboxItem) -> Result<(), StoreError> {
         ops::insert_outbox(&mut self.exec()?, item).await
     }
+
+    async fn cancel_outbox(&mut self, key: &str) -> Result<(), StoreError> {
+        ops::cancel_outbox(&mut self.exec()?, key).await
+    }
+
+    async fn finish_attempt(&mut self, attempt: &AttemptRecord<'_>) -> Result<(), StoreError> {
+        ops::finish_attempt(&mut self.exec()?, attempt).await
+    }
 }
 
 impl AsyncStore for AsyncPostgresStore {
@@ -361,24 +369,9 @@ impl AsyncStore for AsyncPostgresStore {
             .await
     }
 
-    async fn finish_attempt(
-        &self,
-        key: &str,
-        status: OutboxStatus,
-        attempts: u32,
-        next_attempt_at: u64,
-        last_error: Option<&str>,
-    ) -> Result<(), StoreError> {
+    async fn finish_attempt(&self, attempt: &AttemptRecord<'_>) -> Result<(), StoreError> {
         let client = self.connection().await?;
-        ops::finish_attempt(
-            &mut PgExec(&client),
-            key,
-            status,
-            attempts,
-            next_attempt_at,
-            last_error,
-        )
-        .await
+        ops::finish_attempt(&mut PgExec(&client), attempt).await
     }
 
     async fn due_processes(

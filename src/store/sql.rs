@@ -117,6 +117,7 @@ CREATE TABLE IF NOT EXISTS outbox (
     attempts {bigint} NOT NULL,
     next_attempt_at {bigint} NOT NULL,
     last_error TEXT,
+    invocation TEXT,
     PRIMARY KEY (process, event_id, position)
 );
 CREATE INDEX IF NOT EXISTS outbox_due ON outbox (status, next_attempt_at);
@@ -125,6 +126,17 @@ CREATE INDEX IF NOT EXISTS outbox_due ON outbox (status, next_attempt_at);
 
 /// Whether `processes` has the `next_timer_at` column (a store made before
 /// timers lacks it), as a count.
+/// Whether `outbox` has the `invocation` column (a store made before
+/// invocations lacks it), as a count.
+pub(crate) static HAS_OUTBOX_INVOCATION: Sql = Sql::each(
+    "SELECT COUNT(*) FROM pragma_table_info('outbox') WHERE name = 'invocation'",
+    "SELECT COUNT(*) FROM information_schema.columns
+     WHERE table_schema = current_schema() AND table_name = 'outbox'
+     AND column_name = 'invocation'",
+);
+pub(crate) static ADD_OUTBOX_INVOCATION: Sql =
+    Sql::new("ALTER TABLE outbox ADD COLUMN invocation TEXT");
+
 pub(crate) static HAS_NEXT_TIMER_AT: Sql = Sql::each(
     "SELECT COUNT(*) FROM pragma_table_info('processes') WHERE name = 'next_timer_at'",
     "SELECT COUNT(*) FROM information_schema.columns
@@ -173,11 +185,11 @@ pub(crate) static INSERT_APPLIED: Sql = Sql::new(
 /// An id applied again after its retention window yields the same keys; the
 /// row already there stands for it.
 pub(crate) static INSERT_OUTBOX: Sql = Sql::new(
-    "INSERT INTO outbox (process, event_id, position, idempotency_key, effect, args, status, attempts, next_attempt_at, last_error)
-     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10) ON CONFLICT DO NOTHING",
+    "INSERT INTO outbox (process, event_id, position, idempotency_key, effect, args, status, attempts, next_attempt_at, last_error, invocation)
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11) ON CONFLICT DO NOTHING",
 );
 pub(crate) static SELECT_OUTBOX: Sql = Sql::new(
-    "SELECT process, event_id, position, idempotency_key, effect, args, status, attempts, next_attempt_at, last_error
+    "SELECT process, event_id, position, idempotency_key, effect, args, status, attempts, next_attempt_at, last_error, invocation
      FROM outbox WHERE CAST($1 AS TEXT) IS NULL OR status = $1
      ORDER BY process, {order}",
 );
@@ -186,7 +198,7 @@ pub(crate) static SELECT_OUTBOX: Sql = Sql::new(
 /// null, or a JSON array of the effect names to claim of the processes of
 /// machine `$4`.
 pub(crate) static SELECT_DUE_OUTBOX: Sql = Sql::new(
-    "SELECT process, event_id, position, idempotency_key, effect, args, status, attempts, next_attempt_at, last_error
+    "SELECT process, event_id, position, idempotency_key, effect, args, status, attempts, next_attempt_at, last_error, invocation
      FROM outbox WHERE status = 'pending' AND next_attempt_at <= $1
      AND (CAST($3 AS TEXT) IS NULL OR (effect IN ({texts_of_3})
      AND process IN (SELECT id FROM processes WHERE machine = $4)))
@@ -194,6 +206,10 @@ pub(crate) static SELECT_DUE_OUTBOX: Sql = Sql::new(
 );
 pub(crate) static LEASE_OUTBOX: Sql =
     Sql::new("UPDATE outbox SET next_attempt_at = $1 WHERE idempotency_key = $2");
+/// A row a dispatcher already settled keeps its status: the answer stands.
+pub(crate) static CANCEL_OUTBOX: Sql = Sql::new(
+    "UPDATE outbox SET status = 'cancelled' WHERE idempotency_key = $1 AND status = 'pending'",
+);
 pub(crate) static FINISH_ATTEMPT: Sql = Sql::new(
     "UPDATE outbox SET status = $1, attempts = $2, next_attempt_at = $3, last_error = $4
      WHERE idempotency_key = $5",
@@ -208,7 +224,7 @@ pub(crate) static PURGE_APPLIED: Sql = Sql::new(
      AND process IN (SELECT id FROM processes WHERE machine = $2)",
 );
 pub(crate) static PURGE_OUTBOX: Sql = Sql::new(
-    "DELETE FROM outbox WHERE status IN ('done', 'unknown') AND next_attempt_at < $1
+    "DELETE FROM outbox WHERE status IN ('done', 'unknown', 'cancelled', 'failed') AND next_attempt_at < $1
      AND process IN (SELECT id FROM processes WHERE machine = $2)",
 );
 pub(crate) static REQUEUE_DEAD: Sql = Sql::new(
@@ -399,10 +415,11 @@ pub(crate) fn outbox_row(row: &dyn Columns) -> Result<OutboxItem, StoreError> {
         attempts: to_u32(int(row, 7)?),
         next_attempt_at: int(row, 8)?,
         last_error: row.text(9)?,
+        invocation: row.text(10)?,
     })
 }
 
-pub(crate) fn outbox_params(item: &OutboxItem) -> [Param<'_>; 10] {
+pub(crate) fn outbox_params(item: &OutboxItem) -> [Param<'_>; 11] {
     [
         Param::text(&item.process),
         Param::text(&item.event_id),
@@ -414,6 +431,7 @@ pub(crate) fn outbox_params(item: &OutboxItem) -> [Param<'_>; 10] {
         Param::int(u64::from(item.attempts)),
         Param::int(item.next_attempt_at),
         Param::opt_text(item.last_error.as_deref()),
+        Param::opt_text(item.invocation.as_deref()),
     ]
 }
 

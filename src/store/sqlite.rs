@@ -12,7 +12,10 @@ use rusqlite::{Connection, TransactionBehavior};
 
 use super::ops::{self, Executor};
 use super::sql::{Columns, Dialect, Param, Sql};
-use super::{AppliedEvent, OutboxItem, OutboxStatus, ProcessRow, Store, StoreError, Transaction};
+use super::{
+    AppliedEvent, AttemptRecord, OutboxItem, OutboxStatus, ProcessRow, Store, StoreError,
+    Transaction,
+};
 use crate::ready::finish;
 
 /// `PRAGMA synchronous`. `Full` survives power loss after a commit returns;
@@ -237,6 +240,14 @@ impl Transaction for SqliteTx<'_> {
     fn insert_outbox(&mut self, item: &OutboxItem) -> Result<(), StoreError> {
         finish(ops::insert_outbox(&mut self.0, item))
     }
+
+    fn cancel_outbox(&mut self, key: &str) -> Result<(), StoreError> {
+        finish(ops::cancel_outbox(&mut self.0, key))
+    }
+
+    fn finish_attempt(&mut self, attempt: &AttemptRecord<'_>) -> Result<(), StoreError> {
+        finish(ops::finish_attempt(&mut self.0, attempt))
+    }
 }
 
 impl Store for SqliteStore {
@@ -275,22 +286,8 @@ impl Store for SqliteStore {
         })
     }
 
-    fn finish_attempt(
-        &mut self,
-        key: &str,
-        status: OutboxStatus,
-        attempts: u32,
-        next_attempt_at: u64,
-        last_error: Option<&str>,
-    ) -> Result<(), StoreError> {
-        finish(ops::finish_attempt(
-            &mut SqliteExec(&self.conn),
-            key,
-            status,
-            attempts,
-            next_attempt_at,
-            last_error,
-        ))
+    fn finish_attempt(&mut self, attempt: &AttemptRecord<'_>) -> Result<(), StoreError> {
+        finish(ops::finish_attempt(&mut SqliteExec(&self.conn), attempt))
     }
 
     fn due_processes(

@@ -9,6 +9,23 @@ use idemchart::store::Store;
 
 use super::Backend;
 
+/// A random number below its argument, from a seed printed under `test`'s
+/// name so that a failing run can be told apart.
+fn random_below(test: &str) -> impl FnMut(u64) -> u64 {
+    let mut seed = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_nanos() as u64)
+        .unwrap_or(1)
+        | 1;
+    eprintln!("{test} seed {seed}");
+    move |below: u64| {
+        seed ^= seed << 13;
+        seed ^= seed >> 7;
+        seed ^= seed << 17;
+        seed % below.max(1)
+    }
+}
+
 /// Runs `idemchart apply` on the ledger machine once; `kill_after` kills it
 /// (SIGKILL) that long after the start unless it finished. Returns its
 /// answer, or `None` when the kill stopped it first. Any other failure is a
@@ -68,18 +85,7 @@ pub fn killed_appliers_lose_nothing_and_double_nothing<B: Backend>(
         .and_then(|v| v.parse().ok())
         .unwrap_or(200);
     let started = Instant::now();
-    let mut seed = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.as_nanos() as u64)
-        .unwrap_or(1)
-        | 1;
-    eprintln!("crash test seed {seed}");
-    let mut random = move |below: u64| {
-        seed ^= seed << 13;
-        seed ^= seed >> 7;
-        seed ^= seed << 17;
-        seed % below.max(1)
-    };
+    let mut random = random_below("crash test");
     // How long an undisturbed apply takes here (the fastest of three), so
     // kills land across its whole run.
     let mut span_us = u64::MAX;
@@ -156,4 +162,140 @@ pub fn killed_appliers_lose_nothing_and_double_nothing<B: Backend>(
     for (i, response) in first_answers.iter().enumerate() {
         assert_eq!(response["revision"], i + 1);
     }
+}
+
+/// Kills `idemchart outbox --dispatch --handler` with SIGKILL at random
+/// moments while it answers the charges of 60 checkouts, restarting it
+/// until nothing is left to dispatch: each charge's completion is delivered
+/// exactly once (one receipt per checkout, two applied events per process),
+/// however often the gateway was asked, and it was always asked under the
+/// one key of its charge. `IDEMCHART_CRASH_KILLS` sets the number of kills
+/// (40 by default).
+pub fn killed_dispatchers_deliver_each_completion_once<B: Backend>(
+    backend: &B,
+    handle: &str,
+    cli_store: &str,
+) {
+    let kills_wanted: u32 = std::env::var("IDEMCHART_CRASH_KILLS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .map_or(40, |kills: u32| kills / 5);
+    let machine = concat!(env!("CARGO_MANIFEST_DIR"), "/machines/checkout.yaml");
+    let chart = super::invocations::checkout();
+    let checkouts: Vec<String> = (0..60).map(|i| format!("co{i}")).collect();
+    {
+        let mut store = backend.connect(handle);
+        for (i, process) in checkouts.iter().enumerate() {
+            let data =
+                serde_json::json!({ "solicitudId": process, "pedidoId": process, "importe": i });
+            let pay = idemchart::expr::Event::new(
+                "PAGAR",
+                Some(idemchart::expr::Value::from(process.as_str())),
+                idemchart::expr::Value::from(&data),
+            );
+            super::api::apply_at(&mut store, &chart, process, &pay, super::T0).unwrap();
+        }
+    }
+    let asked = std::env::temp_dir().join(format!(
+        "idemchart-gateway-{}-{}.log",
+        std::process::id(),
+        handle.len()
+    ));
+    let _ = std::fs::remove_file(&asked);
+    // The gateway: records the key it was asked under, takes a moment, and
+    // answers with a receipt named after the key.
+    let gateway = format!(
+        r#"echo "$IDEMCHART_KEY" >> '{}'; sleep 0.02; printf '{{"recibo":"R-%s"}}' "$IDEMCHART_KEY""#,
+        asked.display()
+    );
+    let mut random = random_below("dispatcher crash test");
+    let (mut kills, mut runs) = (0u32, 0u32);
+    let started = Instant::now();
+    loop {
+        let mut child = Command::new(env!("CARGO_BIN_EXE_idemchart"))
+            .args([
+                "outbox",
+                "--store",
+                cli_store,
+                "--dispatch",
+                "--machine",
+                machine,
+            ])
+            .args(["--handler", &gateway, "--lease-ms", "100"])
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("spawn idemchart");
+        runs += 1;
+        if kills < kills_wanted {
+            std::thread::sleep(Duration::from_millis(random(150)));
+            if child.try_wait().expect("poll idemchart").is_none() {
+                let _ = child.kill();
+                kills += 1;
+            }
+        }
+        let output = child.wait_with_output().expect("wait for idemchart");
+        if output.status.success() {
+            let report: serde_json::Value =
+                serde_json::from_slice(&output.stdout).expect("a JSON report");
+            let nothing_left = report["done"] == 0 && report["retried"] == 0;
+            if nothing_left {
+                let mut store = backend.connect(handle);
+                let pending = store.outbox(Some(idemchart::store::OutboxStatus::Pending));
+                let charges_left = pending.unwrap().iter().any(|row| row.invocation.is_some());
+                if !charges_left {
+                    break;
+                }
+            }
+        } else {
+            use std::os::unix::process::ExitStatusExt;
+            assert_eq!(
+                output.status.signal(),
+                Some(9),
+                "the dispatcher failed without being killed: {}",
+                String::from_utf8_lossy(&output.stderr)
+            );
+        }
+        // A killed dispatcher's claimed rows come back when their lease ends.
+        std::thread::sleep(Duration::from_millis(110));
+        assert!(runs < 2_000, "the outbox never drained");
+    }
+    eprintln!(
+        "dispatcher crash test: {kills} kills, {runs} runs, {:.1} s",
+        started.elapsed().as_secs_f64()
+    );
+    assert!(kills > 0, "no dispatcher was killed while it worked");
+    let mut store = backend.connect(handle);
+    let outbox = store.outbox(None).unwrap();
+    let log = std::fs::read_to_string(&asked).unwrap_or_default();
+    for process in &checkouts {
+        let state = idemchart::runtime::inspect(&mut store, process)
+            .unwrap()
+            .unwrap();
+        assert_eq!(
+            state["configuration"],
+            serde_json::json!(["pagado"]),
+            "{state}"
+        );
+        assert_eq!(store.applied_count(process).unwrap(), 2, "{process}");
+        let charge = outbox
+            .iter()
+            .find(|row| &row.process == process && row.invocation.is_some())
+            .unwrap();
+        assert_eq!(charge.status, idemchart::store::OutboxStatus::Done);
+        assert_eq!(state["context"]["recibo"], format!("R-{}", charge.key));
+        let receipts = outbox
+            .iter()
+            .filter(|row| &row.process == process && row.effect == "enviarRecibo")
+            .count();
+        assert_eq!(receipts, 1, "{process}");
+        assert!(
+            log.lines().any(|key| key == charge.key),
+            "{process} was charged"
+        );
+    }
+    // Every request the gateway saw carried the key of one of the charges.
+    let keys: std::collections::HashSet<&str> = outbox.iter().map(|r| r.key.as_str()).collect();
+    assert!(log.lines().all(|key| keys.contains(key)), "{log}");
+    let _ = std::fs::remove_file(&asked);
 }

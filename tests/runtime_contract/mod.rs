@@ -10,7 +10,8 @@ use idemchart::expr::{Event, Value};
 use idemchart::interp::{Actor, Chart};
 use idemchart::runtime::{self, Dispatch, DispatchPolicy, Outcome, RuntimeError, idempotency_key};
 use idemchart::store::{
-    AppliedEvent, OutboxItem, OutboxStatus, ProcessRow, Store, StoreError, Transaction,
+    AppliedEvent, AttemptRecord, OutboxItem, OutboxStatus, ProcessRow, Store, StoreError,
+    Transaction,
 };
 use idemchart::syntax::{self, Syntax};
 
@@ -165,28 +166,6 @@ pub fn an_event_that_does_not_settle_writes_nothing<B: Backend>(backend: &B) {
     // The process still takes events that settle, at the next revision.
     let outcome = apply_at(&mut store, &chart, "p1", &named("NOTA", "n2"), T0 + 5).unwrap();
     assert_eq!(outcome.revision(), Some(2));
-}
-
-/// A step that starts an invocation is refused until the durable runtime
-/// dispatches invocations: nothing is written, rather than a process that
-/// waits for an answer no dispatcher asks for.
-pub fn a_step_that_invokes_writes_nothing<B: Backend>(backend: &B) {
-    let chart = chart(include_str!("../../machines/checkout.yaml"));
-    let mut store = backend.connect(&backend.fresh());
-    let pay = Event::new(
-        "PAGAR",
-        Some(Value::from("s1")),
-        Value::from(&serde_json::json!({ "solicitudId": "s1", "pedidoId": "p", "importe": 3 })),
-    );
-    let error = apply_at(&mut store, &chart, "p0", &pay, T0).unwrap_err();
-    let RuntimeError::Invocation { process, id, src } = &error else {
-        panic!("expected the invocation error, got {error}");
-    };
-    assert_eq!(
-        (&process[..], &id[..], &src[..]),
-        ("p0", "cobro", "cobrarTarjeta")
-    );
-    assert_eq!(state_of(&mut store, "p0"), (None, 0, Vec::new()));
 }
 
 /// A timer that leads into the loop is an error too: neither `advance` nor an
@@ -406,17 +385,24 @@ pub fn purge_keeps_pending_and_dead_rows_and_requeue_revives_dead_ones<B: Backen
             .map(|r| r.key.clone())
             .unwrap()
     };
+    let (done, dead) = (key_of("done"), key_of("dead"));
     store
-        .finish_attempt(&key_of("done"), OutboxStatus::Done, 1, T0 + 10, None)
+        .finish_attempt(&AttemptRecord {
+            key: &done,
+            status: OutboxStatus::Done,
+            attempts: 1,
+            next_attempt_at: T0 + 10,
+            last_error: None,
+        })
         .unwrap();
     store
-        .finish_attempt(
-            &key_of("dead"),
-            OutboxStatus::Dead,
-            8,
-            T0 + 10,
-            Some("refused"),
-        )
+        .finish_attempt(&AttemptRecord {
+            key: &dead,
+            status: OutboxStatus::Dead,
+            attempts: 8,
+            next_attempt_at: T0 + 10,
+            last_error: Some("refused"),
+        })
         .unwrap();
     // Inside the window nothing goes; each row leaves a window after it was
     // written (the marks) or settled (the outbox row).
@@ -544,6 +530,12 @@ impl Transaction for StaleTx<'_> {
         }
         self.inner.insert_outbox(item)
     }
+    fn cancel_outbox(&mut self, key: &str) -> Result<(), StoreError> {
+        self.inner.cancel_outbox(key)
+    }
+    fn finish_attempt(&mut self, attempt: &AttemptRecord<'_>) -> Result<(), StoreError> {
+        self.inner.finish_attempt(attempt)
+    }
 }
 
 /// Stale stores go through the sync API, whose transactions they intercept.
@@ -588,15 +580,8 @@ impl<S: Store> Store for Stale<S> {
     fn claim_due(&mut self, n: u64, l: u64, c: usize) -> Result<Vec<OutboxItem>, StoreError> {
         self.inner.claim_due(n, l, c)
     }
-    fn finish_attempt(
-        &mut self,
-        k: &str,
-        s: OutboxStatus,
-        a: u32,
-        n: u64,
-        e: Option<&str>,
-    ) -> Result<(), StoreError> {
-        self.inner.finish_attempt(k, s, a, n, e)
+    fn finish_attempt(&mut self, attempt: &AttemptRecord<'_>) -> Result<(), StoreError> {
+        self.inner.finish_attempt(attempt)
     }
     fn due_processes(
         &mut self,
@@ -834,6 +819,7 @@ pub fn unknown_outcome_becomes_an_event<B: Backend>(backend: &B) {
     );
 }
 
+pub mod invocations;
 pub mod timers;
 
 /// Declares one `#[test]` per contract function for `$backend`, each with
@@ -864,8 +850,33 @@ macro_rules! contract_tests {
         }
         $(#[$attr])*
         #[test]
-        fn a_step_that_invokes_writes_nothing() {
-            runtime_contract::a_step_that_invokes_writes_nothing(&$backend);
+        fn an_invocation_is_an_outbox_row_keyed_by_its_step() {
+            runtime_contract::invocations::an_invocation_is_an_outbox_row_keyed_by_its_step(&$backend);
+        }
+        $(#[$attr])*
+        #[test]
+        fn dispatch_answers_an_invocation_with_its_completion_once() {
+            runtime_contract::invocations::dispatch_answers_an_invocation_with_its_completion_once(&$backend);
+        }
+        $(#[$attr])*
+        #[test]
+        fn a_refused_invocation_takes_on_error() {
+            runtime_contract::invocations::a_refused_invocation_takes_on_error(&$backend);
+        }
+        $(#[$attr])*
+        #[test]
+        fn leaving_the_state_cancels_the_invocation() {
+            runtime_contract::invocations::leaving_the_state_cancels_the_invocation(&$backend);
+        }
+        $(#[$attr])*
+        #[test]
+        fn an_unknown_or_dead_invocation_is_an_error_the_machine_handles() {
+            runtime_contract::invocations::an_unknown_or_dead_invocation_is_an_error_the_machine_handles(&$backend);
+        }
+        $(#[$attr])*
+        #[test]
+        fn invocations_in_parallel_regions_complete_independently() {
+            runtime_contract::invocations::invocations_in_parallel_regions_complete_independently(&$backend);
         }
         $(#[$attr])*
         #[test]
