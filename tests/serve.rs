@@ -677,7 +677,8 @@ async fn two_instances_on_one_postgres_fire_each_timer_once() {
 /// A receiver of effects on 127.0.0.1 that records every call by its
 /// `Idempotency-Key` and does the work once per key: `/flaky` answers 500
 /// to a key's first call, `/slow` does the work and then answers too late
-/// for the caller's timeout the first time, `/reject` answers 400.
+/// for the caller's timeout the first time, `/reject` answers 400, `/score`
+/// answers a score in JSON.
 #[derive(Default)]
 struct Receiver {
     calls: Mutex<Vec<(String, String, String)>>,
@@ -714,6 +715,13 @@ async fn receive(
             axum::http::StatusCode::BAD_REQUEST,
             r#"{"error": "no such customer"}"#.into(),
         ),
+        "score" => {
+            receiver.done.lock().unwrap().insert(key);
+            (
+                axum::http::StatusCode::OK,
+                format!(r#"{{"score": 42, "asked": {body}}}"#),
+            )
+        }
         _ => {
             receiver.done.lock().unwrap().insert(key);
             (axum::http::StatusCode::OK, r#"{"ok": true}"#.into())
@@ -732,16 +740,21 @@ async fn start_receiver() -> (Arc<Receiver>, String) {
     (receiver, format!("http://{address}"))
 }
 
-fn effects_file(name: &str, notify_url: &str) -> String {
+/// An effects file that sends `effect` to `url`, with short waits.
+fn effects_file_for(name: &str, effect: &str, url: &str) -> String {
     let path = scratch().join(unique(name) + ".toml");
     std::fs::write(
         &path,
         format!(
-            "[effects.notify]\nurl = \"{notify_url}\"\ntimeout = \"300ms\"\nbackoff = \"50ms\"\nmax_attempts = 5\n"
+            "[effects.{effect}]\nurl = \"{url}\"\ntimeout = \"300ms\"\nbackoff = \"50ms\"\nmax_attempts = 5\n"
         ),
     )
     .unwrap();
     path.display().to_string()
+}
+
+fn effects_file(name: &str, notify_url: &str) -> String {
+    effects_file_for(name, "notify", notify_url)
 }
 
 /// Waits until the service's metrics show `line`.
@@ -854,6 +867,78 @@ async fn an_effect_that_times_out_after_doing_the_work_is_done_once() {
     assert_eq!(calls.len(), 2);
     assert_eq!(calls[0].1, calls[1].1);
     assert_eq!(receiver.done.lock().unwrap().len(), 1);
+}
+
+/// Waits until `process` of `lookup` is in `state`; its state then.
+async fn wait_for_lookup(
+    client: &reqwest::Client,
+    server: &Server,
+    process: &str,
+    state: &str,
+) -> serde_json::Value {
+    let url = server.url(&format!("/machines/lookup/processes/{process}"));
+    let started = Instant::now();
+    loop {
+        let answer = get(client, &url).await.json();
+        if answer["configuration"] == serde_json::json!([state]) {
+            return answer;
+        }
+        assert!(
+            started.elapsed() < Duration::from_secs(30),
+            "{process} never reached {state}: {answer}\n{}",
+            server.log()
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+}
+
+/// An invocation's endpoint answers 200 with JSON: the done event carries
+/// it as its output. Another answers 400: the error event carries the
+/// status and the body, and the row is not tried again.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_invocation_completes_with_the_endpoint_answer() {
+    let (receiver, base) = start_receiver().await;
+    let client = reqwest::Client::new();
+    let ask = r#"{"type": "ASK", "data": {"askId": "a1", "amount": 12}}"#;
+
+    let scoring = effects_file_for("score", "score", &format!("{base}/score"));
+    let server = Server::start(&sqlite_store("score"), &["--effects", &scoring]);
+    let url = server.url("/machines/lookup/processes/l1/events");
+    let asked = post(&client, &url, ask, None).await;
+    assert_eq!(asked.json()["configuration"], serde_json::json!(["asking"]));
+    let state = wait_for_lookup(&client, &server, "l1", "scored").await;
+    assert_eq!(state["context"]["score"], 42);
+    let events = get(&client, &format!("{url}?limit=10")).await.json();
+    let done = &events["events"][1];
+    assert!(done["id"].as_str().is_some(), "{events}");
+    assert_eq!(
+        done["response"]["configuration"],
+        serde_json::json!(["scored"])
+    );
+
+    let refusing = effects_file_for("reject", "score", &format!("{base}/reject"));
+    let store = sqlite_store("reject");
+    let server = Server::start(&store, &["--effects", &refusing]);
+    let url = server.url("/machines/lookup/processes/l2/events");
+    post(&client, &url, ask, None).await;
+    let state = wait_for_lookup(&client, &server, "l2", "refused").await;
+    assert_eq!(state["context"]["status"], 400);
+    wait_for_metric(
+        &client,
+        &server,
+        "idemchart_effects_dispatched_total{result=\"failed\"} 1",
+    )
+    .await;
+    let calls = receiver.calls.lock().unwrap().clone();
+    assert_eq!(
+        calls.iter().filter(|c| c.0 == "reject").count(),
+        1,
+        "a refusal is not retried"
+    );
+    assert_eq!(
+        calls.iter().find(|c| c.0 == "score").unwrap().2,
+        r#"{"amount":12}"#
+    );
 }
 
 /// An effect without an endpoint stays in the outbox, untouched, for the

@@ -251,7 +251,10 @@ mod tests {
             Dispatch::Failed(serde_json::json!({"status": 404, "body": "no such thing"}))
         );
         for code in [408, 429, 500, 503] {
-            assert!(matches!(answer(status(code), b"later"), Dispatch::Retry(_)), "{code}");
+            assert!(
+                matches!(answer(status(code), b"later"), Dispatch::Retry(_)),
+                "{code}"
+            );
         }
     }
 
