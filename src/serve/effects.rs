@@ -90,7 +90,7 @@ impl Effects {
             let url = reqwest::Url::parse(&endpoint.url)
                 .map_err(|e| bad(format!("bad url `{}`: {e}", endpoint.url)))?;
             if !matches!(url.scheme(), "http" | "https") {
-                return Err(bad(format!("url `{url}` is not http or https")));
+                return Err(bad(format!("url `{}` is not http or https", endpoint.url)));
             }
             let duration = |field: &str, text: Option<String>, default: u64| match text {
                 None => Ok(default),

@@ -79,9 +79,14 @@ impl Service {
     fn begin_applying(&self, process: &str, id: &str) -> Option<Applying<'_>> {
         let key = (process.to_string(), id.to_string());
         let mut applying = self.applying.lock().unwrap_or_else(|e| e.into_inner());
-        applying
-            .insert(key.clone())
-            .then_some(Applying { service: self, key })
+        // The guard is made only for a mark this call inserted: a guard
+        // dropped here would remove the other request's mark (and lock the
+        // set it is holding).
+        if !applying.insert(key.clone()) {
+            return None;
+        }
+        drop(applying);
+        Some(Applying { service: self, key })
     }
 }
 
