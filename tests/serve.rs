@@ -44,10 +44,17 @@ fn postgres_store(name: &str) -> String {
     let base = std::env::var("IDEMCHART_PG")
         .expect("IDEMCHART_PG must name a PostgreSQL server (run scripts/start-postgres)");
     let schema = unique(name);
-    ::postgres::Client::connect(&base, ::postgres::NoTls)
-        .expect("connect to PostgreSQL")
-        .batch_execute(&format!("CREATE SCHEMA {schema}"))
-        .expect("create schema");
+    // The sync client runs a runtime of its own, which may not start on a
+    // thread of the test's runtime.
+    let (server, create) = (base.clone(), format!("CREATE SCHEMA {schema}"));
+    std::thread::spawn(move || {
+        ::postgres::Client::connect(&server, ::postgres::NoTls)
+            .expect("connect to PostgreSQL")
+            .batch_execute(&create)
+            .expect("create schema");
+    })
+    .join()
+    .expect("create the schema");
     format!("postgres:{base} options='-c search_path={schema}'")
 }
 
