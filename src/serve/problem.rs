@@ -16,8 +16,8 @@ pub struct Problem {
     pub kind: &'static str,
     pub title: &'static str,
     pub detail: String,
-    /// Members of this kind of problem, merged into the document.
-    pub extra: serde_json::Map<String, serde_json::Value>,
+    /// Members of this kind of problem, added to the document in order.
+    pub extra: Vec<(&'static str, serde_json::Value)>,
 }
 
 impl Problem {
@@ -32,12 +32,12 @@ impl Problem {
             kind,
             title,
             detail: detail.into(),
-            extra: serde_json::Map::new(),
+            extra: Vec::new(),
         }
     }
 
-    pub fn with(mut self, key: &str, value: impl Into<serde_json::Value>) -> Problem {
-        self.extra.insert(key.to_string(), value.into());
+    pub fn with(mut self, key: &'static str, value: impl Into<serde_json::Value>) -> Problem {
+        self.extra.push((key, value.into()));
         self
     }
 
@@ -47,7 +47,9 @@ impl Problem {
         doc.insert("title".into(), self.title.into());
         doc.insert("status".into(), self.status.as_u16().into());
         doc.insert("detail".into(), self.detail.clone().into());
-        doc.extend(self.extra.clone());
+        for (key, value) in &self.extra {
+            doc.insert((*key).to_string(), value.clone());
+        }
         serde_json::Value::Object(doc)
     }
 }
