@@ -73,25 +73,37 @@ impl Metrics {
     pub fn render(&self, stats: &StoreStats) -> String {
         let mut out = String::with_capacity(2048);
         let get = |c: &AtomicU64| c.load(Ordering::Relaxed);
-        let _ = writeln!(
-            out,
-            "# HELP idemchart_events_total Events answered, by outcome.\n# TYPE idemchart_events_total counter"
+        let outcomes: Vec<(&str, u64)> = OUTCOMES
+            .iter()
+            .copied()
+            .zip(self.outcomes.iter().map(get))
+            .collect();
+        family(
+            &mut out,
+            "idemchart_events_total",
+            "Events answered, by outcome.",
+            "counter",
+            "outcome",
+            &outcomes,
         );
-        for (outcome, count) in OUTCOMES.iter().zip(&self.outcomes) {
-            let _ = writeln!(
-                out,
-                "idemchart_events_total{{outcome=\"{outcome}\"}} {}",
-                get(count)
-            );
-        }
-        let _ = writeln!(
-            out,
-            "# HELP idemchart_events_in_progress_total Requests refused because another request was applying the same event id.\n# TYPE idemchart_events_in_progress_total counter\nidemchart_events_in_progress_total {}",
-            get(&self.in_progress)
+        let results: Vec<(&str, u64)> = DISPATCH_RESULTS
+            .iter()
+            .copied()
+            .zip(self.dispatched.iter().map(get))
+            .collect();
+        family(
+            &mut out,
+            "idemchart_effects_dispatched_total",
+            "Effect and invocation attempts this instance made, by result.",
+            "counter",
+            "result",
+            &results,
         );
-        let _ = writeln!(
-            out,
-            "# HELP idemchart_apply_duration_seconds Time to answer an event.\n# TYPE idemchart_apply_duration_seconds histogram"
+        header(
+            &mut out,
+            "idemchart_apply_duration_seconds",
+            "Time to answer an event.",
+            "histogram",
         );
         for (bound, count) in BUCKETS.iter().zip(&self.buckets) {
             let _ = writeln!(
@@ -106,45 +118,61 @@ impl Metrics {
             "idemchart_apply_duration_seconds_bucket{{le=\"+Inf\"}} {count}\nidemchart_apply_duration_seconds_sum {}\nidemchart_apply_duration_seconds_count {count}",
             get(&self.latency_micros) as f64 / 1e6
         );
-        let _ = writeln!(
-            out,
-            "# HELP idemchart_timers_fired_total Timer firings this instance applied.\n# TYPE idemchart_timers_fired_total counter\nidemchart_timers_fired_total {}",
-            get(&self.timers_fired)
-        );
-        let _ = writeln!(
-            out,
-            "# HELP idemchart_effects_dispatched_total Effect attempts this instance made, by result.\n# TYPE idemchart_effects_dispatched_total counter"
-        );
-        for (result, count) in DISPATCH_RESULTS.iter().zip(&self.dispatched) {
-            let _ = writeln!(
-                out,
-                "idemchart_effects_dispatched_total{{result=\"{result}\"}} {}",
-                get(count)
-            );
-        }
-        for (name, help, value) in [
+        for (name, help, kind, value) in [
+            (
+                "idemchart_events_in_progress_total",
+                "Requests refused because another request was applying the same event id.",
+                "counter",
+                get(&self.in_progress),
+            ),
+            (
+                "idemchart_timers_fired_total",
+                "Timer firings this instance applied.",
+                "counter",
+                get(&self.timers_fired),
+            ),
             (
                 "idemchart_outbox_pending",
                 "Outbox rows waiting for dispatch.",
+                "gauge",
                 stats.outbox_pending,
             ),
             (
                 "idemchart_outbox_dead",
                 "Outbox rows given up on, waiting for an operator.",
+                "gauge",
                 stats.outbox_dead,
             ),
             (
                 "idemchart_timers_due",
                 "Processes whose next timer is due.",
+                "gauge",
                 stats.timers_due,
             ),
         ] {
-            let _ = writeln!(
-                out,
-                "# HELP {name} {help}\n# TYPE {name} gauge\n{name} {value}"
-            );
+            header(&mut out, name, help, kind);
+            let _ = writeln!(out, "{name} {value}");
         }
         out
+    }
+}
+
+fn header(out: &mut String, name: &str, help: &str, kind: &str) {
+    let _ = writeln!(out, "# HELP {name} {help}\n# TYPE {name} {kind}");
+}
+
+/// A metric with one label, a line per value of it.
+fn family(
+    out: &mut String,
+    name: &str,
+    help: &str,
+    kind: &str,
+    label: &str,
+    values: &[(&str, u64)],
+) {
+    header(out, name, help, kind);
+    for (value, count) in values {
+        let _ = writeln!(out, "{name}{{{label}=\"{value}\"}} {count}");
     }
 }
 

@@ -174,22 +174,14 @@ mod tests {
         let other = DispatchOnly::new(&store, "n", vec!["mail".into()]);
         assert!(other.claim_due(10, 1_000, 10).await.unwrap().is_empty());
         let only = DispatchOnly::new(&store, "m", vec!["mail".into()]);
-        let claimed: Vec<String> = only
-            .claim_due(10, 1_000, 10)
-            .await
-            .unwrap()
-            .into_iter()
-            .map(|item| item.key)
-            .collect();
-        assert_eq!(claimed, ["k1", "k3"]);
+        let keys = |items: Vec<OutboxItem>| -> Vec<String> {
+            items.into_iter().map(|item| item.key).collect()
+        };
+        assert_eq!(
+            keys(only.claim_due(10, 1_000, 10).await.unwrap()),
+            ["k1", "k3"]
+        );
         assert!(only.claim_due(10, 1_000, 10).await.unwrap().is_empty());
-        let rest: Vec<String> = store
-            .claim_due(10, 1_000, 10)
-            .await
-            .unwrap()
-            .into_iter()
-            .map(|item| item.key)
-            .collect();
-        assert_eq!(rest, ["k2"]);
+        assert_eq!(keys(store.claim_due(10, 1_000, 10).await.unwrap()), ["k2"]);
     }
 }
