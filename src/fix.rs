@@ -239,6 +239,17 @@ pub struct Reverted {
 pub fn fix_file(
     file: &SourceFile,
     unsafe_fixes: bool,
+    lint: impl FnMut(&SourceFile, &Machine) -> Vec<Diagnostic>,
+) -> Outcome {
+    fix_file_with(file, unsafe_fixes, syntax::load, lint)
+}
+
+/// `fix_file`, with the machine read by `load` (an XState source with the
+/// settings of `idemchart.toml`, say) instead of as `syntax::load` reads it.
+pub fn fix_file_with(
+    file: &SourceFile,
+    unsafe_fixes: bool,
+    load: impl Fn(&SourceFile) -> Result<Machine, Vec<Diagnostic>>,
     mut lint: impl FnMut(&SourceFile, &Machine) -> Vec<Diagnostic>,
 ) -> Outcome {
     let mut current = file.clone();
@@ -247,7 +258,7 @@ pub fn fix_file(
     // Fixes already refused, by code and message: a later pass proposes
     // them again, at other offsets, after the other fixes moved the text.
     let mut refused: HashSet<(&'static str, String)> = HashSet::new();
-    let mut diagnose = |file: &SourceFile| match syntax::load(file) {
+    let mut diagnose = |file: &SourceFile| match load(file) {
         Ok(machine) => (lint(file, &machine), Vec::new()),
         Err(errors) => (errors.clone(), errors),
     };
@@ -264,7 +275,7 @@ pub fn fix_file(
         let fixes: Vec<&Fix> = candidates.iter().map(|(_, f)| *f).collect();
         let batch = apply(&current.text, &fixes);
         let mut kept = batch.applied.clone();
-        if new_load_error(&current, &batch.text, &load_errors).is_some() {
+        if new_load_error(&load, &current, &batch.text, &load_errors).is_some() {
             // Some fix of the pass breaks the file: try them one at a time,
             // each on top of those kept so far.
             kept.clear();
@@ -272,7 +283,7 @@ pub fn fix_file(
                 let mut trial: Vec<&Fix> = kept.iter().map(|&k| fixes[k]).collect();
                 trial.push(fixes[i]);
                 let attempt = apply(&current.text, &trial);
-                match new_load_error(&current, &attempt.text, &load_errors) {
+                match new_load_error(&load, &current, &attempt.text, &load_errors) {
                     None => kept.push(i),
                     Some(error) => {
                         let (d, f) = candidates[i];
@@ -320,9 +331,14 @@ fn key(d: &Diagnostic, f: &Fix) -> (&'static str, String) {
 
 /// The first load error of `text` (read as `file` is) that `before` does not
 /// have, by code and message.
-fn new_load_error(file: &SourceFile, text: &str, before: &[Diagnostic]) -> Option<String> {
+fn new_load_error(
+    load: &impl Fn(&SourceFile) -> Result<Machine, Vec<Diagnostic>>,
+    file: &SourceFile,
+    text: &str,
+    before: &[Diagnostic],
+) -> Option<String> {
     let after = SourceFile::new(file.path.clone(), text);
-    let errors = syntax::load(&after).err()?;
+    let errors = load(&after).err()?;
     let mut old: Vec<(&str, &str)> = before
         .iter()
         .map(|d| (d.code, d.message.as_str()))
@@ -343,7 +359,24 @@ fn new_load_error(file: &SourceFile, text: &str, before: &[Diagnostic]) -> Optio
 /// when the name says no syntax or the text does not parse.
 pub(crate) fn editor(file: &SourceFile) -> Option<Box<dyn Editor + '_>> {
     let text = file.text.as_str();
-    let editor: Box<dyn Editor + '_> = match Syntax::of_path(Path::new(&file.path))? {
+    let path = Path::new(&file.path);
+    if let Some(kind) = crate::import::xstate::SourceKind::of_path(path) {
+        // The file's one machine, read again for the places of its config.
+        let loaded = crate::import::xstate::load(file.clone(), &Default::default());
+        let [machine] = &loaded.machines[..] else {
+            return None;
+        };
+        let config = machine.anchors.clone()?;
+        let json = kind == crate::import::xstate::SourceKind::Json;
+        let editor = Box::new(crate::import::xstate::edit::XStateEditor::new(
+            text, config, json,
+        ));
+        return Some(match text.contains("\r\n") {
+            true => Box::new(Crlf(editor)),
+            false => editor,
+        });
+    }
+    let editor: Box<dyn Editor + '_> = match Syntax::of_path(path)? {
         Syntax::Yaml => Box::new(syntax::yaml::edit::YamlEditor::new(text)?),
         Syntax::Dsl => Box::new(syntax::dsl::edit::DslEditor::new(text)?),
     };
@@ -368,7 +401,7 @@ impl Crlf<'_> {
 }
 
 impl Editor for Crlf<'_> {
-    fn replace_duration(&self, span: Span, duration: &str) -> Edit {
+    fn replace_duration(&self, span: Span, duration: &str) -> Option<Edit> {
         self.0.replace_duration(span, duration)
     }
     fn declare_event(&self, name: &str) -> Option<Vec<Edit>> {
@@ -395,8 +428,9 @@ impl Editor for Crlf<'_> {
 /// the model keeps (a name, a key, a transition); `None` when the text is
 /// not shaped as the editor can change safely (an alias, a block scalar).
 pub(crate) trait Editor {
-    /// Writes a duration over the one at `span`.
-    fn replace_duration(&self, span: Span, duration: &str) -> Edit;
+    /// Writes a duration over the one at `span`. Each method gives `None`
+    /// where the file's syntax cannot say the change exactly.
+    fn replace_duration(&self, span: Span, duration: &str) -> Option<Edit>;
     /// Declares the event with nothing but its name, with the other
     /// declarations, or in a new section where there are none.
     fn declare_event(&self, name: &str) -> Option<Vec<Edit>>;

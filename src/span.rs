@@ -54,6 +54,13 @@ pub struct SourceFile {
     line_starts: Vec<u32>,
 }
 
+impl Default for SourceFile {
+    /// An empty file without a name.
+    fn default() -> SourceFile {
+        SourceFile::new(String::new(), String::new())
+    }
+}
+
 impl SourceFile {
     pub fn new(path: impl Into<String>, text: impl Into<String>) -> SourceFile {
         let text = text.into();

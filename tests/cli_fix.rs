@@ -303,3 +303,71 @@ fn sarif_fixes_are_valid_sarif() {
             .ends_with("(unsafe: review it before applying)")
     );
 }
+
+/// An XState source is fixed in place: the safe fixes with `--fix`, the
+/// unsafe ones with `--unsafe-fixes` too, and `--format github` says which
+/// findings a flag would fix.
+#[test]
+fn xstate_sources_are_fixed_in_place() {
+    let dir = project("xstate", &["s005-cart.ts", "i006-payments.ts"]);
+    let annotations = lint(&dir, &["--format", "github", "."]);
+    assert!(
+        annotations
+            .stdout
+            .contains("%0A[*] fixable with `--fix`: declare event `PAID`"),
+        "{}",
+        annotations.stdout
+    );
+    assert!(
+        annotations
+            .stdout
+            .contains("%0Afixable with `--fix --unsafe-fixes`: add `id: paymentId`"),
+        "{}",
+        annotations.stdout
+    );
+
+    let run = lint(&dir, &["--fix", "."]);
+    assert_eq!(run.code, Some(0), "{}", run.stderr);
+    assert!(
+        run.stderr.ends_with("fixed 3 findings in 1 file\n"),
+        "{}",
+        run.stderr
+    );
+    let cart = text(&dir, "s005-cart.ts");
+    assert!(
+        cart.contains("        'item.removed': {},\n        PAID: {},\n      },"),
+        "{cart}"
+    );
+    assert_eq!(text(&dir, "i006-payments.ts"), fixture("i006-payments.ts"));
+    // The fixed machine loads and has nothing left to declare.
+    let check = idemchart_in(&dir, &["check", "s005-cart.ts"]);
+    assert_eq!(check.code, Some(0), "{}", check.stderr);
+    let again = lint(&dir, &["s005-cart.ts"]);
+    assert!(!again.stderr.contains("[S005]"), "{}", again.stderr);
+
+    let run = lint(&dir, &["--fix", "--unsafe-fixes", "i006-payments.ts"]);
+    assert_eq!(run.code, Some(0), "{}", run.stderr);
+    assert!(
+        text(&dir, "i006-payments.ts").contains("id: 'refundId' },"),
+        "{}",
+        text(&dir, "i006-payments.ts")
+    );
+    assert!(!run.stderr.contains("[I006]"), "{}", run.stderr);
+}
+
+/// The facts of `idemchart.toml` count when an XState source is fixed: an
+/// event declared there is not declared again in the file.
+#[test]
+fn xstate_fixes_read_the_project_settings() {
+    let dir = project("xstate-toml", &["s005-cart.ts"]);
+    std::fs::write(
+        dir.join("idemchart.toml"),
+        "[machines.cart]\nevents = { PAID = { id = \"paymentId\" } }\n",
+    )
+    .expect("the configuration");
+    let diff = lint(&dir, &["--diff", "s005-cart.ts"]);
+    assert_eq!(diff.code, Some(1), "{}", diff.stderr);
+    assert!(diff.stdout.contains("+        ADD: {},"), "{}", diff.stdout);
+    assert!(!diff.stdout.contains("PAID"), "{}", diff.stdout);
+    assert_eq!(text(&dir, "s005-cart.ts"), fixture("s005-cart.ts"));
+}

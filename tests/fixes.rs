@@ -16,7 +16,10 @@ fn fixtures() -> Vec<PathBuf> {
     let mut files: Vec<PathBuf> = std::fs::read_dir(&dir)
         .expect("tests/fixes exists")
         .map(|entry| entry.expect("a directory entry").path())
-        .filter(|p| syntax::Syntax::of_path(p).is_some())
+        .filter(|p| {
+            syntax::Syntax::of_path(p).is_some()
+                || idemchart::import::xstate::SourceKind::of_path(p).is_some()
+        })
         .collect();
     files.sort();
     files
@@ -212,6 +215,66 @@ fn a_commented_yaml_file_is_unchanged_outside_the_edits() {
         let fixes = first_pass(&file);
         assert_only_edits_changed(&file.text, &fixes.iter().collect::<Vec<_>>());
     }
+}
+
+/// An XState source keeps its comments, quotes and commas: the fixes add
+/// entries to `meta.idemchart` and touch nothing else.
+#[test]
+fn a_commented_typescript_machine_is_unchanged_outside_the_edits() {
+    for name in ["s005-cart.ts", "s005-signup.ts", "i006-payments.ts"] {
+        let file = fixture(name);
+        let fixes = first_pass(&file);
+        assert_only_edits_changed(&file.text, &fixes.iter().collect::<Vec<_>>());
+    }
+}
+
+/// What an XState source cannot say exactly gets no fix: the context,
+/// guards and assigns are JavaScript, and a `meta` imported from elsewhere
+/// is not written in the file.
+#[test]
+fn an_xstate_source_gets_no_fix_it_cannot_write_exactly() {
+    let file = fixture("s005-cart.ts");
+    let findings = diagnose(&file).expect("it loads");
+    let unfixed: Vec<&str> = findings
+        .iter()
+        .filter(|d| d.fix.is_none())
+        .map(|d| d.code)
+        .collect();
+    // I004 would add a guard and a context list: not in JavaScript.
+    assert!(unfixed.contains(&"I004"), "{findings:#?}");
+    // A `meta` bound to a `const` of the file is edited where it is
+    // written; one imported from a module that is not there, nowhere.
+    let machine = "createMachine({ id: 'm', meta, initial: 'a', states: { a: { on: { GO: 'b' } }, b: {} } });";
+    let local = SourceFile::new(
+        "tests/fixes/local-meta.ts",
+        format!(
+            "import {{ createMachine }} from 'xstate';\n\
+             const meta = {{ idemchart: {{ events: {{}} }} }};\n\
+             export const m = {machine}\n"
+        ),
+    );
+    let findings = diagnose(&local).expect("it loads");
+    let fix = findings
+        .iter()
+        .find(|d| d.code == "S005")
+        .and_then(|d| d.fix.as_ref())
+        .expect("a fix in the const");
+    assert_eq!(
+        fix::apply(&local.text, &[fix]).text.lines().nth(1),
+        Some("const meta = { idemchart: { events: { GO: {} } } };")
+    );
+    let bound = SourceFile::new(
+        "tests/fixes/bound-meta.ts",
+        format!(
+            "import {{ createMachine }} from 'xstate';\n\
+             import {{ meta }} from './no-such-module';\n\
+             export const m = {machine}\n"
+        ),
+    );
+    let findings = diagnose(&bound).expect("it loads");
+    let s005: Vec<&Diagnostic> = findings.iter().filter(|d| d.code == "S005").collect();
+    assert_eq!(s005.len(), 1, "{findings:#?}");
+    assert!(s005[0].fix.is_none(), "{:#?}", s005[0]);
 }
 
 #[test]

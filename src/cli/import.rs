@@ -1,6 +1,7 @@
 //! `idemchart import FILE.scxml --to yaml|dsl`: converts an SCXML document to
-//! a machine file, printed in canonical form; what cannot be converted is
-//! reported at its element, and nothing is printed.
+//! a machine file, printed in canonical form. As written (the default), what
+//! has no counterpart is opaque, with a note; with `--strict`, it is an error
+//! at its element, and nothing is printed.
 
 use std::io::IsTerminal;
 use std::path::Path;
@@ -10,33 +11,38 @@ use idemchart::syntax;
 
 use super::{CommandResult, Format, read};
 
-pub fn import(file: &Path, to: Format, machine: Option<&str>) -> CommandResult {
+pub fn import(file: &Path, to: Format, machine: Option<&str>, strict: bool) -> CommandResult {
+    let print = |machine: &idemchart::Machine| match to {
+        Format::Yaml => syntax::yaml::format(machine),
+        Format::Dsl => syntax::dsl::format(machine),
+    };
     if idemchart::import::xstate::SourceKind::of_path(file).is_some() {
-        return super::with_machine(file, machine, |machine| match to {
-            Format::Yaml => syntax::yaml::format(machine),
-            Format::Dsl => syntax::dsl::format(machine),
-        });
+        return super::with_machine(file, machine, print);
     }
+    // Any other file is taken for SCXML, whatever its name (`*.xml`).
     let source = read(file)?;
-    match idemchart::import::load_scxml(&source.text) {
-        Ok(machine) => {
-            print!(
-                "{}",
-                match to {
-                    Format::Yaml => syntax::yaml::format(&machine),
-                    Format::Dsl => syntax::dsl::format(&machine),
-                }
+    let (machine, notes) = if strict {
+        (idemchart::import::load_scxml(&source.text), Vec::new())
+    } else {
+        idemchart::import::load_scxml_as_written(&source.text)
+    };
+    let color = std::io::stderr().is_terminal();
+    let report = |diagnostics: &[idemchart::diagnostic::Diagnostic]| {
+        for diagnostic in diagnostics {
+            eprintln!(
+                "{}\n",
+                idemchart::report::render(diagnostic, &source, color)
             );
+        }
+    };
+    report(&notes);
+    match machine {
+        Ok(machine) => {
+            print!("{}", print(&machine));
             Ok(ExitCode::SUCCESS)
         }
-        Err(diagnostics) => {
-            let color = std::io::stderr().is_terminal();
-            for diagnostic in &diagnostics {
-                eprintln!(
-                    "{}\n",
-                    idemchart::report::render(diagnostic, &source, color)
-                );
-            }
+        Err(errors) => {
+            report(&errors);
             Ok(ExitCode::from(1))
         }
     }

@@ -23,7 +23,8 @@ use super::{Color, CommandResult, load_machines, machine_files};
 
 #[derive(Args)]
 pub struct LintArgs {
-    /// Files or directories (directories are searched for *.yaml, *.yml and *.chart).
+    /// Files or directories (directories are searched for *.yaml, *.yml, *.chart,
+    /// *.scxml and XState sources).
     #[arg(required = true)]
     paths: Vec<PathBuf>,
     /// How to print the findings: for people (on standard error), or as JSON,
@@ -129,8 +130,11 @@ pub fn lint(args: &LintArgs, matches: Option<&ArgMatches>) -> CommandResult {
     let mut fixes = Fixes::default();
     for (path, searched) in machine_files(&args.paths, &config)? {
         // Our own syntaxes (one machine a file) are linted with their fixes;
-        // XState sources, which no fix edits yet, through the importer.
-        if idemchart::import::xstate::SourceKind::of_path(&path).is_none() {
+        // SCXML documents and XState sources through their importers, as
+        // written.
+        if idemchart::import::xstate::SourceKind::of_path(&path).is_none()
+            && !idemchart::import::is_scxml(&path)
+        {
             let read =
                 syntax::read(&path).map_err(|e| format!("cannot read {}: {e}", path.display()))?;
             let (file, diagnostics) = match read {
@@ -164,6 +168,37 @@ pub fn lint(args: &LintArgs, matches: Option<&ArgMatches>) -> CommandResult {
         let Some(loaded) = load_machines(&path, searched, &config)? else {
             continue;
         };
+        // An XState source of one machine, all in the file, is fixed as our
+        // own syntaxes are, with its notes among the findings.
+        let in_one_file = loaded.sources.files().count() == 1;
+        if (args.fix || args.diff)
+            && in_one_file
+            && loaded.errors.is_empty()
+            && loaded.machines.len() == 1
+            && idemchart::import::xstate::SourceKind::of_path(&path).is_some()
+        {
+            let file = loaded.sources.main().clone();
+            let read = |f: &SourceFile| idemchart::import::xstate::load(f.clone(), &config.xstate);
+            let outcome = fix::fix_file_with(
+                &file,
+                args.unsafe_fixes,
+                |f| read(f).one_machine(),
+                |f, m| {
+                    let mut found: Vec<_> =
+                        read(f).machines.into_iter().flat_map(|m| m.notes).collect();
+                    found.extend(idemchart::lint::lint_source(m, f, &options));
+                    config.apply(&path, found)
+                },
+            );
+            fixes.record(&file, &outcome, args.diff);
+            let fixed = SourceFile::new(file.path.clone(), outcome.text);
+            if args.fix && fixed.text != file.text {
+                std::fs::write(&path, &fixed.text)
+                    .map_err(|e| format!("cannot write {}: {e}", path.display()))?;
+            }
+            reports.push(FileReport::new(fixed, outcome.diagnostics));
+            continue;
+        }
         // A machine that does not load has only its load errors, which no
         // level changes (levels apply to lint findings only); a file may
         // hold several machines, each linted on its own.
@@ -171,6 +206,12 @@ pub fn lint(args: &LintArgs, matches: Option<&ArgMatches>) -> CommandResult {
         for machine in loaded.machines {
             diagnostics.extend(machine.notes);
             match machine.machine {
+                // With the file's text, the findings carry their fixes.
+                Ok(machine) if in_one_file => diagnostics.extend(idemchart::lint::lint_source(
+                    &machine,
+                    loaded.sources.main(),
+                    &options,
+                )),
                 Ok(machine) => diagnostics.extend(idemchart::lint::lint_with(&machine, &options)),
                 Err(load_errors) => diagnostics.extend(load_errors),
             }
@@ -219,7 +260,7 @@ pub fn lint(args: &LintArgs, matches: Option<&ArgMatches>) -> CommandResult {
         }
         LintFormat::Json => print!("{}", report::json(&reports)),
         LintFormat::Sarif => print!("{}", report::sarif(&reports, &registry)),
-        LintFormat::Github => print!("{}", report::github(&reports)),
+        LintFormat::Github => print!("{}", report::github(&reports, args.unsafe_fixes)),
     }
     if args.fix {
         eprintln!("{}", fixes.summary("fixed"));

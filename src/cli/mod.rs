@@ -35,7 +35,7 @@ enum Command {
     /// Load machine files and report every load error (syntax, names, expressions).
     Check {
         /// Files or directories (directories are searched for *.yaml, *.yml,
-        /// *.chart and XState sources: *.ts, *.js, *.json and the rest).
+        /// *.chart, *.scxml and XState sources: *.ts, *.js, *.json and the rest).
         #[arg(required = true)]
         paths: Vec<PathBuf>,
         /// Colour the output: auto (on a terminal), always or never.
@@ -81,6 +81,12 @@ enum Command {
         /// The XState machine to convert, by name, where the file holds several.
         #[arg(long, value_name = "NAME")]
         machine: Option<String>,
+        /// Convert an SCXML document only where everything in it has a
+        /// counterpart, and fail at each part that has none; without it,
+        /// such parts are opaque host guards, actions and services, each
+        /// with a note.
+        #[arg(long)]
+        strict: bool,
     },
     /// Report idempotency hazards and structural problems, with a witness
     /// event sequence for each hazard.
@@ -166,7 +172,12 @@ pub fn main() -> ExitCode {
             snapshot_in,
             snapshot_out,
         }),
-        Command::Import { file, to, machine } => import::import(&file, to, machine.as_deref()),
+        Command::Import {
+            file,
+            to,
+            machine,
+            strict,
+        } => import::import(&file, to, machine.as_deref(), strict),
         Command::Durable(command) => apply::run(command),
         Command::Serve(args) => serve::serve(args),
         Command::Schema => {
@@ -360,6 +371,27 @@ pub(crate) fn load_or_report(path: &Path, name: Option<&str>) -> Result<Option<M
     }
 }
 
+/// Loads the one machine of a file to run it: as `load_or_report`, but an
+/// SCXML document is imported strictly, since an opaque part has nothing
+/// to run.
+pub(crate) fn load_to_run(path: &Path) -> Result<Option<Machine>, String> {
+    if !idemchart::import::is_scxml(path) {
+        return load_or_report(path, None);
+    }
+    let (file, machine) = idemchart::syntax::load_file(path)
+        .map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+    match machine {
+        Ok(machine) => Ok(Some(machine)),
+        Err(errors) => {
+            let color = std::io::stderr().is_terminal();
+            for diagnostic in &errors {
+                eprintln!("{}\n", idemchart::report::render(diagnostic, &file, color));
+            }
+            Ok(None)
+        }
+    }
+}
+
 fn list(names: &[&str]) -> String {
     names
         .iter()
@@ -415,7 +447,7 @@ fn read(path: &Path) -> Result<SourceFile, String> {
 
 /// The machine files named by `paths`, each with whether a directory
 /// search found it: files as given, directories searched recursively (in
-/// sorted order) for `*.yaml`, `*.yml`, `*.chart` and XState sources, past
+/// sorted order) for `*.yaml`, `*.yml`, `*.chart`, `*.scxml` and XState sources, past
 /// `node_modules/` and hidden directories (`.git/`), and within the
 /// `include` and `exclude` globs of `idemchart.toml`.
 pub(crate) fn machine_files(
@@ -462,6 +494,7 @@ fn walk(dir: &Path, found: &mut Vec<PathBuf>) -> Result<(), String> {
             }
             walk(&path, found)?;
         } else if Syntax::of_path(&path).is_some()
+            || idemchart::import::is_scxml(&path)
             || idemchart::import::xstate::SourceKind::of_path(&path).is_some()
         {
             found.push(path);

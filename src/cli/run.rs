@@ -9,7 +9,7 @@ use idemchart::expr::{Event, Value};
 use idemchart::interp::{Actor, Chart, SnapshotJsonError, Step, Unsettled};
 use idemchart::model::Duration;
 
-use super::{CommandResult, load_or_report};
+use super::{CommandResult, load_to_run};
 
 #[derive(Clone, Copy, clap::ValueEnum)]
 pub enum RunFormat {
@@ -32,7 +32,7 @@ enum Input {
 }
 
 pub fn run(args: RunArgs) -> CommandResult {
-    let Some(machine) = load_or_report(&args.machine, None)? else {
+    let Some(machine) = load_to_run(&args.machine)? else {
         return Ok(ExitCode::from(1));
     };
     let chart = Arc::new(Chart::new(machine));

@@ -35,7 +35,11 @@
 //!   expression that cannot be translated logs its text, marked
 //!   `untranslated: `, because a log has no effect on the machine),
 //!   `<assign location expr>` and `<datamodel>`/`<data>` (context fields with
-//!   literal initial values). Expressions are translated by `js`.
+//!   literal initial values). Expressions are parsed with oxc and translated
+//!   by the XState front-end's translator (`xstate::scxml_to_cel`), the one
+//!   JavaScript → CEL translation: data model variables as `context.NAME`,
+//!   `_event.name` as `event.type`, `_event.data.F` as `event.F`, `In('id')`
+//!   as `in_state("path")`, `x.length` as `size(x)`.
 //! - A `<send>` that SCXML defines to fail is imported as the failure: an
 //!   unknown `type` or a `target` that is no session raise `error.execution`,
 //!   and end the block as an execution error does (the rest of the block is
@@ -55,43 +59,88 @@
 //! elements and attributes. Nothing is dropped silently. An error inside a
 //! translated expression is placed at its place in the attribute, and the
 //! lowering's errors about a translated expression at the attribute's start.
+//!
+//! That is the strict import (`import`), for machines that run. Read as
+//! written (`import_as_written`, for `check` and `lint`), what cannot be
+//! converted is opaque or left out, each with a note (S011), as the XState
+//! front-end does (`docs/machine-format.md`, "SCXML documents"): a condition
+//! is the host guard `cond_LxCy`; an element of executable content with
+//! anything untranslatable inside is the host action `ELEMENT_LxCy`;
+//! `<invoke>` is an invocation, its `done.invoke.ID` transitions its
+//! `onDone`, the invoking state's error transitions copied into its
+//! `onError`; unknown attributes, foreign elements and attributes,
+//! `<donedata>`, `<finalize>` and the document's `<script>` are left out.
+//! What is wrong in the document itself stays an error.
 
 use std::collections::HashMap;
 
 use indexmap::IndexMap;
 
-use super::js::{self, Names};
 use super::xml::{self, Attribute, Element};
+use super::xstate::{self, DataModel, View};
 use crate::diagnostic::{Diagnostic, LoadError};
 use crate::model::{EventDescriptor, EventPattern, Name};
-use crate::span::Span;
-use crate::syntax::tree::{ActionDoc, ContextDoc, ExprText, MachineDoc, StateDoc, TransitionDoc};
+use crate::span::{SourceFile, Span};
+use crate::syntax::tree::{
+    ActionDoc, ContextDoc, ExprText, InvokeDoc, MachineDoc, StateDoc, TransitionDoc,
+};
 
 /// Converts an SCXML document to the syntax-neutral document tree, or
 /// reports everything in it that cannot be converted.
 pub fn import(text: &str) -> Result<MachineDoc, Vec<Diagnostic>> {
-    let root = xml::parse(text).map_err(|d| vec![*d])?;
+    import_with(text, Mode::Strict).0
+}
+
+/// Converts an SCXML document as it is written, for the linter: what the
+/// machine format cannot say is made opaque (host guards, actions and
+/// services) or left out, each with a note, given with the document. What
+/// is wrong in the document itself is still an error.
+pub fn import_as_written(text: &str) -> (Result<MachineDoc, Vec<Diagnostic>>, Vec<Diagnostic>) {
+    import_with(text, Mode::AsWritten)
+}
+
+/// How an importer treats what the machine format cannot say.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+enum Mode {
+    /// An error at its place: the machine can be run as imported.
+    #[default]
+    Strict,
+    /// Opaque or left out, with a note: the machine can be linted.
+    AsWritten,
+}
+
+fn import_with(text: &str, mode: Mode) -> (Result<MachineDoc, Vec<Diagnostic>>, Vec<Diagnostic>) {
+    let root = match xml::parse(text) {
+        Ok(root) => root,
+        Err(d) => return (Err(vec![*d]), Vec::new()),
+    };
     if root.name != "scxml" || !in_scxml(&root) {
-        return Err(vec![
-            LoadError::InvalidValue {
-                message: format!(
-                    "the root element is `<{}>`; an SCXML document starts with `<scxml>`",
-                    root.name
-                ),
-            }
-            .at(root.span, []),
-        ]);
+        let error = LoadError::InvalidValue {
+            message: format!(
+                "the root element is `<{}>`; an SCXML document starts with `<scxml>`",
+                root.name
+            ),
+        }
+        .at(root.span, []);
+        return (Err(vec![error]), Vec::new());
     }
-    let mut importer = Importer::default();
+    let mut importer = Importer {
+        mode,
+        lines: SourceFile::new("", text),
+        ..Importer::default()
+    };
     importer.collect(&root, None);
     importer.assign_keys();
     let doc = importer.document(&root);
-    if importer.errors.is_empty() {
-        Ok(doc)
+    let mut notes = importer.notes;
+    notes.sort_by_key(|d| d.span.start);
+    let mut errors = importer.errors;
+    errors.append(&mut importer.untranslated);
+    if errors.is_empty() {
+        (Ok(doc), notes)
     } else {
-        let mut errors = importer.errors;
         errors.sort_by_key(|d| d.span.start);
-        Err(errors)
+        (Err(errors), notes)
     }
 }
 
@@ -121,7 +170,24 @@ struct Node {
 
 #[derive(Default)]
 struct Importer {
+    mode: Mode,
+    /// The document's lines, for the names of opaque parts (`cond_L3C5`).
+    lines: SourceFile,
+    /// What is wrong in the document.
     errors: Vec<Diagnostic>,
+    /// What the machine format cannot say: errors, except where the
+    /// importer takes the document as written and makes the part around
+    /// them opaque.
+    untranslated: Vec<Diagnostic>,
+    notes: Vec<Diagnostic>,
+    /// Host guards made for conditions that cannot be translated.
+    host_guards: Vec<Name>,
+    /// What `_event.data` is where expressions are translated: the event's
+    /// payload, or the output or error in the handlers of an invocation's
+    /// completion.
+    event_data: View,
+    /// The invocations by SCXML id (`id` attribute), with their state.
+    invoke_ids: HashMap<String, usize>,
     nodes: Vec<Node>,
     index: HashMap<*const Element, usize>,
     by_id: HashMap<String, usize>,
@@ -158,13 +224,17 @@ enum Sent {
     Fails(ActionDoc),
 }
 
-impl Names for Importer {
+impl DataModel for Importer {
     fn is_data(&self, name: &str) -> bool {
         self.data.contains_key(name)
     }
 
     fn state_path(&self, id: &str) -> Option<String> {
         self.by_id.get(id).map(|&n| self.path(n))
+    }
+
+    fn view(&self) -> View {
+        self.event_data
     }
 }
 
@@ -192,22 +262,41 @@ impl Importer {
             .push(LoadError::InvalidValue { message }.at(span, []));
     }
 
+    /// Something the machine format cannot say.
+    fn cannot(&mut self, message: String, span: Span) {
+        self.untranslated
+            .push(LoadError::InvalidValue { message }.at(span, []));
+    }
+
+    fn note(&mut self, message: String, span: Span) {
+        self.notes.push(super::note(message, span));
+    }
+
     fn unsupported(&mut self, element: &Element, why: &str) {
-        self.error(
+        self.cannot(
             format!("`<{}>` cannot be imported: {why}", element.name),
             element.span,
         );
     }
 
+    /// An element of another namespace: an error, or as written a note (a
+    /// processor may ignore it).
     fn foreign(&mut self, element: &Element) {
-        self.error(
-            format!(
-                "unknown element `<{}>` of the namespace `{}`",
-                element.name,
-                element.namespace.as_deref().unwrap_or_default()
-            ),
-            element.span,
+        let message = format!(
+            "unknown element `<{}>` of the namespace `{}`",
+            element.name,
+            element.namespace.as_deref().unwrap_or_default()
         );
+        match self.mode {
+            Mode::Strict => self.error(message, element.span),
+            Mode::AsWritten => self.note(format!("{message} is not imported"), element.span),
+        }
+    }
+
+    /// The name of an opaque part made for `what` at `span`: `what_LxCy`.
+    fn opaque_name(&self, what: &str, span: Span) -> String {
+        let (line, column) = self.lines.line_col(span.start);
+        format!("{what}_L{line}C{column}")
     }
 
     /// Numbers the states and gathers ids and data model variables.
@@ -253,6 +342,10 @@ impl Importer {
         for child in &element.children {
             if is_state_element(child) {
                 self.collect(child, Some(index));
+            } else if child.name == "invoke" && in_scxml(child) {
+                if let Some(id) = child.attribute("id") {
+                    self.invoke_ids.insert(id.value.clone(), index);
+                }
             } else if child.name == "datamodel" && in_scxml(child) {
                 for data in &child.children {
                     if data.name != "data" || !in_scxml(data) {
@@ -368,14 +461,33 @@ impl Importer {
             if name == "xmlns" || name.starts_with("xmlns:") || allowed.contains(&name) {
                 continue;
             }
-            let message = match unsupported.iter().find(|(n, _)| *n == name) {
-                Some((_, why)) => format!(
-                    "the attribute `{name}` of `<{}>` cannot be imported: {why}",
-                    element.name
+            match unsupported.iter().find(|(n, _)| *n == name) {
+                Some((_, why)) => self.cannot(
+                    format!(
+                        "the attribute `{name}` of `<{}>` cannot be imported: {why}",
+                        element.name
+                    ),
+                    attribute.span,
                 ),
-                None => format!("unknown attribute `{name}` on `<{}>`", element.name),
-            };
-            self.error(message, attribute.span);
+                None if self.mode == Mode::AsWritten => {
+                    let what = if name.contains(':') {
+                        "of another namespace"
+                    } else {
+                        "unknown to SCXML"
+                    };
+                    self.note(
+                        format!(
+                            "the attribute `{name}` of `<{}>` is {what}: it is not imported",
+                            element.name
+                        ),
+                        attribute.span,
+                    );
+                }
+                None => self.error(
+                    format!("unknown attribute `{name}` on `<{}>`", element.name),
+                    attribute.span,
+                ),
+            }
         }
     }
 
@@ -405,7 +517,7 @@ impl Importer {
         if let Some(model) = root.attribute("datamodel")
             && !matches!(model.value.as_str(), "ecmascript" | "null")
         {
-            self.error(
+            self.cannot(
                 format!(
                     "the `{}` data model cannot be imported: expressions are translated from ECMAScript",
                     model.value
@@ -422,7 +534,7 @@ impl Importer {
                 .filter(|c| is_state_element(c))
                 .any(has_datamodel);
             if nested {
-                self.error(
+                self.cannot(
                     "late binding of data inside states cannot be imported: context fields exist from the start".into(),
                     binding.span,
                 );
@@ -446,6 +558,7 @@ impl Importer {
         MachineDoc {
             name: Some(name),
             context,
+            guards: std::mem::take(&mut self.host_guards),
             root: top,
             ..MachineDoc::default()
         }
@@ -471,22 +584,24 @@ impl Importer {
                     );
                     continue;
                 }
-                (Some(expr), None) => match js::to_json(&expr.value) {
+                (Some(expr), None) => match xstate::scxml_to_json(&expr.value) {
                     Ok(value) => value,
                     Err(e) => {
                         self.expr_error(expr, &e);
                         continue;
                     }
                 },
-                (None, Some(_)) => js::to_json(element.text.trim()).unwrap_or_else(|_| {
-                    serde_json::Value::String(
-                        element
-                            .text
-                            .split_whitespace()
-                            .collect::<Vec<_>>()
-                            .join(" "),
-                    )
-                }),
+                (None, Some(_)) => {
+                    xstate::scxml_to_json(element.text.trim()).unwrap_or_else(|_| {
+                        serde_json::Value::String(
+                            element
+                                .text
+                                .split_whitespace()
+                                .collect::<Vec<_>>()
+                                .join(" "),
+                        )
+                    })
+                }
                 (None, None) => serde_json::Value::Null,
             };
             let span = element.attribute("id").map_or(element.span, |a| a.span);
@@ -502,9 +617,9 @@ impl Importer {
         context
     }
 
-    fn expr_error(&mut self, attribute: &Attribute, error: &js::JsError) {
+    fn expr_error(&mut self, attribute: &Attribute, error: &xstate::JsError) {
         let at = attribute.span.start as usize + error.at.min(attribute.value.len());
-        self.errors.push(
+        self.untranslated.push(
             LoadError::InvalidExpression {
                 message: format!(
                     "the expression `{}` cannot be imported: {}",
@@ -517,7 +632,7 @@ impl Importer {
 
     /// An expression attribute translated to CEL, placed at the attribute.
     fn expression(&mut self, attribute: &Attribute) -> Option<ExprText> {
-        match js::to_cel(&attribute.value, self) {
+        match xstate::scxml_to_cel(&attribute.value, self) {
             Ok(text) => Some(ExprText {
                 text,
                 offset: attribute.span.start,
@@ -527,6 +642,41 @@ impl Importer {
                 None
             }
         }
+    }
+
+    /// A transition's condition; as written, one that cannot be translated
+    /// is a host guard named after its place, with a note.
+    fn guard(&mut self, cond: &Attribute) -> Option<ExprText> {
+        if self.mode == Mode::Strict {
+            return self.expression(cond);
+        }
+        let why = match xstate::scxml_to_cel(&cond.value, self) {
+            Ok(text) => {
+                return Some(ExprText {
+                    text,
+                    offset: cond.span.start,
+                });
+            }
+            Err(why) => why,
+        };
+        let name = self.opaque_name("cond", cond.span);
+        if !self.host_guards.iter().any(|g| g.text == name) {
+            self.host_guards.push(Name {
+                text: name.clone(),
+                span: cond.span,
+            });
+        }
+        self.note(
+            format!(
+                "the condition `{}` cannot be translated: {}; it is the host guard `{name}`, which the linter treats as unknown",
+                cond.value, why.message
+            ),
+            cond.span,
+        );
+        Some(ExprText {
+            text: name,
+            offset: cond.span.start,
+        })
     }
 
     fn state(&mut self, element: &Element) -> StateDoc {
@@ -574,6 +724,19 @@ impl Importer {
         self.no_text(element);
         let kind = self.nodes[node].kind;
         let mut initial_element = None;
+        // As written, the invocations of the state (by their ids here), and
+        // the transitions that become their completion handlers.
+        let invocations: Vec<String> = match self.mode {
+            Mode::Strict => Vec::new(),
+            Mode::AsWritten => element
+                .children
+                .iter()
+                .filter(|c| c.name == "invoke" && in_scxml(c))
+                .map(|c| self.invoke_id(c))
+                .collect(),
+        };
+        let mut on_done: Vec<(String, TransitionDoc)> = Vec::new();
+        let mut on_error: Vec<TransitionDoc> = Vec::new();
         for child in &element.children {
             if !in_scxml(child) {
                 self.foreign(child);
@@ -600,6 +763,37 @@ impl Importer {
                     doc.exit.extend(actions);
                 }
                 ("transition", Kind::State | Kind::Parallel) => {
+                    let event = child.attribute("event").map(|e| e.value.as_str());
+                    if let Some(id) = event.and_then(|e| self.completion(e, &invocations)) {
+                        self.event_data = View::Done;
+                        let transition = self.transition(child, node);
+                        self.event_data = View::Plain;
+                        if let Some(mut transition) = transition {
+                            if invocations.contains(&id) {
+                                on_done.push((id, transition));
+                            } else {
+                                let span = transition.event.as_ref().map_or(child.span, |e| e.span);
+                                transition.event = Some(Name {
+                                    text: format!("xstate.done.actor.{id}"),
+                                    span,
+                                });
+                                doc.on.push(transition);
+                            }
+                        }
+                        continue;
+                    }
+                    if !invocations.is_empty() && event.is_some_and(takes_errors) {
+                        // The same transition again, reading the error of
+                        // an invocation: its notes and errors are given once.
+                        let marks = (self.notes.len(), self.errors.len(), self.untranslated.len());
+                        self.event_data = View::Error;
+                        let handler = self.transition(child, node);
+                        self.event_data = View::Plain;
+                        self.notes.truncate(marks.0);
+                        self.errors.truncate(marks.1);
+                        self.untranslated.truncate(marks.2);
+                        on_error.extend(handler);
+                    }
                     if let Some(transition) = self.transition(child, node) {
                         if transition.event.is_some() {
                             doc.on.push(transition);
@@ -607,6 +801,10 @@ impl Importer {
                             doc.always.push(transition);
                         }
                     }
+                }
+                ("invoke", Kind::State | Kind::Parallel) if self.mode == Mode::AsWritten => {
+                    let invocation = self.invoke(child);
+                    doc.invoke.push(invocation);
                 }
                 ("initial", Kind::State) => {
                     if initial_element.is_some() {
@@ -618,10 +816,18 @@ impl Importer {
                     self.check_attributes(child, &[], &[]);
                     self.no_text(child);
                 }
+                ("script", Kind::Root) if self.mode == Mode::AsWritten => self.note(
+                    "the document's `<script>` is not imported: it runs once, before the machine starts, and what it defines is unknown to the linter".into(),
+                    child.span,
+                ),
                 ("script", _) => self.unsupported(child, "the machine format runs no scripts"),
                 ("invoke", _) => {
                     self.unsupported(child, "the machine format has no invoked sessions")
                 }
+                ("donedata", _) if self.mode == Mode::AsWritten => self.note(
+                    "`<donedata>` is not imported: `done.state` events of the machine format carry no data".into(),
+                    child.span,
+                ),
                 ("donedata", _) => self.unsupported(
                     child,
                     "`done.state` events of the machine format carry no data",
@@ -639,6 +845,190 @@ impl Importer {
             self.initial(element, node, initial_element, doc);
         }
         doc.on = self.grouped(std::mem::take(&mut doc.on));
+        for invocation in &mut doc.invoke {
+            let id = invocation.id.as_ref().map(|i| i.text.as_str());
+            invocation.on_done = on_done
+                .iter()
+                .filter(|(done, _)| Some(done.as_str()) == id)
+                .map(|(_, t)| t.clone())
+                .collect();
+            invocation.on_error = on_error.clone();
+        }
+    }
+
+    /// As written, the invocation whose completion `event` (an SCXML
+    /// descriptor) takes: `done.invoke.ID` of a known invocation, or
+    /// `done.invoke` in a state with one invocation.
+    fn completion(&self, event: &str, invocations: &[String]) -> Option<String> {
+        if self.mode != Mode::AsWritten {
+            return None;
+        }
+        let [token] = event.split_whitespace().collect::<Vec<_>>()[..] else {
+            return None;
+        };
+        let token = token.strip_suffix(".*").unwrap_or(token);
+        match token.strip_prefix("done.invoke") {
+            Some("") => match invocations {
+                [only] => Some(only.clone()),
+                _ => None,
+            },
+            Some(rest) => rest
+                .strip_prefix('.')
+                .filter(|id| {
+                    self.invoke_ids.contains_key(*id) || invocations.iter().any(|i| i == id)
+                })
+                .map(str::to_string),
+            None => None,
+        }
+    }
+
+    /// The id of an `<invoke>` here: its `id`, else a name made from its place.
+    fn invoke_id(&self, element: &Element) -> String {
+        match element.attribute("id") {
+            Some(id) => id.value.clone(),
+            None => self.opaque_name("invoke", element.span),
+        }
+    }
+
+    /// An `<invoke>`, as written: a host service (or a declared effect of
+    /// its `src`) started when the state is entered. What the machine
+    /// format has no counterpart for is noted.
+    fn invoke(&mut self, element: &Element) -> InvokeDoc {
+        self.check_attributes(
+            element,
+            &[
+                "type",
+                "typeexpr",
+                "src",
+                "srcexpr",
+                "id",
+                "idlocation",
+                "namelist",
+                "autoforward",
+            ],
+            &[],
+        );
+        self.no_text(element);
+        let id = self.invoke_id(element);
+        let inline = element
+            .children
+            .iter()
+            .any(|c| c.name == "content" && in_scxml(c));
+        let src = match element.attribute("src") {
+            Some(src) if !src.value.is_empty() && !src.value.contains(char::is_whitespace) => {
+                name_of(src)
+            }
+            _ => {
+                let why = if element.attribute("srcexpr").is_some() {
+                    "the service it starts is computed (`srcexpr`)"
+                } else if inline {
+                    "the service it starts is written inline, in `<content>`, which is not imported"
+                } else {
+                    "it names no service (`src`)"
+                };
+                let service = self.opaque_name("invoke", element.span);
+                self.note(
+                    format!("the service of this `<invoke>` has no name: {why}; it is the host service `{service}`, whose idempotency the linter treats as unknown"),
+                    element.span,
+                );
+                Name {
+                    text: service,
+                    span: element.span,
+                }
+            }
+        };
+        if let Some(ty) = element.attribute("typeexpr") {
+            self.note(
+                "the type of this `<invoke>` is computed (`typeexpr`): it is not imported".into(),
+                ty.span,
+            );
+        }
+        let id = match (element.attribute("id"), element.attribute("idlocation")) {
+            (Some(written), _) => name_of(written),
+            (None, Some(location)) => {
+                self.note(
+                    format!("the id of this invocation is made at run time and stored in `{}`, which is not assigned here; it is the invocation `{id}`, whose completion `done.invoke` takes", location.value),
+                    location.span,
+                );
+                Name {
+                    text: id,
+                    span: location.span,
+                }
+            }
+            (None, None) => Name {
+                text: id,
+                span: element.span,
+            },
+        };
+        if let Some(forward) = element.attribute("autoforward")
+            && forward.value == "true"
+        {
+            self.note(
+                "`autoforward` is not imported: the machine format forwards no events to an invoked service".into(),
+                forward.span,
+            );
+        }
+        let mut input = Vec::new();
+        for (field, attribute) in namelist(element) {
+            self.input(&mut input, field, |importer| {
+                importer.expression(&attribute)
+            });
+        }
+        for child in &element.children {
+            if !in_scxml(child) {
+                self.foreign(child);
+                continue;
+            }
+            match child.name.as_str() {
+                "param" => {
+                    let field = child.attribute("name").map(name_of).unwrap_or_else(|| Name {
+                        text: String::new(),
+                        span: child.span,
+                    });
+                    self.input(&mut input, field, |importer| {
+                        importer.param(child).map(|(_, value)| value)
+                    });
+                }
+                // Noted with the service above.
+                "content" => {}
+                "finalize" => self.note(
+                    "`<finalize>` is not imported: it runs on the events an invoked session sends, which the machine format does not route through the invocation".into(),
+                    child.span,
+                ),
+                name => self.error(
+                    format!("unexpected `<{name}>` inside `<invoke>`"),
+                    child.span,
+                ),
+            }
+        }
+        InvokeDoc {
+            src: Some(src),
+            id: Some(id),
+            input,
+            on_done: Vec::new(),
+            on_error: Vec::new(),
+            span: element.span,
+        }
+    }
+
+    /// One field of an invocation's input; one that cannot be translated
+    /// is left out, with a note.
+    fn input(
+        &mut self,
+        input: &mut Vec<(Name, ExprText)>,
+        field: Name,
+        value: impl FnOnce(&mut Importer) -> Option<ExprText>,
+    ) {
+        let mark = self.untranslated.len();
+        let value = value(self);
+        if let Some(why) = self.untranslated.split_off(mark).into_iter().next() {
+            self.note(
+                format!("the input `{}` is left out: {}", field.text, why.message),
+                why.span,
+            );
+        } else if let Some(value) = value {
+            input.push((field, value));
+        }
     }
 
     /// The transitions of one descriptor together, at its first appearance,
@@ -659,7 +1049,7 @@ impl Importer {
                     )
             });
             if let Some(i) = overtaken {
-                self.error(
+                self.cannot(
                     format!(
                         "this transition cannot be imported in its place: the machine format keeps the transitions of one event descriptor together, which would put it before the earlier `{}` transition that takes the same events",
                         text(&on[i])
@@ -848,7 +1238,7 @@ impl Importer {
                 event.span,
             );
         }
-        let guard = element.attribute("cond").and_then(|c| self.expression(c));
+        let guard = element.attribute("cond").and_then(|c| self.guard(c));
         let actions = self.block(element, Place::Transition);
         Some(TransitionDoc {
             event,
@@ -880,9 +1270,46 @@ impl Importer {
         actions: &mut Vec<ActionDoc>,
     ) -> bool {
         for child in elements {
+            let marks = (self.untranslated.len(), self.notes.len(), actions.len());
+            let fails = self.executable(child, parent, place, actions);
+            if self.mode == Mode::AsWritten
+                && let Some(why) = self.untranslated.split_off(marks.0).into_iter().next()
+            {
+                // The element is opaque: what was made of its parts goes.
+                self.notes.truncate(marks.1);
+                actions.truncate(marks.2);
+                let name = self.opaque_name(&child.name, child.span);
+                self.note(
+                    format!("{}; as written, it is the host action `{name}`, whose idempotency the linter treats as unknown", why.message),
+                    child.span,
+                );
+                actions.push(ActionDoc::Named {
+                    name: Name {
+                        text: name,
+                        span: child.span,
+                    },
+                });
+                continue;
+            }
+            if fails {
+                return true;
+            }
+        }
+        false
+    }
+
+    /// One element of executable content; `true` where it fails.
+    fn executable(
+        &mut self,
+        child: &Element,
+        parent: &str,
+        place: Place,
+        actions: &mut Vec<ActionDoc>,
+    ) -> bool {
+        {
             if !in_scxml(child) {
                 self.foreign(child);
-                continue;
+                return false;
             }
             match child.name.as_str() {
                 "raise" => {
@@ -932,9 +1359,7 @@ impl Importer {
                     }
                 }
                 "if" => {
-                    if self.conditional(child, place, actions) {
-                        return true;
-                    }
+                    return self.conditional(child, place, actions);
                 }
                 "elseif" | "else" => self.error(
                     format!("`<{}>` belongs inside `<if>`", child.name),
@@ -996,13 +1421,13 @@ impl Importer {
         for (cond, at, content) in branches {
             let known = match cond {
                 None => Some(true),
-                Some(cond) => js::fold(&cond.value, &|id| self.known_in(id, place)),
+                Some(cond) => xstate::scxml_fold(&cond.value, &|id| self.known_in(id, place)),
             };
             match known {
                 Some(true) => return self.content(&content, &element.name, place, actions),
                 Some(false) => continue,
                 None => {
-                    self.error(
+                    self.cannot(
                         format!(
                             "`<{}>` cannot be imported: the machine format has no conditional actions, and the condition is not known where the block runs",
                             at.name
@@ -1050,9 +1475,9 @@ impl Importer {
         let label = element.attribute("label");
         let (value, offset) = match element.attribute("expr") {
             Some(expr) => {
-                let value = js::to_cel(&expr.value, self).unwrap_or_else(|_| {
+                let value = xstate::scxml_to_cel(&expr.value, self).unwrap_or_else(|_| {
                     let mut text = String::new();
-                    js::quote(&format!("untranslated: {}", expr.value), &mut text);
+                    quote(&format!("untranslated: {}", expr.value), &mut text);
                     text
                 });
                 (Some(value), expr.span.start)
@@ -1062,13 +1487,13 @@ impl Importer {
         let text = match (label, value) {
             (Some(label), Some(value)) => {
                 let mut key = String::new();
-                js::quote(&label.value, &mut key);
+                quote(&label.value, &mut key);
                 format!("{{{key}: {value}}}")
             }
             (None, Some(value)) => value,
             (Some(label), None) => {
                 let mut text = String::new();
-                js::quote(&label.value, &mut text);
+                quote(&label.value, &mut text);
                 text
             }
             (None, None) => "\"\"".to_string(),
@@ -1090,7 +1515,7 @@ impl Importer {
         );
         let location = self.required(element, "location")?;
         if location.value.contains(['.', '[']) {
-            self.error(
+            self.cannot(
                 format!(
                     "the location `{}` cannot be imported: an assign replaces a whole data model variable",
                     location.value
@@ -1101,7 +1526,7 @@ impl Importer {
         }
         if !self.data.contains_key(&location.value) {
             let candidates: Vec<String> = self.data.keys().cloned().collect();
-            self.errors.push(
+            self.untranslated.push(
                 LoadError::UnknownContextField {
                     field: location.value.clone(),
                 }
@@ -1178,22 +1603,9 @@ impl Importer {
                 name => self.error(format!("unexpected `<{name}>` inside `<send>`"), child.span),
             }
         }
-        if let Some(namelist) = element.attribute("namelist") {
-            for (name, name_span) in tokens(namelist) {
-                let attribute = Attribute {
-                    name: "namelist".into(),
-                    value: name.to_string(),
-                    span: name_span,
-                };
-                if let Some(value) = self.expression(&attribute) {
-                    data.push((
-                        Name {
-                            text: name.to_string(),
-                            span: name_span,
-                        },
-                        value,
-                    ));
-                }
+        for (field, attribute) in namelist(element) {
+            if let Some(value) = self.expression(&attribute) {
+                data.push((field, value));
             }
         }
         if element.attribute("eventexpr").is_some() {
@@ -1229,7 +1641,7 @@ impl Importer {
             })),
             Some("#_internal") => {
                 if let Some(delay) = element.attribute("delay") {
-                    self.error(
+                    self.cannot(
                         "a delayed send to `#_internal` cannot be imported: raised events are not delayed".into(),
                         delay.span,
                     );
@@ -1249,7 +1661,7 @@ impl Importer {
             }
             Some(target) if target.starts_with("#_") => {
                 let target_span = element.attribute("target").map_or(span, |t| t.span);
-                self.error(
+                self.cannot(
                     format!("the send target `{target}` cannot be imported: the machine format has no parent or invoked sessions"),
                     target_span,
                 );
@@ -1341,7 +1753,7 @@ impl Importer {
                         .is_some_and(|p| self.is_proper_descendant(state, p))
             });
             if targeted_inside || history_inside || deep_history_above {
-                self.error(
+                self.cannot(
                     format!(
                         "the actions of this `<initial>` transition cannot be imported: they run only when `{}` is entered by default, and it can also be entered through its descendants here",
                         self.nodes[state].scxml_id.as_deref().unwrap_or("the state")
@@ -1453,4 +1865,42 @@ fn descriptor(text: &str) -> String {
         })
         .collect::<Vec<_>>()
         .join(" ")
+}
+
+/// The names of an element's `namelist`, each with an expression
+/// attribute of its own (the variable it names) at its place.
+fn namelist(element: &Element) -> Vec<(Name, Attribute)> {
+    let Some(namelist) = element.attribute("namelist") else {
+        return Vec::new();
+    };
+    tokens(namelist)
+        .into_iter()
+        .map(|(name, span)| {
+            let field = Name {
+                text: name.to_string(),
+                span,
+            };
+            let attribute = Attribute {
+                name: "namelist".into(),
+                value: name.to_string(),
+                span,
+            };
+            (field, attribute)
+        })
+        .collect()
+}
+
+/// Whether an SCXML descriptor takes the errors an invocation that fails
+/// raises: `error`, `error.execution` or `error.communication`.
+fn takes_errors(event: &str) -> bool {
+    event.split_whitespace().any(|token| {
+        let name = token.strip_suffix(".*").unwrap_or(token);
+        matches!(name, "error" | "error.execution" | "error.communication")
+    })
+}
+
+/// A CEL string literal.
+fn quote(s: &str, out: &mut String) {
+    // Writing to a `String` cannot fail.
+    let _ = crate::expr::write_quoted(s, out);
 }

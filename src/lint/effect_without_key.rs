@@ -96,7 +96,7 @@ fn check(cx: &mut Cx) {
     let m = cx.machine;
     let mut findings = Vec::new();
     for (name, mut uses) in uses(cx) {
-        uses.retain(|u| !cx.allows(Lint::EffectWithoutKey, u.state(m)));
+        uses.retain(|u| !cx.allows(Lint::EffectWithoutKey, u.state(m), u.span));
         if uses.is_empty() {
             continue;
         }

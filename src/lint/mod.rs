@@ -12,7 +12,9 @@
 //! transition is located in its source state; one about an action, in the
 //! state whose transition, entry or exit holds it; findings about the
 //! machine's declarations (events, sources, dedup) are located in the root,
-//! so only an `allow` on the root suppresses them. An `allow` that
+//! so only an `allow` on the root suppresses them. An `allow` written above
+//! a transition (XState's `// idemchart-allow` comment) covers only the
+//! findings inside that transition's text. An `allow` that
 //! suppresses nothing is reported as `unused-suppression` (S009), one that
 //! names no lint as `unknown-lint` (S010).
 
@@ -362,8 +364,8 @@ impl<'m> Cx<'m> {
     /// does. A finding about a declaration that lists its uses (I005) drops
     /// the uses located in allowed states, as a finding per use would be
     /// suppressed there.
-    pub fn allows(&mut self, lint: Lint, state: StateId) -> bool {
-        match covering(self.machine, lint, state) {
+    pub fn allows(&mut self, lint: Lint, state: StateId, span: Span) -> bool {
+        match covering(self.machine, lint, state, span) {
             Some(key) => {
                 *self.allowed_uses.entry(key).or_default() += 1;
                 true
@@ -557,7 +559,7 @@ fn suppress(machine: &Machine, findings: Vec<Finding>) -> (Vec<Finding>, Used) {
     let mut used = Used::new();
     let mut kept = Vec::new();
     for finding in findings {
-        match covering(machine, finding.lint, finding.state) {
+        match covering(machine, finding.lint, finding.state, finding.span) {
             Some(key) => *used.entry(key).or_default() += 1,
             None => kept.push(finding),
         }
@@ -565,17 +567,26 @@ fn suppress(machine: &Machine, findings: Vec<Finding>) -> (Vec<Finding>, Used) {
     (kept, used)
 }
 
-/// The `allow` of `lint` on `state` or its nearest ancestor that has one.
-fn covering(machine: &Machine, lint: Lint, state: StateId) -> Option<Suppression> {
+/// The `allow` of `lint` on `state` or its nearest ancestor that has one
+/// and covers `span` (a finding's or a use's place): all of the state, or
+/// the transitions it was written above.
+fn covering(machine: &Machine, lint: Lint, state: StateId, span: Span) -> Option<Suppression> {
     std::iter::once(state)
         .chain(machine.ancestors(state))
         .find_map(|s| {
             machine
                 .state(s)
                 .allow
-                .keys()
-                .find(|name| Lint::from_name_or_code(name) == Some(lint))
-                .map(|name| (s, name.clone()))
+                .iter()
+                .find(|(name, allow)| {
+                    Lint::from_name_or_code(name) == Some(lint)
+                        && (allow.within.is_empty()
+                            || allow
+                                .within
+                                .iter()
+                                .any(|w| w.start <= span.start && span.end <= w.end))
+                })
+                .map(|(name, _)| (s, name.clone()))
         })
 }
 

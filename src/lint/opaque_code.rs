@@ -10,7 +10,11 @@ declare_lint! {
     /// name that cannot be followed. The guard becomes a host guard and the
     /// action a host action, named by the implementation's name or
     /// `inline_LxCy` (its line and column) for one written in place. The
-    /// XState front-end reports it, at note level, when it reads the file.
+    /// XState front-end reports it, at note level, when it reads the file;
+    /// so does the SCXML importer reading a document as written (`check`,
+    /// `lint`), for a condition over a host variable (the host guard
+    /// `cond_LxCy`), a `<script>` (the host action `script_LxCy`), an
+    /// `<invoke>` whose service is computed, and what it leaves out.
     ///
     /// ### Why is this bad?
     ///
@@ -35,6 +39,6 @@ declare_lint! {
     stage: Stage::Model(check),
 }
 
-/// The notes come from the XState front-end; the loaded model has nothing
+/// The notes come from the front-ends; the loaded model has nothing
 /// left to find.
 fn check(_: &mut Cx) {}

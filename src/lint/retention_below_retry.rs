@@ -93,7 +93,7 @@ fn retention_fix(cx: &Cx) -> Option<Fix> {
     let retention = with_margin(longest)?;
     let edit = cx
         .editor()?
-        .replace_duration(dedup.span, &retention.to_string());
+        .replace_duration(dedup.span, &retention.to_string())?;
     // Keeping ids longer costs storage and changes what the runtime
     // remembers: the author decides.
     Some(Fix::unsafe_edits(

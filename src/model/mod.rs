@@ -352,6 +352,10 @@ pub enum HistoryKind {
 pub struct Allow {
     pub reason: String,
     pub span: Span,
+    /// The text it covers where it was written above transitions (an
+    /// XState `// idemchart-allow` comment): findings inside one of these
+    /// spans only; empty for the whole state and its descendants.
+    pub within: Vec<Span>,
 }
 
 /// A resolved reference to a state, as written (`sibling`, `.child`, `#id`).

@@ -7,8 +7,9 @@
 use super::{FileReport, Region, portable_path, witness_line};
 use crate::diagnostic::Severity;
 
-/// The workflow-command lines for a run, errors before warnings.
-pub fn github(reports: &[FileReport]) -> String {
+/// The workflow-command lines for a run, errors before warnings; a
+/// fixable finding says how it is fixed, as the human output does.
+pub fn github(reports: &[FileReport], unsafe_fixes: bool) -> String {
     let mut lines: Vec<(Severity, String)> = Vec::new();
     for report in reports {
         for d in &report.diagnostics {
@@ -21,6 +22,12 @@ pub fn github(reports: &[FileReport]) -> String {
             if let Some(help) = &d.help {
                 message.push_str("\nhelp: ");
                 message.push_str(help);
+            }
+            if let Some(fix) = &d.fix {
+                message.push('\n');
+                message.push_str(super::fixable_with(fix, unsafe_fixes));
+                message.push_str(": ");
+                message.push_str(&fix.message);
             }
             // GitHub's level for what is only worth knowing is `notice`.
             let level = match d.severity {
@@ -100,21 +107,31 @@ mod tests {
 
     #[test]
     fn github_lines_put_errors_first() {
-        let text = github(&reports());
+        let text = github(&reports(), false);
         insta::assert_snapshot!(text);
         let levels: Vec<_> = text
             .lines()
             .map(|line| line.split(' ').next().unwrap())
             .collect();
         assert_eq!(levels, ["::error", "::error", "::warning"]);
+        // The fixable finding says so, as the human output does; with
+        // `--unsafe-fixes`, its unsafe fix is applied by `--fix`.
+        assert!(text.contains("%0Afixable with `--fix --unsafe-fixes`: keep event ids for 5d\n"));
+        let with_unsafe = github(&reports(), true);
+        assert!(
+            with_unsafe.contains("%0A[*] fixable with `--fix` (unsafe): keep event ids for 5d\n")
+        );
     }
 
     #[test]
     fn one_line_per_diagnostic_even_with_line_breaks_in_messages() {
         let mut reports = reports();
         reports[0].diagnostics[0].message = "two\nlines, 100%".to_string();
-        let text = github(&reports);
+        let text = github(&reports, false);
         assert_eq!(text.lines().count(), 3);
-        assert!(text.contains("::two%0Alines, 100%25\n"), "{text}");
+        assert!(
+            text.contains("::two%0Alines, 100%25%0Afixable with `--fix --unsafe-fixes`: "),
+            "{text}"
+        );
     }
 }

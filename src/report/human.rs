@@ -6,7 +6,6 @@ use super::{
     FileReport, Summary, fixable_line, statistics, statistics_table, visible, witness_line,
 };
 use crate::diagnostic::{Diagnostic, Severity};
-use crate::fix::Applicability;
 use crate::span::SourceFile;
 
 /// Renders one diagnostic of `file`; `color` adds ANSI colours for a terminal.
@@ -64,12 +63,7 @@ fn render_with(
         group = group.element(Level::NOTE.with_name("witness").message(witness));
     }
     if let (Some(fix), Some(unsafe_fixes)) = (&diagnostic.fix, unsafe_fixes) {
-        // As ruff marks what `--fix` applies: `[*]`.
-        let how = match (fix.applicability, unsafe_fixes) {
-            (Applicability::Safe, _) => "[*] fixable with `--fix`",
-            (Applicability::Unsafe, true) => "[*] fixable with `--fix` (unsafe)",
-            (Applicability::Unsafe, false) => "fixable with `--fix --unsafe-fixes`",
-        };
+        let how = super::fixable_with(fix, unsafe_fixes);
         group = group.element(Level::NOTE.with_name(how).message(fix.message.as_str()));
     }
     let mut report = vec![group];

@@ -73,6 +73,17 @@ impl Summary {
     }
 }
 
+/// How a finding's fix is applied, as ruff marks it (`[*]` where `--fix`
+/// applies it here): the words every output gives after a fixable finding.
+pub(crate) fn fixable_with(fix: &crate::fix::Fix, unsafe_fixes: bool) -> &'static str {
+    use crate::fix::Applicability;
+    match (fix.applicability, unsafe_fixes) {
+        (Applicability::Safe, _) => "[*] fixable with `--fix`",
+        (Applicability::Unsafe, true) => "[*] fixable with `--fix` (unsafe)",
+        (Applicability::Unsafe, false) => "fixable with `--fix --unsafe-fixes`",
+    }
+}
+
 /// The line that counts the fixable findings, in ruff's words:
 /// `[*] 2 fixable with the `--fix` option (1 hidden fix can be enabled with
 /// the `--unsafe-fixes` option).` An unsafe fix is hidden unless

@@ -90,8 +90,8 @@ pub fn load_file(path: &Path) -> std::io::Result<(SourceFile, Result<Machine, Ve
     })
 }
 
-/// Reads and loads every machine of a file: a YAML or DSL file holds one,
-/// an XState source (`.ts`, `.js`, `.json`, ...) any number, read with the
+/// Reads and loads every machine of a file: a YAML, DSL or SCXML file
+/// holds one (an SCXML document read as written, with notes), an XState source (`.ts`, `.js`, `.json`, ...) any number, read with the
 /// XState settings of `idemchart.toml`. Only a file that cannot be read at
 /// all is an I/O error.
 pub fn load_machines(
@@ -113,7 +113,12 @@ pub fn load_machines(
     if SourceKind::of_path(path).is_some() {
         return Ok(xstate::load(file, settings));
     }
-    let machine = super::load(&file);
+    // An SCXML document is read as written, its opaque parts noted.
+    let (machine, notes) = if crate::import::is_scxml(path) {
+        crate::import::load_scxml_as_written(&file.text)
+    } else {
+        (super::load(&file), Vec::new())
+    };
     let name = match &machine {
         Ok(m) => m.name.clone(),
         Err(_) => path
@@ -127,7 +132,8 @@ pub fn load_machines(
             name,
             version: None,
             machine,
-            notes: Vec::new(),
+            notes,
+            anchors: None,
         }],
         errors: Vec::new(),
         is_machine_file: true,

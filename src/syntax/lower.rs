@@ -461,6 +461,10 @@ impl Lowering {
             );
         }
         self.unique(doc.allow.iter().map(|(n, _)| n));
+        let transition_allows: Vec<(Name, String, Span)> = doc
+            .transitions()
+            .flat_map(|t| t.allow.iter().cloned())
+            .collect();
         let mut allow = IndexMap::new();
         for (lint, reason) in doc.allow {
             if reason.trim().is_empty() {
@@ -476,8 +480,21 @@ impl Lowering {
                 Allow {
                     reason,
                     span: lint.span,
+                    within: Vec::new(),
                 },
             );
+        }
+        // A suppression above a transition covers that transition's text,
+        // unless one of the same lint covers the whole state.
+        for (lint, reason, within) in transition_allows {
+            let entry = allow.entry(lint.text).or_insert_with(|| Allow {
+                reason,
+                span: lint.span,
+                within: Vec::new(),
+            });
+            if entry.span == lint.span || !entry.within.is_empty() {
+                entry.within.push(within);
+            }
         }
 
         let entry = self.actions(machine, doc.entry);

@@ -38,34 +38,22 @@ impl Syntax {
 
 /// Loads a machine file, choosing the syntax by its extension. An XState
 /// source must hold exactly one machine here (`load_machines` reads any
-/// number); its notes are left out.
+/// number); its notes are left out. An SCXML document is imported
+/// strictly: the machine runs as it is written.
 pub fn load(file: &SourceFile) -> Result<Machine, Vec<Diagnostic>> {
     let path = Path::new(&file.path);
+    if crate::import::is_scxml(path) {
+        return crate::import::load_scxml(&file.text);
+    }
     if crate::import::xstate::SourceKind::of_path(path).is_some() {
-        let loaded = crate::import::xstate::load(file.clone(), &Default::default());
-        if !loaded.errors.is_empty() {
-            return Err(loaded.errors);
-        }
-        let count = loaded.machines.len();
-        let mut machines = loaded.machines.into_iter();
-        return match (machines.next(), count) {
-            (Some(only), 1) => only.machine,
-            _ => Err(vec![
-                LoadError::InvalidValue {
-                    message: format!(
-                        "the file holds {count} XState machines where one was expected"
-                    ),
-                }
-                .at(Span::default(), []),
-            ]),
-        };
+        return crate::import::xstate::load(file.clone(), &Default::default()).one_machine();
     }
     match Syntax::of_path(path) {
         Some(syntax) => parse(&file.text, syntax),
         None => Err(vec![
             LoadError::InvalidValue {
-                message: "unknown kind of machine file: name it *.yaml, *.yml or *.chart, or an \
-                          XState source (*.ts, *.js, *.json, ...)"
+                message: "unknown kind of machine file: name it *.yaml, *.yml or *.chart, an \
+                          SCXML document (*.scxml) or an XState source (*.ts, *.js, *.json, ...)"
                     .into(),
             }
             .at(Span::default(), []),

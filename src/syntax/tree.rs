@@ -96,6 +96,18 @@ pub struct StateDoc {
     pub allow: Vec<(Name, String)>,
 }
 
+impl StateDoc {
+    /// Every transition of the state: `on`, `always`, `after` and the
+    /// handlers of its invocations.
+    pub fn transitions(&self) -> impl Iterator<Item = &TransitionDoc> {
+        self.on.iter().chain(&self.always).chain(&self.after).chain(
+            self.invoke
+                .iter()
+                .flat_map(|i| i.on_done.iter().chain(&i.on_error)),
+        )
+    }
+}
+
 /// One invocation of a state (`invoke`).
 #[derive(Clone, Debug, Default)]
 pub struct InvokeDoc {
@@ -121,6 +133,9 @@ pub struct TransitionDoc {
     pub reenter: bool,
     pub description: Option<String>,
     pub span: Span,
+    /// Lint, reason, and the text the suppression covers: the transition
+    /// as written, with its guard and actions.
+    pub allow: Vec<(Name, String, Span)>,
 }
 
 #[derive(Clone, Debug)]

@@ -164,6 +164,8 @@ pub(super) struct Cx<'r, 'a> {
     /// keeps `reenter` only where their targets lie inside their source.
     external_v4: HashSet<(u32, u32)>,
     depth: u32,
+    /// For SCXML's expressions: the document's data model and states.
+    pub scxml: Option<&'r dyn super::translate::DataModel>,
 }
 
 /// Marker prefixes of descriptors the final pass resolves: a state's
@@ -192,6 +194,7 @@ impl<'a> Reader<'a> {
                         version: Some(built.version),
                         machine: Ok(machine),
                         notes: built.notes,
+                        anchors: self.anchors(call.config),
                     };
                 }
                 Err(errors) => errors,
@@ -220,6 +223,7 @@ impl<'a> Reader<'a> {
                     version: Some(built.version),
                     machine: Err(errors),
                     notes: built.notes,
+                    anchors: None,
                 };
             }
         }
@@ -308,21 +312,11 @@ impl<'a> Reader<'a> {
     ) -> (Built, Option<Span>, Option<Span>) {
         let name = self.machine_name(call);
         let mut cx = Cx {
-            reader: self,
-            version,
             json: call.json,
-            impls: Impls::default(),
-            notes: Vec::new(),
-            effects: HashSet::new(),
-            context: HashMap::new(),
-            payloads: HashMap::new(),
-            host_guards: Vec::new(),
             refused: refused.clone(),
-            translated: Vec::new(),
             marker_v4: call.marker_v4,
             marker_v5: call.marker_v5,
-            external_v4: HashSet::new(),
-            depth: 0,
+            ..Cx::new(self, version)
         };
         for setup in &call.setup {
             cx.implementations(*setup);
@@ -339,6 +333,41 @@ impl<'a> Reader<'a> {
             translated: cx.translated,
         };
         (built, cx.marker_v4, cx.marker_v5)
+    }
+}
+
+impl<'r, 'a> Cx<'r, 'a> {
+    /// A reading with nothing read yet.
+    fn new(reader: &'r mut Reader<'a>, version: Version) -> Cx<'r, 'a> {
+        Cx {
+            reader,
+            version,
+            json: false,
+            impls: Impls::default(),
+            notes: Vec::new(),
+            effects: HashSet::new(),
+            context: HashMap::new(),
+            payloads: HashMap::new(),
+            host_guards: Vec::new(),
+            refused: HashMap::new(),
+            translated: Vec::new(),
+            marker_v4: None,
+            marker_v5: None,
+            external_v4: HashSet::new(),
+            depth: 0,
+            scxml: None,
+        }
+    }
+
+    /// The reading of one SCXML expression, parsed into `reader`.
+    pub fn for_scxml(
+        reader: &'r mut Reader<'a>,
+        model: &'r dyn super::translate::DataModel,
+    ) -> Cx<'r, 'a> {
+        Cx {
+            scxml: Some(model),
+            ..Cx::new(reader, Version::V5)
+        }
     }
 }
 
@@ -625,6 +654,21 @@ impl<'a> Cx<'_, 'a> {
 
         let mut root = self.state_entries(&entries, Name::default(), "", true);
         root.allow.extend(root_allow);
+        let predictable = entries
+            .iter()
+            .find(|e| e.key == "predictableActionArguments")
+            .is_some_and(|e| {
+                matches!(
+                    self.reader.resolve(e.value).map(|r| r.e.get_inner_expression()),
+                    Ok(Expression::BooleanLiteral(b)) if b.value
+                )
+            });
+        if self.version == Version::V4 && !predictable && mixes_assigns(&root) {
+            self.note(
+                "XState v4 without `predictableActionArguments: true` runs every `assign` of a step before the step's other actions; idemchart runs them in the order written, as v4 does with that flag: a finding about an action that reads the context may not hold for this machine".into(),
+                name.span,
+            );
+        }
         self.finish(&mut root, &root_id);
         doc.root = root;
         doc.events = declarations.events;
@@ -987,8 +1031,7 @@ impl<'a> Cx<'_, 'a> {
                 "always" => {
                     let list =
                         self.transitions(value, entry.key_span, Trigger::Always, path, View::Plain);
-                    doc.always.extend(list.0);
-                    doc.allow.extend(list.1);
+                    doc.always.extend(list);
                 }
                 "after" => self.after(value, &mut doc, path),
                 "entry" | "onEntry" => {
@@ -1003,7 +1046,7 @@ impl<'a> Cx<'_, 'a> {
                 }
                 "invoke" => {
                     for item in self.items(value) {
-                        if let Some(invoke) = self.invoke(item, path, &mut doc) {
+                        if let Some(invoke) = self.invoke(item, path) {
                             doc.invoke.push(invoke);
                         }
                     }
@@ -1011,8 +1054,7 @@ impl<'a> Cx<'_, 'a> {
                 "onDone" => {
                     let trigger = Trigger::Event(format!("{DONE_OF_PATH}{path}"));
                     let list = self.transitions(value, entry.key_span, trigger, path, View::Plain);
-                    doc.on.extend(list.0);
-                    doc.allow.extend(list.1);
+                    doc.on.extend(list);
                 }
                 "tags" => {
                     for item in self.items(value) {
@@ -1092,8 +1134,13 @@ impl<'a> Cx<'_, 'a> {
             return;
         };
         for entry in entries {
+            let (on, always) = (doc.on.len(), doc.always.len());
             self.on_entry(entry.key, entry.key_span, entry.value, doc, path);
-            doc.allow.extend(self.comment_allows(entry.key_at));
+            // A comment above the key covers the transitions written under it.
+            let allow = self.comment_allows(entry.key_at);
+            let within = entry.key_span.to(self.span(entry.value));
+            allow_transitions(&mut doc.on[on..], allow.clone(), within);
+            allow_transitions(&mut doc.always[always..], allow, within);
         }
     }
 
@@ -1108,8 +1155,7 @@ impl<'a> Cx<'_, 'a> {
         if event.is_empty() {
             // v4's eventless transitions.
             let list = self.transitions(value, span, Trigger::Always, path, View::Plain);
-            doc.always.extend(list.0);
-            doc.allow.extend(list.1);
+            doc.always.extend(list);
             return;
         }
         let Some(descriptor) = self.descriptor(event, span) else {
@@ -1123,8 +1169,7 @@ impl<'a> Cx<'_, 'a> {
             View::Plain
         };
         let list = self.transitions(value, span, Trigger::Event(descriptor), path, view);
-        doc.on.extend(list.0);
-        doc.allow.extend(list.1);
+        doc.on.extend(list);
     }
 
     /// An event key in the machine format's terms: v4's `done.invoke.ID`
@@ -1191,7 +1236,8 @@ impl<'a> Cx<'_, 'a> {
             }
         } else if let Some(entries) = self.entries(n, "`after`") {
             for entry in entries {
-                doc.allow.extend(self.comment_allows(entry.key_at));
+                let allow = self.comment_allows(entry.key_at);
+                let within = entry.key_span.to(self.span(entry.value));
                 let key: &'a str = entry.key;
                 let ms = key.parse::<f64>().ok();
                 let duration = match ms {
@@ -1200,15 +1246,15 @@ impl<'a> Cx<'_, 'a> {
                 };
                 match duration {
                     Ok(d) => {
-                        let list = self.transitions(
+                        let mut list = self.transitions(
                             entry.value,
                             entry.key_span,
                             Trigger::After(d),
                             path,
                             View::Plain,
                         );
-                        doc.after.extend(list.0);
-                        doc.allow.extend(list.1);
+                        allow_transitions(&mut list, allow, within);
+                        doc.after.extend(list);
                     }
                     Err(why) => self.note(
                         format!("the delay `{key}` {why}; its transitions are left out"),
@@ -1232,8 +1278,7 @@ impl<'a> Cx<'_, 'a> {
             match d {
                 Ok(d) => {
                     let list = self.transitions(item, span, Trigger::After(d), path, View::Plain);
-                    doc.after.extend(list.0);
-                    doc.allow.extend(list.1);
+                    doc.after.extend(list);
                 }
                 Err(why) => self.note(
                     format!("this delay {why}; its transitions are left out"),
@@ -1254,8 +1299,8 @@ impl<'a> Cx<'_, 'a> {
         }
     }
 
-    /// Transitions in any of XState's forms, with the allows of the
-    /// comments above their elements (for the source state).
+    /// Transitions in any of XState's forms, each with the allows of the
+    /// comments above its element.
     fn transitions(
         &mut self,
         n: Node<'a>,
@@ -1263,9 +1308,8 @@ impl<'a> Cx<'_, 'a> {
         trigger: Trigger,
         path: &str,
         view: View,
-    ) -> (Vec<TransitionDoc>, Vec<(Name, String)>) {
+    ) -> Vec<TransitionDoc> {
         let mut out = Vec::new();
-        let mut allow = Vec::new();
         let resolved = match self.reader.resolve(n) {
             Ok(r) => r,
             Err((name, span)) => {
@@ -1273,7 +1317,7 @@ impl<'a> Cx<'_, 'a> {
                     format!("the transition `{name}` cannot be followed to its definition; it is left out"),
                     span,
                 );
-                return (out, allow);
+                return out;
             }
         };
         let items = if matches!(resolved.e, Expression::ArrayExpression(_)) {
@@ -1285,12 +1329,17 @@ impl<'a> Cx<'_, 'a> {
         for item in items {
             let item = self.reader.resolve(item).unwrap_or(item);
             let span = if single { key_span } else { self.span(item) };
-            allow.extend(self.comment_allows((item.t, item.e.span().start)));
-            if let Some(t) = self.transition(item, span, &trigger, path, view) {
+            let allow = self.comment_allows((item.t, item.e.span().start));
+            if let Some(mut t) = self.transition(item, span, &trigger, path, view) {
+                allow_transitions(
+                    std::slice::from_mut(&mut t),
+                    allow,
+                    span.to(self.span(item)),
+                );
                 out.push(t);
             }
         }
-        (out, allow)
+        out
     }
 
     fn transition(
@@ -1421,7 +1470,7 @@ impl<'a> Cx<'_, 'a> {
     }
 
     /// An invocation: `src`, `id`, `input` (v4 `data`), `onDone`, `onError`.
-    fn invoke(&mut self, n: Node<'a>, path: &str, state: &mut StateDoc) -> Option<InvokeDoc> {
+    fn invoke(&mut self, n: Node<'a>, path: &str) -> Option<InvokeDoc> {
         let entries = self.entries(n, "an invocation")?;
         let mut doc = InvokeDoc {
             span: self.span(n),
@@ -1449,11 +1498,10 @@ impl<'a> Cx<'_, 'a> {
                         path,
                         view,
                     );
-                    state.allow.extend(list.1);
                     if entry.key == "onDone" {
-                        doc.on_done = list.0;
+                        doc.on_done = list;
                     } else {
-                        doc.on_error = list.0;
+                        doc.on_error = list;
                     }
                 }
                 "autoForward" | "forward" | "systemId" | "onSnapshot" | "toJSON" | "type" => {}
@@ -1861,24 +1909,8 @@ fn state_in_ids(text: &str) -> Vec<&str> {
     out
 }
 
-/// Every transition of a state: `on`, `always`, `after` and the handlers of
-/// its invocations.
-fn transitions_of(state: &StateDoc) -> impl Iterator<Item = &TransitionDoc> {
-    state
-        .on
-        .iter()
-        .chain(&state.always)
-        .chain(&state.after)
-        .chain(
-            state
-                .invoke
-                .iter()
-                .flat_map(|i| i.on_done.iter().chain(&i.on_error)),
-        )
-}
-
 fn visit_names(state: &StateDoc, f: &mut impl FnMut(&str, NameKind)) {
-    for t in transitions_of(state) {
+    for t in state.transitions() {
         for target in &t.targets {
             f(&target.text, NameKind::Target);
         }
@@ -1956,7 +1988,7 @@ fn visit_exprs(
             f(e, None);
         }
     }
-    for t in transitions_of(state) {
+    for t in state.transitions() {
         if let Some(g) = &t.guard {
             f(g, None);
         }
@@ -2009,4 +2041,41 @@ fn context_fields(text: &str) -> Vec<String> {
         i += 1;
     }
     out
+}
+
+/// Gives each transition the suppressions of a comment written above it,
+/// covering `within` (the text of the transition, or of the key it is
+/// written under).
+fn allow_transitions(transitions: &mut [TransitionDoc], allow: Vec<(Name, String)>, within: Span) {
+    for transition in transitions {
+        transition.allow.extend(
+            allow
+                .iter()
+                .map(|(lint, reason)| (lint.clone(), reason.clone(), within)),
+        );
+    }
+}
+
+/// Whether a machine has both `assign`s and other actions, whose order v4
+/// without `predictableActionArguments` changes.
+fn mixes_assigns(root: &StateDoc) -> bool {
+    fn kinds(state: &StateDoc, assigns: &mut bool, others: &mut bool) {
+        let actions = state
+            .entry
+            .iter()
+            .chain(&state.exit)
+            .chain(state.transitions().flat_map(|t| &t.actions));
+        for action in actions {
+            match action {
+                crate::syntax::tree::ActionDoc::Assign { .. } => *assigns = true,
+                _ => *others = true,
+            }
+        }
+        for child in &state.states {
+            kinds(child, assigns, others);
+        }
+    }
+    let (mut assigns, mut others) = (false, false);
+    kinds(root, &mut assigns, &mut others);
+    assigns && others
 }

@@ -22,6 +22,7 @@
 //! an error for the whole file.
 
 mod config;
+pub mod edit;
 pub mod facts;
 mod scope;
 mod sources;
@@ -33,7 +34,7 @@ use std::path::Path;
 pub use facts::Facts;
 pub use sources::Sources;
 
-use crate::diagnostic::{Diagnostic, Severity};
+use crate::diagnostic::Diagnostic;
 use crate::model::Machine;
 use crate::span::{SourceFile, Span};
 use crate::syntax::tree::MachineDoc;
@@ -116,6 +117,9 @@ pub struct LoadedMachine {
     pub machine: Result<Machine, Vec<Diagnostic>>,
     /// What was left opaque, and why (severity note).
     pub notes: Vec<Diagnostic>,
+    /// The config's object literal, where fixes add entries; `None` for our
+    /// own formats and a config not written in place in the file.
+    pub anchors: Option<edit::ObjectAt>,
 }
 
 /// Everything one file gave: its machines, lowered (`Loaded`) or as
@@ -133,6 +137,29 @@ pub struct FileRead<M> {
 }
 
 pub type Loaded = FileRead<LoadedMachine>;
+
+impl Loaded {
+    /// The file's one machine, or its errors; a file with no machine or
+    /// several is an error here.
+    pub fn one_machine(self) -> Result<Machine, Vec<Diagnostic>> {
+        if !self.errors.is_empty() {
+            return Err(self.errors);
+        }
+        let count = self.machines.len();
+        let mut machines = self.machines.into_iter();
+        match (machines.next(), count) {
+            (Some(only), 1) => only.machine,
+            _ => Err(vec![
+                crate::diagnostic::LoadError::InvalidValue {
+                    message: format!(
+                        "the file holds {count} XState machines where one was expected"
+                    ),
+                }
+                .at(Span::default(), []),
+            ]),
+        }
+    }
+}
 
 /// A machine's name, version, document before lowering, and notes.
 pub type Extracted = FileRead<(String, Version, MachineDoc, Vec<Diagnostic>)>;
@@ -171,22 +198,8 @@ fn read<M>(file: SourceFile, machines: impl FnOnce(&mut scope::Reader) -> Vec<M>
     }
 }
 
-/// A note: what the front-end could not read, at its place.
-pub(crate) fn note(message: String, span: Span) -> Diagnostic {
-    Diagnostic {
-        code: "S011",
-        name: "opaque-code",
-        severity: Severity::Note,
-        message,
-        span,
-        labels: Vec::new(),
-        help: None,
-        witness: Vec::new(),
-        confirmed: None,
-        replay: None,
-        fix: None,
-    }
-}
+pub(crate) use super::note;
+pub(crate) use translate::{DataModel, JsError, View, scxml_fold, scxml_to_cel, scxml_to_json};
 
 #[cfg(test)]
 mod tests;

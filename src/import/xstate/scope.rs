@@ -158,6 +158,47 @@ impl<'a> Reader<'a> {
         reader
     }
 
+    /// A reader of one ECMAScript expression (an SCXML `cond` or `expr`),
+    /// with its node; or the parser's message and the offset it names.
+    pub fn expression(
+        alloc: &'a Allocator,
+        text: &str,
+    ) -> Result<(Reader<'a>, Node<'a>), (String, u32)> {
+        if let Some(at) = too_deep_to_parse(text) {
+            let depth = crate::expr::MAX_DEPTH;
+            return Err((
+                format!("the expression nests more than {depth} levels deep"),
+                at as u32,
+            ));
+        }
+        let code: &'a str = alloc.alloc_str(text);
+        let parsed = oxc_parser::Parser::new(alloc, code, SourceType::mjs())
+            .parse_expression()
+            .map_err(|diagnostics| {
+                let first = diagnostics.first();
+                let message = first.map_or_else(
+                    || "it does not parse".to_string(),
+                    |d| d.message.to_string(),
+                );
+                let at = first
+                    .and_then(|d| d.labels.first().map(|l| l.offset()))
+                    .unwrap_or(0);
+                (message, at)
+            })?;
+        let expr: &'a Expression<'a> = alloc.alloc(parsed);
+        let mut reader = Reader {
+            alloc,
+            sources: Sources::new(SourceFile::new(String::new(), text)),
+            texts: Vec::new(),
+            modules: HashMap::new(),
+            errors: Vec::new(),
+            calls: Vec::new(),
+            is_machine_file: false,
+        };
+        reader.texts.push(Text::expression(Mapping::Base(0), expr));
+        Ok((reader, Node { e: expr, t: 0 }))
+    }
+
     /// The files, the file's own problems, and whether it holds machines.
     pub fn finish(self) -> (Sources, Vec<Diagnostic>, bool) {
         (self.sources, self.errors, self.is_machine_file)
@@ -493,6 +534,83 @@ impl<'a> Reader<'a> {
             finder.statement(statement);
         }
     }
+}
+
+/// The offset where an expression text nests deeper than the translation
+/// goes (`crate::expr::MAX_DEPTH`), for oxc's parser, which recurses once
+/// per level and has no limit of its own: brackets and `?` as the CEL
+/// parser counts them, a run of prefix operators (`!`, `-`, `typeof`, ...),
+/// and right-nested operators (`=`, `=>`, `**`) in all.
+fn too_deep_to_parse(text: &str) -> Option<usize> {
+    if let Some(at) = crate::expr::bracket_too_deep(text) {
+        return Some(at);
+    }
+    let limit = crate::expr::MAX_DEPTH as usize;
+    let bytes = text.as_bytes();
+    let (mut prefix_run, mut right_nested) = (0usize, 0usize);
+    // Whether the last token ends an operand, after which `-` is binary.
+    let mut after_operand = false;
+    let mut i = 0;
+    while i < bytes.len() {
+        let c = bytes[i];
+        let start = i;
+        i += 1;
+        match c {
+            b' ' | b'\t' | b'\n' | b'\r' => continue,
+            b'a'..=b'z' | b'A'..=b'Z' | b'_' | b'$' | b'0'..=b'9' => {
+                while i < bytes.len()
+                    && (bytes[i].is_ascii_alphanumeric() || bytes[i] == b'_' || bytes[i] == b'$')
+                {
+                    i += 1;
+                }
+                let word = &text[start..i];
+                if matches!(word, "typeof" | "void" | "delete" | "new" | "await") {
+                    prefix_run += 1;
+                    after_operand = false;
+                } else {
+                    prefix_run = 0;
+                    after_operand = true;
+                }
+            }
+            b'"' | b'\'' | b'`' => {
+                while i < bytes.len() && bytes[i] != c {
+                    i += if bytes[i] == b'\\' { 2 } else { 1 };
+                }
+                i += 1;
+                prefix_run = 0;
+                after_operand = true;
+            }
+            b')' | b']' | b'}' => {
+                prefix_run = 0;
+                after_operand = true;
+            }
+            b'!' | b'~' if bytes.get(i) != Some(&b'=') => {
+                prefix_run += 1;
+                after_operand = false;
+            }
+            b'-' | b'+' if !after_operand => prefix_run += 1,
+            b'=' if bytes.get(i) == Some(&b'>')
+                || !matches!(bytes.get(i), Some(b'='))
+                    && !matches!(
+                        bytes.get(start.wrapping_sub(1)),
+                        Some(b'=' | b'!' | b'<' | b'>')
+                    ) =>
+            {
+                right_nested += 1;
+                after_operand = false;
+            }
+            b'*' if bytes.get(i) == Some(&b'*') => {
+                i += 1;
+                right_nested += 1;
+                after_operand = false;
+            }
+            _ => after_operand = false,
+        }
+        if prefix_run > limit || right_nested > limit {
+            return Some(start);
+        }
+    }
+    None
 }
 
 /// A property's value in an object literal, by its static name.

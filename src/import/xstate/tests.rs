@@ -2,6 +2,7 @@
 //! whole fixtures are in `tests/xstate.rs`.
 
 use super::*;
+use crate::diagnostic::Severity;
 
 /// The machine of `setup` and a state `a` whose `GO` transition has the
 /// given guard, read as the version the API says.
@@ -288,4 +289,31 @@ fn cycles_and_deep_nesting_end_with_notes() {
             assert!(!machine.notes.is_empty() || machine.machine.is_ok());
         }
     }
+}
+
+/// v4 runs a step's assigns first unless `predictableActionArguments` says
+/// otherwise: a machine whose actions that order would change gets a note.
+#[test]
+fn v4_without_predictable_action_arguments_is_noted_where_assigns_mix() {
+    let machine = |flag: &str, actions: &str| {
+        let text = format!(
+            "import {{ Machine, assign }} from 'xstate';\n\
+             export const m = Machine({{ id: 'm', {flag} initial: 'a', context: {{ n: 0 }},\n\
+               states: {{ a: {{ on: {{ GO: {{ target: 'b', actions: [{actions}] }} }} }}, b: {{}} }} }});\n"
+        );
+        let mut extracted = extract(SourceFile::new("m.js", text), &Settings::default());
+        assert!(extracted.errors.is_empty(), "{:?}", extracted.errors);
+        let (_, version, _, notes) = extracted.machines.remove(0);
+        assert_eq!(version, Version::V4);
+        notes
+            .iter()
+            .filter(|n| n.message.contains("predictableActionArguments"))
+            .count()
+    };
+    let mixed = "'notify', assign({ n: (c) => c.n + 1 })";
+    assert_eq!(machine("", mixed), 1);
+    assert_eq!(machine("predictableActionArguments: true,", mixed), 0);
+    // Only assigns, or none: the order changes nothing.
+    assert_eq!(machine("", "assign({ n: (c) => c.n + 1 })"), 0);
+    assert_eq!(machine("", "'notify'"), 0);
 }

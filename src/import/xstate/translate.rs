@@ -16,6 +16,10 @@
 //! Anything else is opaque: a guard becomes a host guard and an action a
 //! host action, named by the implementation's name or `inline_LxCy` for one
 //! written in place, which the linter treats as unknown, never as safe.
+//!
+//! SCXML's `cond` and `expr` are translated here too (`scxml_to_cel`): the
+//! text is parsed with oxc as one expression, data model variables are
+//! context fields, `_event` is SCXML's event and `In('id')` a state test.
 
 use oxc_ast::ast::*;
 use oxc_span::GetSpan;
@@ -27,9 +31,11 @@ use crate::model::Name;
 use crate::span::Span;
 use crate::syntax::tree::{ActionDoc, ExprText};
 
-/// Which completion a handler answers, for v4's `event.data`.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(super) enum View {
+/// Which completion a handler answers, for v4's `event.data` (and SCXML's
+/// `_event.data`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub(crate) enum View {
+    #[default]
     Plain,
     Done,
     Error,
@@ -99,6 +105,8 @@ enum Bind<'a> {
     Local(Cel),
     /// A parameter that has no counterpart (`self`, `system`, v4's meta).
     Other(String),
+    /// SCXML's `_event`: `.name` is the event's type, `.data` its payload.
+    ScxmlEvent,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -131,6 +139,8 @@ impl<'a> Env<'a> {
             .map(|(_, b)| b)
     }
 }
+
+const SCXML_EVENT: &str = "`_event` has no counterpart in the machine format: only `_event.name` and `_event.data.FIELD` have";
 
 /// Actions that send to or start other actors, or run code: opaque.
 const OPAQUE_BUILTINS: [&str; 14] = [
@@ -1170,7 +1180,11 @@ impl<'a> Cx<'_, 'a> {
                 b @ (Bind::Context | Bind::Event | Bind::Args) => Some(b.clone()),
                 _ => None,
             },
-            Expression::StaticMemberExpression(m) => {
+            // Only `args.context` and `args.event` are bases: a longer chain
+            // is not followed, however long it is.
+            Expression::StaticMemberExpression(m)
+                if matches!(m.object.get_inner_expression(), Expression::Identifier(_)) =>
+            {
                 let object = Node {
                     e: &m.object,
                     t: n.t,
@@ -1202,7 +1216,13 @@ impl<'a> Cx<'_, 'a> {
     /// The translation of one expression in `env`.
     fn cel(&mut self, n: Node<'a>, env: &Env<'a>) -> Result<Cel, Why> {
         if env.depth > crate::expr::MAX_DEPTH {
-            return Err(self.why("the expression nests too deeply", n));
+            return Err(self.why(
+                format!(
+                    "the expression nests more than {} levels deep",
+                    crate::expr::MAX_DEPTH
+                ),
+                n,
+            ));
         }
         let mut env_deeper = env.clone();
         env_deeper.depth += 1;
@@ -1242,7 +1262,19 @@ impl<'a> Cx<'_, 'a> {
                     Some(Bind::Event) => return Err(self.why("the whole event cannot be translated, only its fields", node)),
                     Some(Bind::Args) => return Err(self.why("the argument object cannot be translated, only `.context` and `.event` fields", node)),
                     Some(Bind::Other(p)) => return Err(self.why(format!("`{p}` has no counterpart in the machine format"), node)),
+                    Some(Bind::ScxmlEvent) => return Err(self.why(SCXML_EVENT, node)),
                     None if name == "undefined" => Cel::new("null".into(), 7, Ty::Unknown),
+                    None if self.scxml.is_some_and(|m| m.is_data(name)) => {
+                        self.field(Base::Context, name, env, node)?
+                    }
+                    None if self.scxml.is_some() => {
+                        let why = if matches!(name, "_sessionid" | "_name" | "_ioprocessors" | "_x") {
+                            format!("the system variable `{name}` has no counterpart in the machine format")
+                        } else {
+                            format!("unknown variable `{name}`: it is not declared in the data model")
+                        };
+                        return Err(self.why(why, node));
+                    }
                     None => {
                         // A const of the file bound to a literal.
                         match self.reader.resolve(node) {
@@ -1261,6 +1293,9 @@ impl<'a> Cx<'_, 'a> {
                 }
                 let object = sub(&m.object);
                 let name = m.property.name.as_str();
+                if let Some(scxml) = self.scxml_event(object, name, env) {
+                    return scxml.map_err(|message| self.why(message, node));
+                }
                 match self.base(object, env) {
                     Some(Bind::Context) => self.field(Base::Context, name, env, node)?,
                     Some(Bind::Event) => self.field(Base::Event, name, env, node)?,
@@ -1281,7 +1316,8 @@ impl<'a> Cx<'_, 'a> {
                         }
                         let inner = self.cel(object, env)?;
                         if name == "length" {
-                            if inner.ty != Ty::List {
+                            // SCXML documents write `.length` of arrays only.
+                            if inner.ty != Ty::List && self.scxml.is_none() {
                                 return Err(self.why("`.length` is translated for lists only, and this is not known to be one", node));
                             }
                             Cel::new(format!("size({})", inner.text), 7, Ty::Number)
@@ -1303,6 +1339,11 @@ impl<'a> Cx<'_, 'a> {
                 if m.optional {
                     return Err(self.why("optional chaining (`?.`) cannot be translated", node));
                 }
+                if let Expression::StringLiteral(field) = m.expression.get_inner_expression()
+                    && let Some(scxml) = self.scxml_event(sub(&m.object), field.value.as_str(), env)
+                {
+                    return scxml.map_err(|message| self.why(message, node));
+                }
                 let object = self.cel(sub(&m.object), env)?;
                 let index = self.cel(sub(&m.expression), env)?;
                 Cel::new(format!("{}[{}]", object.at(7), index.text), 7, Ty::Unknown)
@@ -1312,6 +1353,16 @@ impl<'a> Cx<'_, 'a> {
             }
             Expression::CallExpression(call) => self.call(call, node, env)?,
             Expression::UnaryExpression(u) => {
+                // The operator first: `typeof x` is refused for `typeof`.
+                if !matches!(
+                    u.operator,
+                    UnaryOperator::LogicalNot | UnaryOperator::UnaryNegation
+                ) {
+                    return Err(self.why(
+                        format!("`{}` cannot be translated", u.operator.as_str()),
+                        node,
+                    ));
+                }
                 let operand = self.cel(sub(&u.argument), env)?;
                 match u.operator {
                     UnaryOperator::LogicalNot => {
@@ -1615,11 +1666,70 @@ impl<'a> Cx<'_, 'a> {
                 ));
             }
         }
+        if let Some(scxml) = self.scxml
+            && call.callee.is_specific_id("In")
+        {
+            let [Expression::StringLiteral(id)] = args.as_slice() else {
+                return Err(self.why("`In` takes one state id, as a string literal", n));
+            };
+            let Some(path) = scxml.state_path(id.value.as_str()) else {
+                return Err(self.why(
+                    format!("`In('{}')` names no state of the document", id.value),
+                    sub(args[0]),
+                ));
+            };
+            let mut text = String::from("in_state(");
+            crate::expr::write_quoted(&path, &mut text).ok();
+            text.push(')');
+            return Ok(Cel::new(text, 7, Ty::Bool));
+        }
         let name = callee_name(&call.callee).unwrap_or("a function");
         Err(self.why(
             format!("it calls `{name}`, which only JavaScript can run"),
             n,
         ))
+    }
+
+    /// SCXML's `_event.name` (the event's type) and `_event.data.F` (a
+    /// payload field; in a completion's handler, of its output or error);
+    /// `None` where `object` is not `_event` or `_event.data`.
+    fn scxml_event(
+        &mut self,
+        object: Node<'a>,
+        name: &str,
+        env: &Env<'a>,
+    ) -> Option<Result<Cel, String>> {
+        let is_event = |e: &Expression<'a>| match e.get_inner_expression() {
+            Expression::Identifier(id) => {
+                matches!(env.get(id.name.as_str()), Some(Bind::ScxmlEvent))
+            }
+            _ => false,
+        };
+        match object.e.get_inner_expression() {
+            e if is_event(e) => Some(match name {
+                "name" => Ok(Cel::new("event.type".into(), 7, Ty::String)),
+                "data" => Err(SCXML_EVENT.replacen("`_event`", "`_event.data`", 1)),
+                other => Err(format!(
+                    "`_event.{other}` has no counterpart in the machine format: only `_event.name` and `_event.data.FIELD` have"
+                )),
+            }),
+            Expression::StaticMemberExpression(m)
+                if m.property.name == "data" && is_event(&m.object) =>
+            {
+                if !is_ident(name) {
+                    return Some(Err(format!(
+                        "the event field `{name}` is not a valid CEL field name"
+                    )));
+                }
+                let base = match env.view {
+                    View::Plain => "event",
+                    View::Done => "event.output",
+                    View::Error => "event.error",
+                };
+                Some(Ok(Cel::new(format!("{base}.{name}"), 7, Ty::Unknown)))
+            }
+            _ => None,
+        }
     }
 
     /// An invocation's `input` (or v4's `data`): fields of literal values
@@ -1721,4 +1831,231 @@ fn number_text(value: f64) -> Option<String> {
     }
     let text = format!("{value}");
     (text.contains('.') && !text.contains('e')).then_some(text)
+}
+
+/// What SCXML's expressions name: the document's data model and states.
+pub(crate) trait DataModel {
+    /// Whether `name` is a variable of the data model.
+    fn is_data(&self, name: &str) -> bool;
+    /// The dotted path of the state with this SCXML id.
+    fn state_path(&self, id: &str) -> Option<String>;
+    /// What `_event.data` is where the expression runs: the payload, or
+    /// the output or error of an invocation's completion.
+    fn view(&self) -> View;
+}
+
+/// Why an SCXML expression has no translation, and where in its text (a
+/// byte offset).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) struct JsError {
+    pub message: String,
+    pub at: usize,
+}
+
+/// Runs `f` on the reading of one SCXML expression: parsed with oxc, and
+/// read with this module's translator, `_event` bound to SCXML's event.
+fn with_scxml<T>(
+    text: &str,
+    model: &dyn DataModel,
+    f: impl for<'r, 'a> FnOnce(&mut Cx<'r, 'a>, Node<'a>, &Env<'a>) -> Result<T, Why>,
+) -> Result<T, JsError> {
+    let alloc = oxc_allocator::Allocator::default();
+    let (mut reader, root) =
+        super::scope::Reader::expression(&alloc, text).map_err(|(message, at)| JsError {
+            message,
+            at: at as usize,
+        })?;
+    let mut cx = Cx::for_scxml(&mut reader, model);
+    let env = Env {
+        binds: vec![("_event", Bind::ScxmlEvent)],
+        view: model.view(),
+        depth: 0,
+    };
+    f(&mut cx, root, &env).map_err(|why| JsError {
+        message: why.message,
+        at: why.span.start as usize,
+    })
+}
+
+/// An SCXML expression as CEL text.
+pub(crate) fn scxml_to_cel(text: &str, model: &dyn DataModel) -> Result<String, JsError> {
+    with_scxml(text, model, |cx, root, env| {
+        cx.cel(root, env).map(|c| c.text)
+    })
+}
+
+/// The JSON value of a literal SCXML expression (a `<data>`'s initial value).
+pub(crate) fn scxml_to_json(text: &str) -> Result<serde_json::Value, JsError> {
+    struct NoModel;
+    impl DataModel for NoModel {
+        fn is_data(&self, _: &str) -> bool {
+            false
+        }
+        fn state_path(&self, _: &str) -> Option<String> {
+            None
+        }
+        fn view(&self) -> View {
+            View::Plain
+        }
+    }
+    with_scxml(text, &NoModel, |cx, root, _| {
+        cx.json(root).map_err(|(_, span)| Why {
+            message: "an initial value must be a literal (a number, string, boolean, null, array or object of literals)".into(),
+            span,
+        })
+    })
+}
+
+/// The value of a condition made of `true`, `false`, `In('id')`, `!`, `&&`
+/// and `||`, where `known` tells which states are active; `None` where it
+/// depends on anything else or does not parse.
+pub(crate) fn scxml_fold(text: &str, known: &dyn Fn(&str) -> Option<bool>) -> Option<bool> {
+    fn fold(e: &Expression, known: &dyn Fn(&str) -> Option<bool>) -> Option<bool> {
+        match e.get_inner_expression() {
+            Expression::BooleanLiteral(b) => Some(b.value),
+            Expression::CallExpression(call) if call.callee.is_specific_id("In") => {
+                match call.arguments.as_slice() {
+                    [Argument::StringLiteral(id)] => known(id.value.as_str()),
+                    _ => None,
+                }
+            }
+            Expression::UnaryExpression(u) if u.operator == UnaryOperator::LogicalNot => {
+                fold(&u.argument, known).map(|b| !b)
+            }
+            Expression::LogicalExpression(l)
+                if matches!(l.operator, LogicalOperator::And | LogicalOperator::Or) =>
+            {
+                let stop = l.operator == LogicalOperator::Or;
+                match (fold(&l.left, known), fold(&l.right, known)) {
+                    (Some(a), _) if a == stop => Some(stop),
+                    (_, Some(b)) if b == stop => Some(stop),
+                    (Some(_), Some(_)) => Some(!stop),
+                    _ => None,
+                }
+            }
+            _ => None,
+        }
+    }
+    let alloc = oxc_allocator::Allocator::default();
+    let (_, root) = super::scope::Reader::expression(&alloc, text).ok()?;
+    fold(root.e, known)
+}
+
+/// SCXML's expressions through the translator (`scxml_to_cel`,
+/// `scxml_fold`, `scxml_to_json`), with a document of three variables and
+/// one state.
+#[cfg(test)]
+mod scxml_tests {
+    use super::*;
+
+    struct Doc(View);
+
+    impl DataModel for Doc {
+        fn is_data(&self, name: &str) -> bool {
+            matches!(name, "Var1" | "list" | "o")
+        }
+        fn state_path(&self, id: &str) -> Option<String> {
+            (id == "s01").then(|| "s0.s01".to_string())
+        }
+        fn view(&self) -> View {
+            self.0
+        }
+    }
+
+    fn cel(text: &str) -> String {
+        scxml_to_cel(text, &Doc(View::Plain)).unwrap_or_else(|e| panic!("{text}: {e:?}"))
+    }
+
+    #[test]
+    fn translates_the_common_subset() {
+        assert_eq!(cel("Var1 === 1"), "context.Var1 == 1");
+        assert_eq!(
+            cel("Var1!==1 || Var1 == 2"),
+            "context.Var1 != 1 || context.Var1 == 2"
+        );
+        assert_eq!(
+            cel("In('s01') && !In('s01')"),
+            r#"in_state("s0.s01") && !in_state("s0.s01")"#
+        );
+        assert_eq!(cel("(Var1 + 1) * 2 % 3"), "(context.Var1 + 1) * 2 % 3");
+        assert_eq!(cel("Var1 - (1 - 2)"), "context.Var1 - (1 - 2)");
+        assert_eq!(cel("'a\"b' + \"c\""), r#""a\"b" + "c""#);
+        assert_eq!(
+            cel("list.length > 0 ? list[0] : o.f"),
+            "size(context.list) > 0 ? context.list[0] : context.o.f"
+        );
+        assert_eq!(cel("Var1 < 2 == true"), "context.Var1 < 2 == true");
+        assert_eq!(cel("true == Var1 < 2"), "true == (context.Var1 < 2)");
+        assert_eq!(cel("-Var1 >= -1.5"), "-context.Var1 >= -1.5");
+        assert_eq!(cel("[1, 'x', {a: 2}]"), r#"[1, "x", {"a": 2}]"#);
+        assert_eq!(
+            cel("_event.name == 'e' && _event.data.a + _event.data['b'] > 1"),
+            r#"event.type == "e" && event.a + event.b > 1"#
+        );
+        assert_eq!(cel("Var1 === undefined"), "context.Var1 == null");
+    }
+
+    #[test]
+    fn event_data_is_the_completion_s_output_or_error_in_its_handlers() {
+        let done = scxml_to_cel("_event.data.receipt", &Doc(View::Done));
+        assert_eq!(done.as_deref(), Ok("event.output.receipt"));
+        let error = scxml_to_cel("_event.data['reason']", &Doc(View::Error));
+        assert_eq!(error.as_deref(), Ok("event.error.reason"));
+    }
+
+    #[test]
+    fn rejects_what_has_no_counterpart() {
+        for (text, wanted) in [
+            ("_event.data", "only `_event.name`"),
+            ("_event", "only `_event.name`"),
+            ("_event.origin == 1", "`_event.origin`"),
+            ("_sessionid", "system variable `_sessionid`"),
+            ("typeof Var1", "`typeof`"),
+            ("Var1 = 2", "cannot be translated"),
+            ("Var1++", "cannot be translated"),
+            ("Var1 / 2", "`/`"),
+            ("foo", "unknown variable `foo`"),
+            ("Math.pow(1, 2)", "it calls `pow`"),
+            ("f(1)", "it calls `f`"),
+            ("In('nowhere')", "names no state"),
+            ("In(Var1)", "`In` takes one state id"),
+            ("1 +", "Unexpected"),
+            ("'open", "Unterminated"),
+            ("", "Unexpected"),
+        ] {
+            let error = scxml_to_cel(text, &Doc(View::Plain)).unwrap_err();
+            assert!(error.message.contains(wanted), "{text}: {}", error.message);
+            assert!(error.at <= text.len(), "{text}: {error:?}");
+        }
+    }
+
+    #[test]
+    fn folds_conditions_on_known_states() {
+        let known = |id: &str| match id {
+            "on" => Some(true),
+            "off" => Some(false),
+            _ => None,
+        };
+        assert_eq!(scxml_fold("In('on')", &known), Some(true));
+        assert_eq!(scxml_fold("!In('on') || In('off')", &known), Some(false));
+        assert_eq!(
+            scxml_fold("In('off') && In('unknown')", &known),
+            Some(false)
+        );
+        assert_eq!(scxml_fold("In('on') || In('unknown')", &known), Some(true));
+        assert_eq!(scxml_fold("In('on') && In('unknown')", &known), None);
+        assert_eq!(scxml_fold("(true) && Var1", &known), None);
+        assert_eq!(scxml_fold("(true)", &known), Some(true));
+    }
+
+    #[test]
+    fn literals_become_json() {
+        assert_eq!(scxml_to_json("-2"), Ok(serde_json::json!(-2)));
+        assert_eq!(
+            scxml_to_json("{a: [1, 2.5, 'x'], 'b': null, c: true}"),
+            Ok(serde_json::json!({"a": [1, 2.5, "x"], "b": null, "c": true}))
+        );
+        assert!(scxml_to_json("Var1").is_err());
+        assert!(scxml_to_json("1 + 1").is_err());
+    }
 }

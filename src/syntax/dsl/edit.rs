@@ -125,8 +125,8 @@ impl<'t> DslEditor<'t> {
 }
 
 impl fix::Editor for DslEditor<'_> {
-    fn replace_duration(&self, span: Span, duration: &str) -> Edit {
-        Edit::new(span, duration)
+    fn replace_duration(&self, span: Span, duration: &str) -> Option<Edit> {
+        Some(Edit::new(span, duration))
     }
 
     fn declare_event(&self, event: &str) -> Option<Vec<Edit>> {

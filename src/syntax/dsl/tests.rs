@@ -876,6 +876,7 @@ mod printer {
             Allow {
                 reason: "on purpose".into(),
                 span: Span::default(),
+                within: Vec::new(),
             },
         );
         let mut h = state("h", StateKind::History(HistoryKind::Deep), Some(1), &[]);

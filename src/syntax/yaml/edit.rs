@@ -398,8 +398,8 @@ pub(crate) fn rename(text: &str, span: Span, name: &str) -> Edit {
 }
 
 impl fix::Editor for YamlEditor<'_> {
-    fn replace_duration(&self, span: Span, duration: &str) -> Edit {
-        rename(self.text, span, duration)
+    fn replace_duration(&self, span: Span, duration: &str) -> Option<Edit> {
+        Some(rename(self.text, span, duration))
     }
 
     fn declare_event(&self, name: &str) -> Option<Vec<Edit>> {

@@ -807,6 +807,7 @@ mod printing {
             Allow {
                 reason: "on purpose: refreshes count".into(),
                 span,
+                within: Vec::new(),
             },
         );
         states[5].entry = vec![

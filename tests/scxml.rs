@@ -1,0 +1,106 @@
+//! SCXML documents as they are written for real processors
+//! (`tests/scxml/*.scxml`: host variables in conditions, `<script>`,
+//! `<invoke>`, vendor namespaces), through the commands a user runs on
+//! them: `check`, `lint` and `import` read them as written, with notes for
+//! what became opaque; `import --strict` and `run` refuse them at each
+//! part the machine format cannot say.
+
+#[path = "support/run.rs"]
+mod run;
+
+use run::{Run, idemchart, manifest_dir};
+
+/// The exit code, standard output and standard error of one run.
+fn shown(run: &Run) -> String {
+    format!(
+        "exit: {:?}\n--- stdout\n{}--- stderr\n{}",
+        run.code, run.stdout, run.stderr
+    )
+}
+
+fn relative(path: &std::path::Path) -> String {
+    path.strip_prefix(manifest_dir())
+        .expect("the fixture lies in the crate")
+        .display()
+        .to_string()
+}
+
+#[test]
+fn check_reads_scxml_as_written_with_notes() {
+    insta::glob!("scxml/*.scxml", |path| {
+        let file = relative(path);
+        let run = idemchart(&["check", "--color", "never", &file]);
+        assert_eq!(run.code, Some(0), "{}", run.stderr);
+        assert!(run.stderr.contains("note[S011]"), "{}", run.stderr);
+        insta::assert_snapshot!(shown(&run));
+    });
+}
+
+#[test]
+fn lint_reports_the_opaque_parts_as_unknown() {
+    insta::glob!("scxml/*.scxml", |path| {
+        let file = relative(path);
+        let run = idemchart(&["lint", "--color", "never", &file]);
+        // Host actions and services are unknown, never safe: I005 warns.
+        assert!(run.stderr.contains("warning[I005]"), "{}", run.stderr);
+        insta::assert_snapshot!(shown(&run));
+    });
+}
+
+/// The imported machine loads as a machine file, and keeps the opaque
+/// parts as host guards, actions and services.
+#[test]
+fn import_converts_scxml_as_written() {
+    insta::glob!("scxml/*.scxml", |path| {
+        let file = relative(path);
+        let run = idemchart(&["import", &file]);
+        assert_eq!(run.code, Some(0), "{}", run.stderr);
+        if let Err(errors) = idemchart::syntax::parse(&run.stdout, idemchart::syntax::Syntax::Yaml)
+        {
+            panic!("the imported machine does not load: {errors:#?}");
+        }
+        insta::assert_snapshot!(shown(&run));
+    });
+}
+
+#[test]
+fn import_strict_and_run_refuse_what_has_no_counterpart() {
+    insta::glob!("scxml/*.scxml", |path| {
+        let file = relative(path);
+        let strict = idemchart(&["import", "--strict", &file]);
+        assert_eq!(strict.code, Some(1), "{}", strict.stderr);
+        assert_eq!(strict.stdout, "");
+        let run = idemchart(&["run", &file, "--events", "-"]);
+        assert_eq!(run.code, Some(1), "{}", run.stderr);
+        // `run` reports the strict import's errors, and no note.
+        assert_eq!(run.stderr, strict.stderr);
+        insta::assert_snapshot!(shown(&strict));
+    });
+}
+
+/// The order workflow's payment is an invocation whose `done.invoke.payment`
+/// handler reads the service's output, and whose failure is handled by the
+/// state's `error.execution` transitions.
+#[test]
+fn invoke_maps_onto_the_invocation_and_its_completion_handlers() {
+    let (machine, notes) = idemchart::import::load_scxml_as_written(
+        &std::fs::read_to_string(manifest_dir().join("tests/scxml/order-approval.scxml"))
+            .expect("fixture"),
+    );
+    let machine = machine.expect("the workflow loads as written");
+    assert!(notes.iter().all(|n| n.code == "S011"));
+    let charging = machine.find_path("charging").expect("charging");
+    let invocation = &machine.state(charging).invoke[0];
+    assert_eq!(invocation.id.text, "payment");
+    assert_eq!(invocation.src.text, "payments.charge");
+    let input: Vec<&str> = invocation.input.keys().map(String::as_str).collect();
+    assert_eq!(input, ["order", "amount"]);
+    assert_eq!(invocation.on_done.len(), 1);
+    assert_eq!(invocation.on_error.len(), 2);
+    let done = machine.transition(invocation.on_done[0]);
+    assert_eq!(
+        machine.state(done.targets[0].state).path,
+        "paid",
+        "done.invoke.payment goes where the document says"
+    );
+}
