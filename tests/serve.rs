@@ -612,18 +612,25 @@ async fn sigkill_under_load_then_restart_postgres() {
     stop_under_load_then_resend(&postgres_store("sigkill"), false).await;
 }
 
-/// Waits until `process` of `order` is in `state`.
-async fn wait_for(client: &reqwest::Client, server: &Server, process: &str, state: &str) {
-    let url = server.url(&format!("/machines/order/processes/{process}"));
+/// Waits until `process` (`machine/process`) is in `state`; its state then.
+async fn wait_for(
+    client: &reqwest::Client,
+    server: &Server,
+    process: &str,
+    state: &str,
+) -> serde_json::Value {
+    let (machine, process) = process.split_once('/').expect("machine/process");
+    let url = server.url(&format!("/machines/{machine}/processes/{process}"));
     let started = Instant::now();
     loop {
         let answer = get(client, &url).await.json();
         if answer["configuration"] == serde_json::json!([state]) {
-            return;
+            return answer;
         }
         assert!(
             started.elapsed() < Duration::from_secs(30),
-            "{process} never reached {state}: {answer}"
+            "{process} never reached {state}: {answer}\n{}",
+            server.log()
         );
         tokio::time::sleep(Duration::from_millis(20)).await;
     }
@@ -654,7 +661,7 @@ async fn timers_fire_once(stores: [&str; 2]) {
         assert!(answer.json()["configuration"] == serde_json::json!(["paid"]));
     }
     for n in 0..10 {
-        wait_for(&client, &servers[0], &format!("t{n}"), "closed").await;
+        wait_for(&client, &servers[0], &format!("order/t{n}"), "closed").await;
         assert_eq!(
             firings(&client, &servers[1], &format!("t{n}")).await.len(),
             1
@@ -876,29 +883,6 @@ async fn an_effect_that_times_out_after_doing_the_work_is_done_once() {
     assert_eq!(receiver.done.lock().unwrap().len(), 1);
 }
 
-/// Waits until `process` of `lookup` is in `state`; its state then.
-async fn wait_for_lookup(
-    client: &reqwest::Client,
-    server: &Server,
-    process: &str,
-    state: &str,
-) -> serde_json::Value {
-    let url = server.url(&format!("/machines/lookup/processes/{process}"));
-    let started = Instant::now();
-    loop {
-        let answer = get(client, &url).await.json();
-        if answer["configuration"] == serde_json::json!([state]) {
-            return answer;
-        }
-        assert!(
-            started.elapsed() < Duration::from_secs(30),
-            "{process} never reached {state}: {answer}\n{}",
-            server.log()
-        );
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
-}
-
 /// An invocation's endpoint answers 200 with JSON: the done event carries
 /// it as its output. Another answers 400: the error event carries the
 /// status and the body, and the row is not tried again.
@@ -913,7 +897,7 @@ async fn an_invocation_completes_with_the_endpoint_answer() {
     let url = server.url("/machines/lookup/processes/l1/events");
     let asked = post(&client, &url, ask, None).await;
     assert_eq!(asked.json()["configuration"], serde_json::json!(["asking"]));
-    let state = wait_for_lookup(&client, &server, "l1", "scored").await;
+    let state = wait_for(&client, &server, "lookup/l1", "scored").await;
     assert_eq!(state["context"]["score"], 42);
     let events = get(&client, &format!("{url}?limit=10")).await.json();
     let done = &events["events"][1];
@@ -928,7 +912,7 @@ async fn an_invocation_completes_with_the_endpoint_answer() {
     let server = Server::start(&store, &["--effects", &refusing]);
     let url = server.url("/machines/lookup/processes/l2/events");
     post(&client, &url, ask, None).await;
-    let state = wait_for_lookup(&client, &server, "l2", "refused").await;
+    let state = wait_for(&client, &server, "lookup/l2", "refused").await;
     assert_eq!(state["context"]["status"], 400);
     wait_for_metric(
         &client,
