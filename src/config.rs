@@ -66,6 +66,20 @@ pub struct LintInfo {
     pub reported_by_loading: bool,
 }
 
+/// What the configuration and the reports need to know of every lint.
+pub fn registry() -> Vec<LintInfo> {
+    crate::lint::Lint::ALL
+        .iter()
+        .map(|&lint| LintInfo {
+            code: lint.code(),
+            name: lint.name(),
+            default_severity: lint.default_severity(),
+            doc: lint.doc(),
+            reported_by_loading: lint.reported_by_loading(),
+        })
+        .collect()
+}
+
 /// The lint named by `text`, a code or a name, in any letter case.
 pub fn find_lint<'a>(registry: &'a [LintInfo], text: &str) -> Option<&'a LintInfo> {
     registry

@@ -186,8 +186,8 @@ fn place_of(machine: &Machine, span: Span) -> Option<Place> {
     best.map(|(_, place)| place)
 }
 
-/// What one action does, as a state's label lists it.
-fn action_summary(action: &Action) -> String {
+/// What one action does, as a state's label lists it (and a hover).
+pub(crate) fn action_summary(action: &Action) -> String {
     match action {
         Action::Assign { fields, .. } => {
             let names: Vec<&str> = fields.keys().map(String::as_str).collect();

@@ -357,7 +357,7 @@ fn new_load_error(
 /// The editor of a file in the syntax its name says, for the lints that
 /// attach fixes: they say what to change, the editor where and how. `None`
 /// when the name says no syntax or the text does not parse.
-pub(crate) fn editor(file: &SourceFile) -> Option<Box<dyn Editor + '_>> {
+pub fn editor(file: &SourceFile) -> Option<Box<dyn Editor + '_>> {
     let text = file.text.as_str();
     let path = Path::new(&file.path);
     if let Some(kind) = crate::import::xstate::SourceKind::of_path(path) {
@@ -422,12 +422,15 @@ impl Editor for Crlf<'_> {
     fn add_assign_field(&self, field: Span, name: &str, expr: &str) -> Option<Vec<Edit>> {
         Self::crlf(self.0.add_assign_field(field, name, expr))
     }
+    fn add_allow(&self, state: Option<Span>, lint: &str, reason: &str) -> Option<Vec<Edit>> {
+        Self::crlf(self.0.add_allow(state, lint, reason))
+    }
 }
 
 /// The edits a fix is made of, written in one syntax. Each anchor is a span
 /// the model keeps (a name, a key, a transition); `None` when the text is
 /// not shaped as the editor can change safely (an alias, a block scalar).
-pub(crate) trait Editor {
+pub trait Editor {
     /// Writes a duration over the one at `span`. Each method gives `None`
     /// where the file's syntax cannot say the change exactly.
     fn replace_duration(&self, span: Span, duration: &str) -> Option<Edit>;
@@ -446,6 +449,9 @@ pub(crate) trait Editor {
     fn add_guard(&self, transition: Span, test: &str) -> Option<Vec<Edit>>;
     /// Adds `name: expr` to the assign that holds the field at `field`.
     fn add_assign_field(&self, field: Span, name: &str, expr: &str) -> Option<Vec<Edit>>;
+    /// Allows the lint `lint` with `reason` on the state whose key is at
+    /// `state` (the machine's top level when `None`).
+    fn add_allow(&self, state: Option<Span>, lint: &str, reason: &str) -> Option<Vec<Edit>>;
 }
 
 /// Writes the suggested targets of the unknown-target fixes that lowering

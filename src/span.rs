@@ -86,6 +86,11 @@ impl SourceFile {
         (line + 1, column)
     }
 
+    /// The byte offset where each line starts, the first line's (0) first.
+    pub fn line_starts(&self) -> &[u32] {
+        &self.line_starts
+    }
+
     /// Byte offset of a 1-based line and column (in characters).
     pub fn offset(&self, line: usize, column: usize) -> u32 {
         let Some(&start) = self.line_starts.get(line.saturating_sub(1)) else {

@@ -12,9 +12,8 @@ use std::process::ExitCode;
 use clap::{ArgMatches, Args, ValueEnum};
 
 use idemchart::config::{
-    Config, Level, LintInfo, Setting, Target, find_lint, unknown_lint_message,
+    Config, Level, LintInfo, Setting, Target, find_lint, registry, unknown_lint_message,
 };
-use idemchart::lint::Lint;
 use idemchart::report::{self, FileReport, Summary};
 use idemchart::syntax;
 use idemchart::{Machine, SourceFile, fix};
@@ -77,20 +76,6 @@ enum LintFormat {
     Json,
     Sarif,
     Github,
-}
-
-/// What the configuration and the reports need to know of every lint.
-pub(crate) fn registry() -> Vec<LintInfo> {
-    Lint::ALL
-        .iter()
-        .map(|&lint| LintInfo {
-            code: lint.code(),
-            name: lint.name(),
-            default_severity: lint.default_severity(),
-            doc: lint.doc(),
-            reported_by_loading: lint.reported_by_loading(),
-        })
-        .collect()
 }
 
 /// Lints the machine files named by `args`; `matches` are the parsed lint

@@ -112,6 +112,9 @@ enum Command {
         #[arg(long)]
         snapshot_out: Option<PathBuf>,
     },
+    /// Serve the Language Server Protocol on standard input and output:
+    /// diagnostics as you type, quick fixes, hover, navigation, completion.
+    Lsp,
     #[command(flatten)]
     Durable(apply::DurableCommand),
     /// Serve the machines of a directory over HTTP: events applied exactly
@@ -180,6 +183,7 @@ pub fn main() -> ExitCode {
         } => import::import(&file, to, machine.as_deref(), strict),
         Command::Durable(command) => apply::run(command),
         Command::Serve(args) => serve::serve(args),
+        Command::Lsp => idemchart::lsp::run_stdio().map(|()| ExitCode::SUCCESS),
         Command::Schema => {
             println!("{}", idemchart::schema::MACHINE_SCHEMA.trim_end());
             Ok(ExitCode::SUCCESS)
@@ -406,7 +410,7 @@ pub(crate) fn project_config() -> Result<idemchart::config::Config, String> {
     let here =
         std::env::current_dir().map_err(|e| format!("cannot read the current directory: {e}"))?;
     match idemchart::config::Config::discover(&here) {
-        Some(path) => idemchart::config::Config::load(&path, &lint::registry()),
+        Some(path) => idemchart::config::Config::load(&path, &idemchart::config::registry()),
         None => Ok(idemchart::config::Config::defaults(here)),
     }
 }

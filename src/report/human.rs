@@ -41,24 +41,45 @@ fn render_with(
         .collect();
     // The renderer is given the lines the annotations are on, not the
     // whole file, which it would scan for every diagnostic: tens of
-    // thousands of findings in a large file took minutes that way.
-    let (window, first_line) = lines_of(
-        file,
-        std::iter::once(&primary).chain(labels.iter().map(|(range, _)| range)),
+    // thousands of findings in a large file took minutes that way. Places
+    // far apart (a cycle's transitions across a large file) are shown in
+    // snippets of their own, so that no snippet spans the file between.
+    let mut places: Vec<(&std::ops::Range<usize>, Option<&str>)> = vec![(&primary, None)];
+    places.extend(
+        labels
+            .iter()
+            .map(|(range, message)| (range, Some(*message))),
     );
-    let shift =
-        |range: &std::ops::Range<usize>| range.start - window.start..range.end - window.start;
-    let mut snippet = Snippet::source(&file.text[window.clone()])
-        .path(file.path.as_str())
-        .line_start(first_line);
-    snippet = snippet.annotation(AnnotationKind::Primary.span(shift(&primary)));
-    for (range, message) in &labels {
-        snippet = snippet.annotation(AnnotationKind::Context.span(shift(range)).label(*message));
+    places.sort_by_key(|(range, _)| range.start);
+    let mut clusters: Vec<Vec<(&std::ops::Range<usize>, Option<&str>)>> = Vec::new();
+    for place in places {
+        match clusters.last_mut() {
+            Some(cluster)
+                if line_of(file, place.0.start)
+                    <= line_of(file, cluster.iter().map(|(r, _)| r.end).max().unwrap_or(0))
+                        + SNIPPET_GAP =>
+            {
+                cluster.push(place)
+            }
+            _ => clusters.push(vec![place]),
+        }
     }
-    let mut group = level
-        .primary_title(title)
-        .id(diagnostic.code)
-        .element(snippet);
+    let mut group = Group::with_title(level.primary_title(title).id(diagnostic.code));
+    for cluster in clusters {
+        let (window, first_line) = lines_of(file, cluster.iter().map(|(range, _)| *range));
+        let shift =
+            |range: &std::ops::Range<usize>| range.start - window.start..range.end - window.start;
+        let mut snippet = Snippet::source(&file.text[window.clone()])
+            .path(file.path.as_str())
+            .line_start(first_line);
+        for (range, message) in cluster {
+            snippet = snippet.annotation(match message {
+                None => AnnotationKind::Primary.span(shift(range)),
+                Some(message) => AnnotationKind::Context.span(shift(range)).label(message),
+            });
+        }
+        group = group.element(snippet);
+    }
     if let Some(witness) = witness_line(diagnostic) {
         group = group.element(Level::NOTE.with_name("witness").message(witness));
     }
@@ -78,6 +99,15 @@ fn render_with(
         Renderer::plain()
     };
     renderer.render(&report)
+}
+
+/// How many lines may lie between two places of a diagnostic shown in one
+/// snippet; farther apart, each gets a snippet of its own.
+const SNIPPET_GAP: usize = 200;
+
+/// The 1-based line of a byte offset.
+fn line_of(file: &SourceFile, offset: usize) -> usize {
+    file.line_col(offset.min(file.text.len()) as u32).0
 }
 
 /// The whole lines that hold the ranges, as a byte range of the file, and
@@ -146,6 +176,27 @@ mod tests {
     #[test]
     fn human_output_shows_labels_witness_and_help() {
         insta::assert_snapshot!(human(&reports(), false));
+    }
+
+    #[test]
+    fn places_far_apart_get_snippets_of_their_own() {
+        let text: String = (1..=400).map(|i| format!("line {i}\n")).collect();
+        let file = SourceFile::new("big.yaml", text.clone());
+        let at = |needle: &str| {
+            let start = text.find(needle).unwrap();
+            crate::Span::new(start, start + needle.len())
+        };
+        let mut diagnostic = crate::diagnostic::LoadError::Syntax {
+            message: "far".into(),
+        }
+        .at(at("line 2\n"), []);
+        diagnostic.labels.push(crate::diagnostic::Label {
+            span: at("line 390"),
+            message: "and here".into(),
+        });
+        let shown = render(&diagnostic, &file, false);
+        assert!(shown.contains("::: big.yaml:390:1"), "{shown}");
+        assert!(shown.lines().count() < 20, "{shown}");
     }
 
     #[test]

@@ -8,7 +8,7 @@
 mod github;
 mod human;
 mod json;
-mod sarif;
+pub(crate) mod sarif;
 mod statistics;
 
 pub use github::{escape_data, escape_property, github};

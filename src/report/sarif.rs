@@ -444,7 +444,7 @@ fn limit(text: &str) -> String {
 /// A path as a URI reference: characters other than the unreserved ones and
 /// `/` are percent-encoded (a `:` would otherwise read as a scheme), and an
 /// absolute path becomes a `file://` URI.
-fn uri(path: &str) -> String {
+pub(crate) fn uri(path: &str) -> String {
     let mut out = String::new();
     if path.starts_with('/') {
         out.push_str("file://");

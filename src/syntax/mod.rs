@@ -63,10 +63,25 @@ pub fn load(file: &SourceFile) -> Result<Machine, Vec<Diagnostic>> {
 
 /// Parses and checks machine text in the given syntax.
 pub fn parse(text: &str, syntax: Syntax) -> Result<Machine, Vec<Diagnostic>> {
-    let doc = match syntax {
-        Syntax::Yaml => yaml::parse(text)?,
-        Syntax::Dsl => dsl::parse(text)?,
-    };
+    let doc = parse_tree(text, syntax)?;
+    lower_tree(doc, text, syntax)
+}
+
+/// Parses machine text into its document tree, names unresolved.
+pub fn parse_tree(text: &str, syntax: Syntax) -> Result<tree::MachineDoc, Vec<Diagnostic>> {
+    match syntax {
+        Syntax::Yaml => yaml::parse(text),
+        Syntax::Dsl => dsl::parse(text),
+    }
+}
+
+/// Lowers the tree parsed from `text` into the model, with the fixes of
+/// its errors written in the file's syntax.
+pub fn lower_tree(
+    doc: tree::MachineDoc,
+    text: &str,
+    syntax: Syntax,
+) -> Result<Machine, Vec<Diagnostic>> {
     lower::lower(doc).map_err(|mut errors| {
         crate::fix::spell_targets(&mut errors, text, syntax);
         errors

@@ -97,8 +97,8 @@ pub struct StateDoc {
 }
 
 impl StateDoc {
-    /// Every transition of the state: `on`, `always`, `after` and the
-    /// handlers of its invocations.
+    /// Every transition of the state as written: `on`, `always`, `after`
+    /// and the completion handlers of its invocations.
     pub fn transitions(&self) -> impl Iterator<Item = &TransitionDoc> {
         self.on.iter().chain(&self.always).chain(&self.after).chain(
             self.invoke

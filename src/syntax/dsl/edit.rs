@@ -13,7 +13,7 @@ use pest::iterators::Pair;
 use crate::fix::{self, Edit};
 use crate::span::Span;
 
-use super::format::{dotted, name, target};
+use super::format::{dotted, name, string, target};
 use super::{ChartParser, Rule, trimmed_len};
 
 /// A DSL file's parse tree.
@@ -260,6 +260,54 @@ impl fix::Editor for DslEditor<'_> {
         let line = format!("{} = {expr}", name(new));
         Some(vec![self.after(end(&last), indent, &line)])
     }
+
+    fn add_allow(&self, state: Option<Span>, lint: &str, reason: &str) -> Option<Vec<Edit>> {
+        let line = format!("allow {lint} {}", string(reason));
+        let Some(key) = state else {
+            // At the top level, before the first state, where the format
+            // writes the root's items.
+            let items = self.top_items();
+            let first_state = items.iter().find(|p| {
+                p.as_rule() == Rule::state_item
+                    && Pair::clone(p).into_inner().next().is_some_and(|i| {
+                        matches!(i.as_rule(), Rule::state_decl | Rule::history_decl)
+                    })
+            });
+            return Some(vec![match first_state {
+                Some(item) => self.before(item, &line),
+                None => self.top_level(&line, Rule::state_item, &[]),
+            }]);
+        };
+        let decl = find(&self.chart, &|p| {
+            matches!(p.as_rule(), Rule::state_decl | Rule::history_decl)
+                && child(p, Rule::name).is_some_and(|n| start(&n) == key.start as usize)
+        })?;
+        let indent = fix::indentation(self.text, start(&decl));
+        let Some(body) = child(&decl, Rule::state_body) else {
+            return Some(vec![Edit::insert(end(&decl), format!(" {{ {line} }}"))]);
+        };
+        let open = child(&body, Rule::open)?;
+        let items: Vec<Pair<Rule>> = body
+            .clone()
+            .into_inner()
+            .filter(|p| p.as_rule() == Rule::state_item)
+            .collect();
+        // After the state's own items, before its child states.
+        let own = items.iter().take_while(|p| {
+            Pair::clone(p)
+                .into_inner()
+                .next()
+                .is_some_and(|i| !matches!(i.as_rule(), Rule::state_decl | Rule::history_decl))
+        });
+        let inner = match items.first() {
+            Some(first) => fix::indentation(self.text, start(first)).to_string(),
+            None => format!("{indent}  "),
+        };
+        Some(vec![match own.last() {
+            Some(last) => self.after(end(last), &inner, &line),
+            None => self.after(end(&open), &inner, &line),
+        }])
+    }
 }
 
 #[cfg(test)]
@@ -281,6 +329,36 @@ mod tests {
         assert_eq!(
             edited(text, editor.declare_event("final.ok")),
             "machine m\n\nevent `final`.ok\n\n// the states\nstate s\n"
+        );
+    }
+
+    #[test]
+    fn adds_an_allow_after_the_states_own_items() {
+        let text = "machine m\ninitial s\nstate s {\n  on E -> t\n  state c\n}\nstate t\n";
+        let editor = DslEditor::new(text).unwrap();
+        assert_eq!(
+            edited(
+                text,
+                editor.add_allow(Some(span_of(text, "s {")), "x-y", "why")
+            ),
+            "machine m\ninitial s\nstate s {\n  on E -> t\n  allow x-y \"why\"\n  state c\n}\nstate t\n"
+        );
+        // A state without a body gets one; the top level gets the item
+        // before its first state.
+        assert_eq!(
+            edited(
+                text,
+                editor.add_allow(
+                    Some(Span::new(text.rfind('t').unwrap(), text.len() - 1)),
+                    "x-y",
+                    "why"
+                )
+            ),
+            "machine m\ninitial s\nstate s {\n  on E -> t\n  state c\n}\nstate t { allow x-y \"why\" }\n"
+        );
+        assert_eq!(
+            edited(text, editor.add_allow(None, "x-y", "why")),
+            "machine m\ninitial s\nallow x-y \"why\"\n\nstate s {\n  on E -> t\n  state c\n}\nstate t\n"
         );
     }
 

@@ -501,7 +501,7 @@ fn quoted(text: &str) -> String {
     format!("`{text}`")
 }
 
-fn string(text: &str) -> String {
+pub(super) fn string(text: &str) -> String {
     literal(ExprKind::String(text.to_string())).to_string()
 }
 

@@ -12,7 +12,7 @@ use crate::span::{SourceFile, Span};
 
 use super::format::scalar;
 use super::node::{self, Kind, Node};
-use super::{EVENT_KEYS, MACHINE_KEYS, ROOT_STATE_KEYS, TRANSITION_KEYS};
+use super::{EVENT_KEYS, MACHINE_KEYS, ROOT_STATE_KEYS, STATE_KEYS, TRANSITION_KEYS};
 
 /// A file's node tree, with what the edits need to know of its layout.
 pub(crate) struct YamlEditor<'t> {
@@ -43,6 +43,14 @@ impl Value {
             }
         }
     }
+}
+
+/// Whether the node's text may hold the offset `at`: a mapping or a
+/// sequence spans its children, so a search for a key or an item at `at`
+/// need not look inside the nodes that do not hold it (which keeps a fix's
+/// search from walking the whole file).
+fn holds(node: &Node, at: u32) -> bool {
+    node.span.start <= at && at <= node.span.end
 }
 
 /// Where to insert an entry: into a mapping, or under a key whose value was
@@ -185,14 +193,16 @@ impl<'t> YamlEditor<'t> {
                 Kind::Map(entries) => {
                     for (i, (key, value)) in entries.iter().enumerate() {
                         path.push((node, i));
-                        if key.span.start == at || search(value, at, path) {
+                        if key.span.start == at || (holds(value, at) && search(value, at, path)) {
                             return true;
                         }
                         path.pop();
                     }
                     false
                 }
-                Kind::Seq(items) => items.iter().any(|item| search(item, at, path)),
+                Kind::Seq(items) => items
+                    .iter()
+                    .any(|item| holds(item, at) && search(item, at, path)),
                 Kind::Scalar(_) => false,
             }
         }
@@ -205,18 +215,23 @@ impl<'t> YamlEditor<'t> {
     fn transition_map(&self, at: u32) -> Option<&Node> {
         fn search(node: &Node, at: u32) -> Option<&Node> {
             match &node.kind {
-                Kind::Seq(items) => items.iter().find_map(|item| {
-                    if item.span.start == at && matches!(item.kind, Kind::Map(_)) {
-                        Some(item)
-                    } else {
-                        search(item, at)
-                    }
-                }),
+                Kind::Seq(items) => items
+                    .iter()
+                    .filter(|item| holds(item, at))
+                    .find_map(|item| {
+                        if item.span.start == at && matches!(item.kind, Kind::Map(_)) {
+                            Some(item)
+                        } else {
+                            search(item, at)
+                        }
+                    }),
                 Kind::Map(entries) => entries.iter().find_map(|(key, value)| {
                     if key.span.start == at && matches!(value.kind, Kind::Map(_)) {
                         Some(value)
-                    } else {
+                    } else if holds(value, at) {
                         search(value, at)
+                    } else {
+                        None
                     }
                 }),
                 Kind::Scalar(_) => None,
@@ -478,6 +493,39 @@ impl fix::Editor for YamlEditor<'_> {
             value,
         )?])
     }
+
+    fn add_allow(&self, state: Option<Span>, lint: &str, reason: &str) -> Option<Vec<Edit>> {
+        let (map, order): (&Node, &[&str]) = match state {
+            None => (self.root_map()?, &ROOT_STATE_KEYS),
+            Some(key) => {
+                let path = self.path_to_key(key.start)?;
+                let &(states, i) = path.last()?;
+                let Kind::Map(entries) = &states.kind else {
+                    return None;
+                };
+                let (key, value) = &entries[i];
+                let entry = Value::Map(vec![(scalar(lint), Value::Text(quoted(reason)))]);
+                if value.is_null() {
+                    return Some(vec![self.insert(
+                        Place::Empty(key),
+                        None,
+                        "allow",
+                        entry,
+                    )?]);
+                }
+                (value, &STATE_KEYS)
+            }
+        };
+        let reason = Value::Text(quoted(reason));
+        let edit = match Self::entry(map, "allow") {
+            Some(i) => self.insert_under(map, i, &scalar(lint), reason)?,
+            None => {
+                let entry = Value::Map(vec![(scalar(lint), reason)]);
+                self.insert_ordered(map, "allow", entry, order)?
+            }
+        };
+        Some(vec![edit])
+    }
 }
 
 /// The keys of a machine file's top level, in the order the format prints
@@ -526,6 +574,43 @@ mod tests {
         assert_eq!(
             edited(text, editor.declare_event("B")),
             "machine: m\nevents:\n  B: {}\ninitial: s\n"
+        );
+    }
+
+    #[test]
+    fn adds_an_allow_to_the_state_its_section_or_the_top_level() {
+        let text = "machine: m\nstates:\n  s:\n    on: { E: t }\n  t: {}\n  u:\n";
+        let editor = YamlEditor::new(text).unwrap();
+        let key = |name: &str| {
+            let at = text.find(&format!("\n  {name}:")).unwrap() + 3;
+            Span::new(at, at + name.len())
+        };
+        assert_eq!(
+            edited(text, editor.add_allow(Some(key("s")), "x-y", "why")),
+            "machine: m\nstates:\n  s:\n    on: { E: t }\n    allow:\n      x-y: \"why\"\n  t: {}\n  u:\n"
+        );
+        // A state written `{}` in flow style, and one left empty.
+        assert_eq!(
+            edited(text, editor.add_allow(Some(key("t")), "x-y", "why")),
+            "machine: m\nstates:\n  s:\n    on: { E: t }\n  t: { allow: { x-y: \"why\" } }\n  u:\n"
+        );
+        assert_eq!(
+            edited(text, editor.add_allow(Some(key("u")), "x-y", "why")),
+            "machine: m\nstates:\n  s:\n    on: { E: t }\n  t: {}\n  u:\n    allow:\n      x-y: \"why\"\n"
+        );
+        // The top level, last as the format prints it; an existing
+        // section grows.
+        let text = "machine: m\nstates:\n  s: {}\n";
+        let editor = YamlEditor::new(text).unwrap();
+        assert_eq!(
+            edited(text, editor.add_allow(None, "x-y", "why")),
+            "machine: m\nstates:\n  s: {}\nallow:\n  x-y: \"why\"\n"
+        );
+        let text = "s:\n  allow:\n    a: \"x\"\n  on: {}\n";
+        let editor = YamlEditor::new(text).unwrap();
+        assert_eq!(
+            edited(text, editor.add_allow(Some(span_of(text, "s:")), "b", "y")),
+            "s:\n  allow:\n    a: \"x\"\n    b: \"y\"\n  on: {}\n"
         );
     }
 

@@ -1,0 +1,343 @@
+//! Between our types (byte offsets, spans, edits, diagnostics) and the
+//! protocol's: the one place that knows `lsp-types`, apart from the loop.
+//!
+//! A protocol position is a line and a character offset in that line, in
+//! the units the client and the server agreed on: UTF-8 bytes when the
+//! client offers them, else UTF-16 code units (the protocol's default).
+
+use std::path::{Path, PathBuf};
+
+use lsp_types as lsp;
+
+use crate::diagnostic::{Diagnostic, Severity};
+use crate::fix::Edit;
+use crate::span::{SourceFile, Span};
+
+/// The units of the character offset of a position.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum PositionEncoding {
+    Utf8,
+    Utf16,
+}
+
+impl PositionEncoding {
+    /// UTF-8 when the client offers it (no conversion at all), else UTF-16,
+    /// which every client understands.
+    pub(super) fn negotiate(capabilities: &lsp::ClientCapabilities) -> PositionEncoding {
+        let offered = capabilities
+            .general
+            .as_ref()
+            .and_then(|g| g.position_encodings.as_ref());
+        match offered {
+            Some(kinds) if kinds.contains(&lsp::PositionEncodingKind::UTF8) => {
+                PositionEncoding::Utf8
+            }
+            _ => PositionEncoding::Utf16,
+        }
+    }
+
+    pub(super) fn kind(self) -> lsp::PositionEncodingKind {
+        match self {
+            PositionEncoding::Utf8 => lsp::PositionEncodingKind::UTF8,
+            PositionEncoding::Utf16 => lsp::PositionEncodingKind::UTF16,
+        }
+    }
+
+    /// The length of `text` in these units.
+    fn len(self, text: &str) -> usize {
+        match self {
+            PositionEncoding::Utf8 => text.len(),
+            PositionEncoding::Utf16 => text.encode_utf16().count(),
+        }
+    }
+}
+
+/// The position of byte `offset` of `file`.
+pub(super) fn position(
+    file: &SourceFile,
+    offset: u32,
+    encoding: PositionEncoding,
+) -> lsp::Position {
+    let offset = offset.min(file.text.len() as u32);
+    let starts = file.line_starts();
+    let line = starts.partition_point(|&s| s <= offset) - 1;
+    let start = starts[line] as usize;
+    let mut end = offset as usize;
+    while !file.text.is_char_boundary(end) {
+        end -= 1;
+    }
+    lsp::Position {
+        line: line as u32,
+        character: encoding.len(&file.text[start..end]) as u32,
+    }
+}
+
+/// The byte offset of `position` in `text` (whose line starts are
+/// `starts`): a character past the end of its line means the line's end,
+/// a line past the last means the end of the text, and an offset inside a
+/// character (half of a UTF-16 pair) the character's start.
+fn offset_in(
+    text: &str,
+    starts: &[u32],
+    position: lsp::Position,
+    encoding: PositionEncoding,
+) -> usize {
+    let Some(&start) = starts.get(position.line as usize) else {
+        return text.len();
+    };
+    let start = start as usize;
+    let line_end = starts
+        .get(position.line as usize + 1)
+        .map(|&s| s as usize - 1)
+        .unwrap_or(text.len());
+    let line = &text[start..line_end];
+    let wanted = position.character as usize;
+    let mut units = 0;
+    for (i, c) in line.char_indices() {
+        let width = match encoding {
+            PositionEncoding::Utf8 => c.len_utf8(),
+            PositionEncoding::Utf16 => c.len_utf16(),
+        };
+        if units + width > wanted {
+            return start + i;
+        }
+        units += width;
+    }
+    // A `\r` before the `\n` belongs to the line ending, not to the line.
+    start + line.strip_suffix('\r').map_or(line.len(), str::len)
+}
+
+/// The byte offset of `position` in `file`.
+pub(super) fn offset(
+    file: &SourceFile,
+    position: lsp::Position,
+    encoding: PositionEncoding,
+) -> u32 {
+    offset_in(&file.text, file.line_starts(), position, encoding) as u32
+}
+
+pub(super) fn range(file: &SourceFile, span: Span, encoding: PositionEncoding) -> lsp::Range {
+    lsp::Range {
+        start: position(file, span.start, encoding),
+        end: position(file, span.end, encoding),
+    }
+}
+
+pub(super) fn span(file: &SourceFile, range: lsp::Range, encoding: PositionEncoding) -> Span {
+    Span::new(
+        offset(file, range.start, encoding) as usize,
+        offset(file, range.end, encoding) as usize,
+    )
+}
+
+/// Applies one change of `textDocument/didChange` to `text`: the whole new
+/// text, or a range replaced (incremental sync).
+pub(super) fn apply_change(
+    text: &mut String,
+    change: lsp::TextDocumentContentChangeEvent,
+    encoding: PositionEncoding,
+) {
+    match change.range {
+        None => *text = change.text,
+        Some(range) => {
+            let mut starts = vec![0u32];
+            starts.extend(text.match_indices('\n').map(|(i, _)| i as u32 + 1));
+            let start = offset_in(text, &starts, range.start, encoding);
+            let end = offset_in(text, &starts, range.end, encoding).max(start);
+            text.replace_range(start..end, &change.text);
+        }
+    }
+}
+
+pub(super) fn text_edits(
+    file: &SourceFile,
+    edits: &[Edit],
+    encoding: PositionEncoding,
+) -> Vec<lsp::TextEdit> {
+    edits
+        .iter()
+        .map(|edit| lsp::TextEdit {
+            range: range(file, edit.span, encoding),
+            new_text: edit.replacement.clone(),
+        })
+        .collect()
+}
+
+/// A workspace edit of one document.
+// lsp-types keys the changes by `Uri`, whose parsed form clippy takes for
+// interior mutability; nothing mutates it.
+#[allow(clippy::mutable_key_type)]
+pub(super) fn workspace_edit(
+    uri: &lsp::Uri,
+    file: &SourceFile,
+    edits: &[Edit],
+    encoding: PositionEncoding,
+) -> lsp::WorkspaceEdit {
+    let mut changes = std::collections::HashMap::new();
+    changes.insert(uri.clone(), text_edits(file, edits, encoding));
+    lsp::WorkspaceEdit {
+        changes: Some(changes),
+        ..Default::default()
+    }
+}
+
+/// Where the documentation of the lint `code` named `name` is: the
+/// template of the client's `lintDocs` option (`{code}` and `{name}`
+/// replaced), else the page the server wrote for it.
+pub(super) fn lint_docs(template: Option<&str>, code: &str, name: &str) -> Option<lsp::Uri> {
+    let text = match template {
+        Some(template) => template.replace("{code}", code).replace("{name}", name),
+        None => {
+            let page = super::server::lint_page(code)?;
+            uri_of(&page)?.as_str().to_string()
+        }
+    };
+    text.parse().ok()
+}
+
+/// The protocol's diagnostic for ours: the code linked to its lint's
+/// documentation, the witness and the help in the message, the labels as
+/// related information.
+pub(super) fn diagnostic(
+    uri: &lsp::Uri,
+    file: &SourceFile,
+    diagnostic: &Diagnostic,
+    encoding: PositionEncoding,
+    docs: Option<&str>,
+) -> lsp::Diagnostic {
+    let mut message = diagnostic.message.clone();
+    if let Some(witness) = crate::report::witness_line(diagnostic) {
+        message.push_str(&format!("\nwitness: {witness}"));
+    }
+    if let Some(help) = &diagnostic.help {
+        message.push_str(&format!("\nhelp: {help}"));
+    }
+    let related: Vec<lsp::DiagnosticRelatedInformation> = diagnostic
+        .labels
+        .iter()
+        .map(|label| lsp::DiagnosticRelatedInformation {
+            location: lsp::Location {
+                uri: uri.clone(),
+                range: range(file, label.span, encoding),
+            },
+            message: label.message.clone(),
+        })
+        .collect();
+    lsp::Diagnostic {
+        range: range(file, diagnostic.span, encoding),
+        severity: Some(match diagnostic.severity {
+            Severity::Error => lsp::DiagnosticSeverity::ERROR,
+            Severity::Warning => lsp::DiagnosticSeverity::WARNING,
+            Severity::Note => lsp::DiagnosticSeverity::INFORMATION,
+        }),
+        code: Some(lsp::NumberOrString::String(diagnostic.code.to_string())),
+        code_description: lint_docs(docs, diagnostic.code, diagnostic.name)
+            .map(|href| lsp::CodeDescription { href }),
+        source: Some("idemchart".to_string()),
+        message,
+        related_information: (!related.is_empty()).then_some(related),
+        tags: None,
+        data: None,
+    }
+}
+
+/// The local path of a `file:` URI, percent-escapes decoded.
+pub(super) fn path_of(uri: &lsp::Uri) -> Option<PathBuf> {
+    let text = uri.as_str();
+    let rest = text.strip_prefix("file://")?;
+    // `file:///path` on Unix; a host part other than empty or localhost is
+    // not a local file.
+    let rest = rest.strip_prefix("localhost").unwrap_or(rest);
+    if !rest.starts_with('/') {
+        return None;
+    }
+    let bytes = rest.as_bytes();
+    let mut decoded = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        if bytes[i] == b'%'
+            && let Some(byte) = rest
+                .get(i + 1..i + 3)
+                .and_then(|hex| u8::from_str_radix(hex, 16).ok())
+        {
+            decoded.push(byte);
+            i += 3;
+            continue;
+        }
+        decoded.push(bytes[i]);
+        i += 1;
+    }
+    let path = String::from_utf8(decoded).ok()?;
+    // Windows paths come as `/C:/...`.
+    let path = match path.as_bytes() {
+        [b'/', drive, b':', ..] if drive.is_ascii_alphabetic() && cfg!(windows) => {
+            path[1..].to_string()
+        }
+        _ => path,
+    };
+    Some(PathBuf::from(path))
+}
+
+/// The `file:` URI of an absolute path, escaped as SARIF reports write it.
+pub(super) fn uri_of(path: &Path) -> Option<lsp::Uri> {
+    let text = path.to_str()?;
+    if !text.starts_with('/') {
+        return None;
+    }
+    crate::report::sarif::uri(text).parse().ok()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn at(line: u32, character: u32) -> lsp::Position {
+        lsp::Position { line, character }
+    }
+
+    #[test]
+    fn columns_count_bytes_or_utf16_units() {
+        // `ñ` is 2 bytes and 1 UTF-16 unit; `😀` is 4 bytes and 2 units;
+        // `中` 3 bytes and 1 unit.
+        let file = SourceFile::new("m.yaml", "a: señal\n# 中文 😀 x\n");
+        let x = file.text.find('x').unwrap() as u32;
+        assert_eq!(position(&file, x, PositionEncoding::Utf8), at(1, 14));
+        assert_eq!(position(&file, x, PositionEncoding::Utf16), at(1, 8));
+        for encoding in [PositionEncoding::Utf8, PositionEncoding::Utf16] {
+            for (at, _) in file.text.char_indices() {
+                let p = position(&file, at as u32, encoding);
+                assert_eq!(offset(&file, p, encoding), at as u32, "{encoding:?} {p:?}");
+            }
+        }
+        // Past the end of a line is the line's end; past the last line, the end.
+        assert_eq!(offset(&file, at(0, 99), PositionEncoding::Utf16), 9);
+        assert_eq!(
+            offset(&file, at(9, 0), PositionEncoding::Utf16),
+            file.text.len() as u32
+        );
+    }
+
+    #[test]
+    fn incremental_changes_replace_their_range() {
+        let mut text = "estado: señal\nx: 1\n".to_string();
+        let change = lsp::TextDocumentContentChangeEvent {
+            range: Some(lsp::Range {
+                start: at(0, 11),
+                end: at(0, 13),
+            }),
+            range_length: None,
+            text: "es".into(),
+        };
+        apply_change(&mut text, change, PositionEncoding::Utf16);
+        assert_eq!(text, "estado: señes\nx: 1\n");
+    }
+
+    #[test]
+    fn file_uris_round_trip() {
+        let path = Path::new("/tmp/a b/señal#1.yaml");
+        let uri = uri_of(path).unwrap();
+        assert_eq!(uri.as_str(), "file:///tmp/a%20b/se%C3%B1al%231.yaml");
+        assert_eq!(path_of(&uri).unwrap(), path);
+        assert_eq!(path_of(&"untitled:1".parse().unwrap()), None);
+    }
+}

@@ -1,0 +1,184 @@
+//! The language server (`idemchart lsp`) and the editor features under it.
+//!
+//! The features compute on our own types: an [`Analysis`] of one document's
+//! text, byte offsets in, [`Span`]s and [`Edit`]s out, so they are usable
+//! and testable without a client. Only `convert` (positions in UTF-8 or
+//! UTF-16, diagnostics, edits) and `server` (the main loop and its
+//! scheduling) know the protocol's types.
+//!
+//! Diagnostics are the CLI's: the same loading, the same lints with their
+//! fixes, the same levels and suppressions of `idemchart.toml`.
+
+mod code_actions;
+mod completion;
+mod convert;
+mod hover;
+mod navigation;
+mod server;
+mod symbols;
+
+use std::path::{Path, PathBuf};
+
+use crate::config::Config;
+use crate::diagnostic::{Diagnostic, LoadError};
+use crate::model::Machine;
+use crate::span::{SourceFile, Span};
+use crate::syntax::{self, Syntax, tree::MachineDoc};
+
+pub use code_actions::{CodeAction, allow_here, code_actions, fix_all};
+pub use completion::{Completion, CompletionKind, complete};
+pub use convert::PositionEncoding;
+pub use hover::hover;
+pub use navigation::{DocumentSymbol, SymbolKind, definition, references, rename, symbols};
+pub use server::{Options, run, run_stdio};
+pub use symbols::{Occurrence, Symbol};
+
+/// What kind of source a document is, which decides the features it has.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Kind {
+    /// One of our own syntaxes: every feature.
+    Machine(Syntax),
+    /// An SCXML document: diagnostics, hover and navigation (its names are
+    /// the model's), no edits.
+    Scxml,
+    /// An XState source: diagnostics only.
+    Xstate,
+}
+
+impl Kind {
+    /// The kind a file's name says, if the server reads it.
+    pub fn of_path(path: &Path) -> Option<Kind> {
+        if let Some(syntax) = Syntax::of_path(path) {
+            return Some(Kind::Machine(syntax));
+        }
+        if path.extension().is_some_and(|e| e == "scxml") {
+            return Some(Kind::Scxml);
+        }
+        crate::import::xstate::SourceKind::of_path(path).map(|_| Kind::Xstate)
+    }
+}
+
+/// One document as the features see it: its text, its tree and model where
+/// they could be built, and its diagnostics.
+#[derive(Clone, Debug)]
+pub struct Analysis {
+    pub kind: Kind,
+    pub file: SourceFile,
+    /// The document tree, when the text parses (names unresolved).
+    pub doc: Option<MachineDoc>,
+    /// The model, when the machine loads.
+    pub machine: Option<Machine>,
+    /// The load errors of a file that does not load, else its findings at
+    /// their configured levels (the allowed ones left out), with fixes.
+    pub diagnostics: Vec<Diagnostic>,
+}
+
+/// Analyses the text of the document at `path` with the levels of
+/// `config`: what `idemchart lint` reports for the file, on this text.
+pub fn analyze(path: &Path, text: String, kind: Kind, config: &Config) -> Analysis {
+    let file = SourceFile::new(path.display().to_string(), text);
+    let options = crate::lint::Options::default();
+    // Editors start the server on every YAML file; one without a top-level
+    // `machine:` key is some other YAML (a CI workflow, a compose file),
+    // about which the server has nothing to say.
+    if kind == Kind::Machine(Syntax::Yaml) && !file.text.lines().any(|l| l.starts_with("machine:"))
+    {
+        return Analysis {
+            kind,
+            file,
+            doc: None,
+            machine: None,
+            diagnostics: Vec::new(),
+        };
+    }
+    let (doc, loaded) = match kind {
+        Kind::Machine(syntax) => match syntax::parse_tree(&file.text, syntax) {
+            Ok(doc) => {
+                let loaded = syntax::lower_tree(doc.clone(), &file.text, syntax);
+                (Some(doc), loaded)
+            }
+            Err(errors) => (None, Err(errors)),
+        },
+        Kind::Scxml => match crate::import::scxml::import(&file.text) {
+            Ok(doc) => (Some(doc.clone()), syntax::lower(doc)),
+            Err(errors) => (None, Err(errors)),
+        },
+        Kind::Xstate => {
+            let diagnostics = xstate_diagnostics(&file, config, &options);
+            return Analysis {
+                kind,
+                file,
+                doc: None,
+                machine: None,
+                diagnostics,
+            };
+        }
+    };
+    let (machine, diagnostics) = match loaded {
+        Ok(machine) => {
+            let findings = match kind {
+                Kind::Machine(_) => crate::lint::lint_source(&machine, &file, &options),
+                _ => crate::lint::lint_with(&machine, &options),
+            };
+            let diagnostics = config.apply(path, findings);
+            (Some(machine), diagnostics)
+        }
+        Err(errors) => (None, errors),
+    };
+    Analysis {
+        kind,
+        file,
+        doc,
+        machine,
+        diagnostics,
+    }
+}
+
+/// The diagnostics of an XState source that fall in the file itself (a
+/// machine spread over modules reports in each of them; only this one is
+/// open here).
+fn xstate_diagnostics(
+    file: &SourceFile,
+    config: &Config,
+    options: &crate::lint::Options,
+) -> Vec<Diagnostic> {
+    let loaded = crate::import::xstate::load(file.clone(), &config.xstate);
+    let mut diagnostics = loaded.errors;
+    if loaded.machines.is_empty() && diagnostics.is_empty() && loaded.is_machine_file {
+        diagnostics.push(
+            LoadError::InvalidValue {
+                message: "the file holds no machine".into(),
+            }
+            .at(Span::default(), []),
+        );
+    }
+    for machine in loaded.machines {
+        diagnostics.extend(machine.notes);
+        match machine.machine {
+            Ok(machine) => diagnostics.extend(crate::lint::lint_with(&machine, options)),
+            Err(errors) => diagnostics.extend(errors),
+        }
+    }
+    loaded
+        .sources
+        .split(diagnostics)
+        .into_iter()
+        .find(|(f, _)| f.path == file.path)
+        .map(|(f, found)| config.apply(Path::new(&f.path), found))
+        .unwrap_or_default()
+}
+
+/// The configuration that governs the file at `path`: the nearest
+/// `idemchart.toml` in its directory or above, else the defaults; a file
+/// that does not parse is an error with its message.
+pub fn config_for(path: &Path) -> Result<Config, String> {
+    let registry = crate::config::registry();
+    let dir = path
+        .parent()
+        .map(Path::to_path_buf)
+        .unwrap_or_else(|| PathBuf::from("."));
+    match Config::discover(&dir) {
+        Some(found) => Config::load(&dir.join(found), &registry),
+        None => Ok(Config::defaults(dir)),
+    }
+}

@@ -1,0 +1,821 @@
+//! The main loop: messages in, analyses scheduled, answers out.
+//!
+//! The loop is synchronous (rust-analyzer's and ruff's pattern): one thread
+//! reads the client's messages and never waits for a lint. An edit changes
+//! the document's text at once and schedules its analysis after a short
+//! debounce; the analysis runs on one of a few worker threads, at most one
+//! per document at a time, and its result is kept only if no newer edit
+//! came meanwhile (a newer edit cancels the old run: a queued one is
+//! skipped, a running one ends unheard). Requests about
+//! a document (hover, completion, pulled diagnostics, ...) wait for the
+//! analysis of its current text, which they start without debounce, so
+//! every position they read and write is in that text.
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, OnceLock};
+use std::time::{Duration, Instant};
+
+use crossbeam_channel::{Receiver, Sender, select};
+use lsp_server::{Connection, ErrorCode, Message, Notification, Request, RequestId, Response};
+use lsp_types as lsp;
+use serde_json::Value;
+
+use crate::config::Config;
+
+use super::convert::{self, PositionEncoding};
+use super::{Analysis, Kind};
+
+/// How the server schedules its work.
+#[derive(Clone, Debug)]
+pub struct Options {
+    /// How long after the last edit of a document its analysis starts.
+    pub debounce: Duration,
+}
+
+impl Default for Options {
+    fn default() -> Options {
+        Options {
+            debounce: Duration::from_millis(20),
+        }
+    }
+}
+
+/// Serves the protocol on standard input and output until the client
+/// shuts the server down.
+pub fn run_stdio() -> Result<(), String> {
+    let (connection, io) = Connection::stdio();
+    run(connection, Options::default())?;
+    io.join().map_err(|e| format!("the connection failed: {e}"))
+}
+
+/// Serves the protocol on `connection` (standard I/O, or an in-memory pair
+/// in tests): the initialize handshake, then the main loop until shutdown.
+pub fn run(connection: Connection, options: Options) -> Result<(), String> {
+    let (id, params) = connection
+        .initialize_start()
+        .map_err(|e| format!("no initialize request: {e}"))?;
+    let params: lsp::InitializeParams =
+        serde_json::from_value(params).map_err(|e| format!("a bad initialize request: {e}"))?;
+    let encoding = PositionEncoding::negotiate(&params.capabilities);
+    let pull = params
+        .capabilities
+        .text_document
+        .as_ref()
+        .is_some_and(|t| t.diagnostic.is_some());
+    let result = lsp::InitializeResult {
+        capabilities: capabilities(encoding, pull),
+        server_info: Some(lsp::ServerInfo {
+            name: "idemchart".into(),
+            version: Some(env!("CARGO_PKG_VERSION").into()),
+        }),
+    };
+    let result = serde_json::to_value(result).map_err(|e| e.to_string())?;
+    connection
+        .initialize_finish(id, result)
+        .map_err(|e| format!("the initialize handshake failed: {e}"))?;
+    let lint_docs = params
+        .initialization_options
+        .as_ref()
+        .and_then(|o| o.get("lintDocs"))
+        .and_then(Value::as_str)
+        .map(str::to_string);
+    let (done_tx, done_rx) = crossbeam_channel::unbounded();
+    let (jobs, jobs_rx) = crossbeam_channel::unbounded();
+    let workers = std::thread::available_parallelism().map_or(2, |n| n.get().min(4));
+    for _ in 0..workers {
+        let (jobs_rx, done_tx) = (jobs_rx.clone(), done_tx.clone());
+        std::thread::spawn(move || worker(jobs_rx, done_tx));
+    }
+    let mut server = Server {
+        sender: connection.sender.clone(),
+        encoding,
+        pull,
+        refresh: params
+            .capabilities
+            .workspace
+            .as_ref()
+            .and_then(|w| w.diagnostic.as_ref())
+            .and_then(|d| d.refresh_support)
+            .unwrap_or(false),
+        lint_docs,
+        options,
+        documents: HashMap::new(),
+        configs: HashMap::new(),
+        jobs,
+        next_request: 0,
+    };
+    server.watch_config(&params.capabilities);
+    server.main_loop(&connection, &done_rx)
+}
+
+fn capabilities(encoding: PositionEncoding, pull: bool) -> lsp::ServerCapabilities {
+    lsp::ServerCapabilities {
+        position_encoding: Some(encoding.kind()),
+        text_document_sync: Some(lsp::TextDocumentSyncCapability::Options(
+            lsp::TextDocumentSyncOptions {
+                open_close: Some(true),
+                change: Some(lsp::TextDocumentSyncKind::INCREMENTAL),
+                save: Some(lsp::TextDocumentSyncSaveOptions::Supported(true)),
+                ..Default::default()
+            },
+        )),
+        hover_provider: Some(lsp::HoverProviderCapability::Simple(true)),
+        definition_provider: Some(lsp::OneOf::Left(true)),
+        references_provider: Some(lsp::OneOf::Left(true)),
+        document_symbol_provider: Some(lsp::OneOf::Left(true)),
+        rename_provider: Some(lsp::OneOf::Left(true)),
+        completion_provider: Some(lsp::CompletionOptions {
+            trigger_characters: Some(vec![".".into(), "#".into(), " ".into()]),
+            ..Default::default()
+        }),
+        code_action_provider: Some(lsp::CodeActionProviderCapability::Options(
+            lsp::CodeActionOptions {
+                code_action_kinds: Some(vec![lsp::CodeActionKind::QUICKFIX, fix_all_kind()]),
+                ..Default::default()
+            },
+        )),
+        diagnostic_provider: pull.then(|| {
+            lsp::DiagnosticServerCapabilities::Options(lsp::DiagnosticOptions {
+                identifier: Some("idemchart".into()),
+                inter_file_dependencies: false,
+                workspace_diagnostics: false,
+                work_done_progress_options: Default::default(),
+            })
+        }),
+        ..Default::default()
+    }
+}
+
+fn fix_all_kind() -> lsp::CodeActionKind {
+    lsp::CodeActionKind::new("source.fixAll.idemchart")
+}
+
+/// A request that waits for the analysis of its document's current text.
+struct Waiting {
+    id: RequestId,
+    method: String,
+    params: Value,
+}
+
+/// One open document.
+struct Document {
+    uri: lsp::Uri,
+    path: PathBuf,
+    kind: Kind,
+    text: String,
+    /// Bumped by every change; an analysis is of one generation.
+    generation: u64,
+    /// `generation`, shared with the workers.
+    latest: Arc<AtomicU64>,
+    /// The analysis of the current text, once it is done.
+    analysis: Option<Arc<Analysis>>,
+    /// The last analysis whose text parsed, for completion in text that
+    /// does not.
+    last_parsed: Option<Arc<Analysis>>,
+    /// When the analysis of the current text is to start.
+    due: Option<Instant>,
+    /// Whether an analysis (of this or an older generation) is running.
+    running: bool,
+    waiting: Vec<Waiting>,
+}
+
+/// An analysis that finished on a worker; `None` when the worker skipped
+/// it because a newer edit came before it started.
+struct Done {
+    uri: lsp::Uri,
+    generation: u64,
+    analysis: Option<Analysis>,
+}
+
+/// An analysis to run: the text of one generation of a document.
+struct Job {
+    uri: lsp::Uri,
+    generation: u64,
+    /// The document's newest generation, which the main loop bumps on every
+    /// edit: a job older than it when a worker takes it is skipped.
+    latest: Arc<AtomicU64>,
+    path: PathBuf,
+    kind: Kind,
+    text: String,
+    config: Arc<Config>,
+}
+
+/// Runs jobs until the server ends. A few long-lived workers rather than a
+/// thread per run: the allocator keeps what each thread used, which a
+/// thread per edit multiplies.
+fn worker(jobs: Receiver<Job>, done: Sender<Done>) {
+    for job in jobs {
+        let analysis = (job.latest.load(Ordering::Acquire) == job.generation).then(|| {
+            let run = || super::analyze(&job.path, job.text.clone(), job.kind, &job.config);
+            std::panic::catch_unwind(std::panic::AssertUnwindSafe(run)).unwrap_or_else(|panic| {
+                let what = panic
+                    .downcast_ref::<&str>()
+                    .map(|s| s.to_string())
+                    .or_else(|| panic.downcast_ref::<String>().cloned())
+                    .unwrap_or_default();
+                internal_error(&job, &what)
+            })
+        });
+        let finished = Done {
+            uri: job.uri,
+            generation: job.generation,
+            analysis,
+        };
+        if done.send(finished).is_err() {
+            return;
+        }
+    }
+}
+
+/// The analysis of a document whose lint panicked: one error that says so,
+/// rather than a server that stops answering.
+fn internal_error(job: &Job, what: &str) -> Analysis {
+    let diagnostic = crate::diagnostic::LoadError::Syntax {
+        message: format!(
+            "internal error: idemchart could not analyse this file ({what}); please report it"
+        ),
+    }
+    .at(crate::span::Span::default(), []);
+    Analysis {
+        kind: job.kind,
+        file: crate::span::SourceFile::new(job.path.display().to_string(), job.text.clone()),
+        doc: None,
+        machine: None,
+        diagnostics: vec![diagnostic],
+    }
+}
+
+struct Server {
+    sender: Sender<Message>,
+    encoding: PositionEncoding,
+    /// Whether the client pulls diagnostics (`textDocument/diagnostic`)
+    /// rather than being sent them.
+    pull: bool,
+    /// Whether the client can be asked to pull again (`workspace/diagnostic/refresh`).
+    refresh: bool,
+    lint_docs: Option<String>,
+    options: Options,
+    documents: HashMap<lsp::Uri, Document>,
+    /// Configurations by the directory of the files they govern.
+    configs: HashMap<PathBuf, Arc<Config>>,
+    jobs: Sender<Job>,
+    next_request: i32,
+}
+
+impl Server {
+    fn main_loop(&mut self, connection: &Connection, done: &Receiver<Done>) -> Result<(), String> {
+        loop {
+            let timeout = self
+                .documents
+                .values()
+                .filter(|d| !d.running)
+                .filter_map(|d| d.due)
+                .min()
+                .map(|due| due.saturating_duration_since(Instant::now()))
+                .unwrap_or(Duration::from_secs(3600));
+            select! {
+                recv(connection.receiver) -> message => {
+                    let Ok(message) = message else { return Ok(()) };
+                    match message {
+                        Message::Request(request) => {
+                            if connection.handle_shutdown(&request).map_err(|e| e.to_string())? {
+                                return Ok(());
+                            }
+                            self.request(request);
+                        }
+                        Message::Notification(notification) => self.notification(notification),
+                        // Answers to our own requests (registrations, refreshes).
+                        Message::Response(_) => {}
+                    }
+                }
+                recv(done) -> finished => {
+                    if let Ok(finished) = finished {
+                        self.finished(finished);
+                    }
+                }
+                default(timeout) => {}
+            }
+            self.start_due();
+        }
+    }
+
+    fn send(&self, message: impl Into<Message>) {
+        // A closed channel means the client is gone; the loop ends on the
+        // next receive.
+        let _ = self.sender.send(message.into());
+    }
+
+    fn notify<N: lsp::notification::Notification>(&self, params: N::Params) {
+        self.send(Notification::new(N::METHOD.to_string(), params));
+    }
+
+    fn ask<R: lsp::request::Request>(&mut self, params: R::Params) {
+        self.next_request += 1;
+        let id = RequestId::from(format!("idemchart-{}", self.next_request));
+        self.send(Request::new(id, R::METHOD.to_string(), params));
+    }
+
+    /// Asks the client to tell us when an `idemchart.toml` changes, where
+    /// it can register for that.
+    fn watch_config(&mut self, capabilities: &lsp::ClientCapabilities) {
+        let dynamic = capabilities
+            .workspace
+            .as_ref()
+            .and_then(|w| w.did_change_watched_files.as_ref())
+            .and_then(|d| d.dynamic_registration)
+            .unwrap_or(false);
+        if !dynamic {
+            return;
+        }
+        let options = lsp::DidChangeWatchedFilesRegistrationOptions {
+            watchers: vec![lsp::FileSystemWatcher {
+                glob_pattern: lsp::GlobPattern::String("**/idemchart.toml".into()),
+                kind: None,
+            }],
+        };
+        self.ask::<lsp::request::RegisterCapability>(lsp::RegistrationParams {
+            registrations: vec![lsp::Registration {
+                id: "idemchart-config".into(),
+                method: "workspace/didChangeWatchedFiles".into(),
+                register_options: serde_json::to_value(options).ok(),
+            }],
+        });
+    }
+
+    fn config(&mut self, path: &Path) -> Arc<Config> {
+        let dir = path.parent().map(Path::to_path_buf).unwrap_or_default();
+        if let Some(config) = self.configs.get(&dir) {
+            return Arc::clone(config);
+        }
+        let config = match super::config_for(path) {
+            Ok(config) => config,
+            Err(message) => {
+                self.notify::<lsp::notification::ShowMessage>(lsp::ShowMessageParams {
+                    typ: lsp::MessageType::ERROR,
+                    message: format!("idemchart: {message}; the default levels apply"),
+                });
+                Config::defaults(dir.clone())
+            }
+        };
+        let config = Arc::new(config);
+        self.configs.insert(dir, Arc::clone(&config));
+        config
+    }
+
+    fn notification(&mut self, notification: Notification) {
+        use lsp::notification::Notification as _;
+        use lsp::notification::*;
+        match notification.method.as_str() {
+            DidOpenTextDocument::METHOD => {
+                let Ok(params) =
+                    serde_json::from_value::<lsp::DidOpenTextDocumentParams>(notification.params)
+                else {
+                    return;
+                };
+                let uri = params.text_document.uri;
+                let Some(path) = convert::path_of(&uri) else {
+                    return;
+                };
+                let Some(kind) = Kind::of_path(&path) else {
+                    return;
+                };
+                let document = Document {
+                    uri: uri.clone(),
+                    path,
+                    kind,
+                    text: params.text_document.text,
+                    generation: 0,
+                    latest: Arc::new(AtomicU64::new(0)),
+                    analysis: None,
+                    last_parsed: None,
+                    due: Some(Instant::now()),
+                    running: false,
+                    waiting: Vec::new(),
+                };
+                self.documents.insert(uri, document);
+            }
+            DidChangeTextDocument::METHOD => {
+                let Ok(params) =
+                    serde_json::from_value::<lsp::DidChangeTextDocumentParams>(notification.params)
+                else {
+                    return;
+                };
+                let encoding = self.encoding;
+                let debounce = self.options.debounce;
+                if let Some(document) = self.documents.get_mut(&params.text_document.uri) {
+                    for change in params.content_changes {
+                        convert::apply_change(&mut document.text, change, encoding);
+                    }
+                    document.generation += 1;
+                    document
+                        .latest
+                        .store(document.generation, Ordering::Release);
+                    document.analysis = None;
+                    document.due = Some(Instant::now() + debounce);
+                }
+            }
+            DidCloseTextDocument::METHOD => {
+                let Ok(params) =
+                    serde_json::from_value::<lsp::DidCloseTextDocumentParams>(notification.params)
+                else {
+                    return;
+                };
+                if let Some(document) = self.documents.remove(&params.text_document.uri) {
+                    for waiting in document.waiting {
+                        self.send(Response::new_err(
+                            waiting.id,
+                            ErrorCode::ContentModified as i32,
+                            "the document was closed".into(),
+                        ));
+                    }
+                    self.notify::<PublishDiagnostics>(lsp::PublishDiagnosticsParams {
+                        uri: document.uri,
+                        diagnostics: Vec::new(),
+                        version: None,
+                    });
+                }
+            }
+            DidSaveTextDocument::METHOD => {
+                let Ok(params) =
+                    serde_json::from_value::<lsp::DidSaveTextDocumentParams>(notification.params)
+                else {
+                    return;
+                };
+                if is_config(&params.text_document.uri) {
+                    self.config_changed();
+                }
+            }
+            DidChangeWatchedFiles::METHOD => {
+                let Ok(params) =
+                    serde_json::from_value::<lsp::DidChangeWatchedFilesParams>(notification.params)
+                else {
+                    return;
+                };
+                if params.changes.iter().any(|c| is_config(&c.uri)) {
+                    self.config_changed();
+                }
+            }
+            _ => {}
+        }
+    }
+
+    /// An `idemchart.toml` changed: every open file is analysed again with
+    /// the levels now in force.
+    fn config_changed(&mut self) {
+        self.configs.clear();
+        let now = Instant::now();
+        for document in self.documents.values_mut() {
+            document.generation += 1;
+            document
+                .latest
+                .store(document.generation, Ordering::Release);
+            document.analysis = None;
+            document.due = Some(now);
+        }
+        if self.pull && self.refresh {
+            self.ask::<lsp::request::WorkspaceDiagnosticRefresh>(());
+        }
+    }
+
+    /// Starts the analyses that are due, one per document at a time.
+    fn start_due(&mut self) {
+        let now = Instant::now();
+        let due: Vec<lsp::Uri> = self
+            .documents
+            .values()
+            .filter(|d| !d.running && d.due.is_some_and(|due| due <= now))
+            .map(|d| d.uri.clone())
+            .collect();
+        for uri in due {
+            let path = self.documents[&uri].path.clone();
+            let config = self.config(&path);
+            let Some(document) = self.documents.get_mut(&uri) else {
+                continue;
+            };
+            document.due = None;
+            document.running = true;
+            let job = Job {
+                uri,
+                generation: document.generation,
+                latest: Arc::clone(&document.latest),
+                path,
+                kind: document.kind,
+                text: document.text.clone(),
+                config,
+            };
+            // The workers end only with the server.
+            let _ = self.jobs.send(job);
+        }
+    }
+
+    fn finished(&mut self, done: Done) {
+        let Some(document) = self.documents.get_mut(&done.uri) else {
+            return;
+        };
+        document.running = false;
+        if done.generation != document.generation {
+            // A newer edit came: its analysis starts when its debounce ends,
+            // or now if that already passed while this one ran.
+            return;
+        }
+        let Some(analysis) = done.analysis else {
+            return;
+        };
+        let analysis = Arc::new(analysis);
+        if analysis.doc.is_some() {
+            document.last_parsed = Some(Arc::clone(&analysis));
+        }
+        document.analysis = Some(Arc::clone(&analysis));
+        let waiting = std::mem::take(&mut document.waiting);
+        let uri = document.uri.clone();
+        if !self.pull {
+            let diagnostics = self.diagnostics(&uri, &analysis);
+            self.notify::<lsp::notification::PublishDiagnostics>(lsp::PublishDiagnosticsParams {
+                uri: uri.clone(),
+                diagnostics,
+                version: None,
+            });
+        }
+        for request in waiting {
+            self.answer(request);
+        }
+    }
+
+    fn diagnostics(&self, uri: &lsp::Uri, analysis: &Analysis) -> Vec<lsp::Diagnostic> {
+        analysis
+            .diagnostics
+            .iter()
+            .map(|d| {
+                convert::diagnostic(
+                    uri,
+                    &analysis.file,
+                    d,
+                    self.encoding,
+                    self.lint_docs.as_deref(),
+                )
+            })
+            .collect()
+    }
+
+    fn request(&mut self, request: Request) {
+        let uri = request
+            .params
+            .get("textDocument")
+            .and_then(|t| t.get("uri"))
+            .and_then(|u| serde_json::from_value::<lsp::Uri>(u.clone()).ok());
+        let waiting = Waiting {
+            id: request.id,
+            method: request.method,
+            params: request.params,
+        };
+        let Some(document) = uri.and_then(|uri| self.documents.get_mut(&uri)) else {
+            let error = match waiting.method.as_str() {
+                m if m.starts_with("textDocument/") => {
+                    (ErrorCode::InvalidParams, "the document is not open")
+                }
+                _ => (ErrorCode::MethodNotFound, "unknown method"),
+            };
+            self.send(Response::new_err(
+                waiting.id,
+                error.0 as i32,
+                error.1.into(),
+            ));
+            return;
+        };
+        if document.analysis.is_some() {
+            self.answer(waiting);
+        } else {
+            // Asked about the text now: no debounce.
+            document.waiting.push(waiting);
+            document.due = Some(Instant::now());
+        }
+    }
+
+    /// Answers a request about a document whose analysis is current.
+    fn answer(&mut self, request: Waiting) {
+        let result = self.result(&request.method, request.params);
+        self.send(match result {
+            Ok(value) => Response::new_ok(request.id, value),
+            Err((code, message)) => Response::new_err(request.id, code as i32, message),
+        });
+    }
+
+    fn result(&mut self, method: &str, params: Value) -> Result<Value, (ErrorCode, String)> {
+        use lsp::request::Request as _;
+        use lsp::request::*;
+        let bad = |e: serde_json::Error| (ErrorCode::InvalidParams, e.to_string());
+        let uri: lsp::Uri = params
+            .get("textDocument")
+            .and_then(|t| t.get("uri"))
+            .and_then(|u| serde_json::from_value(u.clone()).ok())
+            .ok_or((ErrorCode::InvalidParams, "no textDocument.uri".to_string()))?;
+        let document = &self.documents[&uri];
+        let analysis = Arc::clone(document.analysis.as_ref().expect("answered once analysed"));
+        let file = &analysis.file;
+        let encoding = self.encoding;
+        let at = |position: lsp::Position| convert::offset(file, position, encoding);
+        let range = |span| convert::range(file, span, encoding);
+        let location = |span| lsp::Location {
+            uri: uri.clone(),
+            range: range(span),
+        };
+        let json = |value: Result<Value, serde_json::Error>| {
+            value.map_err(|e| (ErrorCode::InternalError, e.to_string()))
+        };
+        match method {
+            DocumentDiagnosticRequest::METHOD => {
+                let report = lsp::DocumentDiagnosticReportResult::Report(
+                    lsp::DocumentDiagnosticReport::Full(lsp::RelatedFullDocumentDiagnosticReport {
+                        related_documents: None,
+                        full_document_diagnostic_report: lsp::FullDocumentDiagnosticReport {
+                            result_id: None,
+                            items: self.diagnostics(&uri, &analysis),
+                        },
+                    }),
+                );
+                json(serde_json::to_value(report))
+            }
+            HoverRequest::METHOD => {
+                let params: lsp::HoverParams = serde_json::from_value(params).map_err(bad)?;
+                let hover =
+                    super::hover(&analysis, at(params.text_document_position_params.position)).map(
+                        |(span, text)| lsp::Hover {
+                            contents: lsp::HoverContents::Markup(lsp::MarkupContent {
+                                kind: lsp::MarkupKind::Markdown,
+                                value: text,
+                            }),
+                            range: Some(range(span)),
+                        },
+                    );
+                json(serde_json::to_value(hover))
+            }
+            GotoDefinition::METHOD => {
+                let params: lsp::GotoDefinitionParams =
+                    serde_json::from_value(params).map_err(bad)?;
+                let found =
+                    super::definition(&analysis, at(params.text_document_position_params.position));
+                json(serde_json::to_value(found.map(|span| {
+                    lsp::GotoDefinitionResponse::Scalar(location(span))
+                })))
+            }
+            References::METHOD => {
+                let params: lsp::ReferenceParams = serde_json::from_value(params).map_err(bad)?;
+                let spans = super::references(
+                    &analysis,
+                    at(params.text_document_position.position),
+                    params.context.include_declaration,
+                );
+                json(serde_json::to_value(
+                    spans.into_iter().map(location).collect::<Vec<_>>(),
+                ))
+            }
+            DocumentSymbolRequest::METHOD => {
+                #[allow(deprecated)]
+                fn symbol(
+                    s: super::DocumentSymbol,
+                    range: &dyn Fn(crate::span::Span) -> lsp::Range,
+                ) -> lsp::DocumentSymbol {
+                    lsp::DocumentSymbol {
+                        name: s.name,
+                        detail: s.detail,
+                        kind: match s.kind {
+                            super::SymbolKind::State => lsp::SymbolKind::CLASS,
+                            super::SymbolKind::Event => lsp::SymbolKind::EVENT,
+                            super::SymbolKind::Effect => lsp::SymbolKind::FUNCTION,
+                        },
+                        tags: None,
+                        deprecated: None,
+                        range: range(s.span),
+                        selection_range: range(s.span),
+                        children: (!s.children.is_empty())
+                            .then(|| s.children.into_iter().map(|c| symbol(c, range)).collect()),
+                    }
+                }
+                let symbols: Vec<lsp::DocumentSymbol> = super::symbols(&analysis)
+                    .into_iter()
+                    .map(|s| symbol(s, &range))
+                    .collect();
+                json(serde_json::to_value(lsp::DocumentSymbolResponse::Nested(
+                    symbols,
+                )))
+            }
+            Rename::METHOD => {
+                let params: lsp::RenameParams = serde_json::from_value(params).map_err(bad)?;
+                let offset = at(params.text_document_position.position);
+                let edits = super::rename(&analysis, offset, &params.new_name)
+                    .map_err(|message| (ErrorCode::RequestFailed, message))?;
+                json(serde_json::to_value(convert::workspace_edit(
+                    &uri, file, &edits, encoding,
+                )))
+            }
+            Completion::METHOD => {
+                let params: lsp::CompletionParams = serde_json::from_value(params).map_err(bad)?;
+                let offset = at(params.text_document_position.position);
+                let items: Vec<lsp::CompletionItem> =
+                    super::complete(&analysis, document.last_parsed.as_deref(), offset)
+                        .into_iter()
+                        .map(|c| lsp::CompletionItem {
+                            label: c.label.clone(),
+                            kind: Some(match c.kind {
+                                super::CompletionKind::State => lsp::CompletionItemKind::CLASS,
+                                super::CompletionKind::Event => lsp::CompletionItemKind::EVENT,
+                                super::CompletionKind::Effect => lsp::CompletionItemKind::FUNCTION,
+                                super::CompletionKind::Context | super::CompletionKind::Payload => {
+                                    lsp::CompletionItemKind::FIELD
+                                }
+                                super::CompletionKind::Key => lsp::CompletionItemKind::PROPERTY,
+                            }),
+                            detail: c.detail,
+                            text_edit: Some(lsp::CompletionTextEdit::Edit(lsp::TextEdit {
+                                range: range(c.replace),
+                                new_text: c.label,
+                            })),
+                            ..Default::default()
+                        })
+                        .collect();
+                json(serde_json::to_value(lsp::CompletionResponse::Array(items)))
+            }
+            CodeActionRequest::METHOD => {
+                let params: lsp::CodeActionParams = serde_json::from_value(params).map_err(bad)?;
+                let wanted = |kind: &lsp::CodeActionKind| {
+                    params.context.only.as_ref().is_none_or(|only| {
+                        only.iter().any(|o| {
+                            kind.as_str() == o.as_str()
+                                || kind.as_str().starts_with(&format!("{}.", o.as_str()))
+                        })
+                    })
+                };
+                let mut actions: Vec<lsp::CodeActionOrCommand> = Vec::new();
+                if wanted(&lsp::CodeActionKind::QUICKFIX) {
+                    let span = convert::span(file, params.range, encoding);
+                    for action in super::code_actions(&analysis, span) {
+                        let diagnostics = action.diagnostic.map(|i| {
+                            vec![convert::diagnostic(
+                                &uri,
+                                file,
+                                &analysis.diagnostics[i],
+                                encoding,
+                                self.lint_docs.as_deref(),
+                            )]
+                        });
+                        actions.push(lsp::CodeActionOrCommand::CodeAction(lsp::CodeAction {
+                            title: action.title,
+                            kind: Some(lsp::CodeActionKind::QUICKFIX),
+                            diagnostics,
+                            edit: Some(convert::workspace_edit(
+                                &uri,
+                                file,
+                                &action.edits,
+                                encoding,
+                            )),
+                            is_preferred: Some(action.preferred),
+                            ..Default::default()
+                        }));
+                    }
+                }
+                if wanted(&fix_all_kind()) {
+                    let path = document.path.clone();
+                    let config = self.config(&path);
+                    if let Some(edits) = super::fix_all(&analysis, &config) {
+                        actions.push(lsp::CodeActionOrCommand::CodeAction(lsp::CodeAction {
+                            title: "Apply every safe idemchart fix".into(),
+                            kind: Some(fix_all_kind()),
+                            edit: Some(convert::workspace_edit(&uri, file, &edits, encoding)),
+                            ..Default::default()
+                        }));
+                    }
+                }
+                json(serde_json::to_value(actions))
+            }
+            _ => Err((
+                ErrorCode::MethodNotFound,
+                format!("unknown method {method}"),
+            )),
+        }
+    }
+}
+
+fn is_config(uri: &lsp::Uri) -> bool {
+    uri.as_str().ends_with("/idemchart.toml")
+}
+
+/// A Markdown page with the documentation of lint `code`, written once per
+/// server under the temporary directory, for the diagnostics' links when
+/// the client names no other place (`lintDocs`).
+pub(super) fn lint_page(code: &str) -> Option<PathBuf> {
+    static DIR: OnceLock<Option<PathBuf>> = OnceLock::new();
+    let dir = DIR.get_or_init(|| {
+        let dir =
+            std::env::temp_dir().join(format!("idemchart-lints-{}", env!("CARGO_PKG_VERSION")));
+        std::fs::create_dir_all(&dir).ok()?;
+        for info in crate::config::registry() {
+            let page = format!("# {} {}\n\n{}", info.code, info.name, info.doc);
+            std::fs::write(dir.join(format!("{}.md", info.code)), page).ok()?;
+        }
+        Some(dir)
+    });
+    let page = dir.as_ref()?.join(format!("{code}.md"));
+    page.exists().then_some(page)
+}

@@ -1,0 +1,575 @@
+//! The language server end to end: the real server on a thread, driven by
+//! an in-memory client; every answer is an insta JSON snapshot.
+
+#[path = "support/lsp_client.rs"]
+mod lsp_client;
+
+use lsp_client::{Client, apply_edits, position, range};
+use lsp_types::{self as lsp, notification, request};
+use serde_json::{Value, json};
+
+/// An order whose payments add up: a repeated payment counts twice, and
+/// the receipt goes out twice. `RECORDAR` is used but not declared.
+const PEDIDO: &str = r#"# Un pedido: cada pago suma su importe.
+machine: pedido
+context:
+  cobrado: 0
+sources:
+  pasarela: { retry_horizon: 72h }
+events:
+  PAGO: { id: pagoId, source: pasarela, payload: { pagoId: string, importe: integer } }
+  CANCELAR: { id: motivo }
+effects:
+  enviarRecibo: { idempotency: none }
+initial: abierto
+states:
+  abierto:
+    entry: [enviarRecibo]
+    on:
+      PAGO:
+        actions:
+          - assign:
+              cobrado: "context.cobrado + event.importe"
+      CANCELAR: cancelado
+      RECORDAR: {}
+  cancelado:
+    type: final
+"#;
+
+/// The same machine in the DSL.
+const PEDIDO_CHART: &str = r#"machine pedido
+context {
+  cobrado = 0
+}
+event PAGO(pagoId: string, importe: integer) id pagoId
+event CANCELAR id motivo
+initial abierto
+state abierto {
+  on PAGO {
+    cobrado = context.cobrado + event.importe
+  }
+  on CANCELAR -> cancelado
+}
+final cancelado
+"#;
+
+fn capabilities() -> Value {
+    json!({})
+}
+
+/// The value as JSON with the test's directory and the server's lint
+/// pages written as placeholders.
+fn redacted(client: &Client, value: impl serde::Serialize) -> Value {
+    let text = serde_json::to_string(&value).expect("json");
+    let dir = client.dir.display().to_string();
+    let lints = std::env::temp_dir()
+        .join("idemchart-lints-")
+        .display()
+        .to_string();
+    let text = text
+        .replace(&dir, "[DIR]")
+        .replace(&lints, "[LINT-PAGES]/idemchart-lints-");
+    serde_json::from_str(&text).expect("json")
+}
+
+macro_rules! snapshot {
+    ($client:expr, $name:expr, $value:expr) => {
+        insta::assert_json_snapshot!($name, redacted(&$client, &$value))
+    };
+}
+
+fn codes(diagnostics: &[lsp::Diagnostic]) -> Vec<String> {
+    diagnostics
+        .iter()
+        .map(|d| match &d.code {
+            Some(lsp::NumberOrString::String(code)) => code.clone(),
+            _ => String::new(),
+        })
+        .collect()
+}
+
+#[test]
+fn diagnostics_follow_open_change_and_close() {
+    let mut client = Client::start("push", capabilities());
+    assert_eq!(
+        client.initialize.capabilities.position_encoding,
+        Some(lsp::PositionEncodingKind::UTF16),
+        "UTF-16 when the client offers nothing else"
+    );
+    let uri = client.open("pedido.yaml", PEDIDO);
+    let opened = client.diagnostics(&uri);
+    snapshot!(client, "push_opened", opened);
+
+    // Declaring `RECORDAR` (an incremental change) removes its finding.
+    client.change(&uri, 1, (9, 0), (9, 0), "  RECORDAR: { id: vez }\n");
+    let declared = client.diagnostics(&uri);
+    assert!(codes(&opened).contains(&"S005".to_string()));
+    assert!(
+        !codes(&declared).contains(&"S005".to_string()),
+        "{declared:#?}"
+    );
+
+    // A file that does not load shows its load errors, not stale findings.
+    client.change(&uri, 2, (21, 16), (21, 25), "cancelaado");
+    let broken = client.diagnostics(&uri);
+    snapshot!(client, "push_load_error", broken);
+
+    client.close(&uri);
+    assert_eq!(client.diagnostics(&uri), Vec::new());
+
+    // Other YAML (no top-level `machine:`) gets no diagnostics.
+    let other = client.open("compose.yaml", "services:\n  web: { image: nginx }\n");
+    assert_eq!(client.diagnostics(&other), Vec::new());
+    client.shutdown();
+}
+
+#[test]
+fn a_newer_edit_replaces_the_pending_run() {
+    // A debounce longer than the edits: only the last text is analysed
+    // and published.
+    let options = idemchart::lsp::Options {
+        debounce: std::time::Duration::from_millis(300),
+    };
+    let mut client = Client::start_with("debounce", capabilities(), json!(null), options);
+    let uri = client.open("pedido.yaml", PEDIDO);
+    client.diagnostics(&uri);
+    for (version, name) in ["RECORDAR1", "RECORDAR2", "RECORDAR3"].iter().enumerate() {
+        let written = if version == 0 { 8 } else { 9 };
+        client.change(&uri, version as i32 + 1, (21, 6), (21, 6 + written), name);
+    }
+    let last = client.diagnostics(&uri);
+    let messages: Vec<&str> = last.iter().map(|d| d.message.as_str()).collect();
+    assert!(
+        messages.iter().any(|m| m.contains("RECORDAR3"))
+            && !messages.iter().any(|m| m.contains("RECORDAR1")),
+        "{messages:#?}"
+    );
+    client.shutdown();
+}
+
+#[test]
+fn pulled_diagnostics_when_the_client_offers_them() {
+    let mut client = Client::start("pull", json!({ "textDocument": { "diagnostic": {} } }));
+    assert!(client.initialize.capabilities.diagnostic_provider.is_some());
+    let uri = client.open("pedido.yaml", PEDIDO);
+    let report =
+        client.request::<request::DocumentDiagnosticRequest>(lsp::DocumentDiagnosticParams {
+            text_document: lsp::TextDocumentIdentifier { uri: uri.clone() },
+            identifier: None,
+            previous_result_id: None,
+            work_done_progress_params: Default::default(),
+            partial_result_params: Default::default(),
+        });
+    snapshot!(client, "pull_report", report);
+    // No diagnostics are pushed to a client that pulls; closing clears them.
+    client.close(&uri);
+    assert_eq!(client.diagnostics(&uri), Vec::new());
+    client.shutdown();
+}
+
+/// A state named `señal`, a comment in Chinese and an emoji before an
+/// unknown target on the same line.
+const NON_ASCII: &str =
+    "machine: m\ninitial: señal\nstates:\n  señal: { on: { GO: 中文😀 } } # 中文 😀\n  otro: {}\n";
+
+#[test]
+fn positions_are_right_after_non_ascii_text_in_both_encodings() {
+    for (name, offered) in [
+        (
+            "utf8",
+            json!({ "general": { "positionEncodings": ["utf-8", "utf-16"] } }),
+        ),
+        (
+            "utf16",
+            json!({ "general": { "positionEncodings": ["utf-16"] } }),
+        ),
+    ] {
+        let mut client = Client::start(name, offered);
+        let uri = client.open("m.yaml", NON_ASCII);
+        let diagnostics = client.diagnostics(&uri);
+        assert_eq!(diagnostics.len(), 1, "{diagnostics:#?}");
+        // `  señal: { on: { GO: ` is 21 UTF-16 units and 22 bytes.
+        let start = diagnostics[0].range.start;
+        let line = NON_ASCII.lines().nth(3).unwrap();
+        let byte = line.find("中文😀").unwrap();
+        let expected = match name {
+            "utf8" => byte,
+            _ => line[..byte].encode_utf16().count(),
+        };
+        assert_eq!(
+            (start.line, start.character as usize),
+            (3, expected),
+            "{name}"
+        );
+        snapshot!(client, format!("positions_{name}"), diagnostics);
+        // The hover on the state after the non-ASCII key comes back at it.
+        let key = line.find("señal").unwrap();
+        let at = match name {
+            "utf8" => key,
+            _ => line[..key].encode_utf16().count(),
+        } as u32;
+        let hover = client.request::<request::HoverRequest>(lsp::HoverParams {
+            text_document_position_params: lsp::TextDocumentPositionParams {
+                text_document: lsp::TextDocumentIdentifier { uri: uri.clone() },
+                position: position(3, at + 1),
+            },
+            work_done_progress_params: Default::default(),
+        });
+        assert!(
+            hover.is_none(),
+            "the machine does not load, so states have no hover: {hover:?}"
+        );
+        client.shutdown();
+    }
+}
+
+#[test]
+fn a_changed_idemchart_toml_relints_the_open_files() {
+    let mut client = Client::start("config", capabilities());
+    let uri = client.open("pedido.yaml", PEDIDO);
+    let before = client.diagnostics(&uri);
+    assert!(codes(&before).contains(&"I005".to_string()));
+    std::fs::write(
+        client.path("idemchart.toml"),
+        "[lints]\neffect-without-key = \"allow\"\n",
+    )
+    .unwrap();
+    client.notify::<notification::DidChangeWatchedFiles>(lsp::DidChangeWatchedFilesParams {
+        changes: vec![lsp::FileEvent {
+            uri: client.uri("idemchart.toml"),
+            typ: lsp::FileChangeType::CHANGED,
+        }],
+    });
+    let after = client.diagnostics(&uri);
+    assert!(!codes(&after).contains(&"I005".to_string()), "{after:#?}");
+    assert_eq!(after.len(), before.len() - 1);
+    client.shutdown();
+}
+
+fn code_actions(
+    client: &mut Client,
+    uri: &lsp::Uri,
+    at: lsp::Range,
+    only: Option<Vec<lsp::CodeActionKind>>,
+) -> Vec<lsp::CodeAction> {
+    let actions = client.request::<request::CodeActionRequest>(lsp::CodeActionParams {
+        text_document: lsp::TextDocumentIdentifier { uri: uri.clone() },
+        range: at,
+        context: lsp::CodeActionContext {
+            diagnostics: Vec::new(),
+            only,
+            trigger_kind: None,
+        },
+        work_done_progress_params: Default::default(),
+        partial_result_params: Default::default(),
+    });
+    actions
+        .unwrap_or_default()
+        .into_iter()
+        .map(|a| match a {
+            lsp::CodeActionOrCommand::CodeAction(action) => action,
+            other => panic!("a command: {other:?}"),
+        })
+        .collect()
+}
+
+fn edits_of(action: &lsp::CodeAction, uri: &lsp::Uri) -> Vec<lsp::TextEdit> {
+    action
+        .edit
+        .as_ref()
+        .and_then(|e| e.changes.as_ref())
+        .and_then(|c| c.get(uri))
+        .cloned()
+        .unwrap_or_default()
+}
+
+#[test]
+fn quick_fixes_are_the_fix_engines() {
+    let mut client = Client::start("actions", capabilities());
+    let uri = client.open("pedido.yaml", PEDIDO);
+    client.diagnostics(&uri);
+    // On `RECORDAR`: its safe fix, preferred, and the allow.
+    let actions = code_actions(&mut client, &uri, range((21, 8), (21, 8)), None);
+    snapshot!(client, "actions_undeclared_event", actions);
+    let declare = &actions[0];
+    assert_eq!(declare.is_preferred, Some(true));
+    let fixed = apply_edits(PEDIDO, &edits_of(declare, &uri));
+    assert!(
+        fixed.contains("  CANCELAR: { id: motivo }\n  RECORDAR: {}\n"),
+        "{fixed}"
+    );
+
+    // On the cumulative update: the unsafe fix, not preferred, then allow.
+    let actions = code_actions(
+        &mut client,
+        &uri,
+        range((19, 15), (19, 15)),
+        Some(vec![lsp::CodeActionKind::QUICKFIX]),
+    );
+    snapshot!(client, "actions_cumulative_update", actions);
+    let allow = actions
+        .iter()
+        .find(|a| a.title.starts_with("Allow cumulative-update"))
+        .expect("an allow");
+    let allowed = apply_edits(PEDIDO, &edits_of(allow, &uri));
+    client.change_all(&uri, 1, &allowed);
+    let after = client.diagnostics(&uri);
+    assert!(
+        !codes(&after).contains(&"I004".to_string()),
+        "{allowed}\n{after:#?}"
+    );
+    assert!(
+        allowed.contains(
+            "    allow:\n      cumulative-update: \"TODO: say why this finding is harmless here\"\n"
+        ),
+        "{allowed}"
+    );
+
+    // Every safe fix at once.
+    client.change_all(&uri, 2, PEDIDO);
+    client.diagnostics(&uri);
+    let all = code_actions(
+        &mut client,
+        &uri,
+        range((0, 0), (0, 0)),
+        Some(vec![lsp::CodeActionKind::SOURCE_FIX_ALL]),
+    );
+    assert_eq!(all.len(), 1, "{all:#?}");
+    assert_eq!(
+        all[0].kind,
+        Some(lsp::CodeActionKind::new("source.fixAll.idemchart"))
+    );
+    let fixed_all = apply_edits(PEDIDO, &edits_of(&all[0], &uri));
+    assert_eq!(fixed_all, fixed, "the safe fix, and only it");
+    client.shutdown();
+}
+
+#[test]
+fn allow_here_in_the_dsl() {
+    let mut client = Client::start("dsl", capabilities());
+    let uri = client.open("pedido.chart", PEDIDO_CHART);
+    let diagnostics = client.diagnostics(&uri);
+    snapshot!(client, "dsl_diagnostics", diagnostics);
+    let i004 = diagnostics
+        .iter()
+        .find(|d| codes(std::slice::from_ref(d)) == ["I004"])
+        .expect("I004");
+    let actions = code_actions(&mut client, &uri, i004.range, None);
+    let allow = actions
+        .iter()
+        .find(|a| a.title.starts_with("Allow cumulative-update"))
+        .expect("an allow");
+    let allowed = apply_edits(PEDIDO_CHART, &edits_of(allow, &uri));
+    insta::assert_snapshot!("dsl_allowed", allowed);
+    client.change_all(&uri, 1, &allowed);
+    let after = client.diagnostics(&uri);
+    assert!(!codes(&after).contains(&"I004".to_string()), "{after:#?}");
+    client.shutdown();
+}
+
+fn at(uri: &lsp::Uri, line: u32, character: u32) -> lsp::TextDocumentPositionParams {
+    lsp::TextDocumentPositionParams {
+        text_document: lsp::TextDocumentIdentifier { uri: uri.clone() },
+        position: position(line, character),
+    }
+}
+
+#[test]
+fn hover_on_findings_states_events_and_effects() {
+    let mut client = Client::start("hover", capabilities());
+    let uri = client.open("pedido.yaml", PEDIDO);
+    client.diagnostics(&uri);
+    let mut hovers = Vec::new();
+    // The finding on `cobrado`, the state `abierto`, the event `PAGO` in
+    // `on:`, the effect in `entry`, the target `cancelado`.
+    for (line, character) in [(19, 16), (13, 3), (16, 7), (14, 13), (20, 18), (7, 3)] {
+        let hover = client.request::<request::HoverRequest>(lsp::HoverParams {
+            text_document_position_params: at(&uri, line, character),
+            work_done_progress_params: Default::default(),
+        });
+        hovers.push(json!({ "at": [line, character], "hover": hover }));
+    }
+    snapshot!(client, "hovers", hovers);
+    client.shutdown();
+}
+
+#[test]
+fn definition_references_symbols_and_rename() {
+    let mut client = Client::start("navigation", capabilities());
+    let uri = client.open("pedido.yaml", PEDIDO);
+    client.diagnostics(&uri);
+    let definition = |client: &mut Client, line, character| {
+        client.request::<request::GotoDefinition>(lsp::GotoDefinitionParams {
+            text_document_position_params: at(&uri, line, character),
+            work_done_progress_params: Default::default(),
+            partial_result_params: Default::default(),
+        })
+    };
+    // From the target `cancelado`, from `PAGO` in `on:`, from the effect in
+    // `entry`, from `context.cobrado`.
+    let definitions = json!([
+        definition(&mut client, 20, 18),
+        definition(&mut client, 16, 7),
+        definition(&mut client, 14, 13),
+        definition(&mut client, 19, 34),
+    ]);
+    snapshot!(client, "definitions", definitions);
+
+    let references = client.request::<request::References>(lsp::ReferenceParams {
+        text_document_position: at(&uri, 22, 3),
+        context: lsp::ReferenceContext {
+            include_declaration: true,
+        },
+        work_done_progress_params: Default::default(),
+        partial_result_params: Default::default(),
+    });
+    snapshot!(client, "references_of_a_state", references);
+
+    let symbols = client.request::<request::DocumentSymbolRequest>(lsp::DocumentSymbolParams {
+        text_document: lsp::TextDocumentIdentifier { uri: uri.clone() },
+        work_done_progress_params: Default::default(),
+        partial_result_params: Default::default(),
+    });
+    snapshot!(client, "symbols", symbols);
+
+    let rename = |client: &mut Client, line, character, name: &str| {
+        client.request_result(
+            "textDocument/rename",
+            serde_json::to_value(lsp::RenameParams {
+                text_document_position: at(&uri, line, character),
+                new_name: name.into(),
+                work_done_progress_params: Default::default(),
+            })
+            .unwrap(),
+        )
+    };
+    let renamed: lsp::WorkspaceEdit =
+        serde_json::from_value(rename(&mut client, 22, 3, "anulado").unwrap()).unwrap();
+    let text = apply_edits(PEDIDO, &renamed.changes.unwrap()[&uri]);
+    assert!(
+        text.contains("CANCELAR: anulado") && text.contains("  anulado:\n    type: final"),
+        "{text}"
+    );
+    let event: lsp::WorkspaceEdit =
+        serde_json::from_value(rename(&mut client, 7, 3, "PAGO_RECIBIDO").unwrap()).unwrap();
+    let text = apply_edits(PEDIDO, &event.changes.unwrap()[&uri]);
+    assert!(
+        text.contains("  PAGO_RECIBIDO: { id: pagoId") && text.contains("      PAGO_RECIBIDO:\n"),
+        "{text}"
+    );
+    // Refused: onto a sibling's name, onto an event that exists.
+    let refusals = json!([
+        rename(&mut client, 22, 3, "abierto").unwrap_err().message,
+        rename(&mut client, 7, 3, "CANCELAR").unwrap_err().message,
+        rename(&mut client, 7, 3, "no vale").unwrap_err().message,
+    ]);
+    snapshot!(client, "rename_refusals", refusals);
+    client.shutdown();
+}
+
+#[test]
+fn completion_of_targets_events_fields_and_keys() {
+    let mut client = Client::start("completion", capabilities());
+    let uri = client.open("pedido.yaml", PEDIDO);
+    client.diagnostics(&uri);
+    let complete = |client: &mut Client, line, character| {
+        let items = client.request::<request::Completion>(lsp::CompletionParams {
+            text_document_position: at(&uri, line, character),
+            work_done_progress_params: Default::default(),
+            partial_result_params: Default::default(),
+            context: None,
+        });
+        match items {
+            Some(lsp::CompletionResponse::Array(items)) => items
+                .into_iter()
+                .map(|i| {
+                    let edit = match i.text_edit {
+                        Some(lsp::CompletionTextEdit::Edit(e)) => {
+                            json!([e.range.start.character, e.range.end.character])
+                        }
+                        _ => json!(null),
+                    };
+                    json!({ "label": i.label, "detail": i.detail, "replaces": edit })
+                })
+                .collect::<Vec<_>>(),
+            other => panic!("{other:?}"),
+        }
+    };
+    // After `CANCELAR: can` (a target), inside `context.co`, after
+    // `event.im`, a new event under `on:`, a key of a state.
+    client.change(&uri, 1, (20, 16), (20, 25), "can");
+    let target = complete(&mut client, 20, 19);
+    client.diagnostics(&uri);
+    client.change(&uri, 2, (20, 16), (20, 19), "cancelado");
+    let context = complete(&mut client, 19, 34);
+    let payload = complete(&mut client, 19, 50);
+    client.diagnostics(&uri);
+    client.change(&uri, 3, (21, 0), (21, 0), "      CA\n");
+    let event = complete(&mut client, 21, 8);
+    client.diagnostics(&uri);
+    client.change(&uri, 4, (21, 0), (22, 0), "    ty\n");
+    let key = complete(&mut client, 21, 6);
+    client.diagnostics(&uri);
+    snapshot!(
+        client,
+        "completions",
+        json!({
+            "target": target, "context": context, "payload": payload, "event": event, "key": key
+        })
+    );
+    client.shutdown();
+}
+
+#[test]
+fn xstate_sources_get_diagnostics() {
+    let mut client = Client::start("xstate", capabilities());
+    let source = r#"import { createMachine } from "xstate";
+export const door = createMachine({
+  id: "door",
+  initial: "closed",
+  states: { closed: { on: { OPEN: "opend" } }, opened: {} },
+});
+"#;
+    let uri = client.open("door.ts", source);
+    let diagnostics = client.diagnostics(&uri);
+    snapshot!(client, "xstate_diagnostics", diagnostics);
+    client.shutdown();
+}
+
+#[test]
+fn scxml_documents_get_diagnostics_and_navigation() {
+    let mut client = Client::start("scxml", capabilities());
+    let source = r#"<scxml xmlns="http://www.w3.org/2005/07/scxml" version="1.0" initial="a">
+  <state id="a">
+    <transition event="GO" target="b"/>
+    <transition event="BACK" target="nowhere"/>
+  </state>
+  <state id="b"/>
+</scxml>
+"#;
+    let uri = client.open("door.scxml", source);
+    let broken = client.diagnostics(&uri);
+    assert_eq!(codes(&broken), ["S001"], "{broken:#?}");
+    let fixed = source.replace("nowhere", "a");
+    client.change_all(&uri, 1, &fixed);
+    client.diagnostics(&uri);
+    // From the target `b` to the state `b`.
+    let line = fixed
+        .lines()
+        .position(|l| l.contains("target=\"b\""))
+        .unwrap() as u32;
+    let character = fixed
+        .lines()
+        .nth(line as usize)
+        .unwrap()
+        .find("\"b\"")
+        .unwrap() as u32
+        + 1;
+    let definition = client.request::<request::GotoDefinition>(lsp::GotoDefinitionParams {
+        text_document_position_params: at(&uri, line, character),
+        work_done_progress_params: Default::default(),
+        partial_result_params: Default::default(),
+    });
+    snapshot!(client, "scxml_definition", definition);
+    client.shutdown();
+}
