@@ -71,6 +71,7 @@ mod ready;
 pub mod report;
 pub mod runtime;
 pub mod schema;
+pub mod serve;
 pub mod span;
 pub mod store;
 pub mod syntax;

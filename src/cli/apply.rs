@@ -13,7 +13,6 @@ use std::sync::Arc;
 
 use clap::Subcommand;
 
-use idemchart::expr::{Event, Value};
 use idemchart::interp::Chart;
 use idemchart::model::Completion;
 use idemchart::runtime::{self, Outcome, RuntimeError};
@@ -138,16 +137,22 @@ fn open(args: &StoreArgs) -> Result<AnyStore, String> {
     if matches!(address, StoreAddress::Postgres(_)) && args.synchronous.is_some() {
         return Err("`--synchronous` is for a SQLite store; PostgreSQL commits as its `synchronous_commit` setting says".into());
     }
-    let synchronous = match args.synchronous.as_deref() {
+    address
+        .open(&sqlite_options(args.synchronous.as_deref())?)
+        .map_err(|e| e.to_string())
+}
+
+/// The SQLite options a `--synchronous` flag asks for.
+pub(crate) fn sqlite_options(synchronous: Option<&str>) -> Result<SqliteOptions, String> {
+    let synchronous = match synchronous {
         None | Some("full") => Synchronous::Full,
         Some("normal") => Synchronous::Normal,
         Some(other) => return Err(format!("unknown synchronous `{other}`: full or normal")),
     };
-    let options = SqliteOptions {
+    Ok(SqliteOptions {
         synchronous,
         ..SqliteOptions::default()
-    };
-    address.open(&options).map_err(|e| e.to_string())
+    })
 }
 
 pub fn run(command: DurableCommand) -> CommandResult {
@@ -163,7 +168,8 @@ pub fn run(command: DurableCommand) -> CommandResult {
                 return Ok(ExitCode::from(1));
             };
             let chart = Arc::new(Chart::new(machine));
-            let event = parse_event(&event, &chart)?;
+            let event = runtime::parse_event(&event, chart.machine(), None)
+                .map_err(|e| format!("--event: {e}"))?;
             let mut store = open(&store)?;
             let now = now.unwrap_or_else(runtime::now_millis);
             let outcome = match runtime::apply_at(&mut store, &chart, &process, &event, now) {
@@ -460,34 +466,4 @@ fn outbox_json(item: &OutboxItem) -> serde_json::Value {
         });
     }
     line
-}
-
-/// Reads `{"type", "id", "data"}`; errors name the column they are at.
-fn parse_event(text: &str, chart: &Chart) -> Result<Event, String> {
-    let value: serde_json::Value =
-        serde_json::from_str(text).map_err(|e| format!("--event: column {}: {e}", e.column()))?;
-    let serde_json::Value::Object(object) = value else {
-        return Err("--event: expected an object {\"type\": ..., \"id\": ...}".into());
-    };
-    if let Some(key) = object
-        .keys()
-        .find(|k| !["type", "id", "data"].contains(&k.as_str()))
-    {
-        return Err(format!(
-            "--event: unknown key `{key}`: an event has `type`, `id` and `data`"
-        ));
-    }
-    let Some(name) = object.get("type").and_then(|t| t.as_str()) else {
-        return Err("--event: an event needs a string `type`".into());
-    };
-    let data = object.get("data").map(Value::from).unwrap_or(Value::Null);
-    if data != Value::Null && data.as_map().is_none() {
-        return Err("--event: `data` must be an object".into());
-    }
-    // The id is given, or read from the payload field the event declares.
-    let id = object.get("id").map(Value::from).or_else(|| {
-        let field = chart.machine().events.get(name)?.id_field.as_ref()?;
-        data.get(&field.text).cloned()
-    });
-    Ok(Event::new(name, id, data))
 }

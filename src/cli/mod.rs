@@ -7,6 +7,7 @@ mod apply;
 mod import;
 mod lint;
 mod run;
+mod serve;
 
 use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
@@ -116,6 +117,9 @@ enum Command {
     Lsp,
     #[command(flatten)]
     Durable(apply::DurableCommand),
+    /// Serve the machines of a directory over HTTP: events applied exactly
+    /// once, timers fired, effects dispatched (`docs/serve.md`).
+    Serve(serve::ServeArgs),
 }
 
 #[derive(Clone, Copy, ValueEnum)]
@@ -178,6 +182,7 @@ pub fn main() -> ExitCode {
             strict,
         } => import::import(&file, to, machine.as_deref(), strict),
         Command::Durable(command) => apply::run(command),
+        Command::Serve(args) => serve::serve(args),
         Command::Lsp => idemchart::lsp::run_stdio().map(|()| ExitCode::SUCCESS),
         Command::Schema => {
             println!("{}", idemchart::schema::MACHINE_SCHEMA.trim_end());

@@ -20,11 +20,13 @@ mod batch;
 mod decide;
 mod dispatch;
 mod driver;
+mod event_json;
 pub mod nonblocking;
 mod timers;
 
 pub use batch::{apply_batch, apply_batch_at};
 pub use dispatch::{Dispatch, DispatchPolicy, DispatchReport, dispatch};
+pub use event_json::{EventJsonError, FieldMismatch, event_from_json, parse_event};
 pub use timers::{
     Advanced, DueProcess, Fired, MAX_FIRINGS_PER_TRANSACTION, TIMER_ID_PREFIX, advance,
     advance_due, firing_id,

@@ -22,7 +22,7 @@ use super::ops;
 use super::sqlite::{self, SqliteExec, backend};
 use super::{
     AppliedEvent, AsyncStore, AsyncTransaction, AttemptRecord, OutboxItem, OutboxStatus,
-    ProcessRow, SqliteOptions, StoreError,
+    ProcessRow, SqliteOptions, StoreError, StoreStats,
 };
 use crate::ready::finish;
 
@@ -454,12 +454,19 @@ impl AsyncStore for AsyncSqliteStore {
         lease_ms: u64,
         limit: usize,
     ) -> Result<Vec<OutboxItem>, StoreError> {
-        self.run(true, move |conn| {
-            sqlite::immediate(conn, |conn| {
-                finish(ops::claim_due(&mut SqliteExec(conn), now, lease_ms, limit))
-            })
-        })
-        .await
+        self.claim(now, lease_ms, limit, None).await
+    }
+
+    async fn claim_due_of(
+        &self,
+        now: u64,
+        lease_ms: u64,
+        limit: usize,
+        machine: &str,
+        effects: &[String],
+    ) -> Result<Vec<OutboxItem>, StoreError> {
+        let only = (machine.to_string(), effects.to_vec());
+        self.claim(now, lease_ms, limit, Some(only)).await
     }
 
     async fn finish_attempt(&self, attempt: &AttemptRecord<'_>) -> Result<(), StoreError> {
@@ -525,6 +532,57 @@ impl AsyncStore for AsyncSqliteStore {
         let process = process.to_string();
         self.run(false, move |conn| {
             finish(ops::applied_count(&mut SqliteExec(conn), &process))
+        })
+        .await
+    }
+
+    async fn applied_events(
+        &self,
+        process: &str,
+        offset: usize,
+        limit: usize,
+    ) -> Result<Vec<AppliedEvent>, StoreError> {
+        let process = process.to_string();
+        self.run(false, move |conn| {
+            finish(ops::applied_events(
+                &mut SqliteExec(conn),
+                &process,
+                offset,
+                limit,
+            ))
+        })
+        .await
+    }
+
+    async fn stats(&self, now: u64) -> Result<StoreStats, StoreError> {
+        self.run(false, move |conn| {
+            finish(ops::stats(&mut SqliteExec(conn), now))
+        })
+        .await
+    }
+}
+
+impl AsyncSqliteStore {
+    /// Claims due rows (of one machine's effects only, when given) in one
+    /// immediate transaction.
+    async fn claim(
+        &self,
+        now: u64,
+        lease_ms: u64,
+        limit: usize,
+        only: Option<(String, Vec<String>)>,
+    ) -> Result<Vec<OutboxItem>, StoreError> {
+        self.run(true, move |conn| {
+            sqlite::immediate(conn, |conn| {
+                finish(ops::claim_due(
+                    &mut SqliteExec(conn),
+                    now,
+                    lease_ms,
+                    limit,
+                    only.as_ref()
+                        .map(|(machine, effects)| (machine.as_str(), effects.as_slice())),
+                ))
+            })
         })
         .await
     }

@@ -17,6 +17,7 @@
 
 mod async_sqlite;
 mod blocking;
+mod dispatch_only;
 mod migrate;
 mod open;
 mod ops;
@@ -29,6 +30,7 @@ use std::future::Future;
 
 pub use async_sqlite::AsyncSqliteStore;
 pub use blocking::Blocking;
+pub use dispatch_only::DispatchOnly;
 pub use open::{AnyAsyncStore, AnyStore, OpenError, StoreAddress, open, open_async};
 #[cfg(feature = "postgres")]
 pub use postgres::{AsyncPostgresStore, PostgresStore};
@@ -126,6 +128,17 @@ pub struct OutboxItem {
     /// the invocation's completion event (`effect` is its `src`, `args` its
     /// input). `None` for an effect.
     pub invocation: Option<String>,
+}
+
+/// Gauges of a store at one moment, for a service's metrics.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct StoreStats {
+    /// Outbox rows waiting for dispatch (due or not).
+    pub outbox_pending: u64,
+    /// Outbox rows given up on, waiting for an operator.
+    pub outbox_dead: u64,
+    /// Processes whose next timer is due.
+    pub timers_due: u64,
 }
 
 /// A storage failure. None of these is an answer to the sender: the
@@ -321,6 +334,17 @@ pub trait AsyncStore: Send + Sync {
         lease_ms: u64,
         limit: usize,
     ) -> impl Future<Output = Result<Vec<OutboxItem>, StoreError>> + Send;
+    /// [`claim_due`](AsyncStore::claim_due) of the rows of the `effects`
+    /// named of the processes of `machine` only: a dispatcher that serves
+    /// some effects leaves the others in the outbox, untouched, for another.
+    fn claim_due_of(
+        &self,
+        now: u64,
+        lease_ms: u64,
+        limit: usize,
+        machine: &str,
+        effects: &[String],
+    ) -> impl Future<Output = Result<Vec<OutboxItem>, StoreError>> + Send;
     /// See [`Store::finish_attempt`].
     fn finish_attempt(
         &self,
@@ -356,4 +380,14 @@ pub trait AsyncStore: Send + Sync {
         &self,
         process: &str,
     ) -> impl Future<Output = Result<usize, StoreError>> + Send;
+    /// The applied events of `process` in the order they were applied (by
+    /// revision), skipping `offset`, at most `limit`.
+    fn applied_events(
+        &self,
+        process: &str,
+        offset: usize,
+        limit: usize,
+    ) -> impl Future<Output = Result<Vec<AppliedEvent>, StoreError>> + Send;
+    /// The outbox and timer gauges at `now`.
+    fn stats(&self, now: u64) -> impl Future<Output = Result<StoreStats, StoreError>> + Send;
 }

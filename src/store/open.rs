@@ -10,7 +10,8 @@ use super::async_sqlite::AsyncSqliteTransaction;
 use super::postgres::AsyncPostgresTransaction;
 use super::{
     AppliedEvent, AsyncSqliteStore, AsyncStore, AsyncTransaction, AttemptRecord, OutboxItem,
-    OutboxStatus, ProcessRow, SqliteOptions, SqliteStore, Store, StoreError, Transaction,
+    OutboxStatus, ProcessRow, SqliteOptions, SqliteStore, Store, StoreError, StoreStats,
+    Transaction,
 };
 #[cfg(feature = "postgres")]
 use super::{AsyncPostgresStore, PostgresStore};
@@ -453,6 +454,17 @@ impl AsyncStore for AnyAsyncStore {
         forward_async!(self, store => store.claim_due(now, lease_ms, limit))
     }
 
+    async fn claim_due_of(
+        &self,
+        now: u64,
+        lease_ms: u64,
+        limit: usize,
+        machine: &str,
+        effects: &[String],
+    ) -> Result<Vec<OutboxItem>, StoreError> {
+        forward_async!(self, store => store.claim_due_of(now, lease_ms, limit, machine, effects))
+    }
+
     async fn finish_attempt(&self, attempt: &AttemptRecord<'_>) -> Result<(), StoreError> {
         forward_async!(self, store => store.finish_attempt(attempt))
     }
@@ -481,6 +493,19 @@ impl AsyncStore for AnyAsyncStore {
 
     async fn applied_count(&self, process: &str) -> Result<usize, StoreError> {
         forward_async!(self, store => store.applied_count(process))
+    }
+
+    async fn applied_events(
+        &self,
+        process: &str,
+        offset: usize,
+        limit: usize,
+    ) -> Result<Vec<AppliedEvent>, StoreError> {
+        forward_async!(self, store => store.applied_events(process, offset, limit))
+    }
+
+    async fn stats(&self, now: u64) -> Result<StoreStats, StoreError> {
+        forward_async!(self, store => store.stats(now))
     }
 }
 

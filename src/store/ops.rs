@@ -8,7 +8,8 @@ use std::future::Future;
 
 use super::sql::{self, Columns, Param, Sql};
 use super::{
-    AppliedEvent, AttemptRecord, OutboxItem, OutboxStatus, ProcessRow, StoreError, migrate,
+    AppliedEvent, AttemptRecord, OutboxItem, OutboxStatus, ProcessRow, StoreError, StoreStats,
+    migrate,
 };
 
 /// Runs single statements on one connection.
@@ -183,13 +184,22 @@ pub(crate) async fn outbox<E: Executor>(
 /// The pending rows due at `now`, each leased until `now + lease_ms`. The
 /// caller runs it in a transaction, so that the rows it selects are its own
 /// until the commit.
+/// Only the rows of the effects named of one machine's processes, when
+/// `only` gives the machine and the effects.
 pub(crate) async fn claim_due<E: Executor>(
     exec: &mut E,
     now: u64,
     lease_ms: u64,
     limit: usize,
+    only: Option<(&str, &[String])>,
 ) -> Result<Vec<OutboxItem>, StoreError> {
-    let params = [Param::int(now), Param::int(limit as u64)];
+    let effects = only.map(|(_, names)| serde_json::Value::from(names).to_string());
+    let params = [
+        Param::int(now),
+        Param::int(limit as u64),
+        Param::opt_text(effects.as_deref()),
+        Param::opt_text(only.map(|(machine, _)| machine)),
+    ];
     let items = exec
         .query(&sql::SELECT_DUE_OUTBOX, &params, sql::outbox_row)
         .await?;
@@ -272,4 +282,54 @@ pub(crate) async fn applied_count<E: Executor>(
         .query(&sql::APPLIED_COUNT, &[Param::text(process)], count)
         .await?;
     Ok(usize_of(counts.first().copied().unwrap_or(0)))
+}
+
+pub(crate) async fn applied_events<E: Executor>(
+    exec: &mut E,
+    process: &str,
+    offset: usize,
+    limit: usize,
+) -> Result<Vec<AppliedEvent>, StoreError> {
+    let params = [
+        Param::text(process),
+        Param::int(limit as u64),
+        Param::int(offset as u64),
+    ];
+    let rows = exec
+        .query(&sql::APPLIED_PAGE, &params, |row| {
+            Ok((
+                sql::text(row, 0)?,
+                sql::text(row, 1)?,
+                sql::text(row, 2)?,
+                sql::int(row, 3)?,
+                sql::int(row, 4)?,
+            ))
+        })
+        .await?;
+    Ok(rows
+        .into_iter()
+        .map(
+            |(event_id, payload_hash, response, revision, applied_at)| AppliedEvent {
+                process: process.to_string(),
+                event_id,
+                payload_hash,
+                response,
+                revision,
+                applied_at,
+            },
+        )
+        .collect())
+}
+
+pub(crate) async fn stats<E: Executor>(exec: &mut E, now: u64) -> Result<StoreStats, StoreError> {
+    let rows = exec
+        .query(&sql::STATS, &[Param::int(now)], |row| {
+            Ok(StoreStats {
+                outbox_pending: sql::int(row, 0)?,
+                outbox_dead: sql::int(row, 1)?,
+                timers_due: sql::int(row, 2)?,
+            })
+        })
+        .await?;
+    Ok(rows.into_iter().next().unwrap_or_default())
 }

@@ -28,7 +28,7 @@ use super::ops::{self, Executor};
 use super::sql::{Columns, Dialect, Param, Sql};
 use super::{
     AppliedEvent, AsyncStore, AsyncTransaction, AttemptRecord, Blocking, OutboxItem, OutboxStatus,
-    ProcessRow, StoreError,
+    ProcessRow, StoreError, StoreStats,
 };
 
 /// How many connections [`AsyncPostgresStore::connect`] keeps at most.
@@ -354,9 +354,19 @@ impl AsyncStore for AsyncPostgresStore {
         lease_ms: u64,
         limit: usize,
     ) -> Result<Vec<OutboxItem>, StoreError> {
-        let tx = self.begin().await?;
-        let claimed = async { ops::claim_due(&mut tx.exec()?, now, lease_ms, limit).await }.await;
-        self.finish(tx, claimed).await
+        self.claim(now, lease_ms, limit, None).await
+    }
+
+    async fn claim_due_of(
+        &self,
+        now: u64,
+        lease_ms: u64,
+        limit: usize,
+        machine: &str,
+        effects: &[String],
+    ) -> Result<Vec<OutboxItem>, StoreError> {
+        self.claim(now, lease_ms, limit, Some((machine, effects)))
+            .await
     }
 
     async fn finish_attempt(&self, attempt: &AttemptRecord<'_>) -> Result<(), StoreError> {
@@ -389,5 +399,37 @@ impl AsyncStore for AsyncPostgresStore {
 
     async fn applied_count(&self, process: &str) -> Result<usize, StoreError> {
         ops::applied_count(&mut PgExec(&*self.connection().await?), process).await
+    }
+
+    async fn applied_events(
+        &self,
+        process: &str,
+        offset: usize,
+        limit: usize,
+    ) -> Result<Vec<AppliedEvent>, StoreError> {
+        let client = self.connection().await?;
+        ops::applied_events(&mut PgExec(&client), process, offset, limit).await
+    }
+
+    async fn stats(&self, now: u64) -> Result<StoreStats, StoreError> {
+        ops::stats(&mut PgExec(&*self.connection().await?), now).await
+    }
+}
+
+impl AsyncPostgresStore {
+    /// Claims due rows (of one machine's effects only, when given) in one
+    /// transaction, which keeps them locked from other dispatchers until it
+    /// commits.
+    async fn claim(
+        &self,
+        now: u64,
+        lease_ms: u64,
+        limit: usize,
+        only: Option<(&str, &[String])>,
+    ) -> Result<Vec<OutboxItem>, StoreError> {
+        let tx = self.begin().await?;
+        let claimed =
+            async { ops::claim_due(&mut tx.exec()?, now, lease_ms, limit, only).await }.await;
+        self.finish(tx, claimed).await
     }
 }

@@ -23,7 +23,7 @@ pub(crate) enum Dialect {
 impl Dialect {
     /// The text of `template` in this dialect.
     fn render(self, template: &str) -> String {
-        let markers: [(&str, &str); 4] = match self {
+        let markers: [(&str, &str); 5] = match self {
             // SQLite's outbox has no `seq` column: its rowid is the order of
             // insertion, and a single writer needs no row locks.
             Dialect::Sqlite => [
@@ -31,12 +31,17 @@ impl Dialect {
                 ("{skip_locked}", ""),
                 ("{bigint}", "INTEGER"),
                 ("{seq_column}", ""),
+                ("{texts_of_3}", "SELECT value FROM json_each($3)"),
             ],
             Dialect::Postgres => [
                 ("{order}", "seq"),
                 ("{skip_locked}", " FOR UPDATE SKIP LOCKED"),
                 ("{bigint}", "BIGINT"),
                 ("{seq_column}", "seq BIGSERIAL,\n    "),
+                (
+                    "{texts_of_3}",
+                    "SELECT jsonb_array_elements_text(CAST($3 AS JSONB))",
+                ),
             ],
         };
         let mut text = template.to_string();
@@ -189,10 +194,14 @@ pub(crate) static SELECT_OUTBOX: Sql = Sql::new(
      ORDER BY process, {order}",
 );
 /// Run in a transaction with `LEASE_OUTBOX` after it: on PostgreSQL the rows
-/// stay locked until the commit, and other dispatchers skip them.
+/// stay locked until the commit, and other dispatchers skip them. `$3` is
+/// null, or a JSON array of the effect names to claim of the processes of
+/// machine `$4`.
 pub(crate) static SELECT_DUE_OUTBOX: Sql = Sql::new(
     "SELECT process, event_id, position, idempotency_key, effect, args, status, attempts, next_attempt_at, last_error, invocation
      FROM outbox WHERE status = 'pending' AND next_attempt_at <= $1
+     AND (CAST($3 AS TEXT) IS NULL OR (effect IN ({texts_of_3})
+     AND process IN (SELECT id FROM processes WHERE machine = $4)))
      ORDER BY next_attempt_at, {order} LIMIT $2{skip_locked}",
 );
 pub(crate) static LEASE_OUTBOX: Sql =
@@ -224,6 +233,17 @@ pub(crate) static REQUEUE_DEAD: Sql = Sql::new(
 );
 pub(crate) static APPLIED_COUNT: Sql =
     Sql::new("SELECT COUNT(*) FROM applied_events WHERE process = $1");
+/// One page of a process's applied events, in the order they were applied.
+pub(crate) static APPLIED_PAGE: Sql = Sql::new(
+    "SELECT event_id, payload_hash, response, revision, applied_at FROM applied_events
+     WHERE process = $1 ORDER BY revision, applied_at, event_id LIMIT $2 OFFSET $3",
+);
+/// The gauges of `StoreStats`, in one round trip.
+pub(crate) static STATS: Sql = Sql::new(
+    "SELECT (SELECT COUNT(*) FROM outbox WHERE status = 'pending'),
+     (SELECT COUNT(*) FROM outbox WHERE status = 'dead'),
+     (SELECT COUNT(*) FROM processes WHERE next_timer_at <= $1)",
+);
 
 /// A statement parameter: every column is text or a 64-bit integer, either
 /// possibly null.

@@ -276,7 +276,13 @@ impl Store for SqliteStore {
         limit: usize,
     ) -> Result<Vec<OutboxItem>, StoreError> {
         immediate(&mut self.conn, |conn| {
-            finish(ops::claim_due(&mut SqliteExec(conn), now, lease_ms, limit))
+            finish(ops::claim_due(
+                &mut SqliteExec(conn),
+                now,
+                lease_ms,
+                limit,
+                None,
+            ))
         })
     }
 

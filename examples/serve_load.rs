@@ -1,0 +1,265 @@
+//! Load on `idemchart serve` beside a bare axum handler that does the same
+//! writes: N concurrent HTTP clients, each posting events to processes of
+//! its own, on SQLite (`synchronous` FULL and NORMAL) and PostgreSQL.
+//!
+//! The service is the real one (`idemchart::serve`, the router and the
+//! async runtime API) on 127.0.0.1; the bare handler reads the event id's
+//! mark and the process row and writes the process row and the mark in one
+//! transaction per request, through the same store, with no interpreter, no
+//! event parsing beyond the id, and no metrics: what the service costs over
+//! the writes it cannot avoid. Both serve on one tokio runtime of 2 workers
+//! in this process, the clients on another.
+//!
+//! `cargo run --release --example serve_load [REQUESTS] [--clients N]
+//! [--pg CONNECTION]`; PostgreSQL is measured when `--pg` or `IDEMCHART_PG`
+//! names a server (each run on a fresh schema, dropped afterwards).
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use axum::extract::{Path, State};
+use axum::http::{HeaderMap, StatusCode};
+use idemchart::interp::Chart;
+use idemchart::serve::{Options, Service};
+use idemchart::store::{
+    AnyAsyncStore, AppliedEvent, AsyncSqliteStore, AsyncStore, AsyncTransaction, ProcessRow,
+    SqliteOptions, Synchronous,
+};
+
+type Error = Box<dyn std::error::Error + Send + Sync>;
+
+const MACHINE: &str = include_str!("../tests/data/serve/machines/counter.yaml");
+
+struct Figures {
+    requests: usize,
+    seconds: f64,
+    p50: Duration,
+    p99: Duration,
+}
+
+/// `clients` tasks post `requests` events in all, client `c` to processes
+/// `c-0` … `c-7` in turn, each event with a fresh `Idempotency-Key`.
+async fn drive(base: &str, requests: usize, clients: usize) -> Result<Figures, Error> {
+    let client = reqwest::Client::builder()
+        .pool_max_idle_per_host(clients)
+        .build()?;
+    let started = Instant::now();
+    let mut tasks = Vec::new();
+    for c in 0..clients {
+        let (client, base) = (client.clone(), base.to_string());
+        let share = requests / clients + usize::from(c < requests % clients);
+        tasks.push(tokio::spawn(async move {
+            let mut latencies = Vec::with_capacity(share);
+            for i in 0..share {
+                let url = format!("{base}/machines/counter/processes/c{c}-{}/events", i % 8);
+                let sent = Instant::now();
+                let response = client
+                    .post(&url)
+                    .header("Idempotency-Key", format!("k{c}-{i}"))
+                    .body(r#"{"type": "ADD"}"#)
+                    .send()
+                    .await?;
+                let status = response.status();
+                response.bytes().await?;
+                if status != StatusCode::OK {
+                    return Err(format!("{url}: {status}").into());
+                }
+                latencies.push(sent.elapsed());
+            }
+            Ok::<_, Error>(latencies)
+        }));
+    }
+    let mut latencies = Vec::with_capacity(requests);
+    for task in tasks {
+        latencies.extend(task.await??);
+    }
+    let seconds = started.elapsed().as_secs_f64();
+    latencies.sort();
+    let at = |q: f64| latencies[((latencies.len() as f64 * q) as usize).min(latencies.len() - 1)];
+    Ok(Figures {
+        requests: latencies.len(),
+        seconds,
+        p50: at(0.50),
+        p99: at(0.99),
+    })
+}
+
+/// The bare handler: the same rows, in one transaction, nothing else.
+async fn bare(
+    State(store): State<Arc<AnyAsyncStore>>,
+    Path((machine, process)): Path<(String, String)>,
+    headers: HeaderMap,
+    _body: String,
+) -> (StatusCode, String) {
+    let id = headers
+        .get("idempotency-key")
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or("")
+        .to_string();
+    let response = r#"{"outcome":"applied"}"#.to_string();
+    let result: Result<(), idemchart::store::StoreError> = async {
+        let mut tx = store.begin().await?;
+        if tx.applied_event(&process, &id).await?.is_none() {
+            let revision = match tx.process(&process).await? {
+                Some(row) => {
+                    tx.update_process(&process, row.revision, r#"{"n":1}"#, None)
+                        .await?;
+                    row.revision + 1
+                }
+                None => {
+                    let row = ProcessRow {
+                        id: process.clone(),
+                        machine,
+                        version: None,
+                        snapshot: r#"{"n":1}"#.into(),
+                        revision: 1,
+                        next_timer_at: None,
+                    };
+                    tx.insert_process(&row).await?;
+                    1
+                }
+            };
+            let mark = AppliedEvent {
+                process: process.clone(),
+                event_id: id.clone(),
+                payload_hash: "0".repeat(64),
+                response: response.clone(),
+                revision,
+                applied_at: idemchart::runtime::now_millis(),
+            };
+            tx.insert_applied_event(&mark).await?;
+        }
+        store.commit(tx).await
+    }
+    .await;
+    match result {
+        Ok(()) => (StatusCode::OK, response),
+        Err(e) => (StatusCode::SERVICE_UNAVAILABLE, e.to_string()),
+    }
+}
+
+/// Serves `app` on a free port of 127.0.0.1 on `runtime`; its base URL.
+fn spawn(runtime: &tokio::runtime::Runtime, app: axum::Router) -> Result<String, Error> {
+    let listener = runtime.block_on(tokio::net::TcpListener::bind("127.0.0.1:0"))?;
+    let base = format!("http://{}", listener.local_addr()?);
+    runtime.spawn(async move { axum::serve(listener, app).await });
+    Ok(base)
+}
+
+fn row(label: &str, what: &str, figures: &Figures, baseline: Option<f64>) {
+    let rate = figures.requests as f64 / figures.seconds;
+    let ratio = baseline.map_or(String::new(), |b| format!("{:.2}", rate / b));
+    println!(
+        "| {label} | {what} | {:.0} | {:.2} | {:.2} | {ratio} |",
+        rate,
+        figures.p50.as_secs_f64() * 1e3,
+        figures.p99.as_secs_f64() * 1e3,
+    );
+}
+
+fn measure(
+    label: &str,
+    open: &dyn Fn(&tokio::runtime::Runtime) -> Result<AnyAsyncStore, Error>,
+    requests: usize,
+    clients: usize,
+) -> Result<(), Error> {
+    let server = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()?;
+    let clients_rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()?;
+    let machine = idemchart::syntax::parse(MACHINE, idemchart::syntax::Syntax::Yaml)
+        .map_err(|e| format!("counter.yaml does not load: {e:?}"))?;
+    let charts = BTreeMap::from([("counter".to_string(), Arc::new(Chart::new(machine)))]);
+    let service = Arc::new(Service::new(open(&server)?, charts, Options::default()));
+    let served = spawn(&server, idemchart::serve::router(service))?;
+    let bare_store = Arc::new(open(&server)?);
+    let bare_app = axum::Router::new()
+        .route(
+            "/machines/{machine}/processes/{process}/events",
+            axum::routing::post(bare),
+        )
+        .with_state(bare_store);
+    let bare_base = spawn(&server, bare_app)?;
+    // A warm-up of each, then the timed runs.
+    clients_rt.block_on(drive(&bare_base, requests / 10, clients))?;
+    clients_rt.block_on(drive(&served, requests / 10, clients))?;
+    let baseline = clients_rt.block_on(drive(&bare_base, requests, clients))?;
+    let figures = clients_rt.block_on(drive(&served, requests, clients))?;
+    row(label, "bare handler", &baseline, None);
+    let rate = baseline.requests as f64 / baseline.seconds;
+    row(label, "idemchart serve", &figures, Some(rate));
+    server.shutdown_background();
+    Ok(())
+}
+
+fn sqlite(
+    synchronous: Synchronous,
+) -> impl Fn(&tokio::runtime::Runtime) -> Result<AnyAsyncStore, Error> {
+    let dir = std::env::temp_dir().join(format!("idemchart-serve-load-{}", std::process::id()));
+    move |runtime| {
+        std::fs::create_dir_all(&dir)?;
+        let path = dir.join(format!("{}.db", idemchart::runtime::now_millis()));
+        std::thread::sleep(Duration::from_millis(2));
+        let options = SqliteOptions {
+            synchronous,
+            ..SqliteOptions::default()
+        };
+        let store = runtime.block_on(AsyncSqliteStore::open(&path, &options))?;
+        Ok(AnyAsyncStore::Sqlite(store))
+    }
+}
+
+#[cfg(feature = "postgres")]
+fn postgres(base: String) -> impl Fn(&tokio::runtime::Runtime) -> Result<AnyAsyncStore, Error> {
+    move |runtime| {
+        let schema = format!(
+            "serve_load_{}_{}",
+            std::process::id(),
+            idemchart::runtime::now_millis()
+        );
+        std::thread::sleep(Duration::from_millis(2));
+        let mut admin = postgres::Client::connect(&base, postgres::NoTls)?;
+        admin.batch_execute(&format!("CREATE SCHEMA {schema}"))?;
+        let params = format!("{base} options='-c search_path={schema}'");
+        let store = runtime.block_on(idemchart::store::AsyncPostgresStore::connect(&params))?;
+        Ok(AnyAsyncStore::Postgres(store))
+    }
+}
+
+fn main() -> Result<(), Error> {
+    let mut args = std::env::args().skip(1);
+    let mut requests = 4_000;
+    let mut clients = 16;
+    let mut pg = std::env::var("IDEMCHART_PG").ok();
+    while let Some(arg) = args.next() {
+        match arg.as_str() {
+            "--clients" => clients = args.next().ok_or("--clients N")?.parse()?,
+            "--pg" => pg = Some(args.next().ok_or("--pg CONNECTION")?),
+            n => requests = n.parse()?,
+        }
+    }
+    println!(
+        "{requests} requests from {clients} concurrent clients, each to 8 processes of its own\n"
+    );
+    println!("| store | server | requests/s | p50 ms | p99 ms | of bare |");
+    println!("| --- | --- | ---: | ---: | ---: | ---: |");
+    measure("SQLite FULL", &sqlite(Synchronous::Full), requests, clients)?;
+    measure(
+        "SQLite NORMAL",
+        &sqlite(Synchronous::Normal),
+        requests,
+        clients,
+    )?;
+    #[cfg(feature = "postgres")]
+    if let Some(base) = pg {
+        measure("PostgreSQL", &postgres(base), requests, clients)?;
+    }
+    #[cfg(not(feature = "postgres"))]
+    let _ = pg;
+    Ok(())
+}

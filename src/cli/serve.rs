@@ -1,0 +1,162 @@
+//! `idemchart serve`: loads every machine of `--machines DIR`, opens the
+//! store, and serves `idemchart::serve` on `--listen` until SIGTERM or
+//! Ctrl-C. A machine that does not load stops startup with its diagnostics
+//! (exit 1); a store or address that cannot be opened exits 2.
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::sync::Arc;
+use std::time::Duration;
+
+use idemchart::interp::Chart;
+use idemchart::serve::{Effects, Options, Service};
+use idemchart::store::StoreAddress;
+use idemchart::{Severity, SourceFile};
+
+use super::CommandResult;
+
+#[derive(clap::Args)]
+pub struct ServeArgs {
+    /// Where the processes live: `sqlite:PATH`, a PostgreSQL URL, or
+    /// `postgres:` followed by libpq `KEY=VALUE` pairs.
+    #[arg(long, default_value = "sqlite:idemchart.db")]
+    store: String,
+    /// `PRAGMA synchronous` for SQLite: `full` (the default) or `normal`.
+    #[arg(long)]
+    synchronous: Option<String>,
+    /// The directory of machine files; each machine is served under its name.
+    #[arg(long)]
+    machines: PathBuf,
+    /// The address to listen on.
+    #[arg(long, default_value = "127.0.0.1:8080")]
+    listen: String,
+    /// A TOML file mapping effect names to HTTP endpoints (`docs/serve.md`).
+    #[arg(long)]
+    effects: Option<PathBuf>,
+    /// How often to look for due timers and effects, in milliseconds.
+    #[arg(long, default_value_t = 500)]
+    poll_ms: u64,
+    /// The largest request body accepted, in bytes.
+    #[arg(long, default_value_t = 1 << 20)]
+    max_body: usize,
+}
+
+pub fn serve(args: ServeArgs) -> CommandResult {
+    let Some(charts) = load_charts(&args.machines)? else {
+        return Ok(ExitCode::from(1));
+    };
+    let effects = match &args.effects {
+        Some(path) => Effects::load(path)?,
+        None => Effects::default(),
+    };
+    let address = StoreAddress::parse(&args.store).map_err(|e| e.to_string())?;
+    let sqlite = super::apply::sqlite_options(args.synchronous.as_deref())?;
+    let options = Options {
+        body_limit: args.max_body,
+        poll_interval: Duration::from_millis(args.poll_ms.max(1)),
+        effects,
+    };
+    tracing_subscriber::fmt()
+        .with_env_filter(
+            tracing_subscriber::EnvFilter::try_from_default_env()
+                .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info")),
+        )
+        .with_writer(std::io::stderr)
+        .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
+        .init();
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .map_err(|e| format!("cannot start the runtime: {e}"))?;
+    runtime.block_on(async move {
+        let store = address
+            .open_async(&sqlite)
+            .await
+            .map_err(|e| e.to_string())?;
+        let listener = tokio::net::TcpListener::bind(&args.listen)
+            .await
+            .map_err(|e| format!("cannot listen on {}: {e}", args.listen))?;
+        let service = Arc::new(Service::new(store, charts, options));
+        idemchart::serve::serve(service, listener, shutdown_signal())
+            .await
+            .map_err(|e| format!("serving: {e}"))?;
+        Ok(ExitCode::SUCCESS)
+    })
+}
+
+/// Every machine of the files under `dir`, by name; `None` after printing
+/// the diagnostics when any does not load, or two share a name.
+fn load_charts(dir: &std::path::Path) -> Result<Option<BTreeMap<String, Arc<Chart>>>, String> {
+    let config = super::project_config()?;
+    let mut charts = BTreeMap::new();
+    let mut where_from: BTreeMap<String, String> = BTreeMap::new();
+    let mut failed = false;
+    for (path, searched) in super::machine_files(&[dir.to_path_buf()], &config)? {
+        let Some(loaded) = super::load_machines(&path, searched, &config)? else {
+            continue;
+        };
+        let mut diagnostics = loaded.errors;
+        for machine in loaded.machines {
+            diagnostics.extend(machine.notes);
+            match machine.machine {
+                Ok(machine) => {
+                    if let Some(first) = where_from.get(&machine.name) {
+                        eprintln!(
+                            "error: machine `{}` is in {} and in {}: each name serves one machine",
+                            machine.name,
+                            first,
+                            path.display()
+                        );
+                        failed = true;
+                        continue;
+                    }
+                    where_from.insert(machine.name.clone(), path.display().to_string());
+                    charts.insert(machine.name.clone(), Arc::new(Chart::new(machine)));
+                }
+                Err(errors) => diagnostics.extend(errors),
+            }
+        }
+        failed |= diagnostics.iter().any(|d| d.severity == Severity::Error);
+        for (file, found) in loaded.sources.split(diagnostics) {
+            let file: &SourceFile = &file;
+            for diagnostic in &found {
+                eprintln!("{}\n", idemchart::report::render(diagnostic, file, false));
+            }
+        }
+    }
+    if failed {
+        eprintln!(
+            "error: not serving: a machine of {} does not load",
+            dir.display()
+        );
+        return Ok(None);
+    }
+    if charts.is_empty() {
+        return Err(format!("{} holds no machine", dir.display()));
+    }
+    Ok(Some(charts))
+}
+
+/// Completes on SIGTERM or Ctrl-C.
+async fn shutdown_signal() {
+    let ctrl_c = async {
+        let _ = tokio::signal::ctrl_c().await;
+    };
+    #[cfg(unix)]
+    let terminate = async {
+        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+            Ok(mut signal) => {
+                signal.recv().await;
+            }
+            Err(_) => std::future::pending::<()>().await,
+        }
+    };
+    #[cfg(not(unix))]
+    let terminate = std::future::pending::<()>();
+    tokio::select! {
+        _ = ctrl_c => {}
+        _ = terminate => {}
+    }
+    tracing::info!("shutdown signal: finishing the requests in flight");
+}

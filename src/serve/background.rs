@@ -1,0 +1,89 @@
+//! The service's own work: firing due timers and dispatching the outbox
+//! rows of the effects the effects file names, in rounds every poll
+//! interval until the service stops.
+//!
+//! Several instances on one PostgreSQL store may run these at once: a timer
+//! fires under the revision check, so only one firing of it is written, and
+//! an outbox row is leased by the claim (`FOR UPDATE SKIP LOCKED`), so only
+//! one instance calls it at a time.
+
+use std::sync::Arc;
+
+use tokio::sync::watch;
+
+use super::Service;
+use crate::runtime::{self, nonblocking};
+use crate::store::DispatchOnly;
+
+/// Processes advanced per machine in one round.
+const TIMER_BATCH: usize = 100;
+
+pub(super) async fn run(service: Arc<Service>, mut stop: watch::Receiver<bool>) {
+    let mut ticker = tokio::time::interval(service.options.poll_interval);
+    ticker.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    loop {
+        tokio::select! {
+            _ = ticker.tick() => {}
+            _ = stop.changed() => return,
+        }
+        // A round is not cancelled midway: its transactions end before the
+        // service stops.
+        fire_timers(&service).await;
+        dispatch_effects(&service).await;
+        if *stop.borrow() {
+            return;
+        }
+    }
+}
+
+async fn fire_timers(service: &Service) {
+    for (machine, chart) in &service.charts {
+        let now = runtime::now_millis();
+        let due = match nonblocking::advance_due(&service.store, chart, now, TIMER_BATCH).await {
+            Ok(due) => due,
+            Err(e) => {
+                tracing::warn!(%machine, error = %e, "cannot look for due timers");
+                continue;
+            }
+        };
+        for process in due {
+            match process.result {
+                Ok(advanced) => {
+                    service.metrics.fired(advanced.fired.len());
+                    for fired in &advanced.fired {
+                        tracing::info!(%machine, process = %process.process, event_id = %fired.id, "timer fired");
+                    }
+                }
+                Err(e) => {
+                    tracing::warn!(%machine, process = %process.process, error = %e, "timer not fired")
+                }
+            }
+        }
+    }
+}
+
+async fn dispatch_effects(service: &Service) {
+    for (machine, chart) in &service.charts {
+        for (effect, endpoint) in service.options.effects.of(chart.machine()) {
+            let only = DispatchOnly::new(&service.store, machine, vec![effect.to_string()]);
+            let on_timeout = endpoint.on_timeout(chart.machine(), effect);
+            let client = &service.client;
+            let report = nonblocking::dispatch(
+                &only,
+                chart,
+                runtime::now_millis(),
+                &endpoint.policy(),
+                |item| async move {
+                    let answer = endpoint.call(client, &item, on_timeout).await;
+                    tracing::info!(%machine, process = %item.process, event_id = %item.event_id, key = %item.key, %effect, ?answer, "effect dispatched");
+                    answer
+                },
+            )
+            .await;
+            match report {
+                Ok(report) => service.metrics.dispatched(&report),
+                Err(e) => tracing::warn!(%machine, %effect, error = %e, "cannot dispatch"),
+            }
+        }
+    }
+}
