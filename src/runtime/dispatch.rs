@@ -93,8 +93,9 @@ pub struct DispatchReport {
     pub failed: usize,
 }
 
-/// Dispatches the rows due at `now` once each, in one transaction per row
-/// whose answer the machine must hear:
+/// Dispatches the rows due at `now` of the processes of `chart`'s machine
+/// (the rows of other machines wait for a dispatcher with their chart) once
+/// each, in one transaction per row whose answer the machine must hear:
 ///
 /// - An invocation's answer is delivered as its completion event, with the
 ///   row's key as the event id, in the transaction that settles the row: a
@@ -143,7 +144,11 @@ pub(super) async fn dispatch_with<D: Driver, F: Future<Output = Dispatch>>(
     mut handler: impl FnMut(&OutboxItem) -> F,
 ) -> Result<DispatchReport, RuntimeError> {
     let mut report = DispatchReport::default();
-    let items = driver.claim_due(now, policy.lease_ms, policy.batch).await?;
+    // Only this machine's rows: another machine's answers need its chart.
+    let machine = &chart.machine().name;
+    let items = driver
+        .claim_due(machine, now, policy.lease_ms, policy.batch)
+        .await?;
     for item in items {
         let attempts = item.attempts.saturating_add(1);
         let settlement = settle(policy, &item, handler(&item).await, attempts, now);

@@ -64,8 +64,10 @@ pub(super) trait Driver {
     async fn transaction<W: Work>(&mut self, work: &mut W) -> Result<W::Output, Attempt>;
     async fn pause(&mut self, wait: Duration);
     async fn process(&mut self, id: &str) -> Result<Option<ProcessRow>, StoreError>;
+    /// The due rows of the processes of `machine`, leased.
     async fn claim_due(
         &mut self,
+        machine: &str,
         now: u64,
         lease_ms: u64,
         limit: usize,
@@ -162,11 +164,12 @@ impl<S: Store> Driver for SyncDriver<'_, S> {
 
     async fn claim_due(
         &mut self,
+        machine: &str,
         now: u64,
         lease_ms: u64,
         limit: usize,
     ) -> Result<Vec<OutboxItem>, StoreError> {
-        self.0.claim_due(now, lease_ms, limit)
+        self.0.claim_due_of(now, lease_ms, limit, machine, None)
     }
 
     async fn finish_attempt(&mut self, attempt: &AttemptRecord<'_>) -> Result<(), StoreError> {
@@ -220,11 +223,14 @@ impl<S: AsyncStore> Driver for AsyncDriver<'_, S> {
 
     async fn claim_due(
         &mut self,
+        machine: &str,
         now: u64,
         lease_ms: u64,
         limit: usize,
     ) -> Result<Vec<OutboxItem>, StoreError> {
-        self.0.claim_due(now, lease_ms, limit).await
+        self.0
+            .claim_due_of(now, lease_ms, limit, machine, None)
+            .await
     }
 
     async fn finish_attempt(&mut self, attempt: &AttemptRecord<'_>) -> Result<(), StoreError> {

@@ -463,9 +463,9 @@ impl AsyncStore for AsyncSqliteStore {
         lease_ms: u64,
         limit: usize,
         machine: &str,
-        effects: &[String],
+        effects: Option<&[String]>,
     ) -> Result<Vec<OutboxItem>, StoreError> {
-        let only = (machine.to_string(), effects.to_vec());
+        let only = (machine.to_string(), effects.map(<[String]>::to_vec));
         self.claim(now, lease_ms, limit, Some(only)).await
     }
 
@@ -570,7 +570,7 @@ impl AsyncSqliteStore {
         now: u64,
         lease_ms: u64,
         limit: usize,
-        only: Option<(String, Vec<String>)>,
+        only: Option<(String, Option<Vec<String>>)>,
     ) -> Result<Vec<OutboxItem>, StoreError> {
         self.run(true, move |conn| {
             sqlite::immediate(conn, |conn| {
@@ -580,7 +580,7 @@ impl AsyncSqliteStore {
                     lease_ms,
                     limit,
                     only.as_ref()
-                        .map(|(machine, effects)| (machine.as_str(), effects.as_slice())),
+                        .map(|(machine, effects)| (machine.as_str(), effects.as_deref())),
                 ))
             })
         })

@@ -206,6 +206,20 @@ impl<S: AsyncStore> Store for Blocking<S> {
         self.wait(self.store.claim_due(now, lease_ms, limit))
     }
 
+    fn claim_due_of(
+        &mut self,
+        now: u64,
+        lease_ms: u64,
+        limit: usize,
+        machine: &str,
+        effects: Option<&[String]>,
+    ) -> Result<Vec<OutboxItem>, StoreError> {
+        self.wait(
+            self.store
+                .claim_due_of(now, lease_ms, limit, machine, effects),
+        )
+    }
+
     fn finish_attempt(&mut self, attempt: &AttemptRecord<'_>) -> Result<(), StoreError> {
         self.wait(self.store.finish_attempt(attempt))
     }

@@ -58,7 +58,7 @@ impl<S: AsyncStore> AsyncStore for DispatchOnly<'_, S> {
         limit: usize,
     ) -> Result<Vec<OutboxItem>, StoreError> {
         self.store
-            .claim_due_of(now, lease_ms, limit, &self.machine, &self.effects)
+            .claim_due_of(now, lease_ms, limit, &self.machine, Some(&self.effects))
             .await
     }
 
@@ -68,17 +68,18 @@ impl<S: AsyncStore> AsyncStore for DispatchOnly<'_, S> {
         lease_ms: u64,
         limit: usize,
         machine: &str,
-        effects: &[String],
+        effects: Option<&[String]>,
     ) -> Result<Vec<OutboxItem>, StoreError> {
         // Both restrictions hold: nothing of another machine, and the
         // effects named in both.
-        let both: Vec<String> = effects
+        let both: Vec<String> = self
+            .effects
             .iter()
-            .filter(|name| machine == self.machine && self.effects.contains(name))
+            .filter(|name| machine == self.machine && effects.is_none_or(|e| e.contains(name)))
             .cloned()
             .collect();
         self.store
-            .claim_due_of(now, lease_ms, limit, machine, &both)
+            .claim_due_of(now, lease_ms, limit, machine, Some(&both))
             .await
     }
 

@@ -225,6 +225,19 @@ pub trait Store {
         limit: usize,
     ) -> Result<Vec<OutboxItem>, StoreError>;
 
+    /// [`claim_due`](Store::claim_due) of the rows of the processes of
+    /// `machine` only, and of the `effects` named when there are: a
+    /// dispatcher answers rows with its machine's chart, and one that serves
+    /// some effects leaves the others in the outbox, untouched, for another.
+    fn claim_due_of(
+        &mut self,
+        now: u64,
+        lease_ms: u64,
+        limit: usize,
+        machine: &str,
+        effects: Option<&[String]>,
+    ) -> Result<Vec<OutboxItem>, StoreError>;
+
     /// Records the result of one attempt on the row with `key`.
     fn finish_attempt(&mut self, attempt: &AttemptRecord<'_>) -> Result<(), StoreError>;
 
@@ -334,16 +347,14 @@ pub trait AsyncStore: Send + Sync {
         lease_ms: u64,
         limit: usize,
     ) -> impl Future<Output = Result<Vec<OutboxItem>, StoreError>> + Send;
-    /// [`claim_due`](AsyncStore::claim_due) of the rows of the `effects`
-    /// named of the processes of `machine` only: a dispatcher that serves
-    /// some effects leaves the others in the outbox, untouched, for another.
+    /// See [`Store::claim_due_of`].
     fn claim_due_of(
         &self,
         now: u64,
         lease_ms: u64,
         limit: usize,
         machine: &str,
-        effects: &[String],
+        effects: Option<&[String]>,
     ) -> impl Future<Output = Result<Vec<OutboxItem>, StoreError>> + Send;
     /// See [`Store::finish_attempt`].
     fn finish_attempt(

@@ -276,6 +276,17 @@ impl Store for AnyStore {
         forward!(self, store => store.claim_due(now, lease_ms, limit))
     }
 
+    fn claim_due_of(
+        &mut self,
+        now: u64,
+        lease_ms: u64,
+        limit: usize,
+        machine: &str,
+        effects: Option<&[String]>,
+    ) -> Result<Vec<OutboxItem>, StoreError> {
+        forward!(self, store => store.claim_due_of(now, lease_ms, limit, machine, effects))
+    }
+
     fn finish_attempt(&mut self, attempt: &AttemptRecord<'_>) -> Result<(), StoreError> {
         forward!(self, store => store.finish_attempt(attempt))
     }
@@ -460,7 +471,7 @@ impl AsyncStore for AnyAsyncStore {
         lease_ms: u64,
         limit: usize,
         machine: &str,
-        effects: &[String],
+        effects: Option<&[String]>,
     ) -> Result<Vec<OutboxItem>, StoreError> {
         forward_async!(self, store => store.claim_due_of(now, lease_ms, limit, machine, effects))
     }

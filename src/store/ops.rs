@@ -184,16 +184,18 @@ pub(crate) async fn outbox<E: Executor>(
 /// The pending rows due at `now`, each leased until `now + lease_ms`. The
 /// caller runs it in a transaction, so that the rows it selects are its own
 /// until the commit.
-/// Only the rows of the effects named of one machine's processes, when
-/// `only` gives the machine and the effects.
+/// Only the rows of one machine's processes when `only` names it, and of
+/// the effects it names, if it names any.
 pub(crate) async fn claim_due<E: Executor>(
     exec: &mut E,
     now: u64,
     lease_ms: u64,
     limit: usize,
-    only: Option<(&str, &[String])>,
+    only: Option<(&str, Option<&[String]>)>,
 ) -> Result<Vec<OutboxItem>, StoreError> {
-    let effects = only.map(|(_, names)| serde_json::Value::from(names).to_string());
+    let effects = only
+        .and_then(|(_, names)| names)
+        .map(|names| serde_json::Value::from(names).to_string());
     let params = [
         Param::int(now),
         Param::int(limit as u64),

@@ -363,7 +363,7 @@ impl AsyncStore for AsyncPostgresStore {
         lease_ms: u64,
         limit: usize,
         machine: &str,
-        effects: &[String],
+        effects: Option<&[String]>,
     ) -> Result<Vec<OutboxItem>, StoreError> {
         self.claim(now, lease_ms, limit, Some((machine, effects)))
             .await
@@ -425,7 +425,7 @@ impl AsyncPostgresStore {
         now: u64,
         lease_ms: u64,
         limit: usize,
-        only: Option<(&str, &[String])>,
+        only: Option<(&str, Option<&[String]>)>,
     ) -> Result<Vec<OutboxItem>, StoreError> {
         let tx = self.begin().await?;
         let claimed =

@@ -200,8 +200,8 @@ pub(crate) static SELECT_OUTBOX: Sql = Sql::new(
 pub(crate) static SELECT_DUE_OUTBOX: Sql = Sql::new(
     "SELECT process, event_id, position, idempotency_key, effect, args, status, attempts, next_attempt_at, last_error, invocation
      FROM outbox WHERE status = 'pending' AND next_attempt_at <= $1
-     AND (CAST($3 AS TEXT) IS NULL OR (effect IN ({texts_of_3})
-     AND process IN (SELECT id FROM processes WHERE machine = $4)))
+     AND (CAST($4 AS TEXT) IS NULL OR process IN (SELECT id FROM processes WHERE machine = $4))
+     AND (CAST($3 AS TEXT) IS NULL OR effect IN ({texts_of_3}))
      ORDER BY next_attempt_at, {order} LIMIT $2{skip_locked}",
 );
 pub(crate) static LEASE_OUTBOX: Sql =

@@ -435,3 +435,42 @@ pub fn redelivered_completions_change_nothing<B: Backend>(
     };
     assert_eq!(rows(&mut clean), rows(&mut noisy));
 }
+
+/// One store holds processes of two machines: a dispatcher answers the rows
+/// of its chart's machine only, and leaves the others untouched (not
+/// leased, no attempt counted) for a dispatcher with their chart.
+pub fn dispatch_takes_the_rows_of_its_machine_only<B: Backend>(backend: &B) {
+    let (checkout, ledger) = (checkout(), super::ledger());
+    let mut store = backend.connect(&backend.fresh());
+    apply_at(&mut store, &checkout, "c1", &pay("s1", 30), T0).unwrap();
+    apply_at(&mut store, &ledger, "l1", &super::add("a1", 5), T0).unwrap();
+    let mut handed = Vec::new();
+    let report = dispatch(
+        &mut store,
+        &ledger,
+        T0 + 1,
+        &DispatchPolicy::default(),
+        |item| {
+            handed.push(item.process.clone());
+            Dispatch::UnknownOutcome
+        },
+    )
+    .unwrap();
+    assert_eq!((handed, report.unknown), (vec!["l1".to_string()], 1));
+    let charge = invocation_rows(&mut store).remove(0);
+    assert_eq!((charge.status, charge.attempts), (OutboxStatus::Pending, 0));
+    assert_eq!(charge.next_attempt_at, T0, "not leased");
+    // The checkout's own dispatcher answers it.
+    let report = dispatch(
+        &mut store,
+        &checkout,
+        T0 + 2,
+        &DispatchPolicy::default(),
+        |item| {
+            assert_eq!(item.process, "c1");
+            Dispatch::Output(serde_json::json!({ "recibo": "R-1" }))
+        },
+    )
+    .unwrap();
+    assert_eq!(report.done, 1);
+}

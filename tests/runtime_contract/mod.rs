@@ -580,6 +580,16 @@ impl<S: Store> Store for Stale<S> {
     fn claim_due(&mut self, n: u64, l: u64, c: usize) -> Result<Vec<OutboxItem>, StoreError> {
         self.inner.claim_due(n, l, c)
     }
+    fn claim_due_of(
+        &mut self,
+        n: u64,
+        l: u64,
+        c: usize,
+        m: &str,
+        e: Option<&[String]>,
+    ) -> Result<Vec<OutboxItem>, StoreError> {
+        self.inner.claim_due_of(n, l, c, m, e)
+    }
     fn finish_attempt(&mut self, attempt: &AttemptRecord<'_>) -> Result<(), StoreError> {
         self.inner.finish_attempt(attempt)
     }
@@ -872,6 +882,11 @@ macro_rules! contract_tests {
         #[test]
         fn an_unknown_or_dead_invocation_is_an_error_the_machine_handles() {
             runtime_contract::invocations::an_unknown_or_dead_invocation_is_an_error_the_machine_handles(&$backend);
+        }
+        $(#[$attr])*
+        #[test]
+        fn dispatch_takes_the_rows_of_its_machine_only() {
+            runtime_contract::invocations::dispatch_takes_the_rows_of_its_machine_only(&$backend);
         }
         $(#[$attr])*
         #[test]
