@@ -169,7 +169,8 @@ impl<S: Store> Driver for SyncDriver<'_, S> {
         lease_ms: u64,
         limit: usize,
     ) -> Result<Vec<OutboxItem>, StoreError> {
-        self.0.claim_due_of(now, lease_ms, limit, machine, None)
+        self.0
+            .claim_due_of(now, lease_ms, limit, Some(machine), None)
     }
 
     async fn finish_attempt(&mut self, attempt: &AttemptRecord<'_>) -> Result<(), StoreError> {
@@ -229,7 +230,7 @@ impl<S: AsyncStore> Driver for AsyncDriver<'_, S> {
         limit: usize,
     ) -> Result<Vec<OutboxItem>, StoreError> {
         self.0
-            .claim_due_of(now, lease_ms, limit, machine, None)
+            .claim_due_of(now, lease_ms, limit, Some(machine), None)
             .await
     }
 

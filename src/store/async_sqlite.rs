@@ -448,25 +448,24 @@ impl AsyncStore for AsyncSqliteStore {
         .await
     }
 
-    async fn claim_due(
-        &self,
-        now: u64,
-        lease_ms: u64,
-        limit: usize,
-    ) -> Result<Vec<OutboxItem>, StoreError> {
-        self.claim(now, lease_ms, limit, None).await
-    }
-
     async fn claim_due_of(
         &self,
         now: u64,
         lease_ms: u64,
         limit: usize,
-        machine: &str,
+        machine: Option<&str>,
         effects: Option<&[String]>,
     ) -> Result<Vec<OutboxItem>, StoreError> {
-        let only = (machine.to_string(), effects.map(<[String]>::to_vec));
-        self.claim(now, lease_ms, limit, Some(only)).await
+        let machine = machine.map(str::to_string);
+        let effects = effects.map(<[String]>::to_vec);
+        self.run(true, move |conn| {
+            sqlite::immediate(conn, |conn| {
+                let exec = &mut SqliteExec(conn);
+                let (machine, effects) = (machine.as_deref(), effects.as_deref());
+                finish(ops::claim_due(exec, now, lease_ms, limit, machine, effects))
+            })
+        })
+        .await
     }
 
     async fn finish_attempt(&self, attempt: &AttemptRecord<'_>) -> Result<(), StoreError> {
@@ -557,32 +556,6 @@ impl AsyncStore for AsyncSqliteStore {
     async fn stats(&self, now: u64) -> Result<StoreStats, StoreError> {
         self.run(false, move |conn| {
             finish(ops::stats(&mut SqliteExec(conn), now))
-        })
-        .await
-    }
-}
-
-impl AsyncSqliteStore {
-    /// Claims due rows (of one machine's effects only, when given) in one
-    /// immediate transaction.
-    async fn claim(
-        &self,
-        now: u64,
-        lease_ms: u64,
-        limit: usize,
-        only: Option<(String, Option<Vec<String>>)>,
-    ) -> Result<Vec<OutboxItem>, StoreError> {
-        self.run(true, move |conn| {
-            sqlite::immediate(conn, |conn| {
-                finish(ops::claim_due(
-                    &mut SqliteExec(conn),
-                    now,
-                    lease_ms,
-                    limit,
-                    only.as_ref()
-                        .map(|(machine, effects)| (machine.as_str(), effects.as_deref())),
-                ))
-            })
         })
         .await
     }

@@ -197,21 +197,12 @@ impl<S: AsyncStore> Store for Blocking<S> {
         self.wait(self.store.outbox(status))
     }
 
-    fn claim_due(
-        &mut self,
-        now: u64,
-        lease_ms: u64,
-        limit: usize,
-    ) -> Result<Vec<OutboxItem>, StoreError> {
-        self.wait(self.store.claim_due(now, lease_ms, limit))
-    }
-
     fn claim_due_of(
         &mut self,
         now: u64,
         lease_ms: u64,
         limit: usize,
-        machine: &str,
+        machine: Option<&str>,
         effects: Option<&[String]>,
     ) -> Result<Vec<OutboxItem>, StoreError> {
         self.wait(

@@ -51,27 +51,18 @@ impl<S: AsyncStore> AsyncStore for DispatchOnly<'_, S> {
         self.store.outbox(status).await
     }
 
-    async fn claim_due(
-        &self,
-        now: u64,
-        lease_ms: u64,
-        limit: usize,
-    ) -> Result<Vec<OutboxItem>, StoreError> {
-        self.store
-            .claim_due_of(now, lease_ms, limit, &self.machine, Some(&self.effects))
-            .await
-    }
-
+    /// Both restrictions hold: nothing of another machine, and only the
+    /// effects named in both (all of this view's when the caller names none,
+    /// as the provided `claim_due` does).
     async fn claim_due_of(
         &self,
         now: u64,
         lease_ms: u64,
         limit: usize,
-        machine: &str,
+        machine: Option<&str>,
         effects: Option<&[String]>,
     ) -> Result<Vec<OutboxItem>, StoreError> {
-        // Both restrictions hold: nothing of another machine, and the
-        // effects named in both.
+        let machine = machine.unwrap_or(&self.machine);
         let both: Vec<String> = self
             .effects
             .iter()
@@ -79,7 +70,7 @@ impl<S: AsyncStore> AsyncStore for DispatchOnly<'_, S> {
             .cloned()
             .collect();
         self.store
-            .claim_due_of(now, lease_ms, limit, machine, Some(&both))
+            .claim_due_of(now, lease_ms, limit, Some(machine), Some(&both))
             .await
     }
 

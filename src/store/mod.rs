@@ -223,18 +223,21 @@ pub trait Store {
         now: u64,
         lease_ms: u64,
         limit: usize,
-    ) -> Result<Vec<OutboxItem>, StoreError>;
+    ) -> Result<Vec<OutboxItem>, StoreError> {
+        self.claim_due_of(now, lease_ms, limit, None, None)
+    }
 
     /// [`claim_due`](Store::claim_due) of the rows of the processes of
-    /// `machine` only, and of the `effects` named when there are: a
-    /// dispatcher answers rows with its machine's chart, and one that serves
-    /// some effects leaves the others in the outbox, untouched, for another.
+    /// `machine` only when it is named, and of the `effects` named when
+    /// there are: a dispatcher answers rows with its machine's chart, and
+    /// one that serves some effects leaves the others in the outbox,
+    /// untouched, for another.
     fn claim_due_of(
         &mut self,
         now: u64,
         lease_ms: u64,
         limit: usize,
-        machine: &str,
+        machine: Option<&str>,
         effects: Option<&[String]>,
     ) -> Result<Vec<OutboxItem>, StoreError>;
 
@@ -346,14 +349,16 @@ pub trait AsyncStore: Send + Sync {
         now: u64,
         lease_ms: u64,
         limit: usize,
-    ) -> impl Future<Output = Result<Vec<OutboxItem>, StoreError>> + Send;
+    ) -> impl Future<Output = Result<Vec<OutboxItem>, StoreError>> + Send {
+        self.claim_due_of(now, lease_ms, limit, None, None)
+    }
     /// See [`Store::claim_due_of`].
     fn claim_due_of(
         &self,
         now: u64,
         lease_ms: u64,
         limit: usize,
-        machine: &str,
+        machine: Option<&str>,
         effects: Option<&[String]>,
     ) -> impl Future<Output = Result<Vec<OutboxItem>, StoreError>> + Send;
     /// See [`Store::finish_attempt`].

@@ -267,21 +267,12 @@ impl Store for AnyStore {
         forward!(self, store => store.outbox(status))
     }
 
-    fn claim_due(
-        &mut self,
-        now: u64,
-        lease_ms: u64,
-        limit: usize,
-    ) -> Result<Vec<OutboxItem>, StoreError> {
-        forward!(self, store => store.claim_due(now, lease_ms, limit))
-    }
-
     fn claim_due_of(
         &mut self,
         now: u64,
         lease_ms: u64,
         limit: usize,
-        machine: &str,
+        machine: Option<&str>,
         effects: Option<&[String]>,
     ) -> Result<Vec<OutboxItem>, StoreError> {
         forward!(self, store => store.claim_due_of(now, lease_ms, limit, machine, effects))
@@ -456,21 +447,12 @@ impl AsyncStore for AnyAsyncStore {
         forward_async!(self, store => store.outbox(status))
     }
 
-    async fn claim_due(
-        &self,
-        now: u64,
-        lease_ms: u64,
-        limit: usize,
-    ) -> Result<Vec<OutboxItem>, StoreError> {
-        forward_async!(self, store => store.claim_due(now, lease_ms, limit))
-    }
-
     async fn claim_due_of(
         &self,
         now: u64,
         lease_ms: u64,
         limit: usize,
-        machine: &str,
+        machine: Option<&str>,
         effects: Option<&[String]>,
     ) -> Result<Vec<OutboxItem>, StoreError> {
         forward_async!(self, store => store.claim_due_of(now, lease_ms, limit, machine, effects))

@@ -184,23 +184,22 @@ pub(crate) async fn outbox<E: Executor>(
 /// The pending rows due at `now`, each leased until `now + lease_ms`. The
 /// caller runs it in a transaction, so that the rows it selects are its own
 /// until the commit.
-/// Only the rows of one machine's processes when `only` names it, and of
-/// the effects it names, if it names any.
+/// Only the rows of the processes of `machine`, and of `effects`, where
+/// they are named.
 pub(crate) async fn claim_due<E: Executor>(
     exec: &mut E,
     now: u64,
     lease_ms: u64,
     limit: usize,
-    only: Option<(&str, Option<&[String]>)>,
+    machine: Option<&str>,
+    effects: Option<&[String]>,
 ) -> Result<Vec<OutboxItem>, StoreError> {
-    let effects = only
-        .and_then(|(_, names)| names)
-        .map(|names| serde_json::Value::from(names).to_string());
+    let effects = effects.map(|names| serde_json::Value::from(names).to_string());
     let params = [
         Param::int(now),
         Param::int(limit as u64),
         Param::opt_text(effects.as_deref()),
-        Param::opt_text(only.map(|(machine, _)| machine)),
+        Param::opt_text(machine),
     ];
     let items = exec
         .query(&sql::SELECT_DUE_OUTBOX, &params, sql::outbox_row)

@@ -348,25 +348,21 @@ impl AsyncStore for AsyncPostgresStore {
         ops::outbox(&mut PgExec(&*self.connection().await?), status).await
     }
 
-    async fn claim_due(
-        &self,
-        now: u64,
-        lease_ms: u64,
-        limit: usize,
-    ) -> Result<Vec<OutboxItem>, StoreError> {
-        self.claim(now, lease_ms, limit, None).await
-    }
-
     async fn claim_due_of(
         &self,
         now: u64,
         lease_ms: u64,
         limit: usize,
-        machine: &str,
+        machine: Option<&str>,
         effects: Option<&[String]>,
     ) -> Result<Vec<OutboxItem>, StoreError> {
-        self.claim(now, lease_ms, limit, Some((machine, effects)))
-            .await
+        // One transaction, which keeps the rows locked from other
+        // dispatchers until it commits.
+        let tx = self.begin().await?;
+        let claimed =
+            async { ops::claim_due(&mut tx.exec()?, now, lease_ms, limit, machine, effects).await }
+                .await;
+        self.finish(tx, claimed).await
     }
 
     async fn finish_attempt(&self, attempt: &AttemptRecord<'_>) -> Result<(), StoreError> {
@@ -413,23 +409,5 @@ impl AsyncStore for AsyncPostgresStore {
 
     async fn stats(&self, now: u64) -> Result<StoreStats, StoreError> {
         ops::stats(&mut PgExec(&*self.connection().await?), now).await
-    }
-}
-
-impl AsyncPostgresStore {
-    /// Claims due rows (of one machine's effects only, when given) in one
-    /// transaction, which keeps them locked from other dispatchers until it
-    /// commits.
-    async fn claim(
-        &self,
-        now: u64,
-        lease_ms: u64,
-        limit: usize,
-        only: Option<(&str, Option<&[String]>)>,
-    ) -> Result<Vec<OutboxItem>, StoreError> {
-        let tx = self.begin().await?;
-        let claimed =
-            async { ops::claim_due(&mut tx.exec()?, now, lease_ms, limit, only).await }.await;
-        self.finish(tx, claimed).await
     }
 }

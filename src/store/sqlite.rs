@@ -57,26 +57,6 @@ pub(crate) fn backend(e: rusqlite::Error) -> StoreError {
 }
 
 impl SqliteStore {
-    /// Claims the due rows, of one machine's processes (and effects) when
-    /// `only` says so, in one immediate transaction.
-    fn claim(
-        &mut self,
-        now: u64,
-        lease_ms: u64,
-        limit: usize,
-        only: Option<(&str, Option<&[String]>)>,
-    ) -> Result<Vec<OutboxItem>, StoreError> {
-        immediate(&mut self.conn, |conn| {
-            finish(ops::claim_due(
-                &mut SqliteExec(conn),
-                now,
-                lease_ms,
-                limit,
-                only,
-            ))
-        })
-    }
-
     /// Opens (creating if needed) the store at `path`.
     pub fn open(
         path: impl AsRef<Path>,
@@ -289,24 +269,18 @@ impl Store for SqliteStore {
         finish(ops::outbox(&mut SqliteExec(&self.conn), status))
     }
 
-    fn claim_due(
-        &mut self,
-        now: u64,
-        lease_ms: u64,
-        limit: usize,
-    ) -> Result<Vec<OutboxItem>, StoreError> {
-        self.claim(now, lease_ms, limit, None)
-    }
-
     fn claim_due_of(
         &mut self,
         now: u64,
         lease_ms: u64,
         limit: usize,
-        machine: &str,
+        machine: Option<&str>,
         effects: Option<&[String]>,
     ) -> Result<Vec<OutboxItem>, StoreError> {
-        self.claim(now, lease_ms, limit, Some((machine, effects)))
+        immediate(&mut self.conn, |conn| {
+            let exec = &mut SqliteExec(conn);
+            finish(ops::claim_due(exec, now, lease_ms, limit, machine, effects))
+        })
     }
 
     fn finish_attempt(&mut self, attempt: &AttemptRecord<'_>) -> Result<(), StoreError> {

@@ -577,15 +577,12 @@ impl<S: Store> Store for Stale<S> {
     fn outbox(&mut self, s: Option<OutboxStatus>) -> Result<Vec<OutboxItem>, StoreError> {
         self.inner.outbox(s)
     }
-    fn claim_due(&mut self, n: u64, l: u64, c: usize) -> Result<Vec<OutboxItem>, StoreError> {
-        self.inner.claim_due(n, l, c)
-    }
     fn claim_due_of(
         &mut self,
         n: u64,
         l: u64,
         c: usize,
-        m: &str,
+        m: Option<&str>,
         e: Option<&[String]>,
     ) -> Result<Vec<OutboxItem>, StoreError> {
         self.inner.claim_due_of(n, l, c, m, e)
