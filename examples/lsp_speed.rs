@@ -6,12 +6,16 @@
 //! ```text
 //! cargo run --release --example lsp_speed
 //! cargo run --release --example lsp_speed -- --write-yaml 10000 m.yaml   # a machine for `idemchart lint`
-//! cargo run --release --example lsp_speed -- --phases m.yaml             # where `lint` spends its time
+//! cargo run --release --example lsp_speed -- --phases m.yaml [RUNS]      # where `lint` spends its time
 //! ```
 //!
 //! The machines are `lint_speed`'s (a fixed seed), printed as YAML.
 
 use std::time::{Duration, Instant};
+
+// As the `idemchart` binary, so that the figures are the command's.
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 use lsp_types::notification;
 use serde_json::json;
@@ -37,35 +41,51 @@ fn resident_mb() -> Option<f64> {
     Some(kb / 1024.0)
 }
 
-/// Times each phase of `idemchart lint FILE`, as the CLI runs them.
-fn phases(path: &std::path::Path) {
+/// Times each phase of `idemchart lint FILE`, as the CLI runs them, `runs`
+/// times; prints each phase's median.
+fn phases(path: &std::path::Path, runs: usize) {
     use idemchart::syntax::{self, Syntax};
-    let mut clock = Instant::now();
-    let mut lap = |name: &str| {
-        println!("{name:>12} {:>8.1}ms", clock.elapsed().as_secs_f64() * 1e3);
-        clock = Instant::now();
-    };
-    let text = std::fs::read_to_string(path).expect("read the machine");
-    let file = idemchart::SourceFile::new(path.display().to_string(), text);
-    lap("read");
-    let syntax = Syntax::of_path(path).expect("a YAML or DSL file");
-    let tree = syntax::parse_tree(&file.text, syntax).expect("the machine parses");
-    lap("parse");
-    let machine = syntax::lower_tree(tree, &file.text, syntax).expect("the machine loads");
-    lap("lower");
-    let findings = idemchart::lint::lint_source(&machine, &file, &Default::default());
-    lap("lint");
-    let report = vec![idemchart::report::FileReport::new(file, findings)];
-    let json = idemchart::report::json(&report);
-    lap("json");
-    let human = idemchart::report::human_with(&report, false, false);
-    lap("human");
-    println!(
-        "{} findings, {} bytes of JSON, {} of text",
-        report[0].diagnostics.len(),
-        json.len(),
-        human.len()
-    );
+    let names = ["read", "parse", "lower", "lint", "json", "human"];
+    let mut laps: Vec<Vec<Duration>> = vec![Vec::new(); names.len()];
+    let mut summary = String::new();
+    for _ in 0..runs {
+        let mut clock = Instant::now();
+        let mut phase = 0;
+        let mut lap = || {
+            laps[phase].push(clock.elapsed());
+            phase += 1;
+            clock = Instant::now();
+        };
+        let text = std::fs::read_to_string(path).expect("read the machine");
+        let file = idemchart::SourceFile::new(path.display().to_string(), text);
+        lap();
+        let syntax = Syntax::of_path(path).expect("a YAML or DSL file");
+        let tree = syntax::parse_tree(&file.text, syntax).expect("the machine parses");
+        lap();
+        let machine = syntax::lower_tree(tree, &file.text, syntax).expect("the machine loads");
+        lap();
+        let findings = idemchart::lint::lint_source(&machine, &file, &Default::default());
+        lap();
+        let report = vec![idemchart::report::FileReport::new(file, findings)];
+        let json = idemchart::report::json(&report);
+        lap();
+        let human = idemchart::report::human_with(&report, false, false);
+        lap();
+        summary = format!(
+            "{} findings, {} bytes of JSON, {} of text",
+            report[0].diagnostics.len(),
+            json.len(),
+            human.len()
+        );
+    }
+    for (name, mut times) in names.iter().zip(laps) {
+        times.sort();
+        println!(
+            "{name:>12} {:>8.2}ms",
+            percentile(&times, 0.5).as_secs_f64() * 1e3
+        );
+    }
+    println!("{summary} (median of {runs} runs)");
 }
 
 fn percentile(sorted: &[Duration], p: f64) -> Duration {
@@ -85,10 +105,13 @@ fn main() {
         return;
     }
 
-    if let [flag, path] = args.as_slice()
+    if let [flag, path, rest @ ..] = args.as_slice()
         && flag == "--phases"
     {
-        phases(std::path::Path::new(path));
+        let runs = rest
+            .first()
+            .map_or(1, |n| n.parse().expect("a number of runs"));
+        phases(std::path::Path::new(path), runs);
         return;
     }
 
