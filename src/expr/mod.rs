@@ -4,7 +4,7 @@ mod ast;
 mod check;
 mod eval;
 pub(crate) mod json;
-mod list;
+pub(crate) mod list;
 mod parse;
 mod print;
 mod value;

@@ -14,6 +14,12 @@ impl StateSet {
         }
     }
 
+    /// Feeds the set's bits to a hasher (`Actor::fingerprint`).
+    pub fn hash_words(&self, h: &mut impl std::hash::Hasher) {
+        use std::hash::Hash;
+        self.words.hash(h);
+    }
+
     pub fn contains(&self, id: StateId) -> bool {
         let i = id.index();
         self.words

@@ -52,6 +52,7 @@ mod actor;
 mod bits;
 mod chart;
 mod clock;
+mod fingerprint;
 mod host;
 mod snapshot;
 mod snapshot_json;

@@ -577,7 +577,7 @@ impl<'a, 'm> Replayer<'a, 'm> {
             starts += 1;
             let i = node.moves.len();
             for event in self.variants(claim.event, i) {
-                if self.sends_left == 0 {
+                if self.sends_left == 0 || self.cx.cancelled() {
                     return None;
                 }
                 self.sends_left -= 1;
@@ -633,7 +633,7 @@ impl<'a, 'm> Replayer<'a, 'm> {
                 continue;
             }
             for next in self.moves_from(&actor, moves.len()) {
-                if self.sends_left == 0 || visited == CONTINUATION_STATES {
+                if self.sends_left == 0 || visited == CONTINUATION_STATES || self.cx.cancelled() {
                     return None;
                 }
                 self.sends_left -= 1;
@@ -652,6 +652,13 @@ impl<'a, 'm> Replayer<'a, 'm> {
             }
         }
         None
+    }
+
+    /// How many configurations the explorer keeps, built if need be.
+    #[cfg(test)]
+    pub fn explored_len(&mut self) -> usize {
+        self.explore();
+        self.explored.as_ref().map_or(0, Vec::len)
     }
 
     /// Builds the explorer's breadth-first list of configurations reached
@@ -680,7 +687,10 @@ impl<'a, 'm> Replayer<'a, 'm> {
             }
             let moves = self.moves_from(&explored[at].actor, explored[at].moves.len());
             for next in moves {
-                if self.sends_left <= floor || explored.len() == EXPLORE_STATES {
+                if self.sends_left <= floor
+                    || explored.len() == EXPLORE_STATES
+                    || self.cx.cancelled()
+                {
                     break;
                 }
                 self.sends_left -= 1;
@@ -1032,14 +1042,11 @@ fn repeat_must_take(claim: &Claim) -> Option<TransitionId> {
     }
 }
 
-/// What tells two configurations of a search apart: a hash of the
-/// snapshot JSON (configuration, context, timers, clock). Two states that
-/// collide only make a search skip one, never report anything.
+/// What tells two configurations of a search apart (`Actor::fingerprint`).
+/// Two states that collide only make a search skip one, never report
+/// anything.
 fn state_key(actor: &Actor) -> u64 {
-    use std::hash::{Hash, Hasher};
-    let mut hasher = std::collections::hash_map::DefaultHasher::new();
-    actor.snapshot_json().hash(&mut hasher);
-    hasher.finish()
+    actor.fingerprint()
 }
 
 /// The effect names of `before` and those the step performed, each once.

@@ -21,6 +21,7 @@
 use std::cell::RefCell;
 use std::collections::HashMap;
 use std::sync::LazyLock;
+use std::sync::atomic::{AtomicBool, Ordering};
 
 use crate::diagnostic::{Diagnostic, Label, Severity};
 use crate::fix::{Editor, Fix};
@@ -259,6 +260,8 @@ pub(crate) struct Cx<'m> {
     /// fixes, and its editor, made on the first fix (it parses the text).
     source: Option<&'m SourceFile>,
     editor: std::cell::OnceCell<Option<Box<dyn Editor + 'm>>>,
+    /// Set by another thread to stop the run (`lint_source_cancellable`).
+    cancel: Option<&'m AtomicBool>,
 }
 
 /// `Cx::identity_sets`, in one pass over the transitions: reading every
@@ -322,7 +325,14 @@ impl<'m> Cx<'m> {
             replay_chart: std::cell::OnceCell::new(),
             source,
             editor: std::cell::OnceCell::new(),
+            cancel: None,
         }
+    }
+
+    /// Whether the caller asked the run to stop: the replays then end at
+    /// their next send, and `run` returns nothing.
+    pub fn cancelled(&self) -> bool {
+        self.cancel.is_some_and(|c| c.load(Ordering::Relaxed))
     }
 
     /// The editor of the file the machine was loaded from, when its text
@@ -441,7 +451,7 @@ pub fn witness_transitions(
 
 /// `lint`, with the refuted findings too when `options` asks for them.
 pub fn lint_with(machine: &Machine, options: &Options) -> Vec<Diagnostic> {
-    run(machine, None, options)
+    run(machine, None, options, None).unwrap_or_default()
 }
 
 /// `lint_with` on a machine loaded from `file`, whose findings carry the
@@ -464,17 +474,35 @@ pub fn lint_with(machine: &Machine, options: &Options) -> Vec<Diagnostic> {
 /// assert!(fixed.starts_with("machine: lamp\nevents:\n  PRESS: {}\ninitial: off\n"));
 /// ```
 pub fn lint_source(machine: &Machine, file: &SourceFile, options: &Options) -> Vec<Diagnostic> {
-    run(machine, Some(file), options)
+    run(machine, Some(file), options, None).unwrap_or_default()
+}
+
+/// `lint_source` that another thread can stop: once `cancel` is set, the
+/// run ends at its next check (between lints, findings and replayed
+/// events) and gives `None`. The language server sets it when a newer
+/// edit makes the run's text stale.
+pub fn lint_source_cancellable(
+    machine: &Machine,
+    file: &SourceFile,
+    options: &Options,
+    cancel: &AtomicBool,
+) -> Option<Vec<Diagnostic>> {
+    run(machine, Some(file), options, Some(cancel))
 }
 
 fn run<'m>(
     machine: &'m Machine,
     source: Option<&'m SourceFile>,
     options: &Options,
-) -> Vec<Diagnostic> {
+    cancel: Option<&'m AtomicBool>,
+) -> Option<Vec<Diagnostic>> {
     let mut cx = Cx::new(machine, source);
+    cx.cancel = cancel;
     for lint in Lint::ALL {
         if let Stage::Model(check) = lint.meta().stage {
+            if cx.cancelled() {
+                return None;
+            }
             check(&mut cx);
         }
     }
@@ -498,6 +526,9 @@ fn run<'m>(
     let mut replayer = confirm::Replayer::new(&cx);
     let mut diagnostics: Vec<Diagnostic> = Vec::with_capacity(kept.len());
     for f in kept {
+        if cx.cancelled() {
+            return None;
+        }
         let replay = replayer.confirm(f.lint, f.witness.as_ref(), f.claim.as_ref());
         let refuted = replay.confirmed == Some(false);
         if refuted && is_graph_hazard(f.lint) && !options.show_refuted {
@@ -544,7 +575,7 @@ fn run<'m>(
             &b.message,
         ))
     });
-    diagnostics
+    Some(diagnostics)
 }
 
 /// A suppression in force: the state and the lint name as written.

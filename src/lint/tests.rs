@@ -286,3 +286,30 @@ states:
     assert_eq!(prefix.len(), 2, "RECHAZO then FALLO: {prefix:?}");
     assert_eq!(cx.reach.dist[cx.graph.enter(cancelado).index()], 2);
 }
+
+#[test]
+fn a_cancelled_run_gives_nothing_and_stops_its_search() {
+    // A checkout whose refund handler's repeat the graph claims and the
+    // replay refutes, so the search explores the machine's runs.
+    let text = "machine: checkout\ncontext: { total: 0 }\ninitial: cart\nstates:\n  cart:\n    on:\n      ADD: { actions: [{ assign: { total: context.total + event.amount } }] }\n      PAY: paid\n  paid:\n    on: { REFUND: cart }\n";
+    let file = SourceFile::new("checkout.yaml", text);
+    let machine = crate::syntax::load(&file).unwrap();
+    let options = Options::default();
+    let cancel = AtomicBool::new(false);
+    let whole = lint_source_cancellable(&machine, &file, &options, &cancel);
+    assert_eq!(
+        whole.as_deref().map(<[Diagnostic]>::len),
+        Some(lint_source(&machine, &file, &options).len())
+    );
+    cancel.store(true, Ordering::Relaxed);
+    assert!(lint_source_cancellable(&machine, &file, &options, &cancel).is_none());
+
+    // Set while the replayer runs: the exploration stops at its next send.
+    let uncancelled = Cx::new(&machine, None);
+    let explored = confirm::Replayer::new(&uncancelled).explored_len();
+    assert!(explored > 10, "{explored}");
+    let mut cx = Cx::new(&machine, None);
+    cx.cancel = Some(&cancel);
+    let mut replayer = confirm::Replayer::new(&cx);
+    assert_eq!(replayer.explored_len(), 1);
+}

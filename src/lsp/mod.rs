@@ -75,7 +75,15 @@ pub struct Analysis {
 
 /// Analyses the text of the document at `path` with the levels of
 /// `config`: what `idemchart lint` reports for the file, on this text.
-pub fn analyze(path: &Path, text: String, kind: Kind, config: &Config) -> Analysis {
+/// Another thread stops it by setting `cancel` (a newer edit came): the
+/// lint ends at its next check and there is no analysis.
+pub fn analyze(
+    path: &Path,
+    text: String,
+    kind: Kind,
+    config: &Config,
+    cancel: &std::sync::atomic::AtomicBool,
+) -> Option<Analysis> {
     let file = SourceFile::new(path.display().to_string(), text);
     let options = crate::lint::Options::default();
     // Editors start the server on every YAML file; one without a top-level
@@ -83,13 +91,13 @@ pub fn analyze(path: &Path, text: String, kind: Kind, config: &Config) -> Analys
     // about which the server has nothing to say.
     if kind == Kind::Machine(Syntax::Yaml) && !file.text.lines().any(|l| l.starts_with("machine:"))
     {
-        return Analysis {
+        return Some(Analysis {
             kind,
             file,
             doc: None,
             machine: None,
             diagnostics: Vec::new(),
-        };
+        });
     }
     let (doc, loaded) = match kind {
         Kind::Machine(syntax) => match syntax::parse_tree(&file.text, syntax) {
@@ -105,19 +113,21 @@ pub fn analyze(path: &Path, text: String, kind: Kind, config: &Config) -> Analys
         },
         Kind::Xstate => {
             let diagnostics = xstate_diagnostics(&file, config, &options);
-            return Analysis {
+            return Some(Analysis {
                 kind,
                 file,
                 doc: None,
                 machine: None,
                 diagnostics,
-            };
+            });
         }
     };
     let (machine, diagnostics) = match loaded {
         Ok(machine) => {
             let findings = match kind {
-                Kind::Machine(_) => crate::lint::lint_source(&machine, &file, &options),
+                Kind::Machine(_) => {
+                    crate::lint::lint_source_cancellable(&machine, &file, &options, cancel)?
+                }
                 _ => crate::lint::lint_with(&machine, &options),
             };
             let diagnostics = config.apply(path, findings);
@@ -125,13 +135,13 @@ pub fn analyze(path: &Path, text: String, kind: Kind, config: &Config) -> Analys
         }
         Err(errors) => (None, errors),
     };
-    Analysis {
+    Some(Analysis {
         kind,
         file,
         doc,
         machine,
         diagnostics,
-    }
+    })
 }
 
 /// The diagnostics of an XState source that fall in the file itself (a

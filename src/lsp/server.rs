@@ -2,18 +2,19 @@
 //!
 //! The loop is synchronous (rust-analyzer's and ruff's pattern): one thread
 //! reads the client's messages and never waits for a lint. An edit changes
-//! the document's text at once and schedules its analysis after a short
-//! debounce; the analysis runs on one of a few worker threads, at most one
-//! per document at a time, and its result is kept only if no newer edit
-//! came meanwhile (a newer edit cancels the old run: a queued one is
-//! skipped, a running one ends unheard). Requests about
+//! the document's text at once and schedules its analysis: at once after a
+//! pause, or after a short debounce when it follows another edit closely.
+//! The analysis runs on one of a few worker threads, at most one per
+//! document at a time. A newer edit cancels the old run: a queued one is
+//! skipped, a running lint stops at its next check (between findings and
+//! replayed events) and its result is dropped. Requests about
 //! a document (hover, completion, pulled diagnostics, ...) wait for the
 //! analysis of its current text, which they start without debounce, so
 //! every position they read and write is in that text.
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, OnceLock};
 use std::time::{Duration, Instant};
 
@@ -30,7 +31,9 @@ use super::{Analysis, Kind};
 /// How the server schedules its work.
 #[derive(Clone, Debug)]
 pub struct Options {
-    /// How long after the last edit of a document its analysis starts.
+    /// An edit that follows the previous one of its document within this
+    /// time waits this long before its analysis starts (a burst of edits is
+    /// analysed once); the first edit after a pause is analysed at once.
     pub debounce: Duration,
 }
 
@@ -174,8 +177,12 @@ struct Document {
     text: String,
     /// Bumped by every change; an analysis is of one generation.
     generation: u64,
-    /// `generation`, shared with the workers.
-    latest: Arc<AtomicU64>,
+    /// Set when `generation` is bumped, which stops the analysis of the
+    /// older text, queued or running; each generation gets a new one.
+    stale: Arc<AtomicBool>,
+    /// When the text last changed, which tells a burst of edits (debounced)
+    /// from a first keystroke (analysed at once).
+    changed: Option<Instant>,
     /// The analysis of the current text, once it is done.
     analysis: Option<Arc<Analysis>>,
     /// The last analysis whose text parsed, for completion in text that
@@ -188,8 +195,19 @@ struct Document {
     waiting: Vec<Waiting>,
 }
 
-/// An analysis that finished on a worker; `None` when the worker skipped
-/// it because a newer edit came before it started.
+impl Document {
+    /// The text changed (or the levels did): the analysis of the old text
+    /// is stopped and dropped.
+    fn new_generation(&mut self) {
+        self.generation += 1;
+        self.stale.store(true, Ordering::Release);
+        self.stale = Arc::new(AtomicBool::new(false));
+        self.analysis = None;
+    }
+}
+
+/// An analysis that finished on a worker; `None` when a newer edit made
+/// its text stale before it started or while it ran.
 struct Done {
     uri: lsp::Uri,
     generation: u64,
@@ -200,9 +218,9 @@ struct Done {
 struct Job {
     uri: lsp::Uri,
     generation: u64,
-    /// The document's newest generation, which the main loop bumps on every
-    /// edit: a job older than it when a worker takes it is skipped.
-    latest: Arc<AtomicU64>,
+    /// Set by the main loop when a newer edit makes this text stale: a
+    /// worker skips the job, or the lint stops at its next check.
+    stale: Arc<AtomicBool>,
     path: PathBuf,
     kind: Kind,
     text: String,
@@ -214,17 +232,24 @@ struct Job {
 /// thread per edit multiplies.
 fn worker(jobs: Receiver<Job>, done: Sender<Done>) {
     for job in jobs {
-        let analysis = (job.latest.load(Ordering::Acquire) == job.generation).then(|| {
-            let run = || super::analyze(&job.path, job.text.clone(), job.kind, &job.config);
-            std::panic::catch_unwind(std::panic::AssertUnwindSafe(run)).unwrap_or_else(|panic| {
-                let what = panic
-                    .downcast_ref::<&str>()
-                    .map(|s| s.to_string())
-                    .or_else(|| panic.downcast_ref::<String>().cloned())
-                    .unwrap_or_default();
-                internal_error(&job, &what)
-            })
-        });
+        let run = || {
+            let text = job.text.clone();
+            super::analyze(&job.path, text, job.kind, &job.config, &job.stale)
+        };
+        // A job made stale before it started is skipped.
+        let analysis = match job.stale.load(Ordering::Acquire) {
+            true => None,
+            false => std::panic::catch_unwind(std::panic::AssertUnwindSafe(run)).unwrap_or_else(
+                |panic| {
+                    let what = panic
+                        .downcast_ref::<&str>()
+                        .map(|s| s.to_string())
+                        .or_else(|| panic.downcast_ref::<String>().cloned())
+                        .unwrap_or_default();
+                    Some(internal_error(&job, &what))
+                },
+            ),
+        };
         let finished = Done {
             uri: job.uri,
             generation: job.generation,
@@ -394,7 +419,8 @@ impl Server {
                     kind,
                     text: params.text_document.text,
                     generation: 0,
-                    latest: Arc::new(AtomicU64::new(0)),
+                    stale: Arc::new(AtomicBool::new(false)),
+                    changed: None,
                     analysis: None,
                     last_parsed: None,
                     due: Some(Instant::now()),
@@ -415,12 +441,16 @@ impl Server {
                     for change in params.content_changes {
                         convert::apply_change(&mut document.text, change, encoding);
                     }
-                    document.generation += 1;
-                    document
-                        .latest
-                        .store(document.generation, Ordering::Release);
-                    document.analysis = None;
-                    document.due = Some(Instant::now() + debounce);
+                    document.new_generation();
+                    // The first edit after a pause is analysed at once (a
+                    // newer one stops that run); an edit that follows
+                    // another within the debounce waits for the burst to end.
+                    let now = Instant::now();
+                    let burst = document
+                        .changed
+                        .is_some_and(|changed| now.duration_since(changed) < debounce);
+                    document.changed = Some(now);
+                    document.due = Some(if burst { now + debounce } else { now });
                 }
             }
             DidCloseTextDocument::METHOD => {
@@ -474,11 +504,7 @@ impl Server {
         self.configs.clear();
         let now = Instant::now();
         for document in self.documents.values_mut() {
-            document.generation += 1;
-            document
-                .latest
-                .store(document.generation, Ordering::Release);
-            document.analysis = None;
+            document.new_generation();
             document.due = Some(now);
         }
         if self.pull && self.refresh {
@@ -506,7 +532,7 @@ impl Server {
             let job = Job {
                 uri,
                 generation: document.generation,
-                latest: Arc::clone(&document.latest),
+                stale: Arc::clone(&document.stale),
                 path,
                 kind: document.kind,
                 text: document.text.clone(),
