@@ -377,7 +377,7 @@ pub fn editor(file: &SourceFile) -> Option<Box<dyn Editor + '_>> {
         });
     }
     let editor: Box<dyn Editor + '_> = match Syntax::of_path(path)? {
-        Syntax::Yaml => Box::new(syntax::yaml::edit::YamlEditor::new(text)?),
+        Syntax::Yaml => Box::new(syntax::yaml::edit::YamlEditor::of_file(file)?),
         Syntax::Dsl => Box::new(syntax::dsl::edit::DslEditor::new(text)?),
     };
     // The editors write `\n`; a file with `\r\n` line breaks gets its own.

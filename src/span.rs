@@ -52,6 +52,24 @@ pub struct SourceFile {
     pub path: String,
     pub text: String,
     line_starts: Vec<u32>,
+    memo: Memo,
+}
+
+/// What a front-end derived from the file's text, kept for whoever reads
+/// the same text again: the YAML loader keeps its node tree here, which
+/// the fix editor reads instead of parsing the file a second time. Clones
+/// of the file share it.
+#[derive(Clone, Default)]
+struct Memo(std::sync::Arc<std::sync::OnceLock<std::sync::Arc<dyn std::any::Any + Send + Sync>>>);
+
+impl std::fmt::Debug for Memo {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(if self.0.get().is_some() {
+            "Memo(kept)"
+        } else {
+            "Memo(empty)"
+        })
+    }
 }
 
 impl Default for SourceFile {
@@ -70,7 +88,34 @@ impl SourceFile {
             path: path.into(),
             text,
             line_starts,
+            memo: Memo::default(),
         }
+    }
+
+    /// The value `make` derives from the text, made once per file (and its
+    /// clones) and kept: a second reader of the text gets the first one's.
+    /// A file keeps one such value; asked for another type, `make` runs and
+    /// its value is not kept.
+    pub fn derived<T: std::any::Any + Send + Sync>(
+        &self,
+        make: impl FnOnce(&SourceFile) -> T,
+    ) -> std::sync::Arc<T> {
+        if let Some(kept) = self.memo.0.get() {
+            return match std::sync::Arc::clone(kept).downcast::<T>() {
+                Ok(value) => value,
+                Err(_) => std::sync::Arc::new(make(self)),
+            };
+        }
+        let value = std::sync::Arc::new(make(self));
+        let kept: std::sync::Arc<dyn std::any::Any + Send + Sync> = value.clone();
+        let _ = self.memo.0.set(kept);
+        value
+    }
+
+    /// The file without what was derived from it: for a file kept long
+    /// after it was read (an editor's open document).
+    pub fn forget_derived(&mut self) {
+        self.memo = Memo::default();
     }
 
     /// 1-based line and column (in characters) of a byte offset.
@@ -109,6 +154,28 @@ impl SourceFile {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn what_is_derived_from_a_file_is_made_once_and_shared_by_its_clones() {
+        let mut file = SourceFile::new("a", "abc");
+        let made = std::cell::Cell::new(0);
+        let length = |f: &SourceFile| {
+            made.set(made.get() + 1);
+            f.text.len()
+        };
+        assert_eq!(*file.derived(length), 3);
+        let clone = file.clone();
+        assert_eq!(*clone.derived(length), 3);
+        assert_eq!(made.get(), 1);
+        // Another type is made each time, and does not replace the first.
+        assert_eq!(*file.derived(|f| f.text.clone()), "abc");
+        assert_eq!(*file.derived(|f| f.text.clone()), "abc");
+        assert_eq!(*file.derived(length), 3);
+        assert_eq!(made.get(), 1);
+        file.forget_derived();
+        assert_eq!(*file.derived(length), 3);
+        assert_eq!(made.get(), 2);
+    }
 
     #[test]
     fn line_col_round_trips() {

@@ -129,6 +129,7 @@ fn a_newer_edit_replaces_the_pending_run() {
     // and published.
     let options = idemchart::lsp::Options {
         debounce: std::time::Duration::from_millis(300),
+        ..Default::default()
     };
     let mut client = Client::start_with("debounce", capabilities(), json!(null), options);
     let uri = client.open("pedido.yaml", PEDIDO);
@@ -372,6 +373,48 @@ fn at(uri: &lsp::Uri, line: u32, character: u32) -> lsp::TextDocumentPositionPar
         text_document: lsp::TextDocumentIdentifier { uri: uri.clone() },
         position: position(line, character),
     }
+}
+
+#[test]
+fn a_document_whose_analysis_was_dropped_is_analysed_again_when_asked() {
+    // One whole analysis kept: opening the second document drops the
+    // first's, and a hover on the first analyses it again, without pushing
+    // its diagnostics a second time (`shutdown` fails on any unclaimed
+    // message).
+    let options = idemchart::lsp::Options {
+        keep_analyses: 1,
+        ..Default::default()
+    };
+    let mut client = Client::start_with("evict", capabilities(), json!(null), options);
+    let first = client.open("pedido.yaml", PEDIDO);
+    let pushed = client.diagnostics(&first);
+    let second = client.open(
+        "otro.yaml",
+        &PEDIDO.replace("machine: pedido", "machine: otro"),
+    );
+    client.diagnostics(&second);
+    let hover = client.request::<request::HoverRequest>(lsp::HoverParams {
+        text_document_position_params: at(&first, 13, 3),
+        work_done_progress_params: Default::default(),
+    });
+    let hover = serde_json::to_string(&hover).unwrap();
+    assert!(hover.contains("abierto"), "{hover}");
+    // Asked again, the document's diagnostics are those pushed before.
+    let pulled =
+        client.request::<request::DocumentDiagnosticRequest>(lsp::DocumentDiagnosticParams {
+            text_document: lsp::TextDocumentIdentifier { uri: first.clone() },
+            identifier: None,
+            previous_result_id: None,
+            work_done_progress_params: Default::default(),
+            partial_result_params: Default::default(),
+        });
+    let lsp::DocumentDiagnosticReportResult::Report(lsp::DocumentDiagnosticReport::Full(report)) =
+        pulled
+    else {
+        panic!("a full report: {pulled:?}");
+    };
+    assert_eq!(report.full_document_diagnostic_report.items, pushed);
+    client.shutdown();
 }
 
 #[test]

@@ -60,6 +60,40 @@ impl Expr {
             }
         }
     }
+
+    /// Moves every span of the tree `by` bytes later in the file: the tree
+    /// of a text parsed at offset 0, placed where the text is written.
+    pub fn shift(&mut self, by: u32) {
+        self.span = Span::new(
+            (self.span.start + by) as usize,
+            (self.span.end + by) as usize,
+        );
+        match &mut self.kind {
+            ExprKind::Null
+            | ExprKind::Bool(_)
+            | ExprKind::Int(_)
+            | ExprKind::Float(_)
+            | ExprKind::String(_)
+            | ExprKind::Ident(_) => {}
+            ExprKind::List(items) | ExprKind::Call(_, items) => {
+                items.iter_mut().for_each(|e| e.shift(by))
+            }
+            ExprKind::Map(entries) => entries.iter_mut().for_each(|(k, v)| {
+                k.shift(by);
+                v.shift(by);
+            }),
+            ExprKind::Member(operand, _) | ExprKind::Unary(_, operand) => operand.shift(by),
+            ExprKind::Index(a, b) | ExprKind::Binary(_, a, b) => {
+                a.shift(by);
+                b.shift(by);
+            }
+            ExprKind::Conditional(a, b, c) => {
+                a.shift(by);
+                b.shift(by);
+                c.shift(by);
+            }
+        }
+    }
 }
 
 #[cfg(test)]

@@ -100,7 +100,7 @@ pub fn analyze(
         });
     }
     let (doc, loaded) = match kind {
-        Kind::Machine(syntax) => match syntax::parse_tree(&file.text, syntax) {
+        Kind::Machine(syntax) => match syntax::parse_tree(&file, syntax) {
             Ok(doc) => {
                 let loaded = syntax::lower_tree(doc.clone(), &file.text, syntax);
                 (Some(doc), loaded)
@@ -135,6 +135,10 @@ pub fn analyze(
         }
         Err(errors) => (None, errors),
     };
+    // The YAML node tree the lint's fixes read is not kept with the open
+    // document: a later code action parses it again.
+    let mut file = file;
+    file.forget_derived();
     Some(Analysis {
         kind,
         file,

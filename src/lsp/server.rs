@@ -35,12 +35,18 @@ pub struct Options {
     /// time waits this long before its analysis starts (a burst of edits is
     /// analysed once); the first edit after a pause is analysed at once.
     pub debounce: Duration,
+    /// The documents, most recently used first, whose whole analysis (text,
+    /// tree, model, diagnostics) is kept; the others keep their text, and a
+    /// request about one analyses it again. A 1,000-state machine's analysis
+    /// takes about 13 MB.
+    pub keep_analyses: usize,
 }
 
 impl Default for Options {
     fn default() -> Options {
         Options {
             debounce: Duration::from_millis(20),
+            keep_analyses: 8,
         }
     }
 }
@@ -115,6 +121,7 @@ pub fn run(connection: Connection, options: Options) -> Result<(), String> {
         configs: HashMap::new(),
         jobs,
         next_request: 0,
+        clock: 0,
     };
     server.watch_config(&params.capabilities);
     server.main_loop(&connection, &done_rx)
@@ -183,6 +190,12 @@ struct Document {
     /// When the text last changed, which tells a burst of edits (debounced)
     /// from a first keystroke (analysed at once).
     changed: Option<Instant>,
+    /// When the document was last edited or asked about, on the server's
+    /// clock: the least recently used lose their analyses first.
+    used: u64,
+    /// The generation whose diagnostics were last pushed: an analysis made
+    /// again after its eviction is not pushed twice.
+    published: Option<u64>,
     /// The analysis of the current text, once it is done.
     analysis: Option<Arc<Analysis>>,
     /// The last analysis whose text parsed, for completion in text that
@@ -294,6 +307,8 @@ struct Server {
     configs: HashMap<PathBuf, Arc<Config>>,
     jobs: Sender<Job>,
     next_request: i32,
+    /// Counts edits and requests, for `Document::used`.
+    clock: u64,
 }
 
 impl Server {
@@ -421,6 +436,8 @@ impl Server {
                     generation: 0,
                     stale: Arc::new(AtomicBool::new(false)),
                     changed: None,
+                    used: self.tick(),
+                    published: None,
                     analysis: None,
                     last_parsed: None,
                     due: Some(Instant::now()),
@@ -437,7 +454,9 @@ impl Server {
                 };
                 let encoding = self.encoding;
                 let debounce = self.options.debounce;
+                let used = self.tick();
                 if let Some(document) = self.documents.get_mut(&params.text_document.uri) {
+                    document.used = used;
                     for change in params.content_changes {
                         convert::apply_change(&mut document.text, change, encoding);
                     }
@@ -563,7 +582,9 @@ impl Server {
         document.analysis = Some(Arc::clone(&analysis));
         let waiting = std::mem::take(&mut document.waiting);
         let uri = document.uri.clone();
-        if !self.pull {
+        let again = document.published == Some(done.generation);
+        document.published = Some(done.generation);
+        if !self.pull && !again {
             let diagnostics = self.diagnostics(&uri, &analysis);
             self.notify::<lsp::notification::PublishDiagnostics>(lsp::PublishDiagnosticsParams {
                 uri: uri.clone(),
@@ -573,6 +594,30 @@ impl Server {
         }
         for request in waiting {
             self.answer(request);
+        }
+        self.evict();
+    }
+
+    fn tick(&mut self) -> u64 {
+        self.clock += 1;
+        self.clock
+    }
+
+    /// Keeps the whole analyses of the `keep_analyses` documents used last;
+    /// the others are analysed again when asked about.
+    fn evict(&mut self) {
+        let mut kept: Vec<&mut Document> = self
+            .documents
+            .values_mut()
+            .filter(|d| d.analysis.is_some() && !d.running && d.waiting.is_empty())
+            .collect();
+        if kept.len() <= self.options.keep_analyses {
+            return;
+        }
+        kept.sort_by_key(|d| std::cmp::Reverse(d.used));
+        for document in kept.into_iter().skip(self.options.keep_analyses) {
+            document.analysis = None;
+            document.last_parsed = None;
         }
     }
 
@@ -603,6 +648,7 @@ impl Server {
             method: request.method,
             params: request.params,
         };
+        let used = self.tick();
         let Some(document) = uri.and_then(|uri| self.documents.get_mut(&uri)) else {
             let error = match waiting.method.as_str() {
                 m if m.starts_with("textDocument/") => {
@@ -617,6 +663,7 @@ impl Server {
             ));
             return;
         };
+        document.used = used;
         if document.analysis.is_some() {
             self.answer(waiting);
         } else {
@@ -851,4 +898,84 @@ pub(super) fn lint_page(code: &str) -> Option<PathBuf> {
     });
     let page = dir.as_ref()?.join(format!("{code}.md"));
     page.exists().then_some(page)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn document(name: &str, used: u64) -> Document {
+        let text = "machine: m\ninitial: a\nstates:\n  a: {}\n".to_string();
+        let path = PathBuf::from(name);
+        let kind = Kind::of_path(&path).unwrap();
+        let never = AtomicBool::new(false);
+        let config = Config::defaults(PathBuf::from("."));
+        let analysis = super::super::analyze(&path, text.clone(), kind, &config, &never);
+        let analysis = Arc::new(analysis.unwrap());
+        Document {
+            uri: format!("file:///{name}").parse().unwrap(),
+            path,
+            kind,
+            text,
+            generation: 0,
+            stale: Arc::new(AtomicBool::new(false)),
+            changed: None,
+            used,
+            published: Some(0),
+            analysis: Some(Arc::clone(&analysis)),
+            last_parsed: Some(analysis),
+            due: None,
+            running: false,
+            waiting: Vec::new(),
+        }
+    }
+
+    #[test]
+    fn the_least_recently_used_analyses_are_dropped() {
+        let (sender, _client) = crossbeam_channel::unbounded();
+        let (jobs, _workers) = crossbeam_channel::unbounded();
+        let mut server = Server {
+            sender,
+            encoding: PositionEncoding::Utf16,
+            pull: false,
+            refresh: false,
+            lint_docs: None,
+            options: Options {
+                keep_analyses: 2,
+                ..Options::default()
+            },
+            documents: HashMap::new(),
+            configs: HashMap::new(),
+            jobs,
+            next_request: 0,
+            clock: 0,
+        };
+        for (name, used) in [("a.yaml", 3), ("b.yaml", 1), ("c.yaml", 4), ("d.yaml", 2)] {
+            let document = document(name, used);
+            server.documents.insert(document.uri.clone(), document);
+        }
+        // A document with a request waiting keeps its analysis, however old.
+        let waiting = "file:///d.yaml".parse().unwrap();
+        server
+            .documents
+            .get_mut(&waiting)
+            .unwrap()
+            .waiting
+            .push(Waiting {
+                id: RequestId::from(1),
+                method: "textDocument/hover".into(),
+                params: Value::Null,
+            });
+        server.evict();
+        let mut kept: Vec<&str> = server
+            .documents
+            .values()
+            .filter(|d| d.analysis.is_some())
+            .map(|d| d.path.to_str().unwrap())
+            .collect();
+        kept.sort();
+        assert_eq!(kept, ["a.yaml", "c.yaml", "d.yaml"]);
+        let dropped = &server.documents[&"file:///b.yaml".parse().unwrap()];
+        assert!(dropped.last_parsed.is_none() && dropped.text.starts_with("machine: m"));
+    }
 }

@@ -34,6 +34,10 @@ struct Lowering {
     ids: std::collections::HashMap<String, StateId>,
     /// Targets to resolve once every state exists: (transition or state, index, raw names).
     pending: Vec<Pending>,
+    /// Each distinct expression text parsed at offset 0: machines repeat
+    /// theirs (`context.n + event.amount` on many transitions), and the
+    /// grammar costs more than a copy of the tree.
+    parsed: std::collections::HashMap<String, Result<Expr, expr::ExprError>>,
 }
 
 enum Pending {
@@ -842,10 +846,21 @@ impl Lowering {
     }
 
     fn expression(&mut self, text: &ExprText) -> Option<Expr> {
-        match expr::parse(&text.text, text.offset) {
-            Ok(e) => Some(e),
+        if !self.parsed.contains_key(&text.text) {
+            let parsed = expr::parse(&text.text, 0);
+            self.parsed.insert(text.text.clone(), parsed);
+        }
+        match &self.parsed[&text.text] {
+            Ok(e) => {
+                let mut e = e.clone();
+                e.shift(text.offset);
+                Some(e)
+            }
             Err(e) => {
-                self.error(LoadError::InvalidExpression { message: e.message }, e.span);
+                let start = (e.span.start + text.offset) as usize;
+                let span = Span::new(start, start + (e.span.end - e.span.start) as usize);
+                let message = e.message.clone();
+                self.error(LoadError::InvalidExpression { message }, span);
                 None
             }
         }

@@ -49,7 +49,7 @@ pub fn load(file: &SourceFile) -> Result<Machine, Vec<Diagnostic>> {
         return crate::import::xstate::load(file.clone(), &Default::default()).one_machine();
     }
     match Syntax::of_path(path) {
-        Some(syntax) => parse(&file.text, syntax),
+        Some(syntax) => lower_tree(parse_tree(file, syntax)?, &file.text, syntax),
         None => Err(vec![
             LoadError::InvalidValue {
                 message: "unknown kind of machine file: name it *.yaml, *.yml or *.chart, an \
@@ -63,15 +63,20 @@ pub fn load(file: &SourceFile) -> Result<Machine, Vec<Diagnostic>> {
 
 /// Parses and checks machine text in the given syntax.
 pub fn parse(text: &str, syntax: Syntax) -> Result<Machine, Vec<Diagnostic>> {
-    let doc = parse_tree(text, syntax)?;
+    let doc = match syntax {
+        Syntax::Yaml => yaml::parse(text),
+        Syntax::Dsl => dsl::parse(text),
+    }?;
     lower_tree(doc, text, syntax)
 }
 
-/// Parses machine text into its document tree, names unresolved.
-pub fn parse_tree(text: &str, syntax: Syntax) -> Result<tree::MachineDoc, Vec<Diagnostic>> {
+/// Parses a machine file's text into its document tree, names unresolved.
+/// A YAML file keeps its node tree, which the fix editor of the same file
+/// reads instead of parsing the text again.
+pub fn parse_tree(file: &SourceFile, syntax: Syntax) -> Result<tree::MachineDoc, Vec<Diagnostic>> {
     match syntax {
-        Syntax::Yaml => yaml::parse(text),
-        Syntax::Dsl => dsl::parse(text),
+        Syntax::Yaml => yaml::parse_file(file),
+        Syntax::Dsl => dsl::parse(&file.text),
     }
 }
 

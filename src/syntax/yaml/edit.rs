@@ -11,13 +11,15 @@ use crate::fix::{self, Edit};
 use crate::span::{SourceFile, Span};
 
 use super::format::scalar;
-use super::node::{self, Kind, Node};
+use super::node::{Kind, Node};
 use super::{EVENT_KEYS, MACHINE_KEYS, ROOT_STATE_KEYS, STATE_KEYS, TRANSITION_KEYS};
 
 /// A file's node tree, with what the edits need to know of its layout.
 pub(crate) struct YamlEditor<'t> {
     text: &'t str,
-    root: Node,
+    /// The file's node tree, as the loader parsed it (`yaml::node_tree`);
+    /// only a tree that parsed makes an editor.
+    tree: std::sync::Arc<Result<Node, Vec<crate::diagnostic::Diagnostic>>>,
     /// Spaces a nested block mapping is indented by in this file.
     unit: usize,
 }
@@ -65,21 +67,42 @@ enum Place<'n> {
 type Path<'n> = Vec<(&'n Node, usize)>;
 
 impl<'t> YamlEditor<'t> {
-    pub fn new(text: &'t str) -> Option<YamlEditor<'t>> {
-        let root = node::read(&SourceFile::new("", text)).ok()?;
+    #[cfg(test)]
+    fn new(text: &'t str) -> Option<YamlEditor<'t>> {
+        let tree = super::node_tree(&SourceFile::new("", text));
+        YamlEditor::with_tree(text, tree)
+    }
+
+    /// The editor of a file, on the node tree its loading parsed.
+    pub fn of_file(file: &'t SourceFile) -> Option<YamlEditor<'t>> {
+        YamlEditor::with_tree(&file.text, super::node_tree(file))
+    }
+
+    fn with_tree(
+        text: &'t str,
+        tree: std::sync::Arc<Result<Node, Vec<crate::diagnostic::Diagnostic>>>,
+    ) -> Option<YamlEditor<'t>> {
+        tree.as_ref().as_ref().ok()?;
         let mut editor = YamlEditor {
             text,
-            root,
+            tree,
             unit: 2,
         };
         editor.unit = editor.indent_unit().unwrap_or(2);
         Some(editor)
     }
 
+    fn root(&self) -> &Node {
+        match self.tree.as_ref() {
+            Ok(root) => root,
+            Err(_) => unreachable!("an editor is made of a tree that parsed"),
+        }
+    }
+
     /// The indentation of the first block mapping nested in another one,
     /// relative to its parent's key.
     fn indent_unit(&self) -> Option<usize> {
-        let mut stack = vec![&self.root];
+        let mut stack = vec![self.root()];
         while let Some(node) = stack.pop() {
             let Kind::Map(entries) = &node.kind else {
                 if let Kind::Seq(items) = &node.kind {
@@ -183,7 +206,7 @@ impl<'t> YamlEditor<'t> {
     }
 
     fn root_map(&self) -> Option<&Node> {
-        matches!(self.root.kind, Kind::Map(_)).then_some(&self.root)
+        matches!(self.root().kind, Kind::Map(_)).then_some(self.root())
     }
 
     /// The entry whose key starts at `at`, with the mappings above it.
@@ -207,7 +230,7 @@ impl<'t> YamlEditor<'t> {
             }
         }
         let mut path = Vec::new();
-        search(&self.root, at, &mut path).then_some(path)
+        search(self.root(), at, &mut path).then_some(path)
     }
 
     /// The mapping of the transition written at `at`: an item of a list of
@@ -237,7 +260,7 @@ impl<'t> YamlEditor<'t> {
                 Kind::Scalar(_) => None,
             }
         }
-        search(&self.root, at)
+        search(self.root(), at)
     }
 
     /// The index of the entry named `key`.

@@ -77,8 +77,14 @@ const EFFECT_KEYS: [&str; 3] = ["idempotency", "verify", "description"];
 /// Every problem found is reported, each at its place; a YAML syntax error
 /// stops the reading, since nothing after it can be trusted.
 pub fn parse(text: &str) -> Result<MachineDoc, Vec<Diagnostic>> {
-    let file = SourceFile::new("", text);
-    let root = node::read(&file)?;
+    parse_file(&SourceFile::new("", text))
+}
+
+/// `parse` of a file's text, whose node tree the file keeps
+/// (`SourceFile::derived`) for the fix editor.
+pub fn parse_file(file: &SourceFile) -> Result<MachineDoc, Vec<Diagnostic>> {
+    let root = node_tree(file);
+    let root = root.as_ref().as_ref().map_err(Clone::clone)?;
     let mut reader = Reader::default();
     let doc = reader.machine(root);
     if reader.errors.is_empty() {
@@ -86,6 +92,11 @@ pub fn parse(text: &str) -> Result<MachineDoc, Vec<Diagnostic>> {
     } else {
         Err(reader.errors)
     }
+}
+
+/// The file's YAML node tree, parsed once per file.
+fn node_tree(file: &SourceFile) -> std::sync::Arc<Result<Node, Vec<Diagnostic>>> {
+    file.derived(node::read)
 }
 
 #[derive(Default)]
@@ -253,9 +264,9 @@ impl Reader {
             .collect()
     }
 
-    fn machine(&mut self, root: Node) -> MachineDoc {
+    fn machine(&mut self, root: &Node) -> MachineDoc {
         let mut doc = MachineDoc::default();
-        let entries = match root.kind {
+        let entries = match &root.kind {
             Kind::Map(entries) => entries,
             _ if root.is_null() => {
                 self.invalid(
@@ -319,7 +330,7 @@ impl Reader {
 
     /// Drops every repeated key of every mapping in the tree, reporting each
     /// at the repetition with the first place as a label.
-    fn without_duplicates(&mut self, entries: Vec<(Node, Node)>) -> Vec<(Node, Node)> {
+    fn without_duplicates(&mut self, entries: &[(Node, Node)]) -> Vec<(Node, Node)> {
         let mut kept: Vec<(Node, Node)> = Vec::with_capacity(entries.len());
         // An index, not a scan of the keys kept so far: a mapping of many
         // keys (the states of a large machine) would take quadratic time.
@@ -350,11 +361,11 @@ impl Reader {
         kept
     }
 
-    fn dedup_node(&mut self, node: Node) -> Node {
-        let kind = match node.kind {
+    fn dedup_node(&mut self, node: &Node) -> Node {
+        let kind = match &node.kind {
             Kind::Map(entries) => Kind::Map(self.without_duplicates(entries)),
-            Kind::Seq(items) => Kind::Seq(items.into_iter().map(|i| self.dedup_node(i)).collect()),
-            scalar => scalar,
+            Kind::Seq(items) => Kind::Seq(items.iter().map(|i| self.dedup_node(i)).collect()),
+            scalar => scalar.clone(),
         };
         Node {
             kind,

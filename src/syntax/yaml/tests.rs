@@ -1346,3 +1346,18 @@ fn a_repeated_key_among_many_is_reported() {
     assert_eq!(errors[0].code, "E004");
     assert_eq!(at(&text, errors[0].labels[0].span.start), "11:3");
 }
+
+#[test]
+fn the_fix_editor_reads_the_tree_the_loader_parsed() {
+    let file = SourceFile::new(
+        "pedido.yaml",
+        "machine: pedido\ninitial: a\nstates:\n  a: {}\n",
+    );
+    parse_file(&file).unwrap();
+    let loaded = node_tree(&file);
+    assert!(std::sync::Arc::ptr_eq(&loaded, &node_tree(&file.clone())));
+    // A file with a syntax error makes no editor.
+    let broken = SourceFile::new("roto.yaml", "machine: [\n");
+    assert!(parse_file(&broken).is_err());
+    assert!(super::edit::YamlEditor::of_file(&broken).is_none());
+}
