@@ -131,6 +131,22 @@ enum Move {
     Advance(u64),
 }
 
+/// The configurations reached from the start, breadth-first, grown as far
+/// as the searches read them (`Replayer::grow`): a claim that finds its run,
+/// or its starts, among the first ones leaves the rest unexplored.
+struct Explorer {
+    nodes: Vec<Explored>,
+    seen: HashSet<u64>,
+    /// The next node whose moves are tried.
+    at: usize,
+    /// Sends the exploration may still make: the half of the search budget
+    /// it was given on the first search.
+    left: usize,
+    /// What the exploration did not use, once it ended, for the claims.
+    released: usize,
+    done: bool,
+}
+
 /// A configuration the explorer reached, and the moves from the start.
 struct Explored {
     actor: Actor,
@@ -189,9 +205,9 @@ pub(super) struct Replayer<'a, 'm> {
     asked_host: &'a AtomicBool,
     start_asked_host: bool,
     fields: HashMap<EventId, Vec<(String, Option<PayloadType>)>>,
-    /// The configurations reached from the start, breadth-first; built on
-    /// the first search.
-    explored: Option<Vec<Explored>>,
+    /// The configurations reached from the start, breadth-first; started
+    /// on the first search.
+    explored: Option<Explorer>,
     /// Events the searches may still send.
     sends_left: usize,
     /// Set by `performs_again`: the effect a repeat must perform to confirm.
@@ -537,19 +553,21 @@ impl<'a, 'm> Replayer<'a, 'm> {
     /// delivery that the run's end repeats.
     fn find_run(&mut self, claim: &Claim) -> Option<(Vec<Move>, usize)> {
         self.explore();
-        let explored = self.explored.take()?;
         // Each claim gets a share of what is left, so that the first
         // findings of a file cannot spend it all.
         let left = self.sends_left;
         self.sends_left = left.min(CLAIM_SENDS);
         let allowance = self.sends_left;
-        let found = self.find_in(&explored, claim);
-        self.sends_left = left - (allowance - self.sends_left);
-        self.explored = Some(explored);
+        let found = self.find_in(claim);
+        let released = self
+            .explored
+            .as_mut()
+            .map_or(0, |e| std::mem::take(&mut e.released));
+        self.sends_left = left - (allowance - self.sends_left) + released;
         found
     }
 
-    fn find_in(&mut self, explored: &[Explored], claim: &Claim) -> Option<(Vec<Move>, usize)> {
+    fn find_in(&mut self, claim: &Claim) -> Option<(Vec<Move>, usize)> {
         let m = self.cx.machine;
         let sources: Vec<_> = claim
             .taking
@@ -562,7 +580,17 @@ impl<'a, 'm> Replayer<'a, 'm> {
             .as_deref()
             .filter(|_| claim.shape == Shape::Retry);
         let mut starts = 0;
-        for node in explored {
+        let mut k = 0;
+        loop {
+            let explored = self.explored.as_ref()?;
+            if k == explored.nodes.len() {
+                if self.grow() {
+                    continue;
+                }
+                break;
+            }
+            let node = &explored.nodes[k];
+            k += 1;
             if !sources.is_empty() && !sources.iter().any(|&s| node.actor.is_active(s)) {
                 continue;
             }
@@ -575,13 +603,14 @@ impl<'a, 'm> Replayer<'a, 'm> {
                 break;
             }
             starts += 1;
-            let i = node.moves.len();
+            let (start, before) = (node.actor.clone(), node.moves.clone());
+            let i = before.len();
             for event in self.variants(claim.event, i) {
                 if self.sends_left == 0 || self.cx.cancelled() {
                     return None;
                 }
                 self.sends_left -= 1;
-                let mut actor = node.actor.clone();
+                let mut actor = start.clone();
                 let step = actor.send(&event);
                 if step.ignored
                     || (!claim.taking.is_empty()
@@ -589,7 +618,7 @@ impl<'a, 'm> Replayer<'a, 'm> {
                 {
                     continue;
                 }
-                let mut moves = node.moves.clone();
+                let mut moves = before.clone();
                 moves.push(Move::Send(event.clone()));
                 if let Some(effect) = retried {
                     if performs(step, effect) {
@@ -654,15 +683,16 @@ impl<'a, 'm> Replayer<'a, 'm> {
         None
     }
 
-    /// How many configurations the explorer keeps, built if need be.
+    /// How many configurations the explorer reaches, explored to the end.
     #[cfg(test)]
     pub fn explored_len(&mut self) -> usize {
         self.explore();
-        self.explored.as_ref().map_or(0, Vec::len)
+        while self.grow() {}
+        self.explored.as_ref().map_or(0, |e| e.nodes.len())
     }
 
-    /// Builds the explorer's breadth-first list of configurations reached
-    /// from the start, once.
+    /// Starts the explorer on the first search: the start configuration,
+    /// and half of what the searches may send.
     fn explore(&mut self) {
         if self.explored.is_some() {
             return;
@@ -671,45 +701,78 @@ impl<'a, 'm> Replayer<'a, 'm> {
         let mut seen = HashSet::new();
         seen.insert(state_key(&start));
         let performed = effect_names(start.last_step(), &[]);
-        let mut explored = vec![Explored {
-            actor: start,
-            moves: Vec::new(),
-            performed,
-        }];
         // The exploration takes at most half of what the searches may
         // send, so that the claims have the other half.
-        let floor = self.sends_left / 2;
-        let mut at = 0;
-        while at < explored.len() && explored.len() < EXPLORE_STATES && self.sends_left > floor {
-            if explored[at].moves.len() >= EXPLORE_DEPTH {
-                at += 1;
+        let left = self.sends_left - self.sends_left / 2;
+        self.sends_left -= left;
+        self.explored = Some(Explorer {
+            nodes: vec![Explored {
+                actor: start,
+                moves: Vec::new(),
+                performed,
+            }],
+            seen,
+            at: 0,
+            left,
+            released: 0,
+            done: false,
+        });
+    }
+
+    /// Tries the moves of the explorer's next configuration, in
+    /// breadth-first order; `false` once the exploration has ended (its
+    /// depth, its number of configurations or its sends reached), when what
+    /// it did not send is released to the claims.
+    fn grow(&mut self) -> bool {
+        let Some(mut explorer) = self.explored.take() else {
+            return false;
+        };
+        let grew = self.grow_in(&mut explorer);
+        if !grew && !explorer.done {
+            explorer.done = true;
+            explorer.released = std::mem::take(&mut explorer.left);
+        }
+        self.explored = Some(explorer);
+        grew
+    }
+
+    fn grow_in(&mut self, ex: &mut Explorer) -> bool {
+        loop {
+            if ex.done
+                || ex.at >= ex.nodes.len()
+                || ex.nodes.len() >= EXPLORE_STATES
+                || ex.left == 0
+                || self.cx.cancelled()
+            {
+                return false;
+            }
+            if ex.nodes[ex.at].moves.len() < EXPLORE_DEPTH {
+                break;
+            }
+            ex.at += 1;
+        }
+        let at = ex.at;
+        ex.at += 1;
+        let moves = self.moves_from(&ex.nodes[at].actor, ex.nodes[at].moves.len());
+        for next in moves {
+            if ex.left == 0 || ex.nodes.len() == EXPLORE_STATES || self.cx.cancelled() {
+                break;
+            }
+            ex.left -= 1;
+            let mut actor = ex.nodes[at].actor.clone();
+            if !apply_move(&mut actor, &next) || !ex.seen.insert(state_key(&actor)) {
                 continue;
             }
-            let moves = self.moves_from(&explored[at].actor, explored[at].moves.len());
-            for next in moves {
-                if self.sends_left <= floor
-                    || explored.len() == EXPLORE_STATES
-                    || self.cx.cancelled()
-                {
-                    break;
-                }
-                self.sends_left -= 1;
-                let mut actor = explored[at].actor.clone();
-                if !apply_move(&mut actor, &next) || !seen.insert(state_key(&actor)) {
-                    continue;
-                }
-                let mut moves = explored[at].moves.clone();
-                moves.push(next);
-                let performed = effect_names(actor.last_step(), &explored[at].performed);
-                explored.push(Explored {
-                    actor,
-                    moves,
-                    performed,
-                });
-            }
-            at += 1;
+            let mut moves = ex.nodes[at].moves.clone();
+            moves.push(next);
+            let performed = effect_names(actor.last_step(), &ex.nodes[at].performed);
+            ex.nodes.push(Explored {
+                actor,
+                moves,
+                performed,
+            });
         }
-        self.explored = Some(explored);
+        true
     }
 
     /// The moves worth trying from the actor's configuration: every payload
