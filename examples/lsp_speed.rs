@@ -1,10 +1,12 @@
 //! Times the language server in process, as an editor meets it: from an
 //! edit (`didChange`) to its published diagnostics, 20 edits of a 50-state
-//! and of a 1,000-state YAML machine (median and p95), then the resident
-//! memory with 50 files of 1,000 states open.
+//! and of a 1,000-state YAML machine (median and p95; "analysis" is the
+//! median of the worker's part alone), then the resident memory of
+//! `idemchart lsp` (the binary, over stdio) with 50 files of 1,000 states
+//! open.
 //!
 //! ```text
-//! cargo run --release --example lsp_speed
+//! cargo build --release --bin idemchart && cargo run --release --example lsp_speed
 //! cargo run --release --example lsp_speed -- --write-yaml 10000 m.yaml   # a machine for `idemchart lint`
 //! cargo run --release --example lsp_speed -- --phases m.yaml [RUNS]      # where `lint` spends its time
 //! ```
@@ -17,7 +19,6 @@ use std::time::{Duration, Instant};
 #[global_allocator]
 static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
-use lsp_types::notification;
 use serde_json::json;
 
 #[path = "../tests/support/lsp_client.rs"]
@@ -31,14 +32,6 @@ fn yaml(states: usize) -> String {
     let machine = idemchart::syntax::parse(&dsl, idemchart::syntax::Syntax::Dsl)
         .unwrap_or_else(|e| panic!("the generated machine does not load: {:?}", e[0].message));
     idemchart::syntax::yaml::format(&machine)
-}
-
-/// The resident memory of this process, from /proc (Linux).
-fn resident_mb() -> Option<f64> {
-    let status = std::fs::read_to_string("/proc/self/status").ok()?;
-    let line = status.lines().find(|l| l.starts_with("VmRSS:"))?;
-    let kb: f64 = line.split_whitespace().nth(1)?.parse().ok()?;
-    Some(kb / 1024.0)
 }
 
 /// Times each phase of `idemchart lint FILE`, as the CLI runs them, `runs`
@@ -127,17 +120,14 @@ fn main() {
     }
 
     let options = idemchart::lsp::Options::default();
-    if args.first().is_some_and(|a| a == "--memory") {
-        memory(options);
-        return;
-    }
     println!(
-        "debounce {:?} (within a burst), {} whole analyses kept",
-        options.debounce, options.keep_analyses
+        "debounce {:?} (within a burst), whole analyses kept for {} KiB of text",
+        options.debounce,
+        options.keep_analyses_of_bytes >> 10
     );
     println!(
-        "{:>7} {:>7} {:>10} {:>10} {:>10}",
-        "states", "bytes", "median", "p95", "max"
+        "{:>7} {:>7} {:>10} {:>10} {:>10} {:>10}",
+        "states", "bytes", "median", "p95", "max", "analysis"
     );
     for states in [50, 1_000] {
         let mut client =
@@ -161,53 +151,132 @@ fn main() {
             times.push(start.elapsed());
         }
         times.sort();
+        client.shutdown();
+        // The worker's part alone (load, lint, fixes), without the protocol:
+        // the rest of an edit's time is the diagnostics' conversion and JSON
+        // on both sides.
+        let path = std::path::Path::new("m.yaml");
+        let kind = idemchart::lsp::Kind::of_path(path).expect("a machine file");
+        let config = idemchart::config::Config::defaults(".".into());
+        let never = std::sync::atomic::AtomicBool::new(false);
+        let mut alone: Vec<Duration> = (0..20)
+            .map(|_| {
+                let start = Instant::now();
+                idemchart::lsp::analyze(path, text.clone(), kind, &config, &never);
+                start.elapsed()
+            })
+            .collect();
+        alone.sort();
         println!(
-            "{:>7} {:>7} {:>8.2}ms {:>8.2}ms {:>8.2}ms",
+            "{:>7} {:>7} {:>8.2}ms {:>8.2}ms {:>8.2}ms {:>8.2}ms",
             states,
             text.len(),
             percentile(&times, 0.5).as_secs_f64() * 1e3,
             percentile(&times, 0.95).as_secs_f64() * 1e3,
             times.last().unwrap().as_secs_f64() * 1e3,
+            percentile(&alone, 0.5).as_secs_f64() * 1e3,
         );
-        client.shutdown();
     }
 
-    // The memory is measured in a process of its own, which has done
-    // nothing else, as a server that an editor starts.
-    let exe = std::env::current_exe().expect("this example's path");
-    let status = std::process::Command::new(exe)
-        .arg("--memory")
-        .status()
-        .expect("run the memory measurement");
-    assert!(status.success(), "the memory measurement failed");
+    // The memory is that of `idemchart lsp` itself, a process of its own
+    // that an editor drives over stdio, as editors start it.
+    memory();
 }
 
-/// Opens 50 files of 1,000 states, waits for their diagnostics, and prints
-/// the resident memory.
-fn memory(options: idemchart::lsp::Options) {
-    let before = resident_mb();
-    let mut client = lsp_client::Client::start_with("memory", json!({}), json!(null), options);
+/// Starts the `idemchart` binary beside this example as `idemchart lsp`,
+/// opens 50 files of 1,000 states, waits for their diagnostics, and prints
+/// the server's resident memory.
+fn memory() {
+    use lsp_server::{Message, Notification, Request};
+    use std::io::BufReader;
+    let exe = std::env::current_exe().expect("this example's path");
+    let binary = exe
+        .parent()
+        .and_then(|examples| examples.parent())
+        .map(|dir| dir.join("idemchart"))
+        .expect("the target directory");
+    let mut server = std::process::Command::new(&binary)
+        .arg("lsp")
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap_or_else(|e| {
+            panic!(
+                "{} lsp: {e} (build it with --bin idemchart)",
+                binary.display()
+            )
+        });
+    let mut to = server.stdin.take().expect("stdin");
+    let mut from = BufReader::new(server.stdout.take().expect("stdout"));
+    let send = |to: &mut std::process::ChildStdin, message: Message| {
+        message.write(to).expect("write to the server");
+    };
+    let dir = std::env::temp_dir().join(format!("lsp-memory-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("a temporary directory");
+    let root: lsp_types::Uri = format!("file://{}", dir.display()).parse().expect("a uri");
+    send(
+        &mut to,
+        Request::new(
+            1.into(),
+            "initialize".into(),
+            json!({ "capabilities": {}, "rootUri": root }),
+        )
+        .into(),
+    );
+    loop {
+        if let Some(Message::Response(_)) = Message::read(&mut from).expect("read") {
+            break;
+        }
+    }
+    send(
+        &mut to,
+        Notification::new("initialized".into(), json!({})).into(),
+    );
     let text = yaml(1_000);
-    let uris: Vec<_> = (0..50)
-        .map(|i| client.open(&format!("m{i}.yaml"), &text))
-        .collect();
-    for uri in &uris {
-        client.diagnostics(uri);
-    }
-    let open = resident_mb();
-    if let (Some(before), Some(open)) = (before, open) {
-        println!(
-            "50 files of 1000 states open: {open:.0} MB resident ({:.0} MB more than at the start)",
-            open - before
+    for i in 0..50 {
+        let uri = format!("file://{}/m{i}.yaml", dir.display());
+        let open = json!({ "textDocument": { "uri": uri, "languageId": "yaml", "version": 1, "text": text } });
+        send(
+            &mut to,
+            Notification::new("textDocument/didOpen".into(), open).into(),
         );
     }
-    for uri in &uris {
-        client.notify::<notification::DidCloseTextDocument>(
-            lsp_types::DidCloseTextDocumentParams {
-                text_document: lsp_types::TextDocumentIdentifier { uri: uri.clone() },
-            },
-        );
-        client.diagnostics(uri);
+    let mut published = std::collections::HashSet::new();
+    while published.len() < 50 {
+        match Message::read(&mut from).expect("read") {
+            Some(Message::Notification(n)) if n.method == "textDocument/publishDiagnostics" => {
+                published.insert(n.params["uri"].as_str().unwrap_or_default().to_string());
+            }
+            Some(_) => {}
+            None => panic!("the server ended"),
+        }
     }
-    client.shutdown();
+    // Idle, as a server between edits.
+    std::thread::sleep(Duration::from_millis(500));
+    let status = std::fs::read_to_string(format!("/proc/{}/status", server.id()));
+    let resident = status.ok().and_then(|status| {
+        let line = status
+            .lines()
+            .find(|l| l.starts_with("VmRSS:"))?
+            .to_string();
+        line.split_whitespace().nth(1)?.parse::<f64>().ok()
+    });
+    match resident {
+        Some(kb) => println!(
+            "50 files of 1000 states open: `idemchart lsp` resident {:.0} MB",
+            kb / 1024.0
+        ),
+        None => println!("50 files of 1000 states open: no /proc to read the memory from"),
+    }
+    send(
+        &mut to,
+        Request::new(2.into(), "shutdown".into(), json!(null)).into(),
+    );
+    send(
+        &mut to,
+        Notification::new("exit".into(), json!(null)).into(),
+    );
+    drop(to);
+    let _ = server.wait();
+    let _ = std::fs::remove_dir_all(&dir);
 }

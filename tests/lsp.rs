@@ -377,12 +377,12 @@ fn at(uri: &lsp::Uri, line: u32, character: u32) -> lsp::TextDocumentPositionPar
 
 #[test]
 fn a_document_whose_analysis_was_dropped_is_analysed_again_when_asked() {
-    // One whole analysis kept: opening the second document drops the
-    // first's, and a hover on the first analyses it again, without pushing
+    // One whole analysis kept (the last one always is): opening the second
+    // document drops the first's, and a hover on the first analyses it again, without pushing
     // its diagnostics a second time (`shutdown` fails on any unclaimed
     // message).
     let options = idemchart::lsp::Options {
-        keep_analyses: 1,
+        keep_analyses_of_bytes: 0,
         ..Default::default()
     };
     let mut client = Client::start_with("evict", capabilities(), json!(null), options);

@@ -35,18 +35,19 @@ pub struct Options {
     /// time waits this long before its analysis starts (a burst of edits is
     /// analysed once); the first edit after a pause is analysed at once.
     pub debounce: Duration,
-    /// The documents, most recently used first, whose whole analysis (text,
-    /// tree, model, diagnostics) is kept; the others keep their text, and a
-    /// request about one analyses it again. A 1,000-state machine's analysis
-    /// takes about 13 MB.
-    pub keep_analyses: usize,
+    /// The whole analyses (tree, model, diagnostics) of the documents used
+    /// last are kept while their texts add up to at most this many bytes
+    /// (the last one always); the others keep only their text, and a request
+    /// about one analyses it again. An analysis takes about 40 times its
+    /// text: 13 MB for a 1,000-state machine of 348 KB.
+    pub keep_analyses_of_bytes: usize,
 }
 
 impl Default for Options {
     fn default() -> Options {
         Options {
             debounce: Duration::from_millis(20),
-            keep_analyses: 8,
+            keep_analyses_of_bytes: 2 << 20,
         }
     }
 }
@@ -603,21 +604,23 @@ impl Server {
         self.clock
     }
 
-    /// Keeps the whole analyses of the `keep_analyses` documents used last;
-    /// the others are analysed again when asked about.
+    /// Keeps the whole analyses of the documents used last, up to
+    /// `keep_analyses_of_bytes` of their text; the others are analysed again
+    /// when asked about.
     fn evict(&mut self) {
         let mut kept: Vec<&mut Document> = self
             .documents
             .values_mut()
             .filter(|d| d.analysis.is_some() && !d.running && d.waiting.is_empty())
             .collect();
-        if kept.len() <= self.options.keep_analyses {
-            return;
-        }
         kept.sort_by_key(|d| std::cmp::Reverse(d.used));
-        for document in kept.into_iter().skip(self.options.keep_analyses) {
-            document.analysis = None;
-            document.last_parsed = None;
+        let mut bytes = 0;
+        for (i, document) in kept.into_iter().enumerate() {
+            bytes += document.text.len();
+            if i > 0 && bytes > self.options.keep_analyses_of_bytes {
+                document.analysis = None;
+                document.last_parsed = None;
+            }
         }
     }
 
@@ -904,6 +907,10 @@ pub(super) fn lint_page(code: &str) -> Option<PathBuf> {
 mod tests {
     use super::*;
 
+    fn text_len() -> usize {
+        "machine: m\ninitial: a\nstates:\n  a: {}\n".len()
+    }
+
     fn document(name: &str, used: u64) -> Document {
         let text = "machine: m\ninitial: a\nstates:\n  a: {}\n".to_string();
         let path = PathBuf::from(name);
@@ -941,7 +948,7 @@ mod tests {
             refresh: false,
             lint_docs: None,
             options: Options {
-                keep_analyses: 2,
+                keep_analyses_of_bytes: 2 * text_len(),
                 ..Options::default()
             },
             documents: HashMap::new(),
