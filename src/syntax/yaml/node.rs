@@ -203,11 +203,18 @@ impl<'de> Visitor<'de> for RawVisitor {
 /// Parses one YAML document into a tree of nodes, or the syntax error, as
 /// the one-element list that `parse` returns.
 pub(super) fn read(file: &SourceFile) -> Result<Node, Vec<Diagnostic>> {
-    match serde_saphyr::from_str_with_options::<Spanned<Raw>>(&file.text, options(file.text.len()))
-    {
-        Ok(raw) => Ok(convert(raw, file)),
-        Err(error) => Err(vec![syntax_error(&error, file)]),
-    }
+    // serde-saphyr recurses per level of nesting, which it stops at its
+    // depth limit; the stack has room for that many.
+    crate::stack::with_stack(
+        crate::stack::for_yaml(),
+        || match serde_saphyr::from_str_with_options::<Spanned<Raw>>(
+            &file.text,
+            options(file.text.len()),
+        ) {
+            Ok(raw) => Ok(convert(raw, file)),
+            Err(error) => Err(vec![syntax_error(&error, file)]),
+        },
+    )
 }
 
 /// Whether `text`, written as a plain scalar on its own, reads back as that
