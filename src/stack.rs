@@ -39,7 +39,7 @@ const BRACKET_LEVEL: usize = by_build(160 << 10, 24 << 10);
 const YAML_LEVEL: usize = by_build(56 << 10, 16 << 10);
 
 /// How deep serde-saphyr lets YAML nest.
-const YAML_DEPTH: usize = 64;
+pub(crate) const YAML_DEPTH: usize = 64;
 
 /// One level of a script in oxc's parser (measured: 3.3 KiB in debug, for
 /// object literals, the costliest construct; 1.7 KiB in release).
@@ -54,9 +54,9 @@ pub(crate) fn for_brackets(levels: u32) -> usize {
     BASE + levels as usize * BRACKET_LEVEL
 }
 
-/// The stack a YAML file takes, to serde-saphyr's depth limit.
-pub(crate) fn for_yaml() -> usize {
-    BASE + YAML_DEPTH * YAML_LEVEL
+/// The stack YAML nesting `levels` deep takes.
+pub(crate) fn for_yaml(levels: usize) -> usize {
+    BASE + levels * YAML_LEVEL
 }
 
 /// The stack a script takes to `levels` deep, and its translation to the
