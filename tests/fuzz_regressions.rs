@@ -263,9 +263,10 @@ fn the_deepest_accepted_expressions_evaluate_on_a_2_mib_thread() {
     });
 }
 
-/// The deepest DSL and YAML machines the limits accept load and start on a
-/// 2 MiB thread: DSL states, context lists and guards nesting to 200
-/// levels with their blocks, and YAML to its 64 levels (31 states).
+/// The deepest DSL, YAML and SCXML machines the limits accept load and
+/// start on a 2 MiB thread: DSL states, context lists and guards nesting to
+/// 200 levels with their blocks, YAML to its 64 levels (31 states), SCXML
+/// states and conditions to 200.
 #[test]
 fn the_deepest_accepted_machines_load_on_a_2_mib_thread() {
     use idemchart::syntax::{Syntax, parse};
@@ -307,9 +308,34 @@ fn the_deepest_accepted_machines_load_on_a_2_mib_thread() {
             ("yaml guard", yaml_guard, Syntax::Yaml),
         ] {
             let machine = parse(&text, syntax).unwrap_or_else(|e| panic!("{name}: {e:?}"));
-            let chart = std::sync::Arc::new(idemchart::interp::Chart::new(machine));
-            let actor = idemchart::interp::Actor::new(chart);
-            assert!(!actor.snapshot().configuration.is_empty(), "{name}");
+            start(name, machine);
+        }
+        // SCXML: states 199 deep, and a condition whose translation nests
+        // to the limit: `x + 1 + … > 0` with 197 additions is the longest
+        // that translates.
+        let scxml =
+            "<scxml xmlns=\"http://www.w3.org/2005/07/scxml\" version=\"1.0\" initial=\"s0\">";
+        let mut states = scxml.to_string();
+        for i in 0..199 {
+            states += &format!("<state id=\"s{i}\">");
+        }
+        states += &"</state>".repeat(199);
+        states += "</scxml>";
+        let cond = format!(
+            "{}<datamodel><data id=\"x\" expr=\"1\"/></datamodel><state id=\"a\"><transition event=\"E\" target=\"a\" cond=\"x{} &gt; 0\"/></state></scxml>",
+            scxml.replace("s0", "a"),
+            " + 1".repeat(197)
+        );
+        for (name, text) in [("scxml states", states), ("scxml cond", cond)] {
+            let machine =
+                idemchart::import::load_scxml(&text).unwrap_or_else(|e| panic!("{name}: {e:?}"));
+            start(name, machine);
         }
     });
+}
+
+fn start(name: &str, machine: idemchart::Machine) {
+    let chart = std::sync::Arc::new(idemchart::interp::Chart::new(machine));
+    let actor = idemchart::interp::Actor::new(chart);
+    assert!(!actor.snapshot().configuration.is_empty(), "{name}");
 }
