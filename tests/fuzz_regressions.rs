@@ -52,6 +52,20 @@ fn deep_expressions_are_refused_at_parse_time() {
 /// limit refuses depth, not these forms.
 #[test]
 fn expressions_below_the_depth_limit_still_evaluate() {
+    for text in [
+        "!".repeat(150) + "true",
+        "1 + ".repeat(150) + "1",
+        "[".repeat(150) + &"]".repeat(150),
+        "(".repeat(150) + "1" + &")".repeat(150),
+        "size(context.seen)".to_string() + &" + 1".repeat(150),
+    ] {
+        parse_check_and_evaluate(&text);
+    }
+}
+
+/// Parses, checks, compiles and evaluates `text` over a context with a list
+/// `seen`.
+fn parse_check_and_evaluate(text: &str) {
     let scope = Scope {
         context: vec![("seen", Type::List)],
         payload: None,
@@ -60,18 +74,10 @@ fn expressions_below_the_depth_limit_still_evaluate() {
     let layout = Layout::new(["seen"]);
     let context = [Value::list(vec![Value::from("x")])];
     let event = Event::new("E", None, Value::map::<&str>([]));
-    for text in [
-        "!".repeat(150) + "true",
-        "1 + ".repeat(150) + "1",
-        "[".repeat(150) + &"]".repeat(150),
-        "(".repeat(150) + "1" + &")".repeat(150),
-        "size(context.seen)".to_string() + &" + 1".repeat(150),
-    ] {
-        let expr = parse(&text, 0).unwrap_or_else(|e| panic!("{text}: {e:?}"));
-        let _ = check(&expr, &scope);
-        let compiled = compile(&expr, &layout, &|_| None);
-        eval(&compiled, &context, Some(&event), &|_| false).unwrap();
-    }
+    let expr = parse(text, 0).unwrap_or_else(|e| panic!("{}…: {e:?}", &text[..20]));
+    let _ = check(&expr, &scope);
+    let compiled = compile(&expr, &layout, &|_| None);
+    eval(&compiled, &context, Some(&event), &|_| false).unwrap();
 }
 
 /// DSL files that nest blocks or brackets deeper than the grammar and the
@@ -239,14 +245,6 @@ fn on_2_mib(f: impl FnOnce() + Send + 'static) {
 #[test]
 fn the_deepest_accepted_expressions_evaluate_on_a_2_mib_thread() {
     on_2_mib(|| {
-        let scope = Scope {
-            context: vec![("seen", Type::List)],
-            payload: None,
-            guards: vec![],
-        };
-        let layout = Layout::new(["seen"]);
-        let context = [Value::list(vec![Value::from("x")])];
-        let event = Event::new("E", None, Value::map::<&str>([]));
         for text in [
             "[".repeat(200) + &"]".repeat(200),
             "(".repeat(200) + "1" + &")".repeat(200),
@@ -255,10 +253,7 @@ fn the_deepest_accepted_expressions_evaluate_on_a_2_mib_thread() {
             "!".repeat(199) + "true",
             "size(context.seen)".to_string() + &" + 1".repeat(197),
         ] {
-            let expr = parse(&text, 0).unwrap_or_else(|e| panic!("{}…: {e:?}", &text[..20]));
-            let _ = check(&expr, &scope);
-            let compiled = compile(&expr, &layout, &|_| None);
-            eval(&compiled, &context, Some(&event), &|_| false).unwrap();
+            parse_check_and_evaluate(&text);
         }
     });
 }
