@@ -334,3 +334,20 @@ fn start(name: &str, machine: idemchart::Machine) {
     let actor = idemchart::interp::Actor::new(chart);
     assert!(!actor.snapshot().configuration.is_empty(), "{name}");
 }
+
+/// Expressions within the limits that the `expr` target found to overflow
+/// the stack: a run of 192 `-` prints with a parenthesis for each, and
+/// reading that back took a fuzzing build's 8 MiB, whose AddressSanitizer
+/// frames the stack growth had not counted. Each parses, prints, and reads
+/// back to the same text, on a 2 MiB thread.
+#[test]
+fn deep_accepted_expressions_print_and_read_back() {
+    for (name, text) in inputs("expr-accepted") {
+        on_2_mib(move || {
+            let expr = parse(&text, 0).unwrap_or_else(|e| panic!("{name}: {e:?}"));
+            let printed = expr.to_string();
+            let reparsed = parse(&printed, 0).unwrap_or_else(|e| panic!("{name}: {e:?}"));
+            assert_eq!(reparsed.to_string(), printed, "{name}");
+        });
+    }
+}
