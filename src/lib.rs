@@ -73,6 +73,7 @@ pub mod runtime;
 pub mod schema;
 pub mod serve;
 pub mod span;
+mod stack;
 pub mod store;
 pub mod syntax;
 

@@ -16,7 +16,7 @@ pub use eval::{
     eval_guard_with_host,
 };
 pub use list::{Iter, List};
-pub(crate) use parse::bracket_too_deep;
+pub(crate) use parse::bracket_depth;
 pub use parse::{MAX_DEPTH, parse};
 pub(crate) use value::write_quoted;
 pub use value::{Map, Value, compare, map_get, str_eq};

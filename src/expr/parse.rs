@@ -13,12 +13,16 @@ struct ExprParser;
 
 /// Parses `text`, which starts at byte `offset` of its file.
 pub fn parse(text: &str, offset: u32) -> Result<Expr, ExprError> {
-    if let Some(at) = bracket_too_deep(text) {
-        return Err(too_deep(Span::new(
-            offset as usize + at,
-            offset as usize + at + 1,
-        )));
-    }
+    let levels = bracket_depth(text)
+        .map_err(|at| too_deep(Span::new(offset as usize + at, offset as usize + at + 1)))?;
+    crate::stack::with_stack(crate::stack::for_brackets(levels), || {
+        parse_within_limit(text, offset)
+    })
+}
+
+/// `parse` of a text whose brackets stay within the limit, on a stack with
+/// room for them.
+fn parse_within_limit(text: &str, offset: u32) -> Result<Expr, ExprError> {
     let mut pairs =
         ExprParser::parse(Rule::expr_main, text).map_err(|e| syntax_error(e, text, offset))?;
     let main = pairs.next().and_then(|p| p.into_inner().next());
@@ -53,18 +57,20 @@ fn too_deep(span: Span) -> ExprError {
     }
 }
 
-/// The byte offset of the first bracket (`(`, `[`, `{`) or `?` that opens
-/// more than `MAX_DEPTH` levels, outside strings and `//` comments. The
-/// parsers recurse once or more per level while they read, before the tree's
-/// depth is known, so this linear scan stops a deep text first. A `?` counts
-/// as a level until its bracket closes, for the conditional after it nests.
-/// The DSL's text is scanned the same way: its blocks and its expressions
-/// share the grammar's brackets, strings and comments.
-pub(crate) fn bracket_too_deep(text: &str) -> Option<usize> {
+/// How many levels of brackets (`(`, `[`, `{`) and `?` `text` opens at
+/// most, outside strings and `//` comments; or the byte offset of the first
+/// one that opens more than `MAX_DEPTH`. The parsers recurse once or more
+/// per level while they read, before the tree's depth is known, so this
+/// linear scan stops a deep text first, and says how much stack the read
+/// takes. A `?` counts as a level until its bracket closes, for the
+/// conditional after it nests. The DSL's text is scanned the same way: its
+/// blocks and its expressions share the grammar's brackets, strings and
+/// comments.
+pub(crate) fn bracket_depth(text: &str) -> Result<u32, usize> {
     let bytes = text.as_bytes();
     // The open levels, each with the `?`s seen inside it.
     let mut levels: Vec<u32> = vec![0];
-    let mut depth = 0u32;
+    let (mut depth, mut deepest) = (0u32, 0u32);
     let mut i = 0;
     while i < bytes.len() {
         match bytes[i] {
@@ -82,8 +88,9 @@ pub(crate) fn bracket_too_deep(text: &str) -> Option<usize> {
             b'(' | b'[' | b'{' | b'?' => {
                 depth += 1;
                 if depth > MAX_DEPTH {
-                    return Some(i);
+                    return Err(i);
                 }
+                deepest = deepest.max(depth);
                 match bytes[i] {
                     b'?' => *levels.last_mut().expect("the outermost level stays") += 1,
                     _ => levels.push(0),
@@ -97,7 +104,7 @@ pub(crate) fn bracket_too_deep(text: &str) -> Option<usize> {
         }
         i += 1;
     }
-    None
+    Ok(deepest)
 }
 
 /// The deepest of `items`' depths, 0 for none.

@@ -110,6 +110,18 @@ enum Mode {
 }
 
 fn import_with(text: &str, mode: Mode) -> (Result<MachineDoc, Vec<Diagnostic>>, Vec<Diagnostic>) {
+    // Its JavaScript goes through oxc and the XState front-end's translator,
+    // which recurse per level of an expression, up to `expr::MAX_DEPTH`.
+    let levels = crate::expr::MAX_DEPTH;
+    crate::stack::with_stack(crate::stack::for_scripts(levels), || {
+        import_on_this_stack(text, mode)
+    })
+}
+
+fn import_on_this_stack(
+    text: &str,
+    mode: Mode,
+) -> (Result<MachineDoc, Vec<Diagnostic>>, Vec<Diagnostic>) {
     let root = match xml::parse(text) {
         Ok(root) => root,
         Err(d) => return (Err(vec![*d]), Vec::new()),

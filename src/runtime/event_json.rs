@@ -142,7 +142,9 @@ fn has_type(value: &serde_json::Value, ty: PayloadType) -> bool {
         PayloadType::Any => true,
         PayloadType::String => value.is_string(),
         PayloadType::Number => value.is_number(),
-        PayloadType::Integer => value.is_i64() || value.is_u64(),
+        // The machine's integers are 64-bit signed: a larger one reaches
+        // its expressions as a double, which an `integer` field is not.
+        PayloadType::Integer => value.is_i64(),
         PayloadType::Boolean => value.is_boolean(),
         PayloadType::List => matches!(value, J::Array(_)),
         PayloadType::Map => matches!(value, J::Object(_)),
@@ -154,8 +156,8 @@ fn json_type(value: &serde_json::Value) -> &'static str {
     match value {
         J::Null => "null",
         J::Bool(_) => "boolean",
-        J::Number(n) if n.is_f64() => "number",
-        J::Number(_) => "integer",
+        J::Number(n) if n.is_i64() => "integer",
+        J::Number(_) => "number",
         J::String(_) => "string",
         J::Array(_) => "list",
         J::Object(_) => "map",
@@ -205,6 +207,18 @@ mod tests {
         assert_eq!(
             error.to_string(),
             "event `PAY` does not have the payload machine `pay` declares: `payId` should be string, found integer; `amount` should be number, found missing; `n` should be integer, found number"
+        );
+        let too_large = parse_event(
+            r#"{"type": "PAY", "data": {"payId": "p", "amount": 1, "n": 9223372036854775808}}"#,
+            &machine(),
+            None,
+        )
+        .unwrap_err();
+        assert!(
+            too_large
+                .to_string()
+                .ends_with("`n` should be integer, found number"),
+            "{too_large}"
         );
         let no_id = parse_event(
             r#"{"type": "PAY", "data": {"amount": 1, "n": 2}}"#,

@@ -186,16 +186,20 @@ fn read<M>(file: SourceFile, machines: impl FnOnce(&mut scope::Reader) -> Vec<M>
             is_machine_file: false,
         };
     }
-    let allocator = oxc_allocator::Allocator::default();
-    let mut reader = scope::Reader::new(&allocator, file, kind);
-    let machines = machines(&mut reader);
-    let (sources, errors, is_machine_file) = reader.finish();
-    FileRead {
-        sources,
-        machines,
-        errors,
-        is_machine_file,
-    }
+    // oxc's parser and the translation recurse per level of the files
+    // they read, which their limits bound; the stack has room for those.
+    crate::stack::with_stack(crate::stack::for_scripts(scope::MAX_SCRIPT_DEPTH), || {
+        let allocator = oxc_allocator::Allocator::default();
+        let mut reader = scope::Reader::new(&allocator, file, kind);
+        let machines = machines(&mut reader);
+        let (sources, errors, is_machine_file) = reader.finish();
+        FileRead {
+            sources,
+            machines,
+            errors,
+            is_machine_file,
+        }
+    })
 }
 
 pub(crate) use super::note;

@@ -96,9 +96,8 @@ pub(super) struct Text<'a> {
 }
 
 impl<'a> Text<'a> {
-    /// A text of one expression (a JSON file, a `@code` string), without
-    /// bindings of its own.
-    fn expression(map: Mapping, root: &'a Expression<'a>) -> Text<'a> {
+    /// A text with nothing read from it.
+    fn empty(map: Mapping) -> Text<'a> {
         Text {
             map,
             path: None,
@@ -109,9 +108,27 @@ impl<'a> Text<'a> {
             allows: HashMap::new(),
             follows_imports: false,
             program: None,
-            root: Some(root),
+            root: None,
         }
     }
+
+    /// A text of one expression (a JSON file, a `@code` string), without
+    /// bindings of its own.
+    fn expression(map: Mapping, root: &'a Expression<'a>) -> Text<'a> {
+        Text {
+            root: Some(root),
+            ..Text::empty(map)
+        }
+    }
+}
+
+/// The error of a file that nests deeper than `MAX_SCRIPT_DEPTH`, at the
+/// token past the limit (`at`, in the file's own offsets).
+fn too_deep(map: &Mapping, at: usize) -> Diagnostic {
+    LoadError::Syntax {
+        message: format!("the file nests more than {MAX_SCRIPT_DEPTH} levels deep"),
+    }
+    .at(map.span(oxc_span::Span::new(at as u32, at as u32 + 1)), [])
 }
 
 /// How deep names, spreads and nested configs are followed before the
@@ -164,8 +181,9 @@ impl<'a> Reader<'a> {
         alloc: &'a Allocator,
         text: &str,
     ) -> Result<(Reader<'a>, Node<'a>), (String, u32)> {
-        if let Some(at) = too_deep_to_parse(text) {
-            let depth = crate::expr::MAX_DEPTH;
+        // The translation goes no deeper than a CEL expression may nest.
+        let depth = crate::expr::MAX_DEPTH;
+        if let Err(at) = script_depth(text, depth) {
             return Err((
                 format!("the expression nests more than {depth} levels deep"),
                 at as u32,
@@ -247,8 +265,17 @@ impl<'a> Reader<'a> {
                 path.extension().and_then(|e| e.to_str()),
                 Some("ts" | "tsx" | "mts" | "cts")
             ));
-        let parsed = oxc_parser::Parser::new(self.alloc, text, source_type).parse();
         let map = Mapping::Base(base);
+        if let Err(at) = script_depth(text, MAX_SCRIPT_DEPTH) {
+            let error = too_deep(&map, at);
+            self.texts.push(Text {
+                path: Some(path.to_path_buf()),
+                follows_imports,
+                ..Text::empty(map)
+            });
+            return (self.texts.len() - 1, vec![error]);
+        }
+        let parsed = oxc_parser::Parser::new(self.alloc, text, source_type).parse();
         let errors: Vec<Diagnostic> = parsed
             .diagnostics
             .iter()
@@ -288,6 +315,11 @@ impl<'a> Reader<'a> {
     /// A JSON file: one machine config (or `machine.toJSON()` output); a
     /// file that is no machine config is no machine file.
     fn read_json(&mut self, text: &'a str) {
+        if let Err(at) = script_depth(text, MAX_SCRIPT_DEPTH) {
+            self.is_machine_file = true;
+            self.errors.push(too_deep(&Mapping::Base(0), at));
+            return;
+        }
         let parsed =
             oxc_parser::Parser::new(self.alloc, text, SourceType::mjs()).parse_expression();
         let expr = match parsed {
@@ -367,6 +399,10 @@ impl<'a> Reader<'a> {
         let (code, table) = super::sources::unescape_json(raw, at)
             .ok_or_else(|| "the string has an escape JSON does not have".to_string())?;
         let text: &'a str = self.alloc.alloc_str(&code);
+        let depth = crate::expr::MAX_DEPTH;
+        if script_depth(text, depth).is_err() {
+            return Err(format!("the code nests more than {depth} levels deep"));
+        }
         let parsed = oxc_parser::Parser::new(self.alloc, text, SourceType::mjs())
             .parse_expression()
             .map_err(|d| {
@@ -536,81 +572,213 @@ impl<'a> Reader<'a> {
     }
 }
 
-/// The offset where an expression text nests deeper than the translation
-/// goes (`crate::expr::MAX_DEPTH`), for oxc's parser, which recurses once
-/// per level and has no limit of its own: brackets and `?` as the CEL
-/// parser counts them, a run of prefix operators (`!`, `-`, `typeof`, ...),
-/// and right-nested operators (`=`, `=>`, `**`) in all.
-fn too_deep_to_parse(text: &str) -> Option<usize> {
-    if let Some(at) = crate::expr::bracket_too_deep(text) {
-        return Some(at);
-    }
-    let limit = crate::expr::MAX_DEPTH as usize;
+/// How many levels a file of script may nest: far beyond an honest machine
+/// file (a state nested 100 deep is about 200 levels of braces), and within
+/// what oxc's parser reads on a 2 MiB stack in a debug build (about 630
+/// levels of object literals, the costliest construct; see
+/// `docs/machine-format.md`).
+pub(super) const MAX_SCRIPT_DEPTH: u32 = 500;
+
+/// How deeply `text` (a script, a JSON file or one expression) nests as
+/// oxc's parser recurses over it, which has no limit of its own: the
+/// deepest level, or the offset of the token past `limit`. Brackets (`(`,
+/// `[`, `{`) and template substitutions (`${`) each open a level; within
+/// a level, the right-nested operators of one expression (`=` and the
+/// compound assignments, `=>`, `**`, a conditional's `?`) and a run of
+/// prefix operators (`!`, `~`, unary `-` and `+`, `typeof`, `void`,
+/// `delete`, `new`, `await`) add theirs. Strings, comments, template text
+/// and regular expression literals are skipped, so that a bracket inside
+/// one never counts; `,` and `;` end an expression, and so does a line
+/// break between two operands, as JavaScript's semicolon insertion has it.
+pub(super) fn script_depth(text: &str, limit: u32) -> Result<u32, usize> {
     let bytes = text.as_bytes();
-    let (mut prefix_run, mut right_nested) = (0usize, 0usize);
-    // Whether the last token ends an operand, after which `-` is binary.
+    // Per open level: whether it is a template substitution (whose `}`
+    // resumes the template's text), and the operator chain outside it.
+    let mut levels: Vec<(bool, u32)> = Vec::new();
+    // The operator chain of the current level, and the levels open in all
+    // (brackets and the chains around them).
+    let (mut chain, mut depth, mut deepest) = (0u32, 0u32, 0u32);
+    let mut prefix_run = 0u32;
+    // Whether the last token ends an operand (after which `/` divides, `-`
+    // is binary, and a line break may end the statement).
     let mut after_operand = false;
+    let mut line_break = false;
     let mut i = 0;
+    // Skips template text from `i` (just past a backtick or a substitution's
+    // `}`) to the closing backtick, or opens the substitution it reaches.
+    let template = |i: &mut usize, levels: &mut Vec<(bool, u32)>, chain: &mut u32| -> bool {
+        while *i < bytes.len() {
+            match bytes[*i] {
+                b'\\' => *i += 2,
+                b'`' => {
+                    *i += 1;
+                    return false;
+                }
+                b'$' if bytes.get(*i + 1) == Some(&b'{') => {
+                    *i += 2;
+                    levels.push((true, std::mem::take(chain)));
+                    return true;
+                }
+                _ => *i += 1,
+            }
+        }
+        false
+    };
     while i < bytes.len() {
         let c = bytes[i];
         let start = i;
         i += 1;
+        if c == b'\n' {
+            line_break = true;
+            continue;
+        }
+        if c.is_ascii_whitespace() {
+            continue;
+        }
+        let starts_operand = c.is_ascii_alphanumeric()
+            || matches!(c, b'_' | b'$' | b'"' | b'\'' | b'`' | b'(' | b'[' | b'{')
+            || c >= 0x80;
+        if std::mem::take(&mut line_break) && after_operand && starts_operand {
+            depth -= chain;
+            chain = 0;
+        }
         match c {
-            b' ' | b'\t' | b'\n' | b'\r' => continue,
-            b'a'..=b'z' | b'A'..=b'Z' | b'_' | b'$' | b'0'..=b'9' => {
+            b'a'..=b'z' | b'A'..=b'Z' | b'_' | b'$' | b'0'..=b'9' | 0x80.. => {
                 while i < bytes.len()
-                    && (bytes[i].is_ascii_alphanumeric() || bytes[i] == b'_' || bytes[i] == b'$')
+                    && (bytes[i].is_ascii_alphanumeric()
+                        || matches!(bytes[i], b'_' | b'$' | 0x80..))
                 {
                     i += 1;
                 }
-                let word = &text[start..i];
-                if matches!(word, "typeof" | "void" | "delete" | "new" | "await") {
-                    prefix_run += 1;
-                    after_operand = false;
-                } else {
-                    prefix_run = 0;
-                    after_operand = true;
+                match &text.as_bytes()[start..i] {
+                    b"typeof" | b"void" | b"delete" | b"new" | b"await" => {
+                        prefix_run += 1;
+                        after_operand = false;
+                    }
+                    b"return" | b"case" | b"do" | b"else" | b"in" | b"of" | b"instanceof"
+                    | b"throw" | b"yield" | b"extends" => after_operand = false,
+                    _ => {
+                        prefix_run = 0;
+                        after_operand = true;
+                    }
                 }
             }
-            b'"' | b'\'' | b'`' => {
-                while i < bytes.len() && bytes[i] != c {
+            b'"' | b'\'' => {
+                while i < bytes.len() && bytes[i] != c && bytes[i] != b'\n' {
                     i += if bytes[i] == b'\\' { 2 } else { 1 };
                 }
                 i += 1;
                 prefix_run = 0;
                 after_operand = true;
             }
-            b')' | b']' | b'}' => {
+            b'/' if bytes.get(i) == Some(&b'/') => {
+                while i < bytes.len() && bytes[i] != b'\n' {
+                    i += 1;
+                }
+            }
+            b'/' if bytes.get(i) == Some(&b'*') => {
+                i += 1;
+                while i < bytes.len() && !(bytes[i] == b'*' && bytes.get(i + 1) == Some(&b'/')) {
+                    line_break |= bytes[i] == b'\n';
+                    i += 1;
+                }
+                i += 2;
+            }
+            b'/' if after_operand => after_operand = false,
+            b'/' => {
+                // A regular expression literal, up to its unescaped `/`
+                // outside a class, then its flags.
+                let mut class = false;
+                while i < bytes.len() && bytes[i] != b'\n' {
+                    match bytes[i] {
+                        b'\\' => i += 1,
+                        b'[' => class = true,
+                        b']' => class = false,
+                        b'/' if !class => break,
+                        _ => {}
+                    }
+                    i += 1;
+                }
+                i += 1;
+                while i < bytes.len() && bytes[i].is_ascii_alphabetic() {
+                    i += 1;
+                }
                 prefix_run = 0;
                 after_operand = true;
             }
-            b'!' | b'~' if bytes.get(i) != Some(&b'=') => {
+            b'`' => {
+                if template(&mut i, &mut levels, &mut chain) {
+                    depth += 1;
+                    after_operand = false;
+                } else {
+                    after_operand = true;
+                }
+                prefix_run = 0;
+            }
+            b'(' | b'[' | b'{' => {
+                levels.push((false, std::mem::take(&mut chain)));
+                depth += 1;
+                prefix_run = 0;
+                after_operand = false;
+            }
+            b')' | b']' | b'}' => {
+                let Some((substitution, outer)) = levels.pop() else {
+                    continue;
+                };
+                depth -= chain + 1;
+                chain = outer;
+                after_operand = true;
+                if substitution && template(&mut i, &mut levels, &mut chain) {
+                    depth += 1;
+                    after_operand = false;
+                }
+            }
+            b';' | b',' => {
+                depth -= chain;
+                chain = 0;
+                prefix_run = 0;
+                after_operand = false;
+            }
+            // Comparisons, which do not nest.
+            b'=' | b'!' | b'<' | b'>' if bytes.get(i) == Some(&b'=') => {
+                while bytes.get(i) == Some(&b'=') {
+                    i += 1;
+                }
+                after_operand = false;
+            }
+            b'!' | b'~' => {
                 prefix_run += 1;
                 after_operand = false;
             }
             b'-' | b'+' if !after_operand => prefix_run += 1,
-            b'=' if bytes.get(i) == Some(&b'>')
-                || !matches!(bytes.get(i), Some(b'='))
-                    && !matches!(
-                        bytes.get(start.wrapping_sub(1)),
-                        Some(b'=' | b'!' | b'<' | b'>')
-                    ) =>
-            {
-                right_nested += 1;
+            // Optional chaining, `??`, and TypeScript's optional marks
+            // (`a?: T`, `(a?)`) are no conditionals.
+            b'?' if matches!(bytes.get(i), Some(b'.' | b'?' | b':' | b')' | b',' | b'=')) => {
+                i += 1;
+                after_operand = false;
+            }
+            b'=' | b'?' => {
+                if bytes.get(i) == Some(&b'>') {
+                    i += 1;
+                }
+                chain += 1;
+                depth += 1;
                 after_operand = false;
             }
             b'*' if bytes.get(i) == Some(&b'*') => {
                 i += 1;
-                right_nested += 1;
+                chain += 1;
+                depth += 1;
                 after_operand = false;
             }
             _ => after_operand = false,
         }
-        if prefix_run > limit || right_nested > limit {
-            return Some(start);
+        if depth + prefix_run > limit {
+            return Err(start);
         }
+        deepest = deepest.max(depth + prefix_run);
     }
-    None
+    Ok(deepest)
 }
 
 /// A property's value in an object literal, by its static name.

@@ -317,3 +317,41 @@ fn v4_without_predictable_action_arguments_is_noted_where_assigns_mix() {
     assert_eq!(machine("", "assign({ n: (c) => c.n + 1 })"), 0);
     assert_eq!(machine("", "'notify'"), 0);
 }
+
+/// The nesting scan counts the levels oxc recurses over, and nothing that
+/// strings, comments, template text or regular expressions hold.
+#[test]
+fn the_nesting_scan_counts_levels_outside_literals() {
+    let depth = |text: &str| scope::script_depth(text, 500).unwrap();
+    assert_eq!(depth("f(a[0], { b: [1] })"), 3);
+    assert_eq!(
+        depth("const s = '((((' + \"[[[[\" + `{{{{`; // ((((\n/* [[[[ */"),
+        1
+    );
+    assert_eq!(depth("const r = /[(]{2}\\(/g; const q = a / b / (c)"), 2);
+    assert_eq!(depth("`a ${ b ? `c ${ d } e` : f } g`"), 3);
+    assert_eq!(depth("a = b = c => d => e"), 4);
+    assert_eq!(depth("x ** y ** z"), 2);
+    assert_eq!(depth("!!!-x"), 4);
+    // Optional chaining, `??` and TypeScript's optional marks nest nothing.
+    assert_eq!(
+        depth("a?.b ?? c; interface I { a?: string; b?: number }; function f(x?: T) {}"),
+        1
+    );
+    // `,`, `;` and a line break between two operands end the chain.
+    assert_eq!(depth("a = 1, b = 2; c = 3\nd = 4\nexport const e = 5"), 1);
+    assert_eq!(depth("f = () =>\n  () =>\n  1"), 3);
+}
+
+/// Past the limit, the scan names the token that passes it.
+#[test]
+fn the_nesting_scan_stops_at_the_limit() {
+    assert_eq!(scope::script_depth(&"(".repeat(10), 4), Err(4));
+    assert_eq!(scope::script_depth(&"a = ".repeat(10), 4), Err(18));
+    assert_eq!(scope::script_depth(&"!".repeat(10), 4), Err(4));
+    // A template is refused at the backtick that opens the substitution.
+    assert_eq!(
+        scope::script_depth("`${`${`${`${`${x}`}`}`}`}`", 4),
+        Err(12)
+    );
+}

@@ -36,9 +36,10 @@ struct ChartParser;
 /// context values that are not literals are all reported together.
 pub fn parse(text: &str) -> Result<MachineDoc, Vec<Diagnostic>> {
     // The grammar and the builder recurse per block and per bracket, so a
-    // text that nests deeper than they can is refused before either runs.
-    if let Some(at) = crate::expr::bracket_too_deep(text) {
-        return Err(vec![
+    // text that nests deeper than they can is refused before either runs,
+    // and one within the limit is read on a stack with room for its levels.
+    let levels = crate::expr::bracket_depth(text).map_err(|at| {
+        vec![
             LoadError::Syntax {
                 message: format!(
                     "the file is nested too deeply: more than {} levels of blocks, brackets and conditionals",
@@ -46,8 +47,16 @@ pub fn parse(text: &str) -> Result<MachineDoc, Vec<Diagnostic>> {
                 ),
             }
             .at(Span::new(at, at + 1), []),
-        ]);
-    }
+        ]
+    })?;
+    crate::stack::with_stack(crate::stack::for_brackets(levels), || {
+        parse_within_limit(text)
+    })
+}
+
+/// `parse` of a text whose levels stay within the limit, on a stack with
+/// room for them.
+fn parse_within_limit(text: &str) -> Result<MachineDoc, Vec<Diagnostic>> {
     let chart = match ChartParser::parse(Rule::chart, text) {
         Ok(mut pairs) => pairs.next(),
         Err(error) => return Err(vec![errors::syntax_error(&error, text)]),

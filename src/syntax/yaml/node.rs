@@ -203,20 +203,39 @@ impl<'de> Visitor<'de> for RawVisitor {
 /// Parses one YAML document into a tree of nodes, or the syntax error, as
 /// the one-element list that `parse` returns.
 pub(super) fn read(file: &SourceFile) -> Result<Node, Vec<Diagnostic>> {
-    match serde_saphyr::from_str_with_options::<Spanned<Raw>>(&file.text, options(file.text.len()))
-    {
-        Ok(raw) => Ok(convert(raw, file)),
-        Err(error) => Err(vec![syntax_error(&error, file)]),
-    }
+    with_room(&file.text, || {
+        match serde_saphyr::from_str_with_options::<Spanned<Raw>>(
+            &file.text,
+            options(file.text.len()),
+        ) {
+            Ok(raw) => Ok(convert(raw, file)),
+            Err(error) => Err(vec![syntax_error(&error, file)]),
+        }
+    })
+}
+
+/// Runs `read` of `text` with the stack it takes: serde-saphyr recurses per
+/// level of nesting, up to its depth limit, and every level opens with a
+/// bracket, an indicator (`-`, `?`, `:`) or a line break, so a scalar
+/// needs none and a file at most the limit.
+fn with_room<R>(text: &str, read: impl FnOnce() -> R) -> R {
+    let levels = text
+        .bytes()
+        .filter(|b| matches!(b, b'[' | b'{' | b'-' | b'?' | b':' | b'\n'))
+        .take(crate::stack::YAML_DEPTH)
+        .count();
+    crate::stack::with_stack(crate::stack::for_yaml(levels), read)
 }
 
 /// Whether `text`, written as a plain scalar on its own, reads back as that
 /// very string (and not as a number, a boolean, null, a list or an error).
 pub(super) fn reads_as_string(text: &str) -> bool {
-    matches!(
-        serde_saphyr::from_str_with_options::<Raw>(text, options(text.len())),
-        Ok(Raw::Str(s)) if s == text
-    )
+    with_room(text, || {
+        matches!(
+            serde_saphyr::from_str_with_options::<Raw>(text, options(text.len())),
+            Ok(Raw::Str(s)) if s == text
+        )
+    })
 }
 
 /// Whether `text`, written as a plain scalar on its own, reads back as a
