@@ -38,15 +38,7 @@ fn yaml(states: usize) -> String {
 /// times; prints each phase's median.
 fn phases(path: &std::path::Path, runs: usize) {
     use idemchart::syntax::{self, Syntax};
-    let names = [
-        "read",
-        "parse",
-        "lower",
-        "fix editor",
-        "lint",
-        "json",
-        "human",
-    ];
+    let names = ["read", "parse", "lower", "lint", "json", "human"];
     let mut laps: Vec<Vec<Duration>> = vec![Vec::new(); names.len()];
     let mut summary = String::new();
     for _ in 0..runs {
@@ -64,9 +56,6 @@ fn phases(path: &std::path::Path, runs: usize) {
         let tree = syntax::parse_tree(&file, syntax).expect("the machine parses");
         lap();
         let machine = syntax::lower_tree(tree, &file.text, syntax).expect("the machine loads");
-        lap();
-        // What the lint's fixes parse again (it makes its own, included in "lint").
-        drop(idemchart::fix::editor(&file));
         lap();
         let findings = idemchart::lint::lint_source(&machine, &file, &Default::default());
         lap();

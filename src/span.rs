@@ -59,18 +59,8 @@ pub struct SourceFile {
 /// the same text again: the YAML loader keeps its node tree here, which
 /// the fix editor reads instead of parsing the file a second time. Clones
 /// of the file share it.
-#[derive(Clone, Default)]
+#[derive(Clone, Debug, Default)]
 struct Memo(std::sync::Arc<std::sync::OnceLock<std::sync::Arc<dyn std::any::Any + Send + Sync>>>);
-
-impl std::fmt::Debug for Memo {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(if self.0.get().is_some() {
-            "Memo(kept)"
-        } else {
-            "Memo(empty)"
-        })
-    }
-}
 
 impl Default for SourceFile {
     /// An empty file without a name.

@@ -136,6 +136,9 @@ enum Move {
 /// or its starts, among the first ones leaves the rest unexplored.
 struct Explorer {
     nodes: Vec<Explored>,
+    /// The fingerprints of the nodes (`Actor::fingerprint`): two states
+    /// that collide only make the exploration skip one, never report
+    /// anything.
     seen: HashSet<u64>,
     /// The next node whose moves are tried.
     at: usize,
@@ -144,7 +147,6 @@ struct Explorer {
     left: usize,
     /// What the exploration did not use, once it ended, for the claims.
     released: usize,
-    done: bool,
 }
 
 /// A configuration the explorer reached, and the moves from the start.
@@ -654,7 +656,7 @@ impl<'a, 'm> Replayer<'a, 'm> {
         takes: Option<TransitionId>,
     ) -> Option<(Vec<Move>, usize)> {
         let mut seen = HashSet::new();
-        seen.insert(state_key(&actor));
+        seen.insert(actor.fingerprint());
         let mut queue = std::collections::VecDeque::from([(actor, moves)]);
         let mut visited = 0;
         while let Some((actor, moves)) = queue.pop_front() {
@@ -667,7 +669,7 @@ impl<'a, 'm> Replayer<'a, 'm> {
                 }
                 self.sends_left -= 1;
                 let mut after = actor.clone();
-                if !apply_move(&mut after, &next) || !seen.insert(state_key(&after)) {
+                if !apply_move(&mut after, &next) || !seen.insert(after.fingerprint()) {
                     continue;
                 }
                 visited += 1;
@@ -699,7 +701,7 @@ impl<'a, 'm> Replayer<'a, 'm> {
         }
         let start = self.started();
         let mut seen = HashSet::new();
-        seen.insert(state_key(&start));
+        seen.insert(start.fingerprint());
         let performed = effect_names(start.last_step(), &[]);
         // The exploration takes at most half of what the searches may
         // send, so that the claims have the other half.
@@ -715,7 +717,6 @@ impl<'a, 'm> Replayer<'a, 'm> {
             at: 0,
             left,
             released: 0,
-            done: false,
         });
     }
 
@@ -728,9 +729,9 @@ impl<'a, 'm> Replayer<'a, 'm> {
             return false;
         };
         let grew = self.grow_in(&mut explorer);
-        if !grew && !explorer.done {
-            explorer.done = true;
-            explorer.released = std::mem::take(&mut explorer.left);
+        if !grew {
+            // An ended exploration has nothing left, so it stays ended.
+            explorer.released += std::mem::take(&mut explorer.left);
         }
         self.explored = Some(explorer);
         grew
@@ -738,8 +739,7 @@ impl<'a, 'm> Replayer<'a, 'm> {
 
     fn grow_in(&mut self, ex: &mut Explorer) -> bool {
         loop {
-            if ex.done
-                || ex.at >= ex.nodes.len()
+            if ex.at >= ex.nodes.len()
                 || ex.nodes.len() >= EXPLORE_STATES
                 || ex.left == 0
                 || self.cx.cancelled()
@@ -760,7 +760,7 @@ impl<'a, 'm> Replayer<'a, 'm> {
             }
             ex.left -= 1;
             let mut actor = ex.nodes[at].actor.clone();
-            if !apply_move(&mut actor, &next) || !ex.seen.insert(state_key(&actor)) {
+            if !apply_move(&mut actor, &next) || !ex.seen.insert(actor.fingerprint()) {
                 continue;
             }
             let mut moves = ex.nodes[at].moves.clone();
@@ -1103,13 +1103,6 @@ fn repeat_must_take(claim: &Claim) -> Option<TransitionId> {
         Shape::Takes(t) => Some(t),
         _ => None,
     }
-}
-
-/// What tells two configurations of a search apart (`Actor::fingerprint`).
-/// Two states that collide only make a search skip one, never report
-/// anything.
-fn state_key(actor: &Actor) -> u64 {
-    actor.fingerprint()
 }
 
 /// The effect names of `before` and those the step performed, each once.

@@ -922,12 +922,10 @@ pub(super) fn lint_page(code: &str) -> Option<PathBuf> {
 mod tests {
     use super::*;
 
-    fn text_len() -> usize {
-        "machine: m\ninitial: a\nstates:\n  a: {}\n".len()
-    }
+    const TEXT: &str = "machine: m\ninitial: a\nstates:\n  a: {}\n";
 
     fn document(name: &str, used: u64) -> Document {
-        let text = "machine: m\ninitial: a\nstates:\n  a: {}\n".to_string();
+        let text = TEXT.to_string();
         let path = PathBuf::from(name);
         let kind = Kind::of_path(&path).unwrap();
         let never = AtomicBool::new(false);
@@ -963,7 +961,7 @@ mod tests {
             refresh: false,
             lint_docs: None,
             options: Options {
-                keep_analyses_of_bytes: 2 * text_len(),
+                keep_analyses_of_bytes: 2 * TEXT.len(),
                 ..Options::default()
             },
             documents: HashMap::new(),

@@ -846,11 +846,14 @@ impl Lowering {
     }
 
     fn expression(&mut self, text: &ExprText) -> Option<Expr> {
-        if !self.parsed.contains_key(&text.text) {
-            let parsed = expr::parse(&text.text, 0);
-            self.parsed.insert(text.text.clone(), parsed);
-        }
-        match &self.parsed[&text.text] {
+        let parsed = match self.parsed.get(&text.text) {
+            Some(parsed) => parsed,
+            None => self
+                .parsed
+                .entry(text.text.clone())
+                .or_insert(expr::parse(&text.text, 0)),
+        };
+        match parsed {
             Ok(e) => {
                 let mut e = e.clone();
                 e.shift(text.offset);
