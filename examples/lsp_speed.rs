@@ -40,12 +40,18 @@ fn phases(path: &std::path::Path, runs: usize) {
     use idemchart::syntax::{self, Syntax};
     let names = ["read", "parse", "lower", "lint", "json", "human"];
     let mut laps: Vec<Vec<Duration>> = vec![Vec::new(); names.len()];
+    // The peak resident memory after each phase of the first run: memory
+    // first touched costs the kernel's page clearing, counted as system time.
+    let mut peaks = vec![0; names.len()];
     let mut summary = String::new();
-    for _ in 0..runs {
+    for run in 0..runs {
         let mut clock = Instant::now();
         let mut phase = 0;
         let mut lap = || {
             laps[phase].push(clock.elapsed());
+            if run == 0 {
+                peaks[phase] = status_kib("self", "VmHWM:").unwrap_or(0);
+            }
             phase += 1;
             clock = Instant::now();
         };
@@ -71,14 +77,23 @@ fn phases(path: &std::path::Path, runs: usize) {
             human.len()
         );
     }
-    for (name, mut times) in names.iter().zip(laps) {
+    for ((name, mut times), peak) in names.iter().zip(laps).zip(peaks) {
         times.sort();
         println!(
-            "{name:>12} {:>8.2}ms",
-            percentile(&times, 0.5).as_secs_f64() * 1e3
+            "{name:>12} {:>8.2}ms  peak {:>4} MB",
+            percentile(&times, 0.5).as_secs_f64() * 1e3,
+            peak >> 10
         );
     }
     println!("{summary} (median of {runs} runs)");
+}
+
+/// A memory figure of a process (`self` or a pid) in KiB, from the
+/// `/proc` status line that starts with `field` (`VmRSS:`, `VmHWM:`).
+fn status_kib(process: &str, field: &str) -> Option<u64> {
+    let status = std::fs::read_to_string(format!("/proc/{process}/status")).ok()?;
+    let line = status.lines().find(|l| l.starts_with(field))?;
+    line.split_whitespace().nth(1)?.parse().ok()
 }
 
 fn percentile(sorted: &[Duration], p: f64) -> Duration {
@@ -242,18 +257,10 @@ fn memory() {
     }
     // Idle, as a server between edits.
     std::thread::sleep(Duration::from_millis(500));
-    let status = std::fs::read_to_string(format!("/proc/{}/status", server.id()));
-    let resident = status.ok().and_then(|status| {
-        let line = status
-            .lines()
-            .find(|l| l.starts_with("VmRSS:"))?
-            .to_string();
-        line.split_whitespace().nth(1)?.parse::<f64>().ok()
-    });
-    match resident {
+    match status_kib(&server.id().to_string(), "VmRSS:") {
         Some(kb) => println!(
             "50 files of 1000 states open: `idemchart lsp` resident {:.0} MB",
-            kb / 1024.0
+            kb as f64 / 1024.0
         ),
         None => println!("50 files of 1000 states open: no /proc to read the memory from"),
     }

@@ -60,7 +60,7 @@ pub struct RunningInvocation<'a> {
 }
 
 /// One running instance of a chart.
-#[derive(Clone, Debug)]
+#[derive(Debug)]
 pub struct Actor {
     pub(crate) chart: Arc<Chart>,
     /// Everything a step changes, apart from the chart it reads, so that a
@@ -69,9 +69,28 @@ pub struct Actor {
     pub(crate) core: Core,
 }
 
+/// `clone_from` makes the actor a copy of another in the buffers it already
+/// has: a search that forks an actor per move and drops most of the forks
+/// (the linter's replay) allocates nothing for those.
+impl Clone for Actor {
+    fn clone(&self) -> Actor {
+        Actor {
+            chart: self.chart.clone(),
+            core: self.core.clone(),
+        }
+    }
+
+    fn clone_from(&mut self, source: &Actor) {
+        if !Arc::ptr_eq(&self.chart, &source.chart) {
+            self.chart = source.chart.clone();
+        }
+        self.core.clone_from(&source.core);
+    }
+}
+
 /// An actor's configuration, context, history, timers and queues, and the
 /// buffers its steps reuse.
-#[derive(Clone, Debug)]
+#[derive(Debug)]
 pub(crate) struct Core {
     pub(crate) active: StateSet,
     pub(crate) context: Vec<Value>,
@@ -114,6 +133,99 @@ pub(crate) struct Core {
     /// can compare the two.
     #[cfg(test)]
     pub(crate) general: bool,
+}
+
+impl Clone for Core {
+    fn clone(&self) -> Core {
+        Core {
+            active: self.active.clone(),
+            context: self.context.clone(),
+            history: self.history.clone(),
+            timers: self.timers.clone(),
+            invocations: self.invocations.clone(),
+            status: self.status.clone(),
+            now: self.now.clone(),
+            next_seq: self.next_seq.clone(),
+            internal: self.internal.clone(),
+            external: self.external.clone(),
+            step: self.step.clone(),
+            enabled: self.enabled.clone(),
+            exit_set: self.exit_set.clone(),
+            enter_set: self.enter_set.clone(),
+            default_entry: self.default_entry.clone(),
+            scratch: self.scratch.clone(),
+            domain_targets: self.domain_targets.clone(),
+            filtered: self.filtered.clone(),
+            exiting: self.exiting.clone(),
+            entering: self.entering.clone(),
+            guard_errors: self.guard_errors.clone(),
+            completed: self.completed.clone(),
+            entry_order: self.entry_order.clone(),
+            budget: self.budget.clone(),
+            #[cfg(test)]
+            general: self.general,
+        }
+    }
+
+    fn clone_from(&mut self, source: &Core) {
+        // Every field, so that one added later cannot be forgotten here.
+        let Core {
+            active,
+            context,
+            history,
+            timers,
+            invocations,
+            status,
+            now,
+            next_seq,
+            internal,
+            external,
+            step,
+            enabled,
+            exit_set,
+            enter_set,
+            default_entry,
+            scratch,
+            domain_targets,
+            filtered,
+            exiting,
+            entering,
+            guard_errors,
+            completed,
+            entry_order,
+            budget,
+            #[cfg(test)]
+            general,
+        } = source;
+        self.active.clone_from(active);
+        self.context.clone_from(context);
+        self.history.clone_from(history);
+        self.timers.clone_from(timers);
+        self.invocations.clone_from(invocations);
+        self.status = *status;
+        self.now = *now;
+        self.next_seq = *next_seq;
+        self.internal.clone_from(internal);
+        self.external.clone_from(external);
+        self.step.clone_from(step);
+        self.enabled.clone_from(enabled);
+        self.exit_set.clone_from(exit_set);
+        self.enter_set.clone_from(enter_set);
+        self.default_entry.clone_from(default_entry);
+        self.scratch.clone_from(scratch);
+        self.domain_targets.clone_from(domain_targets);
+        self.filtered.clone_from(filtered);
+        self.exiting.clone_from(exiting);
+        self.entering.clone_from(entering);
+        self.guard_errors.clone_from(guard_errors);
+        self.completed.clone_from(completed);
+        self.entry_order.clone_from(entry_order);
+        self.budget = *budget;
+        #[cfg(test)]
+        {
+            self.general = *general;
+        }
+    }
 }
 
 /// The ids `start..end` of a transition's domain's proper descendants: its

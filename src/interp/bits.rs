@@ -2,9 +2,23 @@
 
 use crate::model::StateId;
 
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
+#[derive(Debug, Default, PartialEq, Eq)]
 pub(crate) struct StateSet {
     words: Vec<u64>,
+}
+
+// By hand for `clone_from`, which the replay's search uses to fork actors
+// into ones it has already allocated.
+impl Clone for StateSet {
+    fn clone(&self) -> StateSet {
+        StateSet {
+            words: self.words.clone(),
+        }
+    }
+
+    fn clone_from(&mut self, source: &StateSet) {
+        self.words.clone_from(&source.words);
+    }
 }
 
 impl StateSet {
@@ -115,11 +129,25 @@ impl Iterator for Iter<'_> {
 /// throws away (the states to exit, to enter): clearing it costs as much as
 /// its few members, not as much as the machine's states, and so does
 /// listing them in a large machine.
-#[derive(Clone, Debug, Default)]
+#[derive(Debug, Default)]
 pub(crate) struct MarkedSet {
     bits: StateSet,
     /// The members in the order they came.
     members: Vec<StateId>,
+}
+
+impl Clone for MarkedSet {
+    fn clone(&self) -> MarkedSet {
+        MarkedSet {
+            bits: self.bits.clone(),
+            members: self.members.clone(),
+        }
+    }
+
+    fn clone_from(&mut self, source: &MarkedSet) {
+        self.bits.clone_from(&source.bits);
+        self.members.clone_from(&source.members);
+    }
 }
 
 /// Up to this many words, reading the bits back lists the members in

@@ -2,7 +2,7 @@
 //! configuration once (the linter's replays): the same actor state always
 //! gives the same hash, without writing its snapshot JSON.
 
-use std::hash::{Hash, Hasher};
+use std::hash::{BuildHasher, Hash, Hasher};
 
 use super::actor::{Actor, Due, Status};
 use crate::expr::Value;
@@ -12,10 +12,11 @@ impl Actor {
     /// A hash of the configuration, context, history, timers, invocations,
     /// status and clock: what the snapshot holds, apart from the machine's
     /// name. Two actors with equal snapshots have equal fingerprints; two
-    /// that differ collide with the odds of a 64-bit hash.
+    /// that differ collide with the odds of a 64-bit hash. The seed is
+    /// fixed, so a search visits the same configurations on every run.
     pub fn fingerprint(&self) -> u64 {
         let core = &self.core;
-        let mut h = std::collections::hash_map::DefaultHasher::new();
+        let mut h = foldhash::quality::FixedState::default().build_hasher();
         core.active.hash_words(&mut h);
         matches!(core.status, Status::Done).hash(&mut h);
         core.now.hash(&mut h);

@@ -9,7 +9,7 @@ use crate::model::{StateId, TransitionId};
 /// The record of one macrostep: the external event (or start, or timers), the
 /// transitions taken, the states left and entered, and what it asked of the
 /// host. The actor reuses its buffers from step to step.
-#[derive(Clone, Debug, Default, PartialEq)]
+#[derive(Debug, Default, PartialEq)]
 pub struct Step {
     /// The external event; `None` for the start and for fired timers.
     pub event: Option<Arc<str>>,
@@ -35,6 +35,42 @@ pub struct Step {
     /// Set when the step ran out of its microstep budget and stopped
     /// half-way: an error, not a result (see `Unsettled`).
     pub unsettled: Option<Box<Unsettled>>,
+}
+
+// By hand for `clone_from`, which reuses the buffers (see `Core`).
+impl Clone for Step {
+    fn clone(&self) -> Step {
+        let mut step = Step::default();
+        step.clone_from(self);
+        step
+    }
+
+    fn clone_from(&mut self, source: &Step) {
+        let Step {
+            event,
+            ignored,
+            transitions,
+            exited,
+            entered,
+            effects,
+            invoked,
+            cancelled,
+            logs,
+            errors,
+            unsettled,
+        } = source;
+        self.event.clone_from(event);
+        self.ignored = *ignored;
+        self.transitions.clone_from(transitions);
+        self.exited.clone_from(exited);
+        self.entered.clone_from(entered);
+        self.effects.clone_from(effects);
+        self.invoked.clone_from(invoked);
+        self.cancelled.clone_from(cancelled);
+        self.logs.clone_from(logs);
+        self.errors.clone_from(errors);
+        self.unsettled.clone_from(unsettled);
+    }
 }
 
 /// An effect or host action the machine asked for.

@@ -139,7 +139,7 @@ struct Explorer {
     /// The fingerprints of the nodes (`Actor::fingerprint`): two states
     /// that collide only make the exploration skip one, never report
     /// anything.
-    seen: HashSet<u64>,
+    seen: Fingerprints,
     /// The next node whose moves are tried.
     at: usize,
     /// Sends the exploration may still make: the half of the search budget
@@ -148,6 +148,9 @@ struct Explorer {
     /// What the exploration did not use, once it ended, for the claims.
     released: usize,
 }
+
+/// A set of `Actor::fingerprint`s, which are hashes already.
+type Fingerprints = HashSet<u64, foldhash::fast::FixedState>;
 
 /// A configuration the explorer reached, and the moves from the start.
 struct Explored {
@@ -220,7 +223,15 @@ pub(super) struct Replayer<'a, 'm> {
     /// Synthesized deliveries by event, index and payload variant: the
     /// searches ask for the same ones again and again.
     events: HashMap<(EventId, usize, usize), Event>,
+    /// Actors the searches forked and dropped, whose buffers the next fork
+    /// reuses (`fork`, `keep`): most forks end in a configuration already
+    /// seen.
+    spares: Vec<Actor>,
 }
+
+/// The spare actors a `Replayer` keeps, at most: a search holds at most
+/// two forks at a time.
+const SPARES: usize = 4;
 
 impl<'a, 'm> Replayer<'a, 'm> {
     pub fn new(cx: &'a Cx<'m>) -> Self {
@@ -237,6 +248,7 @@ impl<'a, 'm> Replayer<'a, 'm> {
             performed: None,
             events: HashMap::new(),
             compared: None,
+            spares: Vec::new(),
         }
     }
 
@@ -469,7 +481,7 @@ impl<'a, 'm> Replayer<'a, 'm> {
                         .ok_or_else(|| {
                             format!("the repeated `{}` did not perform `{effect}`", event.name)
                         }),
-                    None => repeat_changes(&mut actor, &event, None),
+                    None => self.repeat_changes(&actor, &event, None),
                 }
             }
             // The last step, or the start, ran out of microsteps (S006).
@@ -520,7 +532,8 @@ impl<'a, 'm> Replayer<'a, 'm> {
             let effect = claim.effect.as_deref()?;
             performs(actor.last_step(), effect).then_some(())?;
         } else {
-            repeat_changes(&mut actor, &event, repeat_must_take(claim)).ok()?;
+            self.repeat_changes(&actor, &event, repeat_must_take(claim))
+                .ok()?;
         }
         let mut rendered: Vec<String> = Vec::with_capacity(moves.len() + 1);
         let mut now = 0u64;
@@ -612,12 +625,13 @@ impl<'a, 'm> Replayer<'a, 'm> {
                     return None;
                 }
                 self.sends_left -= 1;
-                let mut actor = start.clone();
+                let mut actor = self.fork(&start);
                 let step = actor.send(&event);
                 if step.ignored
                     || (!claim.taking.is_empty()
                         && !claim.taking.iter().any(|t| step.transitions.contains(t)))
                 {
+                    self.keep(actor);
                     continue;
                 }
                 let mut moves = before.clone();
@@ -626,15 +640,17 @@ impl<'a, 'm> Replayer<'a, 'm> {
                     if performs(step, effect) {
                         return Some((moves, i));
                     }
+                    self.keep(actor);
                     continue;
                 }
                 if claim.shape != Shape::Later {
                     self.sends_left = self.sends_left.saturating_sub(1);
-                    if repeat_changes(&mut actor.clone(), &event, takes).is_ok() {
+                    if self.repeat_changes(&actor, &event, takes).is_ok() {
                         return Some((moves, i));
                     }
                 }
                 if claim.shape == Shape::Immediate {
+                    self.keep(actor);
                     continue;
                 }
                 if let Some(found) = self.continue_after(actor, moves, i, &event, takes) {
@@ -655,7 +671,7 @@ impl<'a, 'm> Replayer<'a, 'm> {
         event: &Event,
         takes: Option<TransitionId>,
     ) -> Option<(Vec<Move>, usize)> {
-        let mut seen = HashSet::new();
+        let mut seen = Fingerprints::default();
         seen.insert(actor.fingerprint());
         let mut queue = std::collections::VecDeque::from([(actor, moves)]);
         let mut visited = 0;
@@ -668,15 +684,16 @@ impl<'a, 'm> Replayer<'a, 'm> {
                     return None;
                 }
                 self.sends_left -= 1;
-                let mut after = actor.clone();
+                let mut after = self.fork(&actor);
                 if !apply_move(&mut after, &next) || !seen.insert(after.fingerprint()) {
+                    self.keep(after);
                     continue;
                 }
                 visited += 1;
                 let mut moves = moves.clone();
                 moves.push(next);
                 self.sends_left = self.sends_left.saturating_sub(1);
-                if repeat_changes(&mut after.clone(), event, takes).is_ok() {
+                if self.repeat_changes(&after, event, takes).is_ok() {
                     return Some((moves, first));
                 }
                 queue.push_back((after, moves));
@@ -700,7 +717,7 @@ impl<'a, 'm> Replayer<'a, 'm> {
             return;
         }
         let start = self.started();
-        let mut seen = HashSet::new();
+        let mut seen = Fingerprints::default();
         seen.insert(start.fingerprint());
         let performed = effect_names(start.last_step(), &[]);
         // The exploration takes at most half of what the searches may
@@ -759,8 +776,9 @@ impl<'a, 'm> Replayer<'a, 'm> {
                 break;
             }
             ex.left -= 1;
-            let mut actor = ex.nodes[at].actor.clone();
+            let mut actor = self.fork(&ex.nodes[at].actor);
             if !apply_move(&mut actor, &next) || !ex.seen.insert(actor.fingerprint()) {
+                self.keep(actor);
                 continue;
             }
             let mut moves = ex.nodes[at].moves.clone();
@@ -773,6 +791,39 @@ impl<'a, 'm> Replayer<'a, 'm> {
             });
         }
         true
+    }
+
+    /// Whether a repeat of `event` from `actor` changes the configuration
+    /// or the context or performs an effect (taking `takes`, when given);
+    /// else what it did. The repeat is played on a fork: `actor` stays.
+    fn repeat_changes(
+        &mut self,
+        actor: &Actor,
+        event: &Event,
+        takes: Option<TransitionId>,
+    ) -> Result<(), String> {
+        let mut after = self.fork(actor);
+        let outcome = repeat_outcome(actor, &mut after, event, takes);
+        self.keep(after);
+        outcome
+    }
+
+    /// A copy of `actor`, made in the buffers of a spare one if there is one.
+    fn fork(&mut self, actor: &Actor) -> Actor {
+        match self.spares.pop() {
+            Some(mut spare) => {
+                spare.clone_from(actor);
+                spare
+            }
+            None => actor.clone(),
+        }
+    }
+
+    /// Keeps a fork the search has done with, for the next `fork`.
+    fn keep(&mut self, actor: Actor) {
+        if self.spares.len() < SPARES {
+            self.spares.push(actor);
+        }
     }
 
     /// The moves worth trying from the actor's configuration: every payload
@@ -823,20 +874,21 @@ impl<'a, 'm> Replayer<'a, 'm> {
                     let took = !actor.send(&chosen).ignored;
                     return (Some(chosen), took);
                 };
-                let mut trial = actor.clone();
+                let mut trial = self.fork(actor);
                 if trial.send(&chosen).transitions.contains(t) {
-                    *actor = trial;
+                    self.keep(std::mem::replace(actor, trial));
                     return (Some(chosen), true);
                 }
                 // Other payloads, for the guards on the way.
                 for v in 1..VARIANTS {
                     let candidate = self.event(*event, i, (first + v) % VARIANTS);
-                    let mut trial = actor.clone();
+                    trial.clone_from(actor);
                     if trial.send(&candidate).transitions.contains(t) {
-                        *actor = trial;
+                        self.keep(std::mem::replace(actor, trial));
                         return (Some(candidate), true);
                     }
                 }
+                self.keep(trial);
                 actor.send(&chosen);
                 (Some(chosen), false)
             }
@@ -1137,15 +1189,16 @@ fn apply_move(actor: &mut Actor, m: &Move) -> bool {
     }
 }
 
-/// Whether a repeat of `event` changes the configuration or the context or
-/// performs an effect (taking `takes`, when given); else what it did.
-fn repeat_changes(
-    actor: &mut Actor,
+/// What a repeat of `event` did to `after`, a copy of `before`: `Ok` when
+/// it changed the configuration or the context or performed an effect
+/// (taking `takes`, when given).
+fn repeat_outcome(
+    before: &Actor,
+    after: &mut Actor,
     event: &Event,
     takes: Option<TransitionId>,
 ) -> Result<(), String> {
-    let before = actor.clone();
-    let step = actor.send(event);
+    let step = after.send(event);
     if step.ignored {
         return Err(format!("the repeated `{}` was ignored", event.name));
     }
@@ -1158,8 +1211,8 @@ fn repeat_changes(
         ));
     }
     let effects = !step.effects.is_empty() || !step.invoked.is_empty();
-    let moved = !before.active_states().eq(actor.active_states());
-    if effects || moved || before.context() != actor.context() {
+    let moved = !before.active_states().eq(after.active_states());
+    if effects || moved || before.context() != after.context() {
         Ok(())
     } else {
         Err(format!(
