@@ -143,9 +143,9 @@ impl Clone for Core {
             history: self.history.clone(),
             timers: self.timers.clone(),
             invocations: self.invocations.clone(),
-            status: self.status.clone(),
-            now: self.now.clone(),
-            next_seq: self.next_seq.clone(),
+            status: self.status,
+            now: self.now,
+            next_seq: self.next_seq,
             internal: self.internal.clone(),
             external: self.external.clone(),
             step: self.step.clone(),
@@ -161,7 +161,7 @@ impl Clone for Core {
             guard_errors: self.guard_errors.clone(),
             completed: self.completed.clone(),
             entry_order: self.entry_order.clone(),
-            budget: self.budget.clone(),
+            budget: self.budget,
             #[cfg(test)]
             general: self.general,
         }
