@@ -154,6 +154,7 @@ type Fingerprints = HashSet<u64, foldhash::fast::FixedState>;
 
 /// A configuration the explorer reached, and the moves from the start.
 struct Explored {
+    /// Its state alone (`Actor::clone_state`): `last_step` is empty.
     actor: Actor,
     moves: Vec<Move>,
     /// The effects the moves performed, the start's included.
@@ -784,11 +785,14 @@ impl<'a, 'm> Replayer<'a, 'm> {
             let mut moves = ex.nodes[at].moves.clone();
             moves.push(next);
             let performed = effect_names(actor.last_step(), &ex.nodes[at].performed);
+            // The node keeps the state alone; the fork's buffers go to the
+            // next fork.
             ex.nodes.push(Explored {
-                actor,
+                actor: actor.clone_state(),
                 moves,
                 performed,
             });
+            self.keep(actor);
         }
         true
     }
