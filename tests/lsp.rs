@@ -579,6 +579,169 @@ export const door = createMachine({
     client.shutdown();
 }
 
+/// An XState order: `CANCEL` is not declared, and a repeated `PAY` adds
+/// its amount twice.
+const ORDER_TS: &str = r#"import { createMachine, assign } from "xstate";
+
+export const order = createMachine({
+  id: "order",
+  initial: "open",
+  context: { paid: 0 },
+  meta: {
+    idemchart: {
+      events: { PAY: { id: "payId" } },
+    },
+  },
+  states: {
+    open: {
+      on: {
+        PAY: {
+          actions: assign({ paid: ({ context, event }) => context.paid + event.amount }),
+        },
+        CANCEL: { target: "cancelled" },
+      },
+    },
+    cancelled: { type: "final" },
+  },
+});
+"#;
+
+/// Each action's title, whether it is preferred, and the text after it.
+fn outcomes(actions: &[lsp::CodeAction], uri: &lsp::Uri, text: &str) -> Vec<Value> {
+    actions
+        .iter()
+        .map(|a| {
+            json!({
+                "title": a.title,
+                "preferred": a.is_preferred,
+                "text": apply_edits(text, &edits_of(a, uri)),
+            })
+        })
+        .collect()
+}
+
+#[test]
+fn xstate_sources_get_the_fixes_and_allows_of_lint_fix() {
+    let mut client = Client::start("xstate_fixes", capabilities());
+    let uri = client.open("order.ts", ORDER_TS);
+    let diagnostics = client.diagnostics(&uri);
+    assert_eq!(codes(&diagnostics), ["I001", "I004", "I006", "S005"]);
+
+    // On `CANCEL`: the declaration (preferred), then the allows on `open`.
+    let quickfix = || Some(vec![lsp::CodeActionKind::QUICKFIX]);
+    let on_cancel = code_actions(&mut client, &uri, range((17, 8), (17, 8)), quickfix());
+    snapshot!(
+        client,
+        "xstate_actions_on_cancel",
+        outcomes(&on_cancel, &uri, ORDER_TS)
+    );
+    let declared = apply_edits(ORDER_TS, &edits_of(&on_cancel[0], &uri));
+    assert!(
+        declared.contains(r#"events: { PAY: { id: "payId" }, CANCEL: {} },"#),
+        "{declared}"
+    );
+
+    // Every safe fix at once is what `idemchart lint --fix` writes.
+    let all = code_actions(
+        &mut client,
+        &uri,
+        range((0, 0), (0, 0)),
+        Some(vec![lsp::CodeActionKind::SOURCE_FIX_ALL]),
+    );
+    assert_eq!(all.len(), 1, "{all:#?}");
+    let path = client.path("order.ts");
+    std::fs::write(&path, ORDER_TS).expect("the file written");
+    let status = std::process::Command::new(env!("CARGO_BIN_EXE_idemchart"))
+        .args(["lint", "--fix", "order.ts"])
+        .current_dir(&client.dir)
+        .output()
+        .expect("idemchart runs");
+    let by_the_cli = std::fs::read_to_string(&path).expect("the fixed file");
+    assert_eq!(
+        apply_edits(ORDER_TS, &edits_of(&all[0], &uri)),
+        by_the_cli,
+        "{status:?}"
+    );
+    assert_eq!(by_the_cli, declared);
+
+    // The allow of the cumulative update is a comment above `open`, which
+    // the next lint honours.
+    let on_update = code_actions(&mut client, &uri, range((15, 28), (15, 28)), None);
+    let allow = on_update
+        .iter()
+        .find(|a| a.title == "Allow cumulative-update on `open` with a reason")
+        .expect("an allow");
+    let allowed = apply_edits(ORDER_TS, &edits_of(allow, &uri));
+    assert!(
+        allowed.contains(
+            "    // idemchart-allow cumulative-update: TODO: say why this finding is harmless here\n    open: {\n"
+        ),
+        "{allowed}"
+    );
+    client.change_all(&uri, 1, &allowed);
+    let after = client.diagnostics(&uri);
+    assert_eq!(codes(&after), ["I001", "I006", "S005"], "{after:#?}");
+
+    // A finding on a declaration is allowed for the whole machine, in
+    // `meta.idemchart.allow`.
+    client.change_all(&uri, 2, &declared);
+    let after_fix = client.diagnostics(&uri);
+    let i006 = after_fix
+        .iter()
+        .find(|d| codes(std::slice::from_ref(d)) == ["I006"])
+        .expect("I006 on the declaration");
+    let on_declaration = code_actions(&mut client, &uri, i006.range, quickfix());
+    snapshot!(
+        client,
+        "xstate_actions_on_a_declaration",
+        outcomes(&on_declaration, &uri, &declared)
+    );
+    let for_machine = on_declaration
+        .iter()
+        .find(|a| a.title == "Allow event-without-id for the machine with a reason")
+        .expect("an allow for the machine");
+    let allowed = apply_edits(&declared, &edits_of(for_machine, &uri));
+    client.change_all(&uri, 3, &allowed);
+    let after = client.diagnostics(&uri);
+    assert_eq!(codes(&after), ["I001", "I004"], "{allowed}\n{after:#?}");
+    client.shutdown();
+}
+
+#[test]
+fn xstate_json_gets_no_comment() {
+    // JSON has no comments: a finding in a state gets no allow there.
+    let mut client = Client::start("xstate_json", capabilities());
+    let config = r#"{
+  "id": "door",
+  "initial": "closed",
+  "states": {
+    "closed": {
+      "on": { "OPEN": "opened" }
+    },
+    "opened": {}
+  }
+}
+"#;
+    let uri = client.open("door.json", config);
+    let diagnostics = client.diagnostics(&uri);
+    let s005 = diagnostics
+        .iter()
+        .find(|d| codes(std::slice::from_ref(d)) == ["S005"])
+        .expect("S005");
+    let actions = code_actions(
+        &mut client,
+        &uri,
+        s005.range,
+        Some(vec![lsp::CodeActionKind::QUICKFIX]),
+    );
+    snapshot!(
+        client,
+        "xstate_json_actions",
+        outcomes(&actions, &uri, config)
+    );
+    client.shutdown();
+}
+
 #[test]
 fn scxml_documents_get_diagnostics_and_navigation() {
     let mut client = Client::start("scxml", capabilities());

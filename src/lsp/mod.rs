@@ -41,7 +41,7 @@ pub enum Kind {
     /// An SCXML document: diagnostics, hover and navigation (its names are
     /// the model's), no edits.
     Scxml,
-    /// An XState source: diagnostics only.
+    /// An XState source: diagnostics with their fixes, and `allow`s.
     Xstate,
 }
 
@@ -112,24 +112,32 @@ pub fn analyze(
             Err(errors) => (None, Err(errors)),
         },
         Kind::Xstate => {
-            let diagnostics = xstate_diagnostics(&file, config, &options);
+            let loaded = crate::import::xstate::load(file.clone(), &config.xstate);
+            let diagnostics = xstate_diagnostics(&file, &loaded, config, &options, cancel)?;
+            // A machine all in the file is kept, for the `allow` actions
+            // that place themselves by its states.
+            let machine = match crate::lint::fixable_in_place(&loaded) {
+                true => loaded
+                    .machines
+                    .into_iter()
+                    .next()
+                    .and_then(|m| m.machine.ok()),
+                false => None,
+            };
             return Some(Analysis {
                 kind,
                 file,
                 doc: None,
-                machine: None,
+                machine,
                 diagnostics,
             });
         }
     };
     let (machine, diagnostics) = match loaded {
         Ok(machine) => {
-            let findings = match kind {
-                Kind::Machine(_) => {
-                    crate::lint::lint_source_cancellable(&machine, &file, &options, cancel)?
-                }
-                _ => crate::lint::lint_with(&machine, &options),
-            };
+            // An SCXML document has no fix editor: its findings come
+            // without fixes, as in `idemchart lint`.
+            let findings = crate::lint::lint_source_cancellable(&machine, &file, &options, cancel)?;
             let diagnostics = config.apply(path, findings);
             (Some(machine), diagnostics)
         }
@@ -150,36 +158,30 @@ pub fn analyze(
 
 /// The diagnostics of an XState source that fall in the file itself (a
 /// machine spread over modules reports in each of them; only this one is
-/// open here).
+/// open here), with their fixes, as `idemchart lint` gives them.
 fn xstate_diagnostics(
     file: &SourceFile,
+    loaded: &crate::import::xstate::Loaded,
     config: &Config,
     options: &crate::lint::Options,
-) -> Vec<Diagnostic> {
-    let loaded = crate::import::xstate::load(file.clone(), &config.xstate);
-    let mut diagnostics = loaded.errors;
-    if loaded.machines.is_empty() && diagnostics.is_empty() && loaded.is_machine_file {
-        diagnostics.push(
+    cancel: &std::sync::atomic::AtomicBool,
+) -> Option<Vec<Diagnostic>> {
+    let mut by_file = crate::lint::lint_loaded(loaded, options, Some(cancel))?;
+    if loaded.machines.is_empty() && loaded.errors.is_empty() && loaded.is_machine_file {
+        by_file[0].1.push(
             LoadError::InvalidValue {
                 message: "the file holds no machine".into(),
             }
             .at(Span::default(), []),
         );
     }
-    for machine in loaded.machines {
-        diagnostics.extend(machine.notes);
-        match machine.machine {
-            Ok(machine) => diagnostics.extend(crate::lint::lint_with(&machine, options)),
-            Err(errors) => diagnostics.extend(errors),
-        }
-    }
-    loaded
-        .sources
-        .split(diagnostics)
-        .into_iter()
-        .find(|(f, _)| f.path == file.path)
-        .map(|(f, found)| config.apply(Path::new(&f.path), found))
-        .unwrap_or_default()
+    Some(
+        by_file
+            .into_iter()
+            .find(|(f, _)| f.path == file.path)
+            .map(|(f, found)| config.apply(Path::new(&f.path), found))
+            .unwrap_or_default(),
+    )
 }
 
 /// The configuration that governs the file at `path`: the nearest
