@@ -511,6 +511,75 @@ fn definition_references_symbols_and_rename() {
 }
 
 #[test]
+fn prepare_rename_gives_the_name_or_the_refusal_of_rename() {
+    let mut client = Client::start("prepare_rename", capabilities());
+    assert_eq!(
+        client.initialize.capabilities.rename_provider,
+        Some(lsp::OneOf::Right(lsp::RenameOptions {
+            prepare_provider: Some(true),
+            work_done_progress_options: Default::default(),
+        }))
+    );
+    // `abierto` is also named in an expression, which a rename would miss.
+    let guarded = PEDIDO.replace(
+        "      CANCELAR: cancelado\n",
+        "      CANCELAR: { target: cancelado, guard: 'in_state(\"abierto\")' }\n",
+    );
+    let uri = client.open("pedido.yaml", &guarded);
+    client.diagnostics(&uri);
+    let mut prepare = |line, character| {
+        let answer = client.request_result(
+            "textDocument/prepareRename",
+            serde_json::to_value(at(&uri, line, character)).unwrap(),
+        );
+        let answer = match answer {
+            Ok(value) => json!({ "result": value }),
+            Err(e) => json!({ "error": { "code": e.code, "message": e.message } }),
+        };
+        json!({ "at": [line, character], "answer": answer })
+    };
+    // The state `cancelado`, the target `cancelado`, the event `PAGO`
+    // under `events:` and in `on:`, the state `abierto`, a comment, the
+    // effect in `entry`.
+    let answers: Vec<Value> = [
+        (22, 3),
+        (20, 28),
+        (7, 3),
+        (16, 7),
+        (13, 3),
+        (0, 3),
+        (14, 13),
+    ]
+    .into_iter()
+    .map(|(line, character)| prepare(line, character))
+    .collect();
+    // Each refusal is the one `rename` gives there.
+    for (line, character) in [(13, 3), (0, 3), (14, 13)] {
+        let refused = client
+            .request_result(
+                "textDocument/rename",
+                serde_json::to_value(lsp::RenameParams {
+                    text_document_position: at(&uri, line, character),
+                    new_name: "otro".into(),
+                    work_done_progress_params: Default::default(),
+                })
+                .unwrap(),
+            )
+            .unwrap_err();
+        let prepared = answers
+            .iter()
+            .find(|a| a["at"] == json!([line, character]))
+            .unwrap();
+        assert_eq!(
+            prepared["answer"]["error"]["message"],
+            json!(refused.message)
+        );
+    }
+    snapshot!(client, "prepare_rename", answers);
+    client.shutdown();
+}
+
+#[test]
 fn completion_of_targets_events_fields_and_keys() {
     let mut client = Client::start("completion", capabilities());
     let uri = client.open("pedido.yaml", PEDIDO);

@@ -29,7 +29,9 @@ pub use code_actions::{CodeAction, allow_here, code_actions, fix_all};
 pub use completion::{Completion, CompletionKind, complete};
 pub use convert::PositionEncoding;
 pub use hover::hover;
-pub use navigation::{DocumentSymbol, SymbolKind, definition, references, rename, symbols};
+pub use navigation::{
+    DocumentSymbol, SymbolKind, definition, prepare_rename, references, rename, symbols,
+};
 pub use server::{Options, run, run_stdio};
 pub use symbols::{Occurrence, Symbol};
 

@@ -148,7 +148,10 @@ fn capabilities(encoding: PositionEncoding, pull: bool) -> lsp::ServerCapabiliti
         definition_provider: Some(lsp::OneOf::Left(true)),
         references_provider: Some(lsp::OneOf::Left(true)),
         document_symbol_provider: Some(lsp::OneOf::Left(true)),
-        rename_provider: Some(lsp::OneOf::Left(true)),
+        rename_provider: Some(lsp::OneOf::Right(lsp::RenameOptions {
+            prepare_provider: Some(true),
+            work_done_progress_options: Default::default(),
+        })),
         completion_provider: Some(lsp::CompletionOptions {
             trigger_characters: Some(vec![".".into(), "#".into(), " ".into()]),
             ..Default::default()
@@ -798,6 +801,18 @@ impl Server {
                 json(serde_json::to_value(lsp::DocumentSymbolResponse::Nested(
                     symbols,
                 )))
+            }
+            PrepareRenameRequest::METHOD => {
+                let params: lsp::TextDocumentPositionParams =
+                    serde_json::from_value(params).map_err(bad)?;
+                let (span, name) = super::prepare_rename(&analysis, at(params.position))
+                    .map_err(|message| (ErrorCode::RequestFailed, message))?;
+                json(serde_json::to_value(
+                    lsp::PrepareRenameResponse::RangeWithPlaceholder {
+                        range: range(span),
+                        placeholder: name,
+                    },
+                ))
             }
             Rename::METHOD => {
                 let params: lsp::RenameParams = serde_json::from_value(params).map_err(bad)?;
