@@ -632,6 +632,134 @@ fn completion_of_targets_events_fields_and_keys() {
     client.shutdown();
 }
 
+/// The completions at a place: each label, detail and the columns it
+/// replaces.
+fn completions(client: &mut Client, uri: &lsp::Uri, line: u32, character: u32) -> Vec<Value> {
+    let items = client.request::<request::Completion>(lsp::CompletionParams {
+        text_document_position: at(uri, line, character),
+        work_done_progress_params: Default::default(),
+        partial_result_params: Default::default(),
+        context: None,
+    });
+    match items {
+        Some(lsp::CompletionResponse::Array(items)) => items
+            .into_iter()
+            .map(|i| {
+                let edit = match i.text_edit {
+                    Some(lsp::CompletionTextEdit::Edit(e)) => {
+                        json!([e.range.start.character, e.range.end.character])
+                    }
+                    _ => json!(null),
+                };
+                json!({ "label": i.label, "kind": i.kind, "detail": i.detail, "replaces": edit })
+            })
+            .collect(),
+        other => panic!("{other:?}"),
+    }
+}
+
+fn labels(items: &[Value]) -> Vec<&str> {
+    items.iter().filter_map(|i| i["label"].as_str()).collect()
+}
+
+#[test]
+fn completion_of_keys_in_flow_style() {
+    let mut client = Client::start("flow_completion", capabilities());
+    let uri = client.open("pedido.yaml", PEDIDO);
+    client.diagnostics(&uri);
+    // A transition written in flow style, being written: its keys after
+    // `, `, the states after `target: `; the keys of an event in flow
+    // style; the events in `on: { ... }`.
+    client.change(
+        &uri,
+        1,
+        (20, 0),
+        (21, 0),
+        "      CANCELAR: { target: cancelado, gu }\n",
+    );
+    let transition = completions(&mut client, &uri, 20, 39);
+    client.diagnostics(&uri);
+    client.change(
+        &uri,
+        2,
+        (20, 0),
+        (21, 0),
+        "      CANCELAR: { guard: \"true\", target: ca }\n",
+    );
+    let target = completions(&mut client, &uri, 20, 43);
+    client.diagnostics(&uri);
+    let event_keys = completions(&mut client, &uri, 7, 10);
+    client.change(
+        &uri,
+        3,
+        (15, 0),
+        (22, 0),
+        "    on: { CANCELAR: cancelado, PA }\n",
+    );
+    let events = completions(&mut client, &uri, 15, 33);
+    client.diagnostics(&uri);
+    assert_eq!(labels(&transition), ["guard"], "{transition:#?}");
+    assert_eq!(labels(&target), ["cancelado"], "{target:#?}");
+    assert!(
+        ["id", "source", "payload"]
+            .iter()
+            .all(|k| labels(&event_keys).contains(k)),
+        "{event_keys:#?}"
+    );
+    assert_eq!(labels(&events), ["PAGO"], "{events:#?}");
+    snapshot!(
+        client,
+        "flow_completions",
+        json!({ "transition": transition, "target": target, "event_keys": event_keys, "events": events })
+    );
+    client.shutdown();
+}
+
+#[test]
+fn completion_of_keywords_in_the_dsl() {
+    let mut client = Client::start("dsl_completion", capabilities());
+    let uri = client.open("pedido.chart", PEDIDO_CHART);
+    client.diagnostics(&uri);
+    // An item of a state body begun; the parts after a transition's target;
+    // a new top-level item; an action in a block.
+    client.change(&uri, 1, (12, 0), (12, 0), "  ex\n");
+    let item = completions(&mut client, &uri, 12, 4);
+    client.diagnostics(&uri);
+    client.change(&uri, 2, (12, 0), (13, 0), "  on CANCELAR -> cancelado \n");
+    let after_target = completions(&mut client, &uri, 12, 27);
+    client.diagnostics(&uri);
+    client.change(&uri, 3, (12, 0), (13, 0), "");
+    client.diagnostics(&uri);
+    client.change(&uri, 4, (14, 0), (14, 0), "e\n");
+    let top = completions(&mut client, &uri, 14, 1);
+    client.diagnostics(&uri);
+    client.change(&uri, 5, (14, 0), (15, 0), "");
+    client.diagnostics(&uri);
+    client.change(&uri, 6, (10, 0), (10, 0), "    ra\n");
+    let action = completions(&mut client, &uri, 10, 6);
+    client.diagnostics(&uri);
+    assert_eq!(labels(&item), ["exit"], "{item:#?}");
+    assert!(
+        ["if", "reenter", "on", "state"]
+            .iter()
+            .all(|k| labels(&after_target).contains(k))
+            && !labels(&after_target).contains(&"event"),
+        "{after_target:#?}"
+    );
+    assert_eq!(
+        labels(&top),
+        ["effect", "entry", "event", "exit"],
+        "{top:#?}"
+    );
+    assert_eq!(labels(&action), ["raise"], "{action:#?}");
+    snapshot!(
+        client,
+        "dsl_keyword_completions",
+        json!({ "item": item, "after_target": after_target, "top": top, "action": action })
+    );
+    client.shutdown();
+}
+
 #[test]
 fn xstate_sources_get_diagnostics() {
     let mut client = Client::start("xstate", capabilities());

@@ -839,6 +839,7 @@ impl Server {
                                     lsp::CompletionItemKind::FIELD
                                 }
                                 super::CompletionKind::Key => lsp::CompletionItemKind::PROPERTY,
+                                super::CompletionKind::Keyword => lsp::CompletionItemKind::KEYWORD,
                             }),
                             detail: c.detail,
                             text_edit: Some(lsp::CompletionTextEdit::Edit(lsp::TextEdit {
