@@ -584,29 +584,8 @@ fn completion_of_targets_events_fields_and_keys() {
     let mut client = Client::start("completion", capabilities());
     let uri = client.open("pedido.yaml", PEDIDO);
     client.diagnostics(&uri);
-    let complete = |client: &mut Client, line, character| {
-        let items = client.request::<request::Completion>(lsp::CompletionParams {
-            text_document_position: at(&uri, line, character),
-            work_done_progress_params: Default::default(),
-            partial_result_params: Default::default(),
-            context: None,
-        });
-        match items {
-            Some(lsp::CompletionResponse::Array(items)) => items
-                .into_iter()
-                .map(|i| {
-                    let edit = match i.text_edit {
-                        Some(lsp::CompletionTextEdit::Edit(e)) => {
-                            json!([e.range.start.character, e.range.end.character])
-                        }
-                        _ => json!(null),
-                    };
-                    json!({ "label": i.label, "detail": i.detail, "replaces": edit })
-                })
-                .collect::<Vec<_>>(),
-            other => panic!("{other:?}"),
-        }
-    };
+    let complete =
+        |client: &mut Client, line, character| completions(client, &uri, line, character);
     // After `CANCELAR: can` (a target), inside `context.co`, after
     // `event.im`, a new event under `on:`, a key of a state.
     client.change(&uri, 1, (20, 16), (20, 25), "can");
