@@ -437,6 +437,61 @@ fn hover_on_findings_states_events_and_effects() {
 }
 
 #[test]
+fn hover_and_definition_while_a_line_is_half_written() {
+    let mut client = Client::start("half_written", capabilities());
+    let uri = client.open("pedido.yaml", PEDIDO);
+    client.diagnostics(&uri);
+    let hover = |client: &mut Client, line, character| {
+        client.request::<request::HoverRequest>(lsp::HoverParams {
+            text_document_position_params: at(&uri, line, character),
+            work_done_progress_params: Default::default(),
+        })
+    };
+    let definition = |client: &mut Client, line, character| {
+        client.request::<request::GotoDefinition>(lsp::GotoDefinitionParams {
+            text_document_position_params: at(&uri, line, character),
+            work_done_progress_params: Default::default(),
+            partial_result_params: Default::default(),
+        })
+    };
+    let mut answers = Vec::new();
+    // A flow mapping left open (the parse breaks on the next line), and a
+    // key without its colon, each above the state `cancelado`.
+    for (version, written) in [(1, "      RECORDAR: { id\n"), (2, "    ty\n")] {
+        client.change_all(
+            &uri,
+            version,
+            &PEDIDO.replace("      RECORDAR: {}\n", written),
+        );
+        let diagnostics = client.diagnostics(&uri);
+        assert_eq!(codes(&diagnostics), ["E001"], "{diagnostics:#?}");
+        // The state `abierto`, and from the target `cancelado` to its state.
+        let on_state = hover(&mut client, 13, 3);
+        let to_state = definition(&mut client, 20, 18);
+        let refused = client
+            .request_result(
+                "textDocument/rename",
+                serde_json::to_value(lsp::RenameParams {
+                    text_document_position: at(&uri, 22, 3),
+                    new_name: "anulado".into(),
+                    work_done_progress_params: Default::default(),
+                })
+                .unwrap(),
+            )
+            .unwrap_err();
+        answers.push(json!({
+            "written": written,
+            "diagnostic": diagnostics[0].message,
+            "hover": on_state,
+            "definition": to_state,
+            "rename": refused.message,
+        }));
+    }
+    snapshot!(client, "half_written", answers);
+    client.shutdown();
+}
+
+#[test]
 fn definition_references_symbols_and_rename() {
     let mut client = Client::start("navigation", capabilities());
     let uri = client.open("pedido.yaml", PEDIDO);

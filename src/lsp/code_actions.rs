@@ -85,7 +85,11 @@ pub fn allow_here(analysis: &Analysis, d: &Diagnostic) -> Option<CodeAction> {
     if lint.reported_by_loading() || lint == Lint::UnusedSuppression {
         return None;
     }
-    let machine = analysis.machine.as_ref()?;
+    // A tree read without the lines that broke the parse is not edited.
+    let machine = analysis
+        .machine
+        .as_ref()
+        .filter(|_| analysis.left_out.is_empty())?;
     let state = match &analysis.doc {
         Some(doc) => enclosing_state(doc, d.span.start),
         None => enclosing_model_state(machine, d.span.start),

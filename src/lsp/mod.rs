@@ -73,6 +73,11 @@ pub struct Analysis {
     /// The load errors of a file that does not load, else its findings at
     /// their configured levels (the allowed ones left out), with fixes.
     pub diagnostics: Vec<Diagnostic>,
+    /// The lines left out of a YAML text that does not parse (a line being
+    /// written), so that `doc` and `machine` are those of the rest of the
+    /// text, at its own offsets; empty when the text was read whole. Edits
+    /// are not offered from such a tree.
+    pub left_out: Vec<Span>,
 }
 
 /// Analyses the text of the document at `path` with the levels of
@@ -99,6 +104,7 @@ pub fn analyze(
             doc: None,
             machine: None,
             diagnostics: Vec::new(),
+            left_out: Vec::new(),
         });
     }
     let (doc, loaded) = match kind {
@@ -107,7 +113,24 @@ pub fn analyze(
                 let loaded = syntax::lower_tree(doc.clone(), &file.text, syntax);
                 (Some(doc), loaded)
             }
-            Err(errors) => (None, Err(errors)),
+            Err(errors) => {
+                if let Some((doc, left_out)) = tree_without_broken_lines(&file, syntax, &errors) {
+                    // Hover and navigation read the rest of the text; the
+                    // diagnostics stay the text's own errors.
+                    let machine = syntax::lower_tree(doc.clone(), &file.text, syntax).ok();
+                    let mut file = file;
+                    file.forget_derived();
+                    return Some(Analysis {
+                        kind,
+                        file,
+                        doc: Some(doc),
+                        machine,
+                        diagnostics: errors,
+                        left_out,
+                    });
+                }
+                (None, Err(errors))
+            }
         },
         Kind::Scxml => match crate::import::scxml::import(&file.text) {
             Ok(doc) => (Some(doc.clone()), syntax::lower(doc)),
@@ -132,6 +155,7 @@ pub fn analyze(
                 doc: None,
                 machine,
                 diagnostics,
+                left_out: Vec::new(),
             });
         }
     };
@@ -155,6 +179,54 @@ pub fn analyze(
         doc,
         machine,
         diagnostics,
+        left_out: Vec::new(),
+    })
+}
+
+/// The tree of a YAML text that does not parse, read with one line blanked
+/// out: the line of its first error, else one of the few lines above it
+/// with something on them, nearest first (a flow mapping left open breaks
+/// the parse only where the text ends), else the error's line with the one
+/// above. Blanks are spaces, byte for byte, so every other line keeps its
+/// offsets: the tree's places are the text's own. `None` when none of these
+/// parses.
+fn tree_without_broken_lines(
+    file: &SourceFile,
+    syntax: Syntax,
+    errors: &[Diagnostic],
+) -> Option<(MachineDoc, Vec<Span>)> {
+    /// How many lines above the error are tried.
+    const ABOVE: usize = 8;
+    if syntax != Syntax::Yaml {
+        return None;
+    }
+    let text = &file.text;
+    let line_at = |at: usize| {
+        let start = crate::fix::line_start(text, at);
+        Span::new(start, crate::fix::line_end(text, start))
+    };
+    let error = line_at((errors.first()?.span.start as usize).min(text.len()));
+    let mut above = Vec::new();
+    let mut start = error.start as usize;
+    while above.len() < ABOVE && start > 0 {
+        let line = line_at(start - 1);
+        start = line.start as usize;
+        if !text[line.range()].trim().is_empty() {
+            above.push(line);
+        }
+    }
+    let mut tries: Vec<Vec<Span>> = vec![vec![error]];
+    tries.extend(above.iter().map(|&line| vec![line]));
+    tries.extend(above.first().map(|&line| vec![line, error]));
+    tries.into_iter().find_map(|lines| {
+        let mut blanked = text.clone();
+        for line in &lines {
+            blanked.replace_range(line.range(), &" ".repeat(line.range().len()));
+        }
+        let candidate = SourceFile::new(file.path.clone(), blanked);
+        syntax::parse_tree(&candidate, syntax)
+            .ok()
+            .map(|doc| (doc, lines))
     })
 }
 

@@ -127,7 +127,7 @@ fn renamable(analysis: &Analysis, offset: u32) -> Result<Renamable<'_>, String> 
         return Err("no state or event here".into());
     };
     let (symbol, at) = (under.symbol.clone(), under.span);
-    let Some(machine) = &analysis.machine else {
+    let (Some(machine), true) = (&analysis.machine, analysis.left_out.is_empty()) else {
         return Err(
             "the machine does not load: fix its errors first, so that every target is known".into(),
         );

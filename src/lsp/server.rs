@@ -303,6 +303,7 @@ fn internal_error(job: &Job, what: &str) -> Analysis {
         doc: None,
         machine: None,
         diagnostics: vec![diagnostic],
+        left_out: Vec::new(),
     }
 }
 
