@@ -182,12 +182,12 @@ fn main() {
 /// file: in YAML a key in flow style (the text is read from its start to
 /// find the collection), in the DSL a keyword (the text up to the cursor is
 /// parsed for the grammar's expectations). Median and p95 of the request's
-/// round trip.
+/// round trip, and the median analysis of the text, which no longer parses.
 fn completion() {
     use lsp_types as lsp;
     println!(
-        "{:>7} {:>7} {:>8} {:>10} {:>10} {:>6}",
-        "syntax", "states", "bytes", "median", "p95", "items"
+        "{:>7} {:>7} {:>8} {:>10} {:>10} {:>6} {:>10}",
+        "syntax", "states", "bytes", "median", "p95", "items", "analysis"
     );
     for states in [50, 1_000] {
         let dsl = machines::generate(states, 0x1de_c4a7);
@@ -227,14 +227,30 @@ fn completion() {
             }
             times.sort();
             client.shutdown();
+            // The analysis of the text that no longer parses: in YAML, the
+            // parse error and the tree read without the broken line.
+            let path = std::path::Path::new(name);
+            let kind = idemchart::lsp::Kind::of_path(path).expect("a machine file");
+            let config = idemchart::config::Config::defaults(".".into());
+            let never = std::sync::atomic::AtomicBool::new(false);
+            let broken = format!("{text}{tail}");
+            let mut alone: Vec<Duration> = (0..20)
+                .map(|_| {
+                    let start = Instant::now();
+                    idemchart::lsp::analyze(path, broken.clone(), kind, &config, &never);
+                    start.elapsed()
+                })
+                .collect();
+            alone.sort();
             println!(
-                "{:>7} {:>7} {:>8} {:>8.2}ms {:>8.2}ms {:>6}",
+                "{:>7} {:>7} {:>8} {:>8.2}ms {:>8.2}ms {:>6} {:>8.2}ms",
                 name.trim_start_matches("m."),
                 states,
                 text.len(),
                 percentile(&times, 0.5).as_secs_f64() * 1e3,
                 percentile(&times, 0.95).as_secs_f64() * 1e3,
                 items,
+                percentile(&alone, 0.5).as_secs_f64() * 1e3,
             );
         }
     }

@@ -114,7 +114,9 @@ pub fn analyze(
                 (Some(doc), loaded)
             }
             Err(errors) => {
-                if let Some((doc, left_out)) = tree_without_broken_lines(&file, syntax, &errors) {
+                if let Some((doc, left_out)) =
+                    tree_without_broken_lines(&file, syntax, &errors, cancel)
+                {
                     // Hover and navigation read the rest of the text; the
                     // diagnostics stay the text's own errors.
                     let machine = syntax::lower_tree(doc.clone(), &file.text, syntax).ok();
@@ -189,11 +191,12 @@ pub fn analyze(
 /// the parse only where the text ends), else the error's line with the one
 /// above. Blanks are spaces, byte for byte, so every other line keeps its
 /// offsets: the tree's places are the text's own. `None` when none of these
-/// parses.
+/// parses, or `cancel` was set.
 fn tree_without_broken_lines(
     file: &SourceFile,
     syntax: Syntax,
     errors: &[Diagnostic],
+    cancel: &std::sync::atomic::AtomicBool,
 ) -> Option<(MachineDoc, Vec<Span>)> {
     /// How many lines above the error are tried.
     const ABOVE: usize = 8;
@@ -218,7 +221,11 @@ fn tree_without_broken_lines(
     let mut tries: Vec<Vec<Span>> = vec![vec![error]];
     tries.extend(above.iter().map(|&line| vec![line]));
     tries.extend(above.first().map(|&line| vec![line, error]));
-    tries.into_iter().find_map(|lines| {
+    // Each try parses the whole text: a newer edit stops the tries.
+    let mut tries = tries
+        .into_iter()
+        .take_while(|_| !cancel.load(std::sync::atomic::Ordering::Relaxed));
+    tries.find_map(|lines| {
         let mut blanked = text.clone();
         for line in &lines {
             blanked.replace_range(line.range(), &" ".repeat(line.range().len()));
