@@ -12,6 +12,7 @@
 //! cargo build --release --bin idemchart && cargo run --release --example lsp_speed
 //! cargo run --release --example lsp_speed -- --write-yaml 10000 m.yaml   # a machine for `idemchart lint`
 //! cargo run --release --example lsp_speed -- --phases m.yaml [RUNS]      # where `lint` spends its time
+//! cargo run --release --example lsp_speed -- --completion                 # completion at the end of a file
 //! ```
 //!
 //! The generated machines are `lint_speed`'s (a fixed seed), printed as YAML.
@@ -129,6 +130,11 @@ fn main() {
         return;
     }
 
+    if args.first().is_some_and(|a| a == "--completion") {
+        completion();
+        return;
+    }
+
     let options = idemchart::lsp::Options::default();
     println!(
         "debounce {:?} (within a burst), whole analyses kept for {} KiB of text",
@@ -211,6 +217,84 @@ fn main() {
     // The memory is that of `idemchart lsp` itself, a process of its own
     // that an editor drives over stdio, as editors start it.
     memory();
+}
+
+/// Times 20 completion requests at the end of a 50-state and a 1,000-state
+/// file: in YAML a key in flow style (the text is read from its start to
+/// find the collection), in the DSL a keyword (the text up to the cursor is
+/// parsed for the grammar's expectations). Median and p95 of the request's
+/// round trip, and the median analysis of the text, which no longer parses.
+fn completion() {
+    use lsp_types as lsp;
+    println!(
+        "{:>7} {:>7} {:>8} {:>10} {:>10} {:>6} {:>10}",
+        "syntax", "states", "bytes", "median", "p95", "items", "analysis"
+    );
+    for states in [50, 1_000] {
+        let dsl = machines::generate(states, 0x1de_c4a7);
+        for (name, text, tail) in [
+            ("m.yaml", yaml(states), "  zz: { on: { A: { target: x, "),
+            ("m.chart", dsl, "st"),
+        ] {
+            let mut client = lsp_client::Client::start_with(
+                "completion_speed",
+                json!({}),
+                json!(null),
+                idemchart::lsp::Options::default(),
+            );
+            let uri = client.open(name, &text);
+            client.diagnostics(&uri);
+            let lines = text.lines().count() as u32;
+            client.change(&uri, 1, (lines, 0), (lines, 0), tail);
+            client.diagnostics(&uri);
+            let mut times = Vec::new();
+            let mut items = 0;
+            for _ in 0..20 {
+                let start = Instant::now();
+                let answer = client.request::<lsp::request::Completion>(lsp::CompletionParams {
+                    text_document_position: lsp::TextDocumentPositionParams {
+                        text_document: lsp::TextDocumentIdentifier { uri: uri.clone() },
+                        position: lsp::Position::new(lines, tail.len() as u32),
+                    },
+                    work_done_progress_params: Default::default(),
+                    partial_result_params: Default::default(),
+                    context: None,
+                });
+                times.push(start.elapsed());
+                items = match answer {
+                    Some(lsp::CompletionResponse::Array(list)) => list.len(),
+                    _ => 0,
+                };
+            }
+            times.sort();
+            client.shutdown();
+            // The analysis of the text that no longer parses: in YAML, the
+            // parse error and the tree read without the broken line.
+            let path = std::path::Path::new(name);
+            let kind = idemchart::lsp::Kind::of_path(path).expect("a machine file");
+            let config = idemchart::config::Config::defaults(".".into());
+            let never = std::sync::atomic::AtomicBool::new(false);
+            let broken = format!("{text}{tail}");
+            let mut alone: Vec<Duration> = (0..20)
+                .map(|_| {
+                    let start = Instant::now();
+                    idemchart::lsp::analyze(path, broken.clone(), kind, &config, &never);
+                    start.elapsed()
+                })
+                .collect();
+            alone.sort();
+            println!(
+                "{:>7} {:>7} {:>8} {:>8.2}ms {:>8.2}ms {:>6} {:>8.2}ms",
+                name.trim_start_matches("m."),
+                states,
+                text.len(),
+                percentile(&times, 0.5).as_secs_f64() * 1e3,
+                percentile(&times, 0.95).as_secs_f64() * 1e3,
+                items,
+                percentile(&alone, 0.5).as_secs_f64() * 1e3,
+            );
+        }
+    }
 }
 
 /// Starts the `idemchart` binary beside this example as `idemchart lsp`,

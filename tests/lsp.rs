@@ -437,6 +437,61 @@ fn hover_on_findings_states_events_and_effects() {
 }
 
 #[test]
+fn hover_and_definition_while_a_line_is_half_written() {
+    let mut client = Client::start("half_written", capabilities());
+    let uri = client.open("pedido.yaml", PEDIDO);
+    client.diagnostics(&uri);
+    let hover = |client: &mut Client, line, character| {
+        client.request::<request::HoverRequest>(lsp::HoverParams {
+            text_document_position_params: at(&uri, line, character),
+            work_done_progress_params: Default::default(),
+        })
+    };
+    let definition = |client: &mut Client, line, character| {
+        client.request::<request::GotoDefinition>(lsp::GotoDefinitionParams {
+            text_document_position_params: at(&uri, line, character),
+            work_done_progress_params: Default::default(),
+            partial_result_params: Default::default(),
+        })
+    };
+    let mut answers = Vec::new();
+    // A flow mapping left open (the parse breaks on the next line), and a
+    // key without its colon, each above the state `cancelado`.
+    for (version, written) in [(1, "      RECORDAR: { id\n"), (2, "    ty\n")] {
+        client.change_all(
+            &uri,
+            version,
+            &PEDIDO.replace("      RECORDAR: {}\n", written),
+        );
+        let diagnostics = client.diagnostics(&uri);
+        assert_eq!(codes(&diagnostics), ["E001"], "{diagnostics:#?}");
+        // The state `abierto`, and from the target `cancelado` to its state.
+        let on_state = hover(&mut client, 13, 3);
+        let to_state = definition(&mut client, 20, 18);
+        let refused = client
+            .request_result(
+                "textDocument/rename",
+                serde_json::to_value(lsp::RenameParams {
+                    text_document_position: at(&uri, 22, 3),
+                    new_name: "anulado".into(),
+                    work_done_progress_params: Default::default(),
+                })
+                .unwrap(),
+            )
+            .unwrap_err();
+        answers.push(json!({
+            "written": written,
+            "diagnostic": diagnostics[0].message,
+            "hover": on_state,
+            "definition": to_state,
+            "rename": refused.message,
+        }));
+    }
+    snapshot!(client, "half_written", answers);
+    client.shutdown();
+}
+
+#[test]
 fn definition_references_symbols_and_rename() {
     let mut client = Client::start("navigation", capabilities());
     let uri = client.open("pedido.yaml", PEDIDO);
@@ -511,33 +566,81 @@ fn definition_references_symbols_and_rename() {
 }
 
 #[test]
+fn prepare_rename_gives_the_name_or_the_refusal_of_rename() {
+    let mut client = Client::start("prepare_rename", capabilities());
+    assert_eq!(
+        client.initialize.capabilities.rename_provider,
+        Some(lsp::OneOf::Right(lsp::RenameOptions {
+            prepare_provider: Some(true),
+            work_done_progress_options: Default::default(),
+        }))
+    );
+    // `abierto` is also named in an expression, which a rename would miss.
+    let guarded = PEDIDO.replace(
+        "      CANCELAR: cancelado\n",
+        "      CANCELAR: { target: cancelado, guard: 'in_state(\"abierto\")' }\n",
+    );
+    let uri = client.open("pedido.yaml", &guarded);
+    client.diagnostics(&uri);
+    let mut prepare = |line, character| {
+        let answer = client.request_result(
+            "textDocument/prepareRename",
+            serde_json::to_value(at(&uri, line, character)).unwrap(),
+        );
+        let answer = match answer {
+            Ok(value) => json!({ "result": value }),
+            Err(e) => json!({ "error": { "code": e.code, "message": e.message } }),
+        };
+        json!({ "at": [line, character], "answer": answer })
+    };
+    // The state `cancelado`, the target `cancelado`, the event `PAGO`
+    // under `events:` and in `on:`, the state `abierto`, a comment, the
+    // effect in `entry`.
+    let answers: Vec<Value> = [
+        (22, 3),
+        (20, 28),
+        (7, 3),
+        (16, 7),
+        (13, 3),
+        (0, 3),
+        (14, 13),
+    ]
+    .into_iter()
+    .map(|(line, character)| prepare(line, character))
+    .collect();
+    // Each refusal is the one `rename` gives there.
+    for (line, character) in [(13, 3), (0, 3), (14, 13)] {
+        let refused = client
+            .request_result(
+                "textDocument/rename",
+                serde_json::to_value(lsp::RenameParams {
+                    text_document_position: at(&uri, line, character),
+                    new_name: "otro".into(),
+                    work_done_progress_params: Default::default(),
+                })
+                .unwrap(),
+            )
+            .unwrap_err();
+        let prepared = answers
+            .iter()
+            .find(|a| a["at"] == json!([line, character]))
+            .unwrap();
+        assert_eq!(
+            prepared["answer"]["error"]["message"],
+            json!(refused.message)
+        );
+    }
+    snapshot!(client, "prepare_rename", answers);
+    client.shutdown();
+}
+
+#[test]
 fn completion_of_targets_events_fields_and_keys() {
     let mut client = Client::start("completion", capabilities());
     let uri = client.open("pedido.yaml", PEDIDO);
     client.diagnostics(&uri);
-    let complete = |client: &mut Client, line, character| {
-        let items = client.request::<request::Completion>(lsp::CompletionParams {
-            text_document_position: at(&uri, line, character),
-            work_done_progress_params: Default::default(),
-            partial_result_params: Default::default(),
-            context: None,
-        });
-        match items {
-            Some(lsp::CompletionResponse::Array(items)) => items
-                .into_iter()
-                .map(|i| {
-                    let edit = match i.text_edit {
-                        Some(lsp::CompletionTextEdit::Edit(e)) => {
-                            json!([e.range.start.character, e.range.end.character])
-                        }
-                        _ => json!(null),
-                    };
-                    json!({ "label": i.label, "detail": i.detail, "replaces": edit })
-                })
-                .collect::<Vec<_>>(),
-            other => panic!("{other:?}"),
-        }
-    };
+    let complete =
+        |client: &mut Client, line, character| completions(client, &uri, line, character);
     // After `CANCELAR: can` (a target), inside `context.co`, after
     // `event.im`, a new event under `on:`, a key of a state.
     client.change(&uri, 1, (20, 16), (20, 25), "can");
@@ -563,6 +666,134 @@ fn completion_of_targets_events_fields_and_keys() {
     client.shutdown();
 }
 
+/// The completions at a place: each label, detail and the columns it
+/// replaces.
+fn completions(client: &mut Client, uri: &lsp::Uri, line: u32, character: u32) -> Vec<Value> {
+    let items = client.request::<request::Completion>(lsp::CompletionParams {
+        text_document_position: at(uri, line, character),
+        work_done_progress_params: Default::default(),
+        partial_result_params: Default::default(),
+        context: None,
+    });
+    match items {
+        Some(lsp::CompletionResponse::Array(items)) => items
+            .into_iter()
+            .map(|i| {
+                let edit = match i.text_edit {
+                    Some(lsp::CompletionTextEdit::Edit(e)) => {
+                        json!([e.range.start.character, e.range.end.character])
+                    }
+                    _ => json!(null),
+                };
+                json!({ "label": i.label, "kind": i.kind, "detail": i.detail, "replaces": edit })
+            })
+            .collect(),
+        other => panic!("{other:?}"),
+    }
+}
+
+fn labels(items: &[Value]) -> Vec<&str> {
+    items.iter().filter_map(|i| i["label"].as_str()).collect()
+}
+
+#[test]
+fn completion_of_keys_in_flow_style() {
+    let mut client = Client::start("flow_completion", capabilities());
+    let uri = client.open("pedido.yaml", PEDIDO);
+    client.diagnostics(&uri);
+    // A transition written in flow style, being written: its keys after
+    // `, `, the states after `target: `; the keys of an event in flow
+    // style; the events in `on: { ... }`.
+    client.change(
+        &uri,
+        1,
+        (20, 0),
+        (21, 0),
+        "      CANCELAR: { target: cancelado, gu }\n",
+    );
+    let transition = completions(&mut client, &uri, 20, 39);
+    client.diagnostics(&uri);
+    client.change(
+        &uri,
+        2,
+        (20, 0),
+        (21, 0),
+        "      CANCELAR: { guard: \"true\", target: ca }\n",
+    );
+    let target = completions(&mut client, &uri, 20, 43);
+    client.diagnostics(&uri);
+    let event_keys = completions(&mut client, &uri, 7, 10);
+    client.change(
+        &uri,
+        3,
+        (15, 0),
+        (22, 0),
+        "    on: { CANCELAR: cancelado, PA }\n",
+    );
+    let events = completions(&mut client, &uri, 15, 33);
+    client.diagnostics(&uri);
+    assert_eq!(labels(&transition), ["guard"], "{transition:#?}");
+    assert_eq!(labels(&target), ["cancelado"], "{target:#?}");
+    assert!(
+        ["id", "source", "payload"]
+            .iter()
+            .all(|k| labels(&event_keys).contains(k)),
+        "{event_keys:#?}"
+    );
+    assert_eq!(labels(&events), ["PAGO"], "{events:#?}");
+    snapshot!(
+        client,
+        "flow_completions",
+        json!({ "transition": transition, "target": target, "event_keys": event_keys, "events": events })
+    );
+    client.shutdown();
+}
+
+#[test]
+fn completion_of_keywords_in_the_dsl() {
+    let mut client = Client::start("dsl_completion", capabilities());
+    let uri = client.open("pedido.chart", PEDIDO_CHART);
+    client.diagnostics(&uri);
+    // An item of a state body begun; the parts after a transition's target;
+    // a new top-level item; an action in a block.
+    client.change(&uri, 1, (12, 0), (12, 0), "  ex\n");
+    let item = completions(&mut client, &uri, 12, 4);
+    client.diagnostics(&uri);
+    client.change(&uri, 2, (12, 0), (13, 0), "  on CANCELAR -> cancelado \n");
+    let after_target = completions(&mut client, &uri, 12, 27);
+    client.diagnostics(&uri);
+    client.change(&uri, 3, (12, 0), (13, 0), "");
+    client.diagnostics(&uri);
+    client.change(&uri, 4, (14, 0), (14, 0), "e\n");
+    let top = completions(&mut client, &uri, 14, 1);
+    client.diagnostics(&uri);
+    client.change(&uri, 5, (14, 0), (15, 0), "");
+    client.diagnostics(&uri);
+    client.change(&uri, 6, (10, 0), (10, 0), "    ra\n");
+    let action = completions(&mut client, &uri, 10, 6);
+    client.diagnostics(&uri);
+    assert_eq!(labels(&item), ["exit"], "{item:#?}");
+    assert!(
+        ["if", "reenter", "on", "state"]
+            .iter()
+            .all(|k| labels(&after_target).contains(k))
+            && !labels(&after_target).contains(&"event"),
+        "{after_target:#?}"
+    );
+    assert_eq!(
+        labels(&top),
+        ["effect", "entry", "event", "exit"],
+        "{top:#?}"
+    );
+    assert_eq!(labels(&action), ["raise"], "{action:#?}");
+    snapshot!(
+        client,
+        "dsl_keyword_completions",
+        json!({ "item": item, "after_target": after_target, "top": top, "action": action })
+    );
+    client.shutdown();
+}
+
 #[test]
 fn xstate_sources_get_diagnostics() {
     let mut client = Client::start("xstate", capabilities());
@@ -576,6 +807,169 @@ export const door = createMachine({
     let uri = client.open("door.ts", source);
     let diagnostics = client.diagnostics(&uri);
     snapshot!(client, "xstate_diagnostics", diagnostics);
+    client.shutdown();
+}
+
+/// An XState order: `CANCEL` is not declared, and a repeated `PAY` adds
+/// its amount twice.
+const ORDER_TS: &str = r#"import { createMachine, assign } from "xstate";
+
+export const order = createMachine({
+  id: "order",
+  initial: "open",
+  context: { paid: 0 },
+  meta: {
+    idemchart: {
+      events: { PAY: { id: "payId" } },
+    },
+  },
+  states: {
+    open: {
+      on: {
+        PAY: {
+          actions: assign({ paid: ({ context, event }) => context.paid + event.amount }),
+        },
+        CANCEL: { target: "cancelled" },
+      },
+    },
+    cancelled: { type: "final" },
+  },
+});
+"#;
+
+/// Each action's title, whether it is preferred, and the text after it.
+fn outcomes(actions: &[lsp::CodeAction], uri: &lsp::Uri, text: &str) -> Vec<Value> {
+    actions
+        .iter()
+        .map(|a| {
+            json!({
+                "title": a.title,
+                "preferred": a.is_preferred,
+                "text": apply_edits(text, &edits_of(a, uri)),
+            })
+        })
+        .collect()
+}
+
+#[test]
+fn xstate_sources_get_the_fixes_and_allows_of_lint_fix() {
+    let mut client = Client::start("xstate_fixes", capabilities());
+    let uri = client.open("order.ts", ORDER_TS);
+    let diagnostics = client.diagnostics(&uri);
+    assert_eq!(codes(&diagnostics), ["I001", "I004", "I006", "S005"]);
+
+    // On `CANCEL`: the declaration (preferred), then the allows on `open`.
+    let quickfix = || Some(vec![lsp::CodeActionKind::QUICKFIX]);
+    let on_cancel = code_actions(&mut client, &uri, range((17, 8), (17, 8)), quickfix());
+    snapshot!(
+        client,
+        "xstate_actions_on_cancel",
+        outcomes(&on_cancel, &uri, ORDER_TS)
+    );
+    let declared = apply_edits(ORDER_TS, &edits_of(&on_cancel[0], &uri));
+    assert!(
+        declared.contains(r#"events: { PAY: { id: "payId" }, CANCEL: {} },"#),
+        "{declared}"
+    );
+
+    // Every safe fix at once is what `idemchart lint --fix` writes.
+    let all = code_actions(
+        &mut client,
+        &uri,
+        range((0, 0), (0, 0)),
+        Some(vec![lsp::CodeActionKind::SOURCE_FIX_ALL]),
+    );
+    assert_eq!(all.len(), 1, "{all:#?}");
+    let path = client.path("order.ts");
+    std::fs::write(&path, ORDER_TS).expect("the file written");
+    let status = std::process::Command::new(env!("CARGO_BIN_EXE_idemchart"))
+        .args(["lint", "--fix", "order.ts"])
+        .current_dir(&client.dir)
+        .output()
+        .expect("idemchart runs");
+    let by_the_cli = std::fs::read_to_string(&path).expect("the fixed file");
+    assert_eq!(
+        apply_edits(ORDER_TS, &edits_of(&all[0], &uri)),
+        by_the_cli,
+        "{status:?}"
+    );
+    assert_eq!(by_the_cli, declared);
+
+    // The allow of the cumulative update is a comment above `open`, which
+    // the next lint honours.
+    let on_update = code_actions(&mut client, &uri, range((15, 28), (15, 28)), None);
+    let allow = on_update
+        .iter()
+        .find(|a| a.title == "Allow cumulative-update on `open` with a reason")
+        .expect("an allow");
+    let allowed = apply_edits(ORDER_TS, &edits_of(allow, &uri));
+    assert!(
+        allowed.contains(
+            "    // idemchart-allow cumulative-update: TODO: say why this finding is harmless here\n    open: {\n"
+        ),
+        "{allowed}"
+    );
+    client.change_all(&uri, 1, &allowed);
+    let after = client.diagnostics(&uri);
+    assert_eq!(codes(&after), ["I001", "I006", "S005"], "{after:#?}");
+
+    // A finding on a declaration is allowed for the whole machine, in
+    // `meta.idemchart.allow`.
+    client.change_all(&uri, 2, &declared);
+    let after_fix = client.diagnostics(&uri);
+    let i006 = after_fix
+        .iter()
+        .find(|d| codes(std::slice::from_ref(d)) == ["I006"])
+        .expect("I006 on the declaration");
+    let on_declaration = code_actions(&mut client, &uri, i006.range, quickfix());
+    snapshot!(
+        client,
+        "xstate_actions_on_a_declaration",
+        outcomes(&on_declaration, &uri, &declared)
+    );
+    let for_machine = on_declaration
+        .iter()
+        .find(|a| a.title == "Allow event-without-id for the machine with a reason")
+        .expect("an allow for the machine");
+    let allowed = apply_edits(&declared, &edits_of(for_machine, &uri));
+    client.change_all(&uri, 3, &allowed);
+    let after = client.diagnostics(&uri);
+    assert_eq!(codes(&after), ["I001", "I004"], "{allowed}\n{after:#?}");
+    client.shutdown();
+}
+
+#[test]
+fn xstate_json_gets_no_comment() {
+    // JSON has no comments: a finding in a state gets no allow there.
+    let mut client = Client::start("xstate_json", capabilities());
+    let config = r#"{
+  "id": "door",
+  "initial": "closed",
+  "states": {
+    "closed": {
+      "on": { "OPEN": "opened" }
+    },
+    "opened": {}
+  }
+}
+"#;
+    let uri = client.open("door.json", config);
+    let diagnostics = client.diagnostics(&uri);
+    let s005 = diagnostics
+        .iter()
+        .find(|d| codes(std::slice::from_ref(d)) == ["S005"])
+        .expect("S005");
+    let actions = code_actions(
+        &mut client,
+        &uri,
+        s005.range,
+        Some(vec![lsp::CodeActionKind::QUICKFIX]),
+    );
+    snapshot!(
+        client,
+        "xstate_json_actions",
+        outcomes(&actions, &uri, config)
+    );
     client.shutdown();
 }
 

@@ -155,25 +155,17 @@ pub fn lint(args: &LintArgs, matches: Option<&ArgMatches>) -> CommandResult {
         };
         // An XState source of one machine, all in the file, is fixed as our
         // own syntaxes are, with its notes among the findings.
-        let in_one_file = loaded.sources.files().count() == 1;
         if (args.fix || args.diff)
-            && in_one_file
-            && loaded.errors.is_empty()
-            && loaded.machines.len() == 1
+            && idemchart::lint::fixable_in_place(&loaded)
             && idemchart::import::xstate::SourceKind::of_path(&path).is_some()
         {
             let file = loaded.sources.main().clone();
-            let read = |f: &SourceFile| idemchart::import::xstate::load(f.clone(), &config.xstate);
-            let outcome = fix::fix_file_with(
+            let outcome = idemchart::lint::fix_xstate(
                 &file,
+                &config.xstate,
                 args.unsafe_fixes,
-                |f| read(f).one_machine(),
-                |f, m| {
-                    let mut found: Vec<_> =
-                        read(f).machines.into_iter().flat_map(|m| m.notes).collect();
-                    found.extend(idemchart::lint::lint_source(m, f, &options));
-                    config.apply(&path, found)
-                },
+                &options,
+                |found| config.apply(&path, found),
             );
             fixes.record(&file, &outcome, args.diff);
             let fixed = SourceFile::new(file.path.clone(), outcome.text);
@@ -187,22 +179,8 @@ pub fn lint(args: &LintArgs, matches: Option<&ArgMatches>) -> CommandResult {
         // A machine that does not load has only its load errors, which no
         // level changes (levels apply to lint findings only); a file may
         // hold several machines, each linted on its own.
-        let mut diagnostics = loaded.errors;
-        for machine in loaded.machines {
-            diagnostics.extend(machine.notes);
-            match machine.machine {
-                // With the file's text, the findings carry their fixes.
-                Ok(machine) if in_one_file => diagnostics.extend(idemchart::lint::lint_source(
-                    &machine,
-                    loaded.sources.main(),
-                    &options,
-                )),
-                Ok(machine) => diagnostics.extend(idemchart::lint::lint_with(&machine, &options)),
-                Err(load_errors) => diagnostics.extend(load_errors),
-            }
-        }
-        // A machine spread over sibling modules reports in each of them.
-        for (file, found) in loaded.sources.split(diagnostics) {
+        let by_file = idemchart::lint::lint_loaded(&loaded, &options, None).unwrap_or_default();
+        for (file, found) in by_file {
             let found = config.apply(std::path::Path::new(&file.path), found);
             match reports.iter_mut().find(|r| r.file.path == file.path) {
                 Some(report) => {

@@ -32,10 +32,12 @@ use crate::span::{SourceFile, Span};
 mod analysis;
 mod confirm;
 mod identity_help;
+mod loaded;
 mod repeat;
 mod witness;
 
 pub(crate) use confirm::{Claim, Shape};
+pub use loaded::{fix_xstate, fixable_in_place, lint_loaded};
 pub use witness::{Witness, WitnessEnd, WitnessStep};
 
 /// The metadata a lint file declares.

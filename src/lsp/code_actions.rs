@@ -11,7 +11,7 @@ use crate::lint::Lint;
 use crate::model::StateId;
 use crate::span::Span;
 
-use super::symbols::{self, enclosing_state};
+use super::symbols::{enclosing_model_state, enclosing_state};
 use super::{Analysis, Kind};
 
 /// The reason an `allow` added by the editor says until the author writes one.
@@ -75,21 +75,29 @@ fn capitalized(text: &str) -> String {
 /// "Allow LINT here": an `allow:` entry of the finding's lint, with a
 /// placeholder reason, on the state that holds the finding (the machine's
 /// top level for a finding outside every state). `None` for a load error,
-/// which no `allow` silences, and where the text cannot be edited.
+/// which no `allow` silences, in SCXML, and where the text cannot be
+/// edited.
 pub fn allow_here(analysis: &Analysis, d: &Diagnostic) -> Option<CodeAction> {
-    let Kind::Machine(_) = analysis.kind else {
-        return None;
-    };
-    let lint = Lint::from_name_or_code(d.code)?;
-    if lint.reported_by_loading() || lint == Lint::UnusedSuppression || analysis.machine.is_none() {
+    if analysis.kind == Kind::Scxml {
         return None;
     }
-    let doc = analysis.doc.as_ref()?;
-    let state = enclosing_state(doc, d.span.start);
-    let key = (state != StateId::ROOT).then(|| symbols::states(doc)[state.index()].key.span);
+    let lint = Lint::from_name_or_code(d.code)?;
+    if lint.reported_by_loading() || lint == Lint::UnusedSuppression {
+        return None;
+    }
+    // A tree read without the lines that broke the parse is not edited.
+    let machine = analysis
+        .machine
+        .as_ref()
+        .filter(|_| analysis.left_out.is_empty())?;
+    let state = match &analysis.doc {
+        Some(doc) => enclosing_state(doc, d.span.start),
+        None => enclosing_model_state(machine, d.span.start),
+    };
+    let key = (state != StateId::ROOT).then(|| machine.state(state).span);
     let edits = fix::editor(&analysis.file)?.add_allow(key, lint.name(), PLACEHOLDER_REASON)?;
     let place = match key {
-        Some(key) => format!("on `{}`", &analysis.file.text[key.range()]),
+        Some(_) => format!("on `{}`", machine.state(state).key),
         None => "for the machine".to_string(),
     };
     Some(CodeAction {
@@ -104,14 +112,25 @@ pub fn allow_here(analysis: &Analysis, d: &Diagnostic) -> Option<CodeAction> {
 /// (pass after pass, no fix that breaks loading): one edit over the whole
 /// text, or `None` when nothing changes.
 pub fn fix_all(analysis: &Analysis, config: &Config) -> Option<Vec<Edit>> {
-    let Kind::Machine(_) = analysis.kind else {
-        return None;
-    };
     let path = Path::new(&analysis.file.path);
     let options = crate::lint::Options::default();
-    let outcome = fix::fix_file(&analysis.file, false, |file, machine| {
-        config.apply(path, crate::lint::lint_source(machine, file, &options))
-    });
+    let outcome = match analysis.kind {
+        Kind::Machine(_) => fix::fix_file(&analysis.file, false, |file, machine| {
+            config.apply(path, crate::lint::lint_source(machine, file, &options))
+        }),
+        // As `idemchart lint --fix` does: an XState source of one machine,
+        // all in the file, and no other.
+        Kind::Xstate => {
+            let loaded = crate::import::xstate::load(analysis.file.clone(), &config.xstate);
+            if !crate::lint::fixable_in_place(&loaded) {
+                return None;
+            }
+            crate::lint::fix_xstate(&analysis.file, &config.xstate, false, &options, |found| {
+                config.apply(path, found)
+            })
+        }
+        Kind::Scxml => return None,
+    };
     (outcome.text != analysis.file.text).then(|| {
         vec![Edit::new(
             Span::new(0, analysis.file.text.len()),

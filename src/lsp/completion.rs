@@ -2,8 +2,9 @@
 //!
 //! Targets valid from the transition's source (`sibling`, `.child`,
 //! `#id`), event names, effect names, context fields and `event.` payload
-//! fields inside expressions, and in YAML the keys of the format (from its
-//! JSON Schema, with their descriptions). The place is read from the text
+//! fields inside expressions, in YAML the keys of the format (from its
+//! JSON Schema, with their descriptions), in block or flow style, and in
+//! the DSL the keywords its grammar accepts at the cursor. The place is read from the text
 //! around the cursor, which is often incomplete while one types; the names
 //! come from the document's tree, or from the last one that parsed when
 //! the text does not.
@@ -24,6 +25,7 @@ pub enum CompletionKind {
     Context,
     Payload,
     Key,
+    Keyword,
 }
 
 /// One proposal: `label` written over `replace`.
@@ -67,10 +69,57 @@ pub fn complete(
     }
     let line_start = text[..offset].rfind('\n').map_or(0, |i| i + 1);
     let line = &text[line_start..offset];
-    let (place, partial) = match place(text, line_start, line, syntax) {
-        Some(found) => found,
-        None => return Vec::new(),
+    let keywords = match syntax {
+        Syntax::Dsl => keywords(text, offset),
+        Syntax::Yaml => Vec::new(),
     };
+    let (place, partial) = match place(text, line_start, line, syntax) {
+        // Inside an expression, the names only.
+        Some((place @ (Place::Context | Place::Payload), partial)) => (place, partial),
+        Some(found) => {
+            let mut out = names(analysis, last_parsed, offset, found);
+            out.extend(keywords);
+            return out;
+        }
+        None => return keywords,
+    };
+    names(analysis, last_parsed, offset, (place, partial))
+}
+
+/// The keywords of the DSL the grammar accepts where the word at `offset`
+/// starts, that the word begins.
+fn keywords(text: &str, offset: usize) -> Vec<Completion> {
+    let written = text[..offset]
+        .chars()
+        .rev()
+        .take_while(|c| c.is_ascii_alphanumeric() || *c == '_')
+        .count();
+    let start = offset - written;
+    let partial = &text[start..offset];
+    // After `.`, `#` or a backtick the word is a name, never a keyword.
+    if text[..start].ends_with(['.', '#', '`']) {
+        return Vec::new();
+    }
+    crate::syntax::dsl::keywords_at_end(&text[..start])
+        .into_iter()
+        .filter(|k| k.starts_with(partial))
+        .map(|label| Completion {
+            label,
+            kind: CompletionKind::Keyword,
+            detail: Some("keyword".into()),
+            replace: Span::new(start, offset),
+        })
+        .collect()
+}
+
+/// The names that may be written at `place`, the part `partial` of one
+/// written before `offset`.
+fn names(
+    analysis: &Analysis,
+    last_parsed: Option<&Analysis>,
+    offset: usize,
+    (place, partial): (Place, &str),
+) -> Vec<Completion> {
     let replace = Span::new(offset - partial.len(), offset);
     let Some(source) = analysis.doc.as_ref().map(|d| (analysis, d)).or_else(|| {
         let last = last_parsed?;
@@ -263,6 +312,14 @@ fn place<'t>(
             }
         }
         Syntax::Yaml => {
+            // Inside `{ ... }` or `[ ... ]`, the place is the flow
+            // collection's; else the line's, read from its indentation.
+            if let Some(flow) = flow_at(text, line_start + word_start) {
+                return match flow.key {
+                    Some(key) => value_place(&key, flow.path.last().map(String::as_str), word),
+                    None => item_place(flow.path, flow.sequence, word),
+                };
+            }
             let path = yaml_path(text, line_start);
             let content = before.trim_start();
             let (dash, content) = match content.strip_prefix("- ") {
@@ -277,39 +334,237 @@ fn place<'t>(
                     .map(|(k, _)| k)
                     .filter(|_| content.trim_end().ends_with([':', '[', ',']))
             }) {
-                let key = key.trim().trim_matches('"');
-                return match (key, parent) {
-                    ("target", _) => Some((Place::Target, word)),
-                    ("initial", _) => Some((Place::Initial, word)),
-                    ("raise" | "send", _) => Some((Place::Event, word)),
-                    ("effect" | "src" | "entry" | "exit" | "actions", _) => {
-                        Some((Place::Effect, word))
-                    }
-                    (_, Some("on")) => Some((Place::Target, word)),
-                    _ => None,
-                };
+                return value_place(key.trim().trim_matches('"'), parent, word);
             }
             if !content.is_empty() {
                 return None;
             }
-            // A key being written, or an item of a list.
-            match (parent, dash) {
-                (Some("on"), false) => Some((Place::Event, word)),
-                (Some("entry" | "exit" | "actions"), true) => Some((Place::Effect, word)),
-                (
-                    Some("states" | "events" | "effects" | "context" | "sources" | "allow"),
-                    false,
-                ) => None,
-                _ => {
-                    let mut path = path;
-                    if dash {
-                        path.push("-".into());
-                    }
-                    Some((Place::Key(path), word))
-                }
-            }
+            item_place(path, dash, word)
         }
     }
+}
+
+/// What the value of `key`, a key under `parent`, names.
+fn value_place<'t>(key: &str, parent: Option<&str>, word: &'t str) -> Option<(Place, &'t str)> {
+    match (key, parent) {
+        ("target", _) => Some((Place::Target, word)),
+        ("initial", _) => Some((Place::Initial, word)),
+        ("raise" | "send", _) => Some((Place::Event, word)),
+        ("effect" | "src" | "entry" | "exit" | "actions", _) => Some((Place::Effect, word)),
+        (_, Some("on")) => Some((Place::Target, word)),
+        _ => None,
+    }
+}
+
+/// What a key being written under `path` names, or an item of a list
+/// (`dash`) there.
+fn item_place(mut path: Vec<String>, dash: bool, word: &str) -> Option<(Place, &str)> {
+    match (path.last().map(String::as_str), dash) {
+        (Some("on"), false) => Some((Place::Event, word)),
+        (Some("entry" | "exit" | "actions"), true) => Some((Place::Effect, word)),
+        (Some("states" | "events" | "effects" | "context" | "sources" | "allow"), false) => None,
+        _ => {
+            if dash {
+                path.push("-".into());
+            }
+            Some((Place::Key(path), word))
+        }
+    }
+}
+
+/// Where a cursor inside a YAML flow collection is.
+#[derive(Debug, PartialEq)]
+struct Flow {
+    /// The keys from the top down to the innermost open collection (`-`
+    /// for an item of a list).
+    path: Vec<String>,
+    /// In a mapping, the key whose value the cursor writes; `None` where it
+    /// writes a key (or, in a list, an item).
+    key: Option<String>,
+    /// Whether the innermost collection is a list.
+    sequence: bool,
+}
+
+/// One open `{` or `[`.
+struct Frame {
+    sequence: bool,
+    /// In a mapping, the key whose value comes next.
+    key: Option<String>,
+    /// The scalar being read.
+    token: String,
+}
+
+/// The flow collection open at `offset`, read from the start of the text
+/// (quotes, comments and block scalars skipped); `None` outside every flow
+/// collection and inside a quoted string.
+fn flow_at(text: &str, offset: usize) -> Option<Flow> {
+    let text = &text[..offset];
+    let mut frames: Vec<Frame> = Vec::new();
+    // Where the outermost collection opened: its line, and the steps that
+    // line's own `- ` and key add.
+    let mut opened: Option<(usize, Vec<String>)> = None;
+    let mut block_scalar: Option<usize> = None;
+    let mut line_start = 0;
+    for line in text.split_inclusive('\n') {
+        let here = line_start;
+        line_start += line.len();
+        let indent = line.len() - line.trim_start_matches(' ').len();
+        let mut chars = line.char_indices().peekable();
+        if frames.is_empty() {
+            if let Some(scalar) = block_scalar {
+                if line.trim().is_empty() || indent > scalar {
+                    continue;
+                }
+                block_scalar = None;
+            }
+            // The block line: its `- ` markers and key, up to a value that
+            // opens a collection.
+            let mut steps = Vec::new();
+            let mut rest = &line[indent..];
+            loop {
+                if let Some(after) = rest.strip_prefix("- ") {
+                    steps.push("-".to_string());
+                    rest = after.trim_start_matches(' ');
+                    continue;
+                }
+                if let Some((key, value)) = block_key(rest) {
+                    steps.push(key);
+                    rest = value.trim_start_matches(' ');
+                }
+                break;
+            }
+            match rest.chars().next() {
+                Some(c @ ('{' | '[')) => {
+                    frames.push(Frame {
+                        sequence: c == '[',
+                        key: None,
+                        token: String::new(),
+                    });
+                    opened = Some((here, steps));
+                    let at = line.len() - rest.len() + 1;
+                    chars = line[..].char_indices().peekable();
+                    while chars.peek().is_some_and(|&(i, _)| i < at) {
+                        chars.next();
+                    }
+                }
+                Some('|' | '>') => {
+                    block_scalar = Some(indent);
+                    continue;
+                }
+                _ => continue,
+            }
+        }
+        let mut previous = ' ';
+        while let Some((i, c)) = chars.next() {
+            let top = frames.last_mut()?;
+            match c {
+                '\'' | '"' => {
+                    let close = quoted_end(&line[i..], c)?;
+                    top.token.push_str(&line[i + 1..i + close - 1]);
+                    while chars.peek().is_some_and(|&(j, _)| j < i + close) {
+                        chars.next();
+                    }
+                    previous = c;
+                    continue;
+                }
+                '#' if previous.is_whitespace() => break,
+                '{' | '[' => frames.push(Frame {
+                    sequence: c == '[',
+                    key: None,
+                    token: String::new(),
+                }),
+                '}' | ']' => {
+                    frames.pop();
+                    if frames.is_empty() {
+                        opened = None;
+                        break;
+                    }
+                    if let Some(top) = frames.last_mut() {
+                        top.token.clear();
+                    }
+                }
+                ',' => {
+                    top.key = None;
+                    top.token.clear();
+                }
+                ':' if !top.sequence
+                    && (previous == '"'
+                        || previous == '\''
+                        || chars.peek().is_none_or(|&(_, n)| {
+                            n.is_whitespace() || matches!(n, ',' | '}' | ']')
+                        })) =>
+                {
+                    top.key = Some(top.token.trim().to_string());
+                    top.token.clear();
+                }
+                _ => top.token.push(c),
+            }
+            previous = c;
+        }
+    }
+    let (line, steps) = opened?;
+    let mut path = yaml_path(text, line);
+    path.extend(steps);
+    let (last, outer) = frames.split_last()?;
+    // Each collection inside another is an item of a list or the value of
+    // the key before it.
+    for frame in outer {
+        match (&frame.key, frame.sequence) {
+            (_, true) => path.push("-".into()),
+            (Some(key), false) => path.push(key.clone()),
+            (None, false) => return None,
+        }
+    }
+    Some(Flow {
+        path,
+        key: last.key.clone().filter(|_| !last.sequence),
+        sequence: last.sequence,
+    })
+}
+
+/// A block mapping's key at the start of `line` and the rest after its
+/// `:`, a key being a plain or quoted scalar followed by `:` and a space
+/// or the end of the line.
+fn block_key(line: &str) -> Option<(String, &str)> {
+    let (key, rest) = match line.chars().next()? {
+        q @ ('\'' | '"') => {
+            let end = quoted_end(line, q)?;
+            (line[1..end - 1].to_string(), &line[end..])
+        }
+        _ => {
+            let end = line.find(": ").or_else(|| {
+                let trimmed = line.trim_end();
+                trimmed.ends_with(':').then(|| trimmed.len() - 1)
+            })?;
+            (line[..end].trim_end().to_string(), &line[end..])
+        }
+    };
+    let value = rest.strip_prefix(':')?;
+    (value.is_empty() || value.starts_with([' ', '\n', '\r'])).then_some((key, value))
+}
+
+/// The length of the quoted scalar at the start of `text` (quote `q`),
+/// closing quote included; `None` when it does not close on its line.
+fn quoted_end(text: &str, q: char) -> Option<usize> {
+    let mut chars = text.char_indices().skip(1).peekable();
+    while let Some((i, c)) = chars.next() {
+        match c {
+            '\n' => return None,
+            '\\' if q == '"' => {
+                chars.next();
+            }
+            c if c == q => {
+                // `''` in single quotes is an escaped quote.
+                if q == '\'' && chars.peek().is_some_and(|&(_, n)| n == '\'') {
+                    chars.next();
+                    continue;
+                }
+                return Some(i + 1);
+            }
+            _ => {}
+        }
+    }
+    None
 }
 
 /// The keys above the line that starts at `line_start`, outermost first,
@@ -418,4 +673,72 @@ fn alternatives<'s>(
         }
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The flow collection open where `‸` stands in `text`.
+    fn flow(text: &str) -> Option<Flow> {
+        let at = text.find('‸').expect("a cursor");
+        flow_at(&text.replace('‸', ""), at)
+    }
+
+    fn path(steps: &[&str]) -> Vec<String> {
+        steps.iter().map(|s| s.to_string()).collect()
+    }
+
+    #[test]
+    fn a_flow_mapping_on_one_line_gives_its_path_and_key() {
+        let text = "machine: m\nstates:\n  a:\n    on: { GO: { target: b, ‸ } }\n";
+        assert_eq!(
+            flow(text),
+            Some(Flow {
+                path: path(&["states", "a", "on", "GO"]),
+                key: None,
+                sequence: false,
+            })
+        );
+        let value = "states:\n  a:\n    on: { GO: { target: ‸\n";
+        assert_eq!(flow(value).and_then(|f| f.key), Some("target".into()));
+        // Outside every collection, and after one closed.
+        assert_eq!(flow("states:\n  a: {}\n  ‸"), None);
+        assert_eq!(flow("states:\n  a: { on: {} } ‸"), None);
+    }
+
+    #[test]
+    fn quotes_comments_lists_and_block_scalars_are_read_as_yaml_reads_them() {
+        // A quoted `{` or `,` is text, and so is a comment.
+        let quoted = "events:\n  E: { description: \"a { b, c: d\", ‸ }\n";
+        assert_eq!(flow(quoted).map(|f| f.path), Some(path(&["events", "E"])));
+        let comment = "context: # { not a flow\n  x: ‸";
+        assert_eq!(flow(comment), None);
+        // Inside a quoted string there is no place.
+        assert_eq!(flow("events:\n  E: { description: \"a ‸\n"), None);
+        // A list item, and a mapping in one.
+        let list = "states:\n  a:\n    entry: [send, ‸]\n";
+        assert_eq!(
+            flow(list),
+            Some(Flow {
+                path: path(&["states", "a", "entry"]),
+                key: None,
+                sequence: true,
+            })
+        );
+        let item = "states:\n  a:\n    entry: [{ ‸ }]\n";
+        assert_eq!(
+            flow(item).map(|f| f.path),
+            Some(path(&["states", "a", "entry", "-"]))
+        );
+        // A block scalar's `{` is text.
+        let scalar = "description: |\n  { a, ‸\n";
+        assert_eq!(flow(scalar), None);
+        // A collection over several lines.
+        let lines = "states:\n  a:\n    on: {\n      GO: {\n        target: b,\n        ‸\n";
+        assert_eq!(
+            flow(lines).map(|f| f.path),
+            Some(path(&["states", "a", "on", "GO"]))
+        );
+    }
 }

@@ -29,7 +29,9 @@ pub use code_actions::{CodeAction, allow_here, code_actions, fix_all};
 pub use completion::{Completion, CompletionKind, complete};
 pub use convert::PositionEncoding;
 pub use hover::hover;
-pub use navigation::{DocumentSymbol, SymbolKind, definition, references, rename, symbols};
+pub use navigation::{
+    DocumentSymbol, SymbolKind, definition, prepare_rename, references, rename, symbols,
+};
 pub use server::{Options, run, run_stdio};
 pub use symbols::{Occurrence, Symbol};
 
@@ -41,7 +43,7 @@ pub enum Kind {
     /// An SCXML document: diagnostics, hover and navigation (its names are
     /// the model's), no edits.
     Scxml,
-    /// An XState source: diagnostics only.
+    /// An XState source: diagnostics with their fixes, and `allow`s.
     Xstate,
 }
 
@@ -71,6 +73,11 @@ pub struct Analysis {
     /// The load errors of a file that does not load, else its findings at
     /// their configured levels (the allowed ones left out), with fixes.
     pub diagnostics: Vec<Diagnostic>,
+    /// The lines left out of a YAML text that does not parse (a line being
+    /// written), so that `doc` and `machine` are those of the rest of the
+    /// text, at its own offsets; empty when the text was read whole. Edits
+    /// are not offered from such a tree.
+    pub left_out: Vec<Span>,
 }
 
 /// Analyses the text of the document at `path` with the levels of
@@ -97,6 +104,7 @@ pub fn analyze(
             doc: None,
             machine: None,
             diagnostics: Vec::new(),
+            left_out: Vec::new(),
         });
     }
     let (doc, loaded) = match kind {
@@ -105,31 +113,59 @@ pub fn analyze(
                 let loaded = syntax::lower_tree(doc.clone(), &file.text, syntax);
                 (Some(doc), loaded)
             }
-            Err(errors) => (None, Err(errors)),
+            Err(errors) => {
+                if let Some((doc, left_out)) =
+                    tree_without_broken_lines(&file, syntax, &errors, cancel)
+                {
+                    // Hover and navigation read the rest of the text; the
+                    // diagnostics stay the text's own errors.
+                    let machine = syntax::lower_tree(doc.clone(), &file.text, syntax).ok();
+                    let mut file = file;
+                    file.forget_derived();
+                    return Some(Analysis {
+                        kind,
+                        file,
+                        doc: Some(doc),
+                        machine,
+                        diagnostics: errors,
+                        left_out,
+                    });
+                }
+                (None, Err(errors))
+            }
         },
         Kind::Scxml => match crate::import::scxml::import(&file.text) {
             Ok(doc) => (Some(doc.clone()), syntax::lower(doc)),
             Err(errors) => (None, Err(errors)),
         },
         Kind::Xstate => {
-            let diagnostics = xstate_diagnostics(&file, config, &options);
+            let loaded = crate::import::xstate::load(file.clone(), &config.xstate);
+            let diagnostics = xstate_diagnostics(&file, &loaded, config, &options, cancel)?;
+            // A machine all in the file is kept, for the `allow` actions
+            // that place themselves by its states.
+            let machine = match crate::lint::fixable_in_place(&loaded) {
+                true => loaded
+                    .machines
+                    .into_iter()
+                    .next()
+                    .and_then(|m| m.machine.ok()),
+                false => None,
+            };
             return Some(Analysis {
                 kind,
                 file,
                 doc: None,
-                machine: None,
+                machine,
                 diagnostics,
+                left_out: Vec::new(),
             });
         }
     };
     let (machine, diagnostics) = match loaded {
         Ok(machine) => {
-            let findings = match kind {
-                Kind::Machine(_) => {
-                    crate::lint::lint_source_cancellable(&machine, &file, &options, cancel)?
-                }
-                _ => crate::lint::lint_with(&machine, &options),
-            };
+            // An SCXML document has no fix editor: its findings come
+            // without fixes, as in `idemchart lint`.
+            let findings = crate::lint::lint_source_cancellable(&machine, &file, &options, cancel)?;
             let diagnostics = config.apply(path, findings);
             (Some(machine), diagnostics)
         }
@@ -145,41 +181,88 @@ pub fn analyze(
         doc,
         machine,
         diagnostics,
+        left_out: Vec::new(),
+    })
+}
+
+/// The tree of a YAML text that does not parse, read with one line blanked
+/// out: the line of its first error, else one of the few lines above it
+/// with something on them, nearest first (a flow mapping left open breaks
+/// the parse only where the text ends), else the error's line with the one
+/// above. Blanks are spaces, byte for byte, so every other line keeps its
+/// offsets: the tree's places are the text's own. `None` when none of these
+/// parses, or `cancel` was set.
+fn tree_without_broken_lines(
+    file: &SourceFile,
+    syntax: Syntax,
+    errors: &[Diagnostic],
+    cancel: &std::sync::atomic::AtomicBool,
+) -> Option<(MachineDoc, Vec<Span>)> {
+    /// How many lines above the error are tried.
+    const ABOVE: usize = 8;
+    if syntax != Syntax::Yaml {
+        return None;
+    }
+    let text = &file.text;
+    let line_at = |at: usize| {
+        let start = crate::fix::line_start(text, at);
+        Span::new(start, crate::fix::line_end(text, start))
+    };
+    let error = line_at((errors.first()?.span.start as usize).min(text.len()));
+    let mut above = Vec::new();
+    let mut start = error.start as usize;
+    while above.len() < ABOVE && start > 0 {
+        let line = line_at(start - 1);
+        start = line.start as usize;
+        if !text[line.range()].trim().is_empty() {
+            above.push(line);
+        }
+    }
+    let mut tries: Vec<Vec<Span>> = vec![vec![error]];
+    tries.extend(above.iter().map(|&line| vec![line]));
+    tries.extend(above.first().map(|&line| vec![line, error]));
+    // Each try parses the whole text: a newer edit stops the tries.
+    let mut tries = tries
+        .into_iter()
+        .take_while(|_| !cancel.load(std::sync::atomic::Ordering::Relaxed));
+    tries.find_map(|lines| {
+        let mut blanked = text.clone();
+        for line in &lines {
+            blanked.replace_range(line.range(), &" ".repeat(line.range().len()));
+        }
+        let candidate = SourceFile::new(file.path.clone(), blanked);
+        syntax::parse_tree(&candidate, syntax)
+            .ok()
+            .map(|doc| (doc, lines))
     })
 }
 
 /// The diagnostics of an XState source that fall in the file itself (a
 /// machine spread over modules reports in each of them; only this one is
-/// open here).
+/// open here), with their fixes, as `idemchart lint` gives them.
 fn xstate_diagnostics(
     file: &SourceFile,
+    loaded: &crate::import::xstate::Loaded,
     config: &Config,
     options: &crate::lint::Options,
-) -> Vec<Diagnostic> {
-    let loaded = crate::import::xstate::load(file.clone(), &config.xstate);
-    let mut diagnostics = loaded.errors;
-    if loaded.machines.is_empty() && diagnostics.is_empty() && loaded.is_machine_file {
-        diagnostics.push(
+    cancel: &std::sync::atomic::AtomicBool,
+) -> Option<Vec<Diagnostic>> {
+    let mut by_file = crate::lint::lint_loaded(loaded, options, Some(cancel))?;
+    if loaded.machines.is_empty() && loaded.errors.is_empty() && loaded.is_machine_file {
+        by_file[0].1.push(
             LoadError::InvalidValue {
                 message: "the file holds no machine".into(),
             }
             .at(Span::default(), []),
         );
     }
-    for machine in loaded.machines {
-        diagnostics.extend(machine.notes);
-        match machine.machine {
-            Ok(machine) => diagnostics.extend(crate::lint::lint_with(&machine, options)),
-            Err(errors) => diagnostics.extend(errors),
-        }
-    }
-    loaded
-        .sources
-        .split(diagnostics)
-        .into_iter()
-        .find(|(f, _)| f.path == file.path)
-        .map(|(f, found)| config.apply(Path::new(&f.path), found))
-        .unwrap_or_default()
+    Some(
+        by_file
+            .into_iter()
+            .find(|(f, _)| f.path == file.path)
+            .map(|(f, found)| config.apply(Path::new(&f.path), found))
+            .unwrap_or_default(),
+    )
 }
 
 /// The configuration that governs the file at `path`: the nearest

@@ -99,35 +99,92 @@ fn plain_name(name: &str, dots: bool) -> bool {
             .all(|c| c.is_alphanumeric() || c == '_' || c == '-' || (dots && c == '.'))
 }
 
-/// The edits that rename the state or event under `offset` to `new_name`
-/// everywhere it is written, or why the rename is refused.
-pub fn rename(analysis: &Analysis, offset: u32, new_name: &str) -> Result<Vec<Edit>, String> {
+/// What a rename at an offset would rename: the symbol, its name, where it
+/// is written under the cursor, and every place the rename edits.
+struct Renamable<'a> {
+    machine: &'a crate::model::Machine,
+    occurrences: Vec<Occurrence>,
+    symbol: Symbol,
+    name: String,
+    at: Span,
+    spans: Vec<Span>,
+}
+
+/// The state or event under `offset` and its name, written at the span
+/// given, for `textDocument/prepareRename`; or why any rename of it would be
+/// refused, with the message `rename` gives.
+pub fn prepare_rename(analysis: &Analysis, offset: u32) -> Result<(Span, String), String> {
+    renamable(analysis, offset).map(|r| (r.at, r.name))
+}
+
+/// The checks of a rename that do not depend on the new name.
+fn renamable(analysis: &Analysis, offset: u32) -> Result<Renamable<'_>, String> {
     if !matches!(analysis.kind, Kind::Machine(_)) {
         return Err("rename works in YAML and DSL machine files only".into());
     }
     let occurrences = symbols::occurrences(analysis);
-    let Some(symbol) = symbols::at(&occurrences, offset).map(|o| o.symbol.clone()) else {
+    let Some(under) = symbols::at(&occurrences, offset) else {
         return Err("no state or event here".into());
     };
-    let Some(machine) = &analysis.machine else {
+    let (symbol, at) = (under.symbol.clone(), under.span);
+    let (Some(machine), true) = (&analysis.machine, analysis.left_out.is_empty()) else {
         return Err(
             "the machine does not load: fix its errors first, so that every target is known".into(),
         );
     };
     let file = &analysis.file;
-    let (old, spans) = match &symbol {
+    let (name, spans) = match &symbol {
+        Symbol::State(id) => {
+            let state = machine.state(*id);
+            if let Some(at) = mentioned_in_expression(analysis, &state.key) {
+                let (line, column) = file.line_col(at);
+                return Err(format!(
+                    "`{}` is named in an expression at {line}:{column} (`in_state`): rename it there by hand",
+                    state.key
+                ));
+            }
+            // A `#id` occurrence names the id, which the rename leaves alone.
+            let spans = spans_of(&occurrences, &symbol, |o| {
+                file.text[o.span.range()] == state.key
+            });
+            (state.key.clone(), spans)
+        }
+        Symbol::Event(name) => (name.clone(), spans_of(&occurrences, &symbol, |_| true)),
+        _ => return Err("only states and events can be renamed".into()),
+    };
+    if spans.is_empty() {
+        return Err(format!("`{name}` is not written anywhere in this file"));
+    }
+    Ok(Renamable {
+        machine,
+        occurrences,
+        at,
+        symbol,
+        name,
+        spans,
+    })
+}
+
+/// The edits that rename the state or event under `offset` to `new_name`
+/// everywhere it is written, or why the rename is refused.
+pub fn rename(analysis: &Analysis, offset: u32, new_name: &str) -> Result<Vec<Edit>, String> {
+    let Renamable {
+        machine,
+        occurrences,
+        symbol,
+        name: old,
+        spans,
+        ..
+    } = renamable(analysis, offset)?;
+    let file = &analysis.file;
+    match &symbol {
         Symbol::State(id) => {
             if !plain_name(new_name, false) {
                 return Err(format!(
                     "`{new_name}` is not a state name: use letters, digits, `_` and `-`"
                 ));
             }
-            let state = machine.state(*id);
-            // A `#id` occurrence names the id, which the rename leaves alone.
-            let spans = spans_of(&occurrences, &symbol, |o| {
-                file.text[o.span.range()] == state.key
-            });
-            let parent = state.parent.unwrap_or(StateId::ROOT);
+            let parent = machine.state(*id).parent.unwrap_or(StateId::ROOT);
             if machine
                 .state(parent)
                 .children
@@ -139,22 +196,14 @@ pub fn rename(analysis: &Analysis, offset: u32, new_name: &str) -> Result<Vec<Ed
                     machine.display_name(parent)
                 ));
             }
-            if let Some(at) = mentioned_in_expression(analysis, &state.key) {
-                let (line, column) = file.line_col(at);
-                return Err(format!(
-                    "`{}` is named in an expression at {line}:{column} (`in_state`): rename it there by hand",
-                    state.key
-                ));
-            }
-            (state.key.clone(), spans)
         }
-        Symbol::Event(name) => {
+        _ => {
             if !plain_name(new_name, true) {
                 return Err(format!(
                     "`{new_name}` is not an event name: use letters, digits, `_`, `-` and `.`"
                 ));
             }
-            if new_name != name
+            if new_name != old
                 && (machine.events.contains_key(new_name)
                     || occurrences
                         .iter()
@@ -168,22 +217,17 @@ pub fn rename(analysis: &Analysis, offset: u32, new_name: &str) -> Result<Vec<Ed
             // would change which transitions the event takes.
             if let Some(t) = machine.transitions.iter().find(|t| match &t.trigger {
                 Trigger::Event(d) => d.patterns.iter().any(|p| {
-                    !matches!(p, EventPattern::Exact(_)) && p.matches(name) != p.matches(new_name)
+                    !matches!(p, EventPattern::Exact(_)) && p.matches(&old) != p.matches(new_name)
                 }),
                 _ => false,
             }) {
                 let (line, column) = file.line_col(t.span.start);
                 return Err(format!(
-                    "the transition `{}` at {line}:{column} matches `{name}` by a wildcard: renaming would change what it takes",
+                    "the transition `{}` at {line}:{column} matches `{old}` by a wildcard: renaming would change what it takes",
                     t.trigger
                 ));
             }
-            (name.clone(), spans_of(&occurrences, &symbol, |_| true))
         }
-        _ => return Err("only states and events can be renamed".into()),
-    };
-    if spans.is_empty() {
-        return Err(format!("`{old}` is not written anywhere in this file"));
     }
     Ok(spans
         .into_iter()

@@ -148,7 +148,10 @@ fn capabilities(encoding: PositionEncoding, pull: bool) -> lsp::ServerCapabiliti
         definition_provider: Some(lsp::OneOf::Left(true)),
         references_provider: Some(lsp::OneOf::Left(true)),
         document_symbol_provider: Some(lsp::OneOf::Left(true)),
-        rename_provider: Some(lsp::OneOf::Left(true)),
+        rename_provider: Some(lsp::OneOf::Right(lsp::RenameOptions {
+            prepare_provider: Some(true),
+            work_done_progress_options: Default::default(),
+        })),
         completion_provider: Some(lsp::CompletionOptions {
             trigger_characters: Some(vec![".".into(), "#".into(), " ".into()]),
             ..Default::default()
@@ -300,6 +303,7 @@ fn internal_error(job: &Job, what: &str) -> Analysis {
         doc: None,
         machine: None,
         diagnostics: vec![diagnostic],
+        left_out: Vec::new(),
     }
 }
 
@@ -799,6 +803,18 @@ impl Server {
                     symbols,
                 )))
             }
+            PrepareRenameRequest::METHOD => {
+                let params: lsp::TextDocumentPositionParams =
+                    serde_json::from_value(params).map_err(bad)?;
+                let (span, name) = super::prepare_rename(&analysis, at(params.position))
+                    .map_err(|message| (ErrorCode::RequestFailed, message))?;
+                json(serde_json::to_value(
+                    lsp::PrepareRenameResponse::RangeWithPlaceholder {
+                        range: range(span),
+                        placeholder: name,
+                    },
+                ))
+            }
             Rename::METHOD => {
                 let params: lsp::RenameParams = serde_json::from_value(params).map_err(bad)?;
                 let offset = at(params.text_document_position.position);
@@ -824,6 +840,7 @@ impl Server {
                                     lsp::CompletionItemKind::FIELD
                                 }
                                 super::CompletionKind::Key => lsp::CompletionItemKind::PROPERTY,
+                                super::CompletionKind::Keyword => lsp::CompletionItemKind::KEYWORD,
                             }),
                             detail: c.detail,
                             text_edit: Some(lsp::CompletionTextEdit::Edit(lsp::TextEdit {

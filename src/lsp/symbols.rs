@@ -91,6 +91,25 @@ pub(super) fn enclosing_state(doc: &MachineDoc, offset: u32) -> StateId {
     }
     let mut order = Vec::new();
     walk(&doc.root, 0, &mut order);
+    innermost(&order, offset)
+}
+
+/// `enclosing_state` over the model, for a source that keeps no document
+/// tree (an XState source): its states are in the same document order,
+/// each at its key.
+pub(super) fn enclosing_model_state(machine: &Machine, offset: u32) -> StateId {
+    let order: Vec<(u32, usize)> = (0..machine.states.len())
+        .map(|i| {
+            let id = StateId(i as u32);
+            (machine.state(id).span.start, machine.ancestors(id).count())
+        })
+        .collect();
+    innermost(&order, offset)
+}
+
+/// The innermost state open at `offset`, of the states given in document
+/// order by where they start and how deep they are (the root first).
+fn innermost(order: &[(u32, usize)], offset: u32) -> StateId {
     // The states open at the offset, outermost first: a state closes
     // where a later one of its depth or less starts.
     let mut open: Vec<(usize, usize)> = Vec::new();

@@ -3,7 +3,9 @@
 //! oxc spans, in the layout of the file; every other byte stays.
 //!
 //! Only what a config literal says exactly is edited: a declared event
-//! (S005) and an event's id field (I006). Everything else, and any object
+//! (S005), an event's id field (I006), and the `allow`s the editor adds
+//! (a `// idemchart-allow` comment above a state, an entry of the root's
+//! `meta.idemchart.allow`). Everything else, and any object
 //! that is not written as a literal in the linted file (a `meta` bound to
 //! a name, a spread, an object of a sibling module), gets no fix.
 
@@ -37,6 +39,9 @@ impl ObjectAt {
 /// `idemchart`, then `events`, then each event.
 const PATH: [&str; 3] = ["meta", "idemchart", "events"];
 
+/// The root's suppressions, `meta.idemchart.allow`, beside the events.
+const ALLOW_PATH: [&str; 3] = ["meta", "idemchart", "allow"];
+
 impl<'a> Reader<'a> {
     /// The config's object literal and those along `PATH` in it, where the
     /// linted file writes them in place.
@@ -65,7 +70,7 @@ impl<'a> Reader<'a> {
                 continue;
             };
             let descend = match PATH.get(depth) {
-                Some(step) => *step == key.as_ref(),
+                Some(step) => *step == key.as_ref() || ALLOW_PATH[depth] == key.as_ref(),
                 None => depth == PATH.len(),
             };
             let value = if descend {
@@ -198,22 +203,7 @@ impl Editor for XStateEditor<'_> {
     }
 
     fn declare_event(&self, name: &str) -> Option<Vec<Edit>> {
-        let mut object = &self.config;
-        for (depth, step) in PATH.iter().enumerate() {
-            match object.get(step) {
-                // Written, but not as a literal here: no fix.
-                Some((_, _, None)) => return None,
-                Some((_, _, Some(inner))) => object = inner,
-                None => {
-                    let value = self.nested(&PATH[depth + 1..], &self.nested(&[name], "{}"));
-                    return Some(vec![self.insert(object, step, &value)?]);
-                }
-            }
-        }
-        if object.get(name).is_some() {
-            return None;
-        }
-        Some(vec![self.insert(object, name, "{}")?])
+        self.add_under(&PATH, name, "{}")
     }
 
     /// Comments and `meta.idemchart.allow` are not edited yet: no fix.
@@ -250,9 +240,120 @@ impl Editor for XStateEditor<'_> {
         None
     }
 
-    /// A suppression in an XState source is a comment above the state or
-    /// transition, which this editor does not write yet: no action.
-    fn add_allow(&self, _: Option<Span>, _: &str, _: &str) -> Option<Vec<Edit>> {
-        None
+    /// On a state, the comment `// idemchart-allow LINT: reason` on a line
+    /// of its own above the state's key, which must start its line (JSON
+    /// has no comments: no action there); on the machine, an entry of the
+    /// root's `meta.idemchart.allow`.
+    fn add_allow(&self, state: Option<Span>, lint: &str, reason: &str) -> Option<Vec<Edit>> {
+        let Some(key) = state else {
+            return self.add_under(&ALLOW_PATH, lint, &self.string(reason));
+        };
+        let at = key.start as usize;
+        if self.json || reason.contains(['\n', '\r']) || !crate::fix::starts_line(self.text, at) {
+            return None;
+        }
+        let start = crate::fix::line_start(self.text, at);
+        let indent = self.indent_of(key.start);
+        Some(vec![Edit::insert(
+            start,
+            format!("{indent}// idemchart-allow {lint}: {reason}\n"),
+        )])
+    }
+}
+
+impl XStateEditor<'_> {
+    /// Adds `name: value` to the object at `path` under the config, writing
+    /// the objects of the path that are missing; `None` where one is
+    /// written but not as a literal here, or `name` is there already.
+    fn add_under(&self, path: &[&str], name: &str, value: &str) -> Option<Vec<Edit>> {
+        let mut object = &self.config;
+        for (depth, step) in path.iter().enumerate() {
+            match object.get(step) {
+                // Written, but not as a literal here: no fix.
+                Some((_, _, None)) => return None,
+                Some((_, _, Some(inner))) => object = inner,
+                None => {
+                    let value = self.nested(&path[depth + 1..], &self.nested(&[name], value));
+                    return Some(vec![self.insert(object, step, &value)?]);
+                }
+            }
+        }
+        if object.get(name).is_some() {
+            return None;
+        }
+        Some(vec![self.insert(object, name, value)?])
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::fix::{Fix, apply, editor};
+    use crate::span::{SourceFile, Span};
+
+    /// The text after the editor allows `lint` on the state whose key is
+    /// the first `state` in the text (the machine when `None`).
+    fn allowed(path: &str, text: &str, state: Option<&str>) -> Option<String> {
+        let file = SourceFile::new(path, text);
+        let key = state.map(|s| {
+            let at = text.find(s).expect("the state's key");
+            Span::new(at, at + s.len())
+        });
+        let edits = editor(&file)?.add_allow(key, "cumulative-update", "why")?;
+        Some(apply(text, &[&Fix::safe_edits("allow", edits)]).text)
+    }
+
+    const MACHINE: &str = "import { createMachine } from 'xstate';\n\
+        export const m = createMachine({\n  initial: 'a',\n  states: {\n    a: { on: { GO: 'b' } },\n    b: {},\n  },\n});\n";
+
+    #[test]
+    fn a_state_gets_a_comment_above_its_key() {
+        let text = allowed("m.ts", MACHINE, Some("b: {}")).unwrap();
+        assert!(
+            text.contains("    // idemchart-allow cumulative-update: why\n    b: {},\n"),
+            "{text}"
+        );
+        let crlf = MACHINE.replace('\n', "\r\n");
+        let text = allowed("m.ts", &crlf, Some("b: {}")).unwrap();
+        assert!(
+            text.contains("    // idemchart-allow cumulative-update: why\r\n    b: {},\r\n"),
+            "{text}"
+        );
+    }
+
+    #[test]
+    fn a_key_that_does_not_start_its_line_or_json_gets_none() {
+        let one_line = MACHINE.replace("{\n    a: { on: { GO: 'b' } },\n", "{ a: {},\n");
+        assert_eq!(allowed("m.ts", &one_line, Some("a: {}")), None);
+        let json = "{\n  \"initial\": \"a\",\n  \"states\": {\n    \"a\": {}\n  }\n}\n";
+        assert_eq!(allowed("m.json", json, Some("\"a\": {}")), None);
+        // The machine's `allow` is JSON like the rest.
+        let text = allowed("m.json", json, None).unwrap();
+        assert!(
+            text.contains(
+                "\"meta\": { \"idemchart\": { \"allow\": { \"cumulative-update\": \"why\" } } }"
+            ),
+            "{text}"
+        );
+    }
+
+    #[test]
+    fn the_machine_gets_an_entry_of_its_meta_allow() {
+        let with_allow = MACHINE.replace(
+            "  initial: 'a',\n",
+            "  meta: { idemchart: { allow: { 'unused-suppression': 'ok' } } },\n  initial: 'a',\n",
+        );
+        let text = allowed("m.ts", &with_allow, None).unwrap();
+        assert!(
+            text.contains(
+                "meta: { idemchart: { allow: { 'unused-suppression': 'ok', 'cumulative-update': 'why' } } },"
+            ),
+            "{text}"
+        );
+        // Allowed already: nothing to add.
+        assert_eq!(
+            allowed("m.ts", &text, None),
+            None,
+            "the lint is there already"
+        );
     }
 }

@@ -54,6 +54,52 @@ pub fn parse(text: &str) -> Result<MachineDoc, Vec<Diagnostic>> {
     })
 }
 
+/// The words the grammar accepts at the end of `before` (a file's text up
+/// to a cursor), sorted: the keywords pest expected where the text ends. Empty
+/// where the text fails to parse before its end (the cursor's place is
+/// then unknown), or nests too deeply to read.
+pub fn keywords_at_end(before: &str) -> Vec<String> {
+    // Pest collects the tokens it expected only while its error detail is
+    // on, a switch of the whole process: one caller at a time turns it on
+    // for one parse, and other parses meanwhile only collect more.
+    static DETAIL: std::sync::Mutex<()> = std::sync::Mutex::new(());
+    let Ok(levels) = crate::expr::bracket_depth(before) else {
+        return Vec::new();
+    };
+    // A character no rule accepts stops the parse where the text ends.
+    let text = format!("{before}\u{1}");
+    let error = crate::stack::with_stack(crate::stack::for_brackets(levels), || {
+        let _one = DETAIL.lock().unwrap_or_else(|e| e.into_inner());
+        pest::set_error_detail(true);
+        let parsed = ChartParser::parse(Rule::chart, &text);
+        pest::set_error_detail(false);
+        parsed.err()
+    });
+    let Some(error) = error else {
+        return Vec::new();
+    };
+    let at_end = match error.location {
+        pest::error::InputLocation::Pos(at) => at == before.len(),
+        pest::error::InputLocation::Span((at, _)) => at == before.len(),
+    };
+    let Some(attempts) = error.parse_attempts().filter(|_| at_end) else {
+        return Vec::new();
+    };
+    // The grammar's words are its keywords (and in an expression, its
+    // literals and operators such as `true` and `in`); the other tokens are
+    // punctuation.
+    let mut words: Vec<String> = attempts
+        .expected_tokens()
+        .into_iter()
+        .map(|token| token.to_string())
+        .filter(|token| token.chars().all(|c| c.is_ascii_lowercase() || c == '_'))
+        .filter(|token| token.len() > 1)
+        .collect();
+    words.sort_unstable();
+    words.dedup();
+    words
+}
+
 /// `parse` of a text whose levels stay within the limit, on a stack with
 /// room for them.
 fn parse_within_limit(text: &str) -> Result<MachineDoc, Vec<Diagnostic>> {

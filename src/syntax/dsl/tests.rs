@@ -1315,3 +1315,37 @@ fn host_guards_are_declared_at_the_top_level() {
         (3, 1),
     );
 }
+
+#[test]
+fn the_keywords_at_the_end_are_those_the_grammar_expects_there() {
+    let words = |before: &str| keywords_at_end(before).join(" ");
+    // A state body: its items and nothing of the top level.
+    assert_eq!(
+        words("machine m\nstate a {\n  "),
+        "after allow always entry exit final history initial invoke on parallel state tags"
+    );
+    // After a transition's targets: its optional parts, or the next item.
+    let after_targets = words("machine m\nstate a {\n  on GO -> b ");
+    assert!(
+        after_targets.contains("if") && after_targets.contains("reenter"),
+        "{after_targets}"
+    );
+    assert!(!after_targets.contains("event"), "{after_targets}");
+    // An action block, an invoke body, an event's declaration.
+    assert_eq!(
+        words("machine m\nstate a {\n  on GO -> b {\n    "),
+        "assign cancel effect log raise send"
+    );
+    assert_eq!(
+        words("machine m\nstate a {\n  invoke x {\n    "),
+        "done error"
+    );
+    let event = words("machine m\nevent E(a: string) ");
+    assert!(
+        event.contains("id") && event.contains("from") && event.contains("state"),
+        "{event}"
+    );
+    // A text that fails before its end says nothing about the cursor.
+    assert_eq!(words("machine m\nstate a {\n  on -> ) "), "");
+    assert_eq!(words("machine m\nstate a \"unclosed "), "");
+}
