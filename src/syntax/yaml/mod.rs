@@ -289,9 +289,17 @@ impl Reader {
                 return doc;
             }
         };
-        let entries = self.without_duplicates(entries);
+        // The tree is copied without its repeated keys only where it has
+        // some: most files have none, and a large file's tree is large.
+        let deduplicated;
+        let entries = if has_duplicates(entries) {
+            deduplicated = self.without_duplicates(entries);
+            &deduplicated[..]
+        } else {
+            entries
+        };
         let mut state = StateDoc::default();
-        for (key, value) in &entries {
+        for (key, value) in entries {
             let Some(text) = key.text() else {
                 self.key_name(key);
                 continue;
@@ -1003,6 +1011,33 @@ impl Reader {
 }
 
 /// A key's text for messages and matching; a list or mapping key matches nothing.
+/// Whether the mapping, or one anywhere in its keys and values, repeats a
+/// key.
+fn has_duplicates(entries: &[(Node, Node)]) -> bool {
+    fn within(node: &Node) -> bool {
+        match &node.kind {
+            Kind::Map(entries) => has_duplicates(entries),
+            Kind::Seq(items) => items.iter().any(within),
+            Kind::Scalar(_) => false,
+        }
+    }
+    repeats_a_key(entries) || entries.iter().any(|(k, v)| within(k) || within(v))
+}
+
+/// Whether the mapping itself (not its values) repeats a key.
+fn repeats_a_key(entries: &[(Node, Node)]) -> bool {
+    // A few keys are compared with each other; the states of a large
+    // machine go through a set.
+    const SCAN: usize = 8;
+    let mut keys = entries.iter().filter_map(|(k, _)| k.text());
+    if entries.len() <= SCAN {
+        let keys: Vec<&str> = keys.collect();
+        return keys.iter().enumerate().any(|(i, k)| keys[..i].contains(k));
+    }
+    let mut seen = std::collections::HashSet::with_capacity(entries.len());
+    keys.any(|k| !seen.insert(k))
+}
+
 fn key_text(key: &Node) -> &str {
     key.text().unwrap_or("")
 }

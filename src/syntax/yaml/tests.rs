@@ -544,6 +544,11 @@ fn reports_malformed_files_at_their_place() {
             "machine: m\nmachine: n\n",
             "E004 2:1 `machine` is defined twice | first defined here at 1:1",
         ),
+        // Deep in a list too, where the rest of the file repeats nothing.
+        (
+            "machine: m\nstates:\n  a:\n    entry:\n      - assign: { x: 1, x: 2 }\n",
+            "E004 5:25 `x` is defined twice | first defined here at 5:19",
+        ),
         // Values of the wrong shape.
         (
             "machine: m\ninitial: { x: 1 }\n",
