@@ -351,3 +351,36 @@ fn deep_accepted_expressions_print_and_read_back() {
         });
     }
 }
+
+/// Machines of the `machines` target whose lint took seconds under
+/// AddressSanitizer (`fuzz/slow/`, written out as YAML): their replays stay
+/// within the lint run's work budget, which is counted in the interpreter's
+/// microsteps, never timed. The budget is checked before each send of a
+/// search and each step of a witness, so the sends after the last check
+/// (at most ten, of at most 1,000 microsteps each) may pass it.
+#[test]
+fn machines_whose_sends_loop_are_linted_within_the_replay_budget() {
+    use idemchart::lint::{REPLAY_WORK, lint_counting_replay_work};
+    for (name, text) in inputs("machines") {
+        let machine = idemchart::syntax::parse(&text, idemchart::syntax::Syntax::Yaml)
+            .unwrap_or_else(|e| panic!("{name}: {e:?}"));
+        let (findings, work) = lint_counting_replay_work(&machine, &Default::default());
+        assert!(work <= REPLAY_WORK + 10_000, "{name}: {work} microsteps");
+        let verdicts: Vec<(&str, Option<bool>)> =
+            findings.iter().map(|d| (d.code, d.confirmed)).collect();
+        // The searches stop at half the budget, so the loop's witness,
+        // replayed after them, is still confirmed.
+        let expected: &[(&str, Option<bool>)] = match name.as_str() {
+            "lint-replay.yaml" => &[
+                ("I001", Some(true)),
+                ("I001", Some(true)),
+                ("I004", Some(true)),
+                ("I004", Some(true)),
+                ("I003", Some(true)),
+                ("S006", Some(true)),
+            ],
+            other => panic!("{other}: no findings written down for it"),
+        };
+        assert_eq!(verdicts, expected, "{name}");
+    }
+}
