@@ -95,8 +95,8 @@ fn yaml(spec: &Spec) -> String {
     // Only a state with children may be parallel; history needs a compound
     // parent, and a top-level initial state must not be a pseudo-state.
     // At most 1,000 microsteps a call, as the linter's replays take: with
-    // the default 100,000, a loop that appends to `seen` copies a list that
-    // grows by every turn, and one input took longer than the timeout.
+    // the default 100,000, one input whose loop appends to `seen` took
+    // longer than the timeout under AddressSanitizer.
     let mut out = String::from(
         "machine: fuzzed\nlimits: { microsteps: 1000 }\ncontext: { n: 0, seen: [] }\nevents:\n",
     );
