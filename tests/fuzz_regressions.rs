@@ -351,3 +351,78 @@ fn deep_accepted_expressions_print_and_read_back() {
         });
     }
 }
+
+/// Machines of the `machines` target that took seconds under
+/// AddressSanitizer (`fuzz/slow/`, written out as YAML): their lint's
+/// replays stay within the lint run's work budget, which is counted in the
+/// interpreter's microsteps, never timed. The budget is checked before each send of a
+/// search and each step of a witness, so the sends after the last check
+/// (at most ten, of at most 1,000 microsteps each) may pass it.
+#[test]
+fn machines_whose_sends_loop_are_linted_within_the_replay_budget() {
+    use idemchart::lint::{REPLAY_WORK, lint_counting_replay_work};
+    for (name, text) in inputs("machines") {
+        let machine = idemchart::syntax::parse(&text, idemchart::syntax::Syntax::Yaml)
+            .unwrap_or_else(|e| panic!("{name}: {e:?}"));
+        let (findings, work) = lint_counting_replay_work(&machine, &Default::default());
+        assert!(work <= REPLAY_WORK + 10_000, "{name}: {work} microsteps");
+        let verdicts: Vec<(&str, Option<bool>)> =
+            findings.iter().map(|d| (d.code, d.confirmed)).collect();
+        // The searches stop at half the budget, so the loop's witness,
+        // replayed after them, is still confirmed.
+        let expected: &[(&str, Option<bool>)] = match name.as_str() {
+            "lint-replay.yaml" => &[
+                ("I001", Some(true)),
+                ("I001", Some(true)),
+                ("I004", Some(true)),
+                ("I004", Some(true)),
+                ("I003", Some(true)),
+                ("S006", Some(true)),
+            ],
+            "loop-grows-context.yaml" => &[
+                ("I001", Some(true)),
+                ("I001", Some(true)),
+                ("S006", Some(true)),
+                ("S003", None),
+            ],
+            other => panic!("{other}: no findings written down for it"),
+        };
+        assert_eq!(verdicts, expected, "{name}");
+    }
+}
+
+/// The machine of a `machines` input that passed the timeout: a `D` loops,
+/// growing `seen` by every turn. Its `limits` (which the target now writes)
+/// stop the step at 1,000 microsteps, in memory and in the durable apply,
+/// which answers both deliveries with the same error and writes nothing.
+#[test]
+fn a_loop_that_grows_the_context_stops_at_the_machines_microsteps() {
+    use std::sync::Arc;
+
+    use idemchart::interp::{Actor, Chart};
+    let (_, text) = inputs("machines")
+        .into_iter()
+        .find(|(name, _)| name == "loop-grows-context.yaml")
+        .expect("the kept machine");
+    let machine = idemchart::syntax::parse(&text, idemchart::syntax::Syntax::Yaml).unwrap();
+    let chart = Arc::new(Chart::new(machine));
+    assert_eq!(chart.microstep_limit(), 1_000);
+    let event = Event::new(
+        "D",
+        Some(Value::from("k2")),
+        Value::map([("k", Value::from("k2")), ("v", Value::Int(3))]),
+    );
+    let mut actor = Actor::new(Arc::clone(&chart));
+    let step = actor.send(&event);
+    let unsettled = step.unsettled.as_ref().expect("the loop does not settle");
+    assert_eq!(unsettled.limit, 1_000);
+
+    let mut store = idemchart::store::SqliteStore::in_memory().unwrap();
+    let now = 1_700_000_000_000;
+    let first = idemchart::runtime::apply_at(&mut store, &chart, "p", &event, now);
+    let second = idemchart::runtime::apply_at(&mut store, &chart, "p", &event, now);
+    let (Err(first), Err(second)) = (first, second) else {
+        panic!("an unsettled step is an error");
+    };
+    assert_eq!(first.to_string(), second.to_string());
+}

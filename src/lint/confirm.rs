@@ -21,6 +21,9 @@
 //! each step at `REPLAY_MICROSTEPS` microsteps, so that a machine that
 //! loops on its own stops instead of hanging the linter. That is how an
 //! S006 loop is confirmed: the last step of its witness runs out of them.
+//! All the replays and searches of one lint run together do at most
+//! `REPLAY_WORK` microsteps, counted, not timed; past it a replay is
+//! undecided, with that reason.
 //!
 //! The graph's witness is one path among many, and the graph does not see
 //! guards, the context or whether a sibling region really is where a path
@@ -33,6 +36,7 @@
 //! found there replaces the witness and confirms the finding; a finding that
 //! no run confirms stays refuted, and `lint` does not report it.
 
+use std::cell::Cell;
 use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -71,6 +75,15 @@ const CLAIM_SENDS: usize = 3_000;
 /// states gets them all).
 const SEARCH_SENDS: usize = 60_000;
 const SEARCH_WORK: usize = 3_000_000;
+/// The interpreter's work that all replays and searches of one lint run may
+/// do together, in microsteps (`step_work`). Counting sends does not bound
+/// it: a send on which the machine loops until its microsteps run out does
+/// `REPLAY_MICROSTEPS` times the work of one that takes a transition.
+pub const REPLAY_WORK: usize = 250_000;
+/// The part of `REPLAY_WORK` past which the searches for other runs stop:
+/// the rest is kept for the witnesses replayed after them, each of which
+/// costs far less than a search.
+const SEARCH_MICROSTEPS: usize = REPLAY_WORK / 2;
 
 /// What a finding claims a redelivery does, for the search of a run that
 /// confirms it.
@@ -172,6 +185,9 @@ pub(crate) struct ReplayChart {
     started: Actor,
     /// Whether starting the machine already asked a host guard.
     start_asked_host: bool,
+    /// The work the replayers of this lint run have done, against
+    /// `REPLAY_WORK`.
+    work_done: Cell<usize>,
 }
 
 impl ReplayChart {
@@ -200,8 +216,30 @@ impl ReplayChart {
             asked_host,
             started,
             start_asked_host,
+            work_done: Cell::new(0),
         }
     }
+
+    /// The work the replays of this lint run have done, in microsteps: at
+    /// most `REPLAY_WORK` and the few sends that follow its last check.
+    pub fn work_done(&self) -> usize {
+        self.work_done.get()
+    }
+}
+
+/// What a step cost the interpreter, as `REPLAY_WORK` counts it: the
+/// transitions it took, at least one; all of its microsteps when it ran out
+/// of them.
+fn step_work(step: &crate::interp::Step) -> usize {
+    step.unsettled
+        .as_ref()
+        .map_or(step.transitions.len(), |u| u.limit)
+        .max(1)
+}
+
+/// Why a replay the work budget cut short has no verdict.
+fn work_spent_account() -> String {
+    format!("the replay budget of {REPLAY_WORK} interpreter microsteps per lint run is spent")
 }
 
 pub(super) struct Replayer<'a, 'm> {
@@ -311,6 +349,9 @@ impl<'a, 'm> Replayer<'a, 'm> {
     }
 
     fn replay(&mut self, lint: super::Lint, witness: &Witness) -> Replay {
+        if self.work_spent() {
+            return Replay::undecided(work_spent_account());
+        }
         let Some(budget) = self.budget.get_mut(lint as usize) else {
             return Replay::default();
         };
@@ -350,6 +391,9 @@ impl<'a, 'm> Replayer<'a, 'm> {
                 missed = Some(i);
             }
             sent.push(event);
+            if self.work_spent() {
+                return Replay::undecided(work_spent_account());
+            }
         }
         let verdict = self.verdict(actor, &sent, witness);
         if verdict.confirmed != Some(false) {
@@ -360,6 +404,9 @@ impl<'a, 'm> Replayer<'a, 'm> {
         // accepts the repeat.
         if let (Some(r), Some(start)) = (repeated, before_repeated) {
             for variant in 1..VARIANTS {
+                if self.work_spent() {
+                    return Replay::undecided(work_spent_account());
+                }
                 let mut actor = start.clone();
                 let mut sent = sent[..r].to_vec();
                 sent.push(self.play(&mut actor, r, &witness.steps[r], variant).0);
@@ -468,6 +515,22 @@ impl<'a, 'm> Replayer<'a, 'm> {
         self.shared.started.clone()
     }
 
+    /// Counts a step the interpreter took against the lint run's work budget.
+    fn charge(&self, step: &crate::interp::Step) {
+        let done = &self.shared.work_done;
+        done.set(done.get().saturating_add(step_work(step)));
+    }
+
+    /// Whether the lint run's replays have done all the work they may.
+    fn work_spent(&self) -> bool {
+        self.shared.work_done.get() >= REPLAY_WORK
+    }
+
+    /// Whether the searches have done all the work they may.
+    fn search_work_spent(&self) -> bool {
+        self.shared.work_done.get() >= SEARCH_MICROSTEPS
+    }
+
     /// Whether the end of the witness changes something, from `actor`
     /// after the steps before it.
     fn verdict(&mut self, mut actor: Actor, sent: &[Option<Event>], witness: &Witness) -> Replay {
@@ -477,11 +540,13 @@ impl<'a, 'm> Replayer<'a, 'm> {
                     return Replay::default();
                 };
                 match &self.performed {
-                    Some(effect) => performs(actor.send(&event), effect)
-                        .then_some(())
-                        .ok_or_else(|| {
+                    Some(effect) => {
+                        let step = actor.send(&event);
+                        self.charge(step);
+                        performs(step, effect).then_some(()).ok_or_else(|| {
                             format!("the repeated `{}` did not perform `{effect}`", event.name)
-                        }),
+                        })
+                    }
                     None => self.repeat_changes(&actor, &event, None),
                 }
             }
@@ -522,6 +587,7 @@ impl<'a, 'm> Replayer<'a, 'm> {
         let mut actor = self.started();
         for m in &moves {
             apply_move(&mut actor, m);
+            self.charge(actor.last_step());
         }
         let Move::Send(event) = &moves[first] else {
             return None;
@@ -622,12 +688,13 @@ impl<'a, 'm> Replayer<'a, 'm> {
             let (start, before) = (node.actor.clone(), node.moves.clone());
             let i = before.len();
             for event in self.variants(claim.event, i) {
-                if self.sends_left == 0 || self.cx.cancelled() {
+                if self.sends_left == 0 || self.search_work_spent() || self.cx.cancelled() {
                     return None;
                 }
                 self.sends_left -= 1;
                 let mut actor = self.fork(&start);
                 let step = actor.send(&event);
+                self.charge(step);
                 if step.ignored
                     || (!claim.taking.is_empty()
                         && !claim.taking.iter().any(|t| step.transitions.contains(t)))
@@ -681,12 +748,18 @@ impl<'a, 'm> Replayer<'a, 'm> {
                 continue;
             }
             for next in self.moves_from(&actor, moves.len()) {
-                if self.sends_left == 0 || visited == CONTINUATION_STATES || self.cx.cancelled() {
+                if self.sends_left == 0
+                    || visited == CONTINUATION_STATES
+                    || self.search_work_spent()
+                    || self.cx.cancelled()
+                {
                     return None;
                 }
                 self.sends_left -= 1;
                 let mut after = self.fork(&actor);
-                if !apply_move(&mut after, &next) || !seen.insert(after.fingerprint()) {
+                let moved = apply_move(&mut after, &next);
+                self.charge(after.last_step());
+                if !moved || !seen.insert(after.fingerprint()) {
                     self.keep(after);
                     continue;
                 }
@@ -760,6 +833,7 @@ impl<'a, 'm> Replayer<'a, 'm> {
             if ex.at >= ex.nodes.len()
                 || ex.nodes.len() >= EXPLORE_STATES
                 || ex.left == 0
+                || self.search_work_spent()
                 || self.cx.cancelled()
             {
                 return false;
@@ -773,12 +847,18 @@ impl<'a, 'm> Replayer<'a, 'm> {
         ex.at += 1;
         let moves = self.moves_from(&ex.nodes[at].actor, ex.nodes[at].moves.len());
         for next in moves {
-            if ex.left == 0 || ex.nodes.len() == EXPLORE_STATES || self.cx.cancelled() {
+            if ex.left == 0
+                || ex.nodes.len() == EXPLORE_STATES
+                || self.search_work_spent()
+                || self.cx.cancelled()
+            {
                 break;
             }
             ex.left -= 1;
             let mut actor = self.fork(&ex.nodes[at].actor);
-            if !apply_move(&mut actor, &next) || !ex.seen.insert(actor.fingerprint()) {
+            let moved = apply_move(&mut actor, &next);
+            self.charge(actor.last_step());
+            if !moved || !ex.seen.insert(actor.fingerprint()) {
                 self.keep(actor);
                 continue;
             }
@@ -808,6 +888,7 @@ impl<'a, 'm> Replayer<'a, 'm> {
     ) -> Result<(), String> {
         let mut after = self.fork(actor);
         let outcome = repeat_outcome(actor, &mut after, event, takes);
+        self.charge(after.last_step());
         self.keep(after);
         outcome
     }
@@ -866,20 +947,21 @@ impl<'a, 'm> Replayer<'a, 'm> {
         match step {
             WitnessStep::After { delay, transition } => {
                 let now = actor.now();
-                let took = actor
-                    .advance_to(now.saturating_add(delay.millis))
-                    .transitions
-                    .contains(transition);
-                (None, took)
+                let step = actor.advance_to(now.saturating_add(delay.millis));
+                self.charge(step);
+                (None, step.transitions.contains(transition))
             }
             WitnessStep::Event { event, transition } => {
                 let chosen = self.event(*event, i, first);
                 let Some(t) = transition else {
-                    let took = !actor.send(&chosen).ignored;
-                    return (Some(chosen), took);
+                    let step = actor.send(&chosen);
+                    self.charge(step);
+                    return (Some(chosen), !step.ignored);
                 };
                 let mut trial = self.fork(actor);
-                if trial.send(&chosen).transitions.contains(t) {
+                let step = trial.send(&chosen);
+                self.charge(step);
+                if step.transitions.contains(t) {
                     self.keep(std::mem::replace(actor, trial));
                     return (Some(chosen), true);
                 }
@@ -887,13 +969,15 @@ impl<'a, 'm> Replayer<'a, 'm> {
                 for v in 1..VARIANTS {
                     let candidate = self.event(*event, i, (first + v) % VARIANTS);
                     trial.clone_from(actor);
-                    if trial.send(&candidate).transitions.contains(t) {
+                    let step = trial.send(&candidate);
+                    self.charge(step);
+                    if step.transitions.contains(t) {
                         self.keep(std::mem::replace(actor, trial));
                         return (Some(candidate), true);
                     }
                 }
                 self.keep(trial);
-                actor.send(&chosen);
+                self.charge(actor.send(&chosen));
                 (Some(chosen), false)
             }
         }

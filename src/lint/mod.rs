@@ -36,6 +36,7 @@ mod loaded;
 mod repeat;
 mod witness;
 
+pub use confirm::REPLAY_WORK;
 pub(crate) use confirm::{Claim, Shape};
 pub use loaded::{fix_xstate, fixable_in_place, lint_loaded};
 pub use witness::{Witness, WitnessEnd, WitnessStep};
@@ -492,12 +493,29 @@ pub fn lint_source_cancellable(
     run(machine, Some(file), options, Some(cancel))
 }
 
+/// `lint_with`, and the interpreter work its replays and searches did, in
+/// microsteps as the replay budget counts them (at most `REPLAY_WORK`): for
+/// the tests and benchmarks that check the budget holds.
+pub fn lint_counting_replay_work(machine: &Machine, options: &Options) -> (Vec<Diagnostic>, usize) {
+    run_counted(machine, None, options, None).unwrap_or_default()
+}
+
 fn run<'m>(
     machine: &'m Machine,
     source: Option<&'m SourceFile>,
     options: &Options,
     cancel: Option<&'m AtomicBool>,
 ) -> Option<Vec<Diagnostic>> {
+    run_counted(machine, source, options, cancel).map(|(diagnostics, _)| diagnostics)
+}
+
+/// The findings, and the replays' work (`confirm::ReplayChart::work_done`).
+fn run_counted<'m>(
+    machine: &'m Machine,
+    source: Option<&'m SourceFile>,
+    options: &Options,
+    cancel: Option<&'m AtomicBool>,
+) -> Option<(Vec<Diagnostic>, usize)> {
     let mut cx = Cx::new(machine, source);
     cx.cancel = cancel;
     for lint in Lint::ALL {
@@ -577,7 +595,11 @@ fn run<'m>(
             &b.message,
         ))
     });
-    Some(diagnostics)
+    let work = cx
+        .replay_chart
+        .get()
+        .map_or(0, confirm::ReplayChart::work_done);
+    Some((diagnostics, work))
 }
 
 /// A suppression in force: the state and the lint name as written.

@@ -313,3 +313,54 @@ fn a_cancelled_run_gives_nothing_and_stops_its_search() {
     let mut replayer = confirm::Replayer::new(&cx);
     assert_eq!(replayer.explored_len(), 1);
 }
+
+#[test]
+fn replays_past_the_work_budget_are_undecided_with_the_reason() {
+    // Loops that each run a replay out of its microsteps: the first ones
+    // spend the lint run's work budget, and the rest are not replayed.
+    let loops = REPLAY_WORK / confirm::REPLAY_MICROSTEPS + 40;
+    let mut text = String::from("machine: loops\nevents:\n");
+    for i in 0..loops {
+        text += &format!("  GO{i}: {{ id: goId }}\n");
+    }
+    text += "initial: hub\nstates:\n  hub:\n    on:\n";
+    for i in 0..loops {
+        text += &format!("      GO{i}: loop{i}\n");
+    }
+    for i in 0..loops {
+        text += &format!(
+            "  loop{i}:\n    entry: [{{ raise: PING{i} }}]\n    on: {{ PING{i}: {{ target: loop{i}, reenter: true }} }}\n"
+        );
+    }
+    let machine = parse(&text, Syntax::Yaml).unwrap();
+    let (findings, work) = lint_counting_replay_work(&machine, &Options::default());
+    let loops_found: Vec<&Diagnostic> = findings.iter().filter(|d| d.code == "S006").collect();
+    assert_eq!(loops_found.len(), loops);
+    // Each confirmation ran a step out of its 1,000 microsteps; the budget
+    // is checked before each step, so the last one may pass it.
+    let confirmed = loops_found
+        .iter()
+        .take_while(|d| d.confirmed == Some(true))
+        .count();
+    let per_loop = confirm::REPLAY_MICROSTEPS;
+    assert!(
+        (REPLAY_WORK / per_loop - 2..=REPLAY_WORK / per_loop).contains(&confirmed),
+        "{confirmed} confirmed"
+    );
+    assert!(
+        (REPLAY_WORK..REPLAY_WORK + 2 * per_loop).contains(&work),
+        "{work} microsteps"
+    );
+    let reason = "the replay budget of 250000 interpreter microsteps per lint run is spent";
+    for undecided in &loops_found[confirmed..] {
+        assert_eq!(undecided.confirmed, None, "{}", undecided.message);
+        assert_eq!(undecided.replay.as_deref(), Some(reason));
+        assert!(
+            undecided
+                .message
+                .ends_with(&format!("(undecided: {reason})")),
+            "{}",
+            undecided.message
+        );
+    }
+}
