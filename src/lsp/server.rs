@@ -591,10 +591,13 @@ impl Server {
             return;
         };
         let analysis = Arc::new(analysis);
+        // The analyses replaced are dropped once the diagnostics are out:
+        // freeing a large one takes a while.
+        let mut replaced = Vec::with_capacity(2);
         if analysis.doc.is_some() {
-            document.last_parsed = Some(Arc::clone(&analysis));
+            replaced.extend(document.last_parsed.replace(Arc::clone(&analysis)));
         }
-        document.analysis = Some(Arc::clone(&analysis));
+        replaced.extend(document.analysis.replace(Arc::clone(&analysis)));
         let waiting = std::mem::take(&mut document.waiting);
         let uri = document.uri.clone();
         let again = document.published == Some(done.generation);
@@ -610,6 +613,7 @@ impl Server {
         for request in waiting {
             self.answer(request);
         }
+        drop(replaced);
         self.evict();
     }
 
