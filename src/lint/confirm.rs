@@ -586,8 +586,7 @@ impl<'a, 'm> Replayer<'a, 'm> {
         self.asked_host.store(false, Ordering::Relaxed);
         let mut actor = self.started();
         for m in &moves {
-            apply_move(&mut actor, m);
-            self.charge(actor.last_step());
+            self.apply_move(&mut actor, m);
         }
         let Move::Send(event) = &moves[first] else {
             return None;
@@ -756,13 +755,9 @@ impl<'a, 'm> Replayer<'a, 'm> {
                     return None;
                 }
                 self.sends_left -= 1;
-                let mut after = self.fork(&actor);
-                let moved = apply_move(&mut after, &next);
-                self.charge(after.last_step());
-                if !moved || !seen.insert(after.fingerprint()) {
-                    self.keep(after);
+                let Some(after) = self.move_to_unseen(&actor, &next, &mut seen) else {
                     continue;
-                }
+                };
                 visited += 1;
                 let mut moves = moves.clone();
                 moves.push(next);
@@ -855,13 +850,9 @@ impl<'a, 'm> Replayer<'a, 'm> {
                 break;
             }
             ex.left -= 1;
-            let mut actor = self.fork(&ex.nodes[at].actor);
-            let moved = apply_move(&mut actor, &next);
-            self.charge(actor.last_step());
-            if !moved || !ex.seen.insert(actor.fingerprint()) {
-                self.keep(actor);
+            let Some(actor) = self.move_to_unseen(&ex.nodes[at].actor, &next, &mut ex.seen) else {
                 continue;
-            }
+            };
             let mut moves = ex.nodes[at].moves.clone();
             moves.push(next);
             let performed = effect_names(actor.last_step(), &ex.nodes[at].performed);
@@ -891,6 +882,31 @@ impl<'a, 'm> Replayer<'a, 'm> {
         self.charge(after.last_step());
         self.keep(after);
         outcome
+    }
+
+    /// Plays a move, charged to the work budget; `false` when it changed
+    /// nothing (an ignored event, or no timer due), so that a search does
+    /// not count it.
+    fn apply_move(&self, actor: &mut Actor, m: &Move) -> bool {
+        let step = match m {
+            Move::Send(event) => actor.send(event),
+            Move::Advance(to) => actor.advance_to(*to),
+        };
+        self.charge(step);
+        !step.ignored
+    }
+
+    /// The configuration a move leads to from `from`, played on a fork,
+    /// when it changed something and is not in `seen` (then added); else
+    /// the fork goes back to the spares.
+    fn move_to_unseen(&mut self, from: &Actor, m: &Move, seen: &mut Fingerprints) -> Option<Actor> {
+        let mut actor = self.fork(from);
+        if self.apply_move(&mut actor, m) && seen.insert(actor.fingerprint()) {
+            Some(actor)
+        } else {
+            self.keep(actor);
+            None
+        }
     }
 
     /// A copy of `actor`, made in the buffers of a spare one if there is one.
@@ -1266,15 +1282,6 @@ fn effect_names(step: &crate::interp::Step, before: &[Arc<str>]) -> Vec<Arc<str>
 fn performs(step: &crate::interp::Step, effect: &str) -> bool {
     step.effects.iter().any(|e| &*e.name == effect)
         || step.invoked.iter().any(|i| &*i.src == effect)
-}
-
-/// Plays a move; `false` when it changed nothing (an ignored event, or no
-/// timer due), so that a search does not count it.
-fn apply_move(actor: &mut Actor, m: &Move) -> bool {
-    match m {
-        Move::Send(event) => !actor.send(event).ignored,
-        Move::Advance(to) => !actor.advance_to(*to).ignored,
-    }
 }
 
 /// What a repeat of `event` did to `after`, a copy of `before`: `Ok` when
