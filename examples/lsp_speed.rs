@@ -13,6 +13,7 @@
 //! cargo run --release --example lsp_speed -- --write-yaml 10000 m.yaml   # a machine for `idemchart lint`
 //! cargo run --release --example lsp_speed -- --phases m.yaml [RUNS]      # where `lint` spends its time
 //! cargo run --release --example lsp_speed -- --completion                 # completion at the end of a file
+//! cargo run --release --example lsp_speed -- --only 1,000                 # the machines named so, no memory test
 //! ```
 //!
 //! The generated machines are `lint_speed`'s (a fixed seed), printed as YAML.
@@ -135,6 +136,12 @@ fn main() {
         return;
     }
 
+    // `--only TEXT`: the machines whose name holds TEXT, without the memory
+    // test (for profiling one of them).
+    let only = match args.as_slice() {
+        [flag, text] if flag == "--only" => Some(text.as_str()),
+        _ => None,
+    };
     let options = idemchart::lsp::Options::default();
     println!(
         "debounce {:?} (within a burst), whole analyses kept for {} KiB of text",
@@ -156,6 +163,9 @@ fn main() {
         ("generated, 1,000 states", yaml(1_000)),
     ];
     for (name, text) in machines {
+        if only.is_some_and(|only| !name.contains(only)) {
+            continue;
+        }
         let mut client =
             lsp_client::Client::start_with("speed", json!({}), json!(null), options.clone());
         let uri = client.open("m.yaml", &text);
@@ -216,7 +226,9 @@ fn main() {
 
     // The memory is that of `idemchart lsp` itself, a process of its own
     // that an editor drives over stdio, as editors start it.
-    memory();
+    if only.is_none() {
+        memory();
+    }
 }
 
 /// Times 20 completion requests at the end of a 50-state and a 1,000-state
