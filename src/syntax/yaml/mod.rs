@@ -9,6 +9,7 @@
 pub(crate) mod edit;
 mod format;
 mod node;
+mod plain;
 
 pub use format::format;
 

@@ -203,6 +203,15 @@ impl<'de> Visitor<'de> for RawVisitor {
 /// Parses one YAML document into a tree of nodes, or the syntax error, as
 /// the one-element list that `parse` returns.
 pub(super) fn read(file: &SourceFile) -> Result<Node, Vec<Diagnostic>> {
+    if let Some(node) = super::plain::read(file) {
+        return Ok(node);
+    }
+    read_with_serde_saphyr(file)
+}
+
+/// `read` through serde-saphyr's deserializer, which knows every YAML
+/// feature and gives the messages of every error.
+pub(super) fn read_with_serde_saphyr(file: &SourceFile) -> Result<Node, Vec<Diagnostic>> {
     with_room(&file.text, || {
         match serde_saphyr::from_str_with_options::<Spanned<Raw>>(
             &file.text,
@@ -238,6 +247,24 @@ pub(super) fn reads_as_string(text: &str) -> bool {
     })
 }
 
+/// What serde-saphyr reads `text`, a plain scalar's content, as when it is
+/// written on its own: `None` when that is not a scalar, an error, or a
+/// string other than `text`.
+pub(super) fn plain_value(text: &str) -> Option<ScalarValue> {
+    let raw = with_room(text, || {
+        serde_saphyr::from_str_with_options::<Raw>(text, options(text.len()))
+    });
+    match raw.ok()? {
+        Raw::Str(s) => (s == text).then_some(ScalarValue::Str),
+        Raw::Null => Some(ScalarValue::Null),
+        Raw::Bool(b) => Some(ScalarValue::Bool(b)),
+        Raw::Int(i) => Some(ScalarValue::Int(i)),
+        Raw::UInt(u) => Some(ScalarValue::UInt(u)),
+        Raw::Float(f) => Some(ScalarValue::Float(f)),
+        Raw::Seq(_) | Raw::Map(_) => None,
+    }
+}
+
 /// Whether `text`, written as a plain scalar on its own, reads back as a
 /// scalar (a string, a number or a boolean) written exactly so.
 pub(super) fn reads_as_text(text: &str) -> bool {
@@ -254,8 +281,13 @@ pub(super) fn reads_as_text(text: &str) -> bool {
 /// tree can grow only in proportion to the file.
 const NODES_PER_BYTE: usize = 2;
 
+/// The most nodes a text of `len` bytes may have.
+pub(super) fn node_budget(len: usize) -> usize {
+    (len / NODES_PER_BYTE).max(250_000)
+}
+
 fn options(len: usize) -> serde_saphyr::Options {
-    let nodes = (len / NODES_PER_BYTE).max(250_000);
+    let nodes = node_budget(len);
     serde_saphyr::options! {
         // Only `true` and `false` are booleans: `on`, `yes` and `off` are names.
         strict_booleans: true,
@@ -359,14 +391,31 @@ fn convert(raw: Spanned<Raw>, file: &SourceFile) -> Node {
             };
         }
         Raw::Str(s) => (ScalarValue::Str, s),
-        Raw::Null => (ScalarValue::Null, written(file, defined, "")),
-        Raw::Bool(b) => (ScalarValue::Bool(b), written(file, defined, &b.to_string())),
-        Raw::Int(i) => (ScalarValue::Int(i), written(file, defined, &i.to_string())),
-        Raw::UInt(u) => (ScalarValue::UInt(u), written(file, defined, &u.to_string())),
-        Raw::Float(f) => (
-            ScalarValue::Float(f),
-            written(file, defined, &f.to_string()),
-        ),
+        Raw::Null => (ScalarValue::Null, String::new()),
+        Raw::Bool(b) => (ScalarValue::Bool(b), String::new()),
+        Raw::Int(i) => (ScalarValue::Int(i), String::new()),
+        Raw::UInt(u) => (ScalarValue::UInt(u), String::new()),
+        Raw::Float(f) => (ScalarValue::Float(f), String::new()),
+    };
+    scalar_node(value, text, span, defined, file)
+}
+
+/// A scalar node: `text` is a string's content (and ignored for the other
+/// values, whose text is what the file has at `defined`).
+pub(super) fn scalar_node(
+    value: ScalarValue,
+    text: String,
+    span: Span,
+    defined: Span,
+    file: &SourceFile,
+) -> Node {
+    let text = match value {
+        ScalarValue::Str => text,
+        ScalarValue::Null => written(file, defined, ""),
+        ScalarValue::Bool(b) => written(file, defined, &b.to_string()),
+        ScalarValue::Int(i) => written(file, defined, &i.to_string()),
+        ScalarValue::UInt(u) => written(file, defined, &u.to_string()),
+        ScalarValue::Float(f) => written(file, defined, &f.to_string()),
     };
     let quoted = matches!(
         file.text.as_bytes().get(defined.start as usize),
