@@ -38,6 +38,7 @@
 
 use std::cell::Cell;
 use std::collections::{HashMap, HashSet};
+use std::rc::Rc;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
@@ -162,14 +163,32 @@ struct Explorer {
     released: usize,
 }
 
+impl Explorer {
+    /// The moves from the start to node `k`.
+    fn moves_to(&self, mut k: usize) -> Vec<Move> {
+        let mut moves = Vec::with_capacity(self.nodes[k].depth);
+        while let Some((parent, m)) = &self.nodes[k].from {
+            moves.push(m.clone());
+            k = *parent;
+        }
+        moves.reverse();
+        moves
+    }
+}
+
 /// A set of `Actor::fingerprint`s, which are hashes already.
 type Fingerprints = HashSet<u64, foldhash::fast::FixedState>;
 
-/// A configuration the explorer reached, and the moves from the start.
+/// A configuration the explorer reached, and how.
 struct Explored {
     /// Its state alone (`Actor::clone_state`): `last_step` is empty.
     actor: Actor,
-    moves: Vec<Move>,
+    /// The node it was reached from and the move from there (none for the
+    /// start): the moves from the start are read back only for the nodes a
+    /// search starts from, so each node keeps one.
+    from: Option<(usize, Move)>,
+    /// The number of moves from the start.
+    depth: usize,
     /// The effects the moves performed, the start's included.
     performed: Vec<Arc<str>>,
 }
@@ -261,7 +280,10 @@ pub(super) struct Replayer<'a, 'm> {
     compared: Option<HashMap<EventId, ComparedLiterals>>,
     /// Synthesized deliveries by event, index and payload variant: the
     /// searches ask for the same ones again and again.
-    events: HashMap<(EventId, usize, usize), Event>,
+    events: HashMap<(EventId, usize, usize), Event, foldhash::fast::FixedState>,
+    /// `variants`, by event and index: every configuration that accepts
+    /// the event asks for them.
+    variant_sets: HashMap<(EventId, usize), Rc<[Event]>, foldhash::fast::FixedState>,
     /// Actors the searches forked and dropped, whose buffers the next fork
     /// reuses (`fork`, `keep`): most forks end in a configuration already
     /// seen.
@@ -285,7 +307,8 @@ impl<'a, 'm> Replayer<'a, 'm> {
             explored: None,
             sends_left: SEARCH_SENDS.min(SEARCH_WORK / cx.machine.states.len().max(1)),
             performed: None,
-            events: HashMap::new(),
+            events: HashMap::default(),
+            variant_sets: HashMap::default(),
             compared: None,
             spares: Vec::new(),
         }
@@ -671,6 +694,7 @@ impl<'a, 'm> Replayer<'a, 'm> {
                 break;
             }
             let node = &explored.nodes[k];
+            let at = k;
             k += 1;
             if !sources.is_empty() && !sources.iter().any(|&s| node.actor.is_active(s)) {
                 continue;
@@ -684,9 +708,10 @@ impl<'a, 'm> Replayer<'a, 'm> {
                 break;
             }
             starts += 1;
-            let (start, before) = (node.actor.clone(), node.moves.clone());
+            let (start, before) = (node.actor.clone(), explored.moves_to(at));
             let i = before.len();
-            for event in self.variants(claim.event, i) {
+            let variants = self.variants(claim.event, i);
+            for event in variants.iter() {
                 if self.sends_left == 0 || self.search_work_spent() || self.cx.cancelled() {
                     return None;
                 }
@@ -796,7 +821,8 @@ impl<'a, 'm> Replayer<'a, 'm> {
         self.explored = Some(Explorer {
             nodes: vec![Explored {
                 actor: start,
-                moves: Vec::new(),
+                from: None,
+                depth: 0,
                 performed,
             }],
             seen,
@@ -833,14 +859,15 @@ impl<'a, 'm> Replayer<'a, 'm> {
             {
                 return false;
             }
-            if ex.nodes[ex.at].moves.len() < EXPLORE_DEPTH {
+            if ex.nodes[ex.at].depth < EXPLORE_DEPTH {
                 break;
             }
             ex.at += 1;
         }
         let at = ex.at;
         ex.at += 1;
-        let moves = self.moves_from(&ex.nodes[at].actor, ex.nodes[at].moves.len());
+        let depth = ex.nodes[at].depth + 1;
+        let moves = self.moves_from(&ex.nodes[at].actor, depth - 1);
         for next in moves {
             if ex.left == 0
                 || ex.nodes.len() == EXPLORE_STATES
@@ -853,14 +880,13 @@ impl<'a, 'm> Replayer<'a, 'm> {
             let Some(actor) = self.move_to_unseen(&ex.nodes[at].actor, &next, &mut ex.seen) else {
                 continue;
             };
-            let mut moves = ex.nodes[at].moves.clone();
-            moves.push(next);
             let performed = effect_names(actor.last_step(), &ex.nodes[at].performed);
             // The node keeps the state alone; the fork's buffers go to the
             // next fork.
             ex.nodes.push(Explored {
                 actor: actor.clone_state(),
-                moves,
+                from: Some((at, next)),
+                depth,
                 performed,
             });
             self.keep(actor);
@@ -944,7 +970,7 @@ impl<'a, 'm> Replayer<'a, 'm> {
         }
         let mut moves = Vec::with_capacity(events.len() * VARIANTS + 1);
         for e in events {
-            moves.extend(self.variants(e, i).into_iter().map(Move::Send));
+            moves.extend(self.variants(e, i).iter().cloned().map(Move::Send));
         }
         moves.extend(actor.next_due().map(Move::Advance));
         moves
@@ -1001,7 +1027,10 @@ impl<'a, 'm> Replayer<'a, 'm> {
 
     /// The distinct payload variants of delivery `i` of the event (an
     /// event whose payload has only strings has one).
-    fn variants(&mut self, event: EventId, i: usize) -> Vec<Event> {
+    fn variants(&mut self, event: EventId, i: usize) -> Rc<[Event]> {
+        if let Some(known) = self.variant_sets.get(&(event, i)) {
+            return known.clone();
+        }
         let mut out: Vec<Event> = Vec::with_capacity(VARIANTS);
         for variant in 0..VARIANTS {
             let e = self.event(event, i, variant);
@@ -1009,6 +1038,8 @@ impl<'a, 'm> Replayer<'a, 'm> {
                 out.push(e);
             }
         }
+        let out: Rc<[Event]> = out.into();
+        self.variant_sets.insert((event, i), out.clone());
         out
     }
 
