@@ -717,7 +717,7 @@ impl<'a, 'm> Replayer<'a, 'm> {
                 }
                 self.sends_left -= 1;
                 let mut actor = self.fork(&start);
-                let step = actor.send(&event);
+                let step = actor.send(event);
                 self.charge(step);
                 if step.ignored
                     || (!claim.taking.is_empty()
@@ -737,7 +737,7 @@ impl<'a, 'm> Replayer<'a, 'm> {
                 }
                 if claim.shape != Shape::Later {
                     self.sends_left = self.sends_left.saturating_sub(1);
-                    if self.repeat_changes(&actor, &event, takes).is_ok() {
+                    if self.repeat_changes(&actor, event, takes).is_ok() {
                         return Some((moves, i));
                     }
                 }
@@ -745,7 +745,7 @@ impl<'a, 'm> Replayer<'a, 'm> {
                     self.keep(actor);
                     continue;
                 }
-                if let Some(found) = self.continue_after(actor, moves, i, &event, takes) {
+                if let Some(found) = self.continue_after(actor, moves, i, event, takes) {
                     return Some(found);
                 }
             }
