@@ -48,7 +48,7 @@ use super::witness::{Witness, WitnessEnd, WitnessStep};
 use crate::expr::{Event, Value};
 use crate::graph::EventId;
 use crate::interp::{Actor, Chart};
-use crate::model::{Action, Completion, Duration, PayloadType, TransitionId};
+use crate::model::{Action, Completion, Duration, PayloadType, StateId, TransitionId};
 
 const MAX_REPLAYS: usize = 500;
 /// One budget per lint.
@@ -130,6 +130,24 @@ impl Replay {
             confirmed: None,
             witness: None,
             account: Some(why.into()),
+        }
+    }
+}
+
+/// What is taken instead of a transition written after it.
+#[derive(Clone, Copy)]
+enum Instead {
+    /// A transition without a guard.
+    Unguarded,
+    /// One whose guard only tests that the delivery's id is new.
+    NewId,
+}
+
+impl Instead {
+    fn why(self) -> &'static str {
+        match self {
+            Instead::Unguarded => "which has no guard",
+            Instead::NewId => "whose guard only tests that the delivery's id is new",
         }
     }
 }
@@ -284,6 +302,12 @@ pub(super) struct Replayer<'a, 'm> {
     /// `variants`, by event and index: every configuration that accepts
     /// the event asks for them.
     variant_sets: HashMap<(EventId, usize), Rc<[Event]>, foldhash::fast::FixedState>,
+    /// `holds_only_ids`, by context field.
+    id_sets: HashMap<String, bool>,
+    /// `entered_by_new_deliveries`, once asked.
+    entered: Option<Rc<[bool]>>,
+    /// `raised_names`, once asked.
+    raised: Option<Vec<Arc<str>>>,
     /// Actors the searches forked and dropped, whose buffers the next fork
     /// reuses (`fork`, `keep`): most forks end in a configuration already
     /// seen.
@@ -309,6 +333,9 @@ impl<'a, 'm> Replayer<'a, 'm> {
             performed: None,
             events: HashMap::default(),
             variant_sets: HashMap::default(),
+            id_sets: HashMap::new(),
+            entered: None,
+            raised: None,
             compared: None,
             spares: Vec::new(),
         }
@@ -359,6 +386,15 @@ impl<'a, 'm> Replayer<'a, 'm> {
             return replay;
         };
         let refuted = replay.account.unwrap_or_default();
+        // No search can find a run whose first delivery takes what such a
+        // delivery never takes.
+        if let Some(why) = self.never_taken_first(claim) {
+            return Replay {
+                confirmed: Some(false),
+                witness: None,
+                account: Some(format!("{refuted}; {why}")),
+            };
+        }
         match self.search(claim) {
             Some(found) => found,
             None => Replay {
@@ -369,6 +405,276 @@ impl<'a, 'm> Replayer<'a, 'm> {
                 )),
             },
         }
+    }
+
+    /// Why no search can find a run for the claim: its first delivery must
+    /// take one of `taking`, and no delivery that is not a repeat (all the
+    /// search sends before the claim's repeat) takes any of them, because
+    /// their states are entered only by transitions such deliveries never
+    /// take, or because one written before each of them in its state on the
+    /// same trigger is taken instead (`taken_instead`). `None` when one of
+    /// them may be taken, or the claim takes any transition.
+    pub(super) fn never_taken_first(&mut self, claim: &Claim) -> Option<String> {
+        if claim.taking.is_empty() {
+            return None;
+        }
+        let m = self.cx.machine;
+        let sources: Vec<StateId> = claim
+            .taking
+            .iter()
+            .map(|&t| m.transition(t).source)
+            .collect();
+        let entered = self.entered_by_new_deliveries();
+        if !sources.iter().any(|s| entered[s.index()]) {
+            return Some(format!(
+                "`{}` is entered only by transitions that no delivery but a repeat takes",
+                m.display_name(sources[0])
+            ));
+        }
+        let mut why = None;
+        for &t in &claim.taking {
+            let instead = self.taken_instead(t, Some(claim.event))?;
+            why = Some(format!(
+                "a first delivery of `{}` in `{}` takes the transition written before this one, {}",
+                self.cx.graph.events.name(claim.event),
+                m.display_name(m.transition(t).source),
+                instead.why()
+            ));
+        }
+        why
+    }
+
+    /// The transition written before `t` in its state on the same trigger
+    /// that a delivery of `event` which is not a repeat takes whenever it
+    /// could take `t` (for an eventless or delayed `t`, `event` is `None`
+    /// and only an unguarded one counts).
+    fn taken_instead(&mut self, t: TransitionId, event: Option<EventId>) -> Option<Instead> {
+        let m = self.cx.machine;
+        let transition = m.transition(t);
+        let state = m.state(transition.source);
+        let alternatives = match transition.trigger {
+            crate::model::Trigger::Event(_) => &state.on,
+            crate::model::Trigger::Always => &state.always,
+            crate::model::Trigger::After(_) => &state.after,
+        };
+        for &before in alternatives {
+            if before == t {
+                return None;
+            }
+            let earlier = m.transition(before);
+            if earlier.trigger != transition.trigger {
+                continue;
+            }
+            match (&earlier.guard, event) {
+                (None, _) => return Some(Instead::Unguarded),
+                (Some(guard), Some(event)) if self.passes_for_new_ids(guard, event) => {
+                    return Some(Instead::NewId);
+                }
+                _ => {}
+            }
+        }
+        None
+    }
+
+    /// Whether a transition is taken in no run whose deliveries are all new:
+    /// for each event that triggers it, or for its timer or eventless
+    /// trigger, another is taken instead.
+    fn never_taken_by_new_deliveries(&mut self, t: TransitionId) -> bool {
+        match self.cx.machine.transition(t).trigger {
+            crate::model::Trigger::Event(_) => {
+                let events = self.cx.graph.trigger_events(t);
+                !events.is_empty()
+                    && events
+                        .iter()
+                        .all(|&e| self.taken_instead(t, Some(e)).is_some())
+            }
+            _ => self.taken_instead(t, None).is_some(),
+        }
+    }
+
+    /// By state, whether a run whose deliveries are all new may enter it:
+    /// the states active at the start, and then, from the states entered,
+    /// whatever the transitions that such runs may take enter (a target,
+    /// its ancestors, all its descendants, and all those of a parallel
+    /// ancestor or of a history target's parent: more than a step enters,
+    /// never less).
+    fn entered_by_new_deliveries(&mut self) -> Rc<[bool]> {
+        if let Some(known) = &self.entered {
+            return known.clone();
+        }
+        let m = self.cx.machine;
+        let mut entered = vec![false; m.states.len()];
+        let mut queue: Vec<StateId> = Vec::new();
+        fn enter(
+            m: &crate::model::Machine,
+            s: StateId,
+            entered: &mut [bool],
+            queue: &mut Vec<StateId>,
+        ) {
+            let mut stack = vec![s];
+            while let Some(s) = stack.pop() {
+                if !std::mem::replace(&mut entered[s.index()], true) {
+                    queue.push(s);
+                }
+                stack.extend(
+                    m.state(s)
+                        .children
+                        .iter()
+                        .copied()
+                        .filter(|c| !entered[c.index()]),
+                );
+            }
+        }
+        // The start's configuration is known exactly.
+        for s in self.shared.started.active_states() {
+            entered[s.index()] = true;
+            queue.push(s);
+        }
+        while let Some(s) = queue.pop() {
+            let state = m.state(s);
+            let transitions: Vec<TransitionId> = state
+                .on
+                .iter()
+                .chain(&state.always)
+                .chain(&state.after)
+                .copied()
+                .collect();
+            for t in transitions {
+                if self.never_taken_by_new_deliveries(t) {
+                    continue;
+                }
+                for target in &m.transition(t).targets {
+                    let mut base = target.state;
+                    if matches!(m.state(base).kind, crate::model::StateKind::History(_)) {
+                        base = m.state(base).parent.unwrap_or(base);
+                    }
+                    enter(m, base, &mut entered, &mut queue);
+                    let mut up = m.state(base).parent;
+                    while let Some(a) = up {
+                        if matches!(m.state(a).kind, crate::model::StateKind::Parallel) {
+                            enter(m, a, &mut entered, &mut queue);
+                        } else if !std::mem::replace(&mut entered[a.index()], true) {
+                            queue.push(a);
+                        }
+                        up = m.state(a).parent;
+                    }
+                }
+            }
+        }
+        let entered: Rc<[bool]> = entered.into();
+        self.entered = Some(entered.clone());
+        entered
+    }
+
+    /// Whether the guard holds for every first delivery of `event` in a
+    /// replay: it only tests `!(event.ID in context.S)`, where ID is the
+    /// event's id field, a string, unique to each delivery of a run, and
+    /// every set S starts empty and is only ever extended with ids.
+    fn passes_for_new_ids(&mut self, guard: &crate::expr::Expr, event: EventId) -> bool {
+        let Some(decl) = self.cx.decl(event) else {
+            return false;
+        };
+        // An event the machine raises or sends itself carries whatever id
+        // its action gives it, a repeated one too.
+        let name = self.cx.graph.events.name(event);
+        if self.raised_names().iter().any(|r| **r == *name) {
+            return false;
+        }
+        let Some(id_field) = decl.id_field.as_ref().map(|n| n.text.as_str()) else {
+            return false;
+        };
+        let id_is_number = decl
+            .payload
+            .as_ref()
+            .and_then(|p| p.get(id_field))
+            .is_some_and(|f| matches!(f.ty, PayloadType::Number | PayloadType::Integer));
+        let tests = analysis::identity_tests(guard);
+        if id_is_number || tests.len() != analysis::conjuncts(guard).len() {
+            return false;
+        }
+        tests
+            .iter()
+            .all(|(field, set)| field == id_field && self.holds_only_ids(set))
+    }
+
+    /// The events the machine raises or sends itself.
+    fn raised_names(&mut self) -> &[Arc<str>] {
+        let m = self.cx.machine;
+        self.raised.get_or_insert_with(|| {
+            let mut names: Vec<Arc<str>> = Vec::new();
+            let actions = m
+                .states
+                .iter()
+                .flat_map(|s| s.entry.iter().chain(&s.exit))
+                .chain(m.transitions.iter().flat_map(|t| &t.actions));
+            for action in actions {
+                if let Action::Raise { event, .. } | Action::Send { event, .. } = action
+                    && !names.iter().any(|n| **n == *event.text)
+                {
+                    names.push(event.text.as_str().into());
+                }
+            }
+            names
+        })
+    }
+
+    /// Whether the context field starts as an empty list and every assign
+    /// of the machine that writes it appends event fields that some event
+    /// declares as its id (`S: context.S + [event.ID]`), in a machine
+    /// without host actions, which could write anything.
+    fn holds_only_ids(&mut self, set: &str) -> bool {
+        if let Some(&known) = self.id_sets.get(set) {
+            return known;
+        }
+        let m = self.cx.machine;
+        let starts_empty = m
+            .context
+            .get(set)
+            .is_some_and(|f| f.value.as_array().is_some_and(|a| a.is_empty()));
+        let id_fields: Vec<&str> = m
+            .events
+            .values()
+            .filter_map(|d| d.id_field.as_ref().map(|n| n.text.as_str()))
+            .collect();
+        let appends_ids = |expr: &crate::expr::Expr| {
+            use crate::expr::{BinaryOp, ExprKind};
+            let ExprKind::Binary(BinaryOp::Add, a, b) = &expr.kind else {
+                return false;
+            };
+            let list = match (analysis::context_field(a), analysis::context_field(b)) {
+                (Some(f), _) if f == set => b,
+                (_, Some(f)) if f == set => a,
+                _ => return false,
+            };
+            let ExprKind::List(items) = &list.kind else {
+                return false;
+            };
+            items
+                .iter()
+                .all(|item| analysis::event_field(item).is_some_and(|f| id_fields.contains(&f)))
+        };
+        let actions = m
+            .states
+            .iter()
+            .flat_map(|s| s.entry.iter().chain(&s.exit))
+            .chain(m.transitions.iter().flat_map(|t| &t.actions));
+        let mut only_ids = starts_empty;
+        for action in actions {
+            match action {
+                Action::Host { .. } => only_ids = false,
+                Action::Assign { fields, .. } => {
+                    if let Some(assignment) = fields.get(set) {
+                        only_ids &= appends_ids(&assignment.expr);
+                    }
+                }
+                _ => {}
+            }
+            if !only_ids {
+                break;
+            }
+        }
+        self.id_sets.insert(set.to_string(), only_ids);
+        only_ids
     }
 
     fn replay(&mut self, lint: super::Lint, witness: &Witness) -> Replay {

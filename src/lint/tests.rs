@@ -364,3 +364,131 @@ fn replays_past_the_work_budget_are_undecided_with_the_reason() {
         );
     }
 }
+
+/// A payment handler whose second alternative takes the deliveries the
+/// first one has seen: `first_guard` guards the first alternative and
+/// `seen` is the set's initial value.
+fn payments(first_guard: &str, seen: &str) -> String {
+    let guard = match first_guard {
+        "" => String::new(),
+        guard => format!("          guard: '{guard}'\n"),
+    };
+    format!(
+        "machine: payments
+context: {{ seen: {seen}, total: 0, duplicates: 0 }}
+events:
+  PAYMENT: {{ id: paymentId, payload: {{ paymentId: string, amount: number }} }}
+  CLOSE: {{ id: closeId }}
+initial: open
+states:
+  open:
+    on:
+      PAYMENT:
+        - target: paid
+{guard}          actions: [{{ assign: {{ seen: 'context.seen + [event.paymentId]', total: 'context.total + event.amount' }} }}]
+        - duplicate
+  paid:
+    on: {{ CLOSE: open }}
+  duplicate:
+    on:
+      PAYMENT: {{ actions: [{{ assign: {{ duplicates: 'context.duplicates + 1' }} }}] }}
+"
+    )
+}
+
+/// The I001 finding on the second alternative of `open`'s `PAYMENT`.
+fn on_the_fallback(text: &str) -> Diagnostic {
+    let machine = parse(text, Syntax::Yaml).expect("loads");
+    let findings = lint_with(&machine, &Options { show_refuted: true });
+    let at = text.find("- duplicate").expect("the fallback") as u32 + 2;
+    findings
+        .into_iter()
+        .find(|d| d.code == "I001" && d.span.start <= at && at < d.span.end)
+        .unwrap_or_else(|| panic!("no I001 at byte {at}"))
+}
+
+#[test]
+fn a_transition_only_repeats_take_is_refuted_without_a_search() {
+    let new_id = "!(event.paymentId in context.seen)";
+    let refuted = on_the_fallback(&payments(new_id, "[]"));
+    assert_eq!(refuted.confirmed, Some(false));
+    let account = refuted.replay.as_deref().unwrap_or_default();
+    assert!(
+        account.ends_with(
+            "a first delivery of `PAYMENT` in `open` takes the transition written before this one, \
+             whose guard only tests that the delivery's id is new"
+        ),
+        "{account}"
+    );
+
+    // Behind an unguarded alternative (which the graph proposes nothing
+    // for here), it is never taken at all.
+    let machine = parse(&payments("", "[]"), Syntax::Yaml).expect("loads");
+    let cx = Cx::new(&machine, None);
+    let payment = cx.graph.events.get("PAYMENT").expect("declared");
+    let open = &machine.states[machine.states.iter().position(|s| s.key == "open").unwrap()];
+    let claim = |t| confirm::Claim {
+        event: payment,
+        taking: vec![t],
+        shape: confirm::Shape::Immediate,
+        effect: None,
+    };
+    let mut replayer = confirm::Replayer::new(&cx);
+    let why = replayer.never_taken_first(&claim(open.on[1]));
+    assert!(why.is_some_and(|w| w.ends_with("which has no guard")));
+    assert_eq!(replayer.never_taken_first(&claim(open.on[0])), None);
+
+    // A guard that tests more than the id: a first delivery of amount 0
+    // takes the fallback, and the search finds it.
+    let more = on_the_fallback(&payments(&format!("{new_id} && event.amount > 0"), "[]"));
+    assert_eq!(more.confirmed, Some(true), "{:?}", more.replay);
+
+    // A set that does not start empty may hold a first delivery's id (here
+    // the replay's first one), so the search runs, and finds that run.
+    let preset = on_the_fallback(&payments(new_id, "['PAYMENT-1']"));
+    assert_eq!(preset.confirmed, Some(true), "{:?}", preset.replay);
+}
+
+#[test]
+fn a_state_entered_only_by_transitions_never_taken_refutes_without_a_search() {
+    let text = "machine: shadowed
+context: { total: 0 }
+events:
+  GO: { id: goId }
+  ADD: { id: addId, payload: { addId: string, amount: number } }
+initial: idle
+states:
+  idle:
+    on:
+      GO: [ready, hidden]
+  ready: {}
+  hidden:
+    on:
+      ADD: { actions: [{ assign: { total: 'context.total + event.amount' } }] }
+";
+    let machine = parse(text, Syntax::Yaml).expect("loads");
+    let findings = lint_with(&machine, &Options { show_refuted: true });
+    let on_add: Vec<&Diagnostic> = findings
+        .iter()
+        .filter(|d| matches!(d.code, "I001" | "I004"))
+        .collect();
+    assert!(!on_add.is_empty(), "{findings:#?}");
+    for d in on_add {
+        assert_eq!(d.confirmed, Some(false), "{}", d.message);
+        let account = d.replay.as_deref().unwrap_or_default();
+        assert!(
+            account.ends_with(
+                "`hidden` is entered only by transitions that no delivery but a repeat takes"
+            ),
+            "{account}"
+        );
+    }
+
+    // An event the machine raises itself may carry a seen id, so the
+    // guard that tests its id does not make the alternative after it dead.
+    let raising = payments("!(event.paymentId in context.seen)", "[]")
+        .replace("  paid:\n", "  paid:\n    entry: [{ raise: PAYMENT }]\n");
+    let searched = on_the_fallback(&raising);
+    let account = searched.replay.as_deref().unwrap_or_default();
+    assert!(!account.contains("written before this one"), "{account}");
+}
