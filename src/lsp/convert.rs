@@ -181,18 +181,44 @@ pub(super) fn workspace_edit(
     }
 }
 
-/// Where the documentation of the lint `code` named `name` is: the
-/// template of the client's `lintDocs` option (`{code}` and `{name}`
-/// replaced), else the page the server wrote for it.
-pub(super) fn lint_docs(template: Option<&str>, code: &str, name: &str) -> Option<lsp::Uri> {
-    let text = match template {
-        Some(template) => template.replace("{code}", code).replace("{name}", name),
-        None => {
-            let page = super::server::lint_page(code)?;
-            uri_of(&page)?.as_str().to_string()
+/// Where the documentation of each lint is, as the diagnostics link it:
+/// the template of the client's `lintDocs` option (`{code}` and `{name}`
+/// replaced), else the page the server wrote for the lint. Each link is
+/// made once per server: a publish links every finding, and finding the
+/// page asks the file system.
+#[derive(Debug, Default)]
+pub(super) struct LintDocs {
+    template: Option<String>,
+    links: std::cell::RefCell<std::collections::HashMap<&'static str, Option<lsp::Uri>>>,
+}
+
+impl LintDocs {
+    pub(super) fn new(template: Option<String>) -> LintDocs {
+        LintDocs {
+            template,
+            links: Default::default(),
         }
-    };
-    text.parse().ok()
+    }
+
+    /// The link of lint `code` named `name` (a code has one name).
+    fn link(&self, code: &'static str, name: &str) -> Option<lsp::Uri> {
+        self.links
+            .borrow_mut()
+            .entry(code)
+            .or_insert_with(|| self.make(code, name))
+            .clone()
+    }
+
+    fn make(&self, code: &str, name: &str) -> Option<lsp::Uri> {
+        let text = match &self.template {
+            Some(template) => template.replace("{code}", code).replace("{name}", name),
+            None => {
+                let page = super::server::lint_page(code)?;
+                uri_of(&page)?.as_str().to_string()
+            }
+        };
+        text.parse().ok()
+    }
 }
 
 /// The protocol's diagnostic for ours: the code linked to its lint's
@@ -203,14 +229,16 @@ pub(super) fn diagnostic(
     file: &SourceFile,
     diagnostic: &Diagnostic,
     encoding: PositionEncoding,
-    docs: Option<&str>,
+    docs: &LintDocs,
 ) -> lsp::Diagnostic {
     let mut message = diagnostic.message.clone();
     if let Some(witness) = crate::report::witness_line(diagnostic) {
-        message.push_str(&format!("\nwitness: {witness}"));
+        message.push_str("\nwitness: ");
+        message.push_str(&witness);
     }
     if let Some(help) = &diagnostic.help {
-        message.push_str(&format!("\nhelp: {help}"));
+        message.push_str("\nhelp: ");
+        message.push_str(help);
     }
     let related: Vec<lsp::DiagnosticRelatedInformation> = diagnostic
         .labels
@@ -231,7 +259,8 @@ pub(super) fn diagnostic(
             Severity::Note => lsp::DiagnosticSeverity::INFORMATION,
         }),
         code: Some(lsp::NumberOrString::String(diagnostic.code.to_string())),
-        code_description: lint_docs(docs, diagnostic.code, diagnostic.name)
+        code_description: docs
+            .link(diagnostic.code, diagnostic.name)
             .map(|href| lsp::CodeDescription { href }),
         source: Some("idemchart".to_string()),
         message,

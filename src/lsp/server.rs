@@ -121,7 +121,7 @@ pub fn run(connection: Connection, options: Options) -> Result<(), String> {
             .and_then(|w| w.diagnostic.as_ref())
             .and_then(|d| d.refresh_support)
             .unwrap_or(false),
-        lint_docs,
+        lint_docs: convert::LintDocs::new(lint_docs),
         options,
         documents: HashMap::new(),
         configs: HashMap::new(),
@@ -315,7 +315,7 @@ struct Server {
     pull: bool,
     /// Whether the client can be asked to pull again (`workspace/diagnostic/refresh`).
     refresh: bool,
-    lint_docs: Option<String>,
+    lint_docs: convert::LintDocs,
     options: Options,
     documents: HashMap<lsp::Uri, Document>,
     /// Configurations by the directory of the files they govern.
@@ -651,15 +651,7 @@ impl Server {
         analysis
             .diagnostics
             .iter()
-            .map(|d| {
-                convert::diagnostic(
-                    uri,
-                    &analysis.file,
-                    d,
-                    self.encoding,
-                    self.lint_docs.as_deref(),
-                )
-            })
+            .map(|d| convert::diagnostic(uri, &analysis.file, d, self.encoding, &self.lint_docs))
             .collect()
     }
 
@@ -876,7 +868,7 @@ impl Server {
                                 file,
                                 &analysis.diagnostics[i],
                                 encoding,
-                                self.lint_docs.as_deref(),
+                                &self.lint_docs,
                             )]
                         });
                         actions.push(lsp::CodeActionOrCommand::CodeAction(lsp::CodeAction {
@@ -980,7 +972,7 @@ mod tests {
             encoding: PositionEncoding::Utf16,
             pull: false,
             refresh: false,
-            lint_docs: None,
+            lint_docs: convert::LintDocs::default(),
             options: Options {
                 keep_analyses_of_bytes: 2 * TEXT.len(),
                 ..Options::default()
