@@ -315,6 +315,7 @@ struct Server {
     pull: bool,
     /// Whether the client can be asked to pull again (`workspace/diagnostic/refresh`).
     refresh: bool,
+    /// Where the diagnostics' codes link to.
     lint_docs: convert::LintDocs,
     options: Options,
     documents: HashMap<lsp::Uri, Document>,
@@ -603,12 +604,21 @@ impl Server {
         let again = document.published == Some(done.generation);
         document.published = Some(done.generation);
         if !self.pull && !again {
-            let diagnostics = self.diagnostics(&uri, &analysis);
-            self.notify::<lsp::notification::PublishDiagnostics>(lsp::PublishDiagnosticsParams {
+            use lsp::notification::Notification as _;
+            let envelope = lsp::PublishDiagnosticsParams {
                 uri: uri.clone(),
-                diagnostics,
+                diagnostics: Vec::new(),
                 version: None,
-            });
+            };
+            let diagnostics = self.diagnostics(&uri, &analysis);
+            if let Ok(params) = convert::with_diagnostics(envelope, "diagnostics", &diagnostics) {
+                // The params are JSON already: `Notification::new` would
+                // copy them whole.
+                self.send(Notification {
+                    method: lsp::notification::PublishDiagnostics::METHOD.to_string(),
+                    params,
+                });
+            }
         }
         for request in waiting {
             self.answer(request);
@@ -647,7 +657,11 @@ impl Server {
         }
     }
 
-    fn diagnostics(&self, uri: &lsp::Uri, analysis: &Analysis) -> Vec<lsp::Diagnostic> {
+    fn diagnostics<'a>(
+        &self,
+        uri: &'a lsp::Uri,
+        analysis: &'a Analysis,
+    ) -> Vec<convert::ProtocolDiagnostic<'a>> {
         analysis
             .diagnostics
             .iter()
@@ -729,11 +743,12 @@ impl Server {
                         related_documents: None,
                         full_document_diagnostic_report: lsp::FullDocumentDiagnosticReport {
                             result_id: None,
-                            items: self.diagnostics(&uri, &analysis),
+                            items: Vec::new(),
                         },
                     }),
                 );
-                json(serde_json::to_value(report))
+                let items = self.diagnostics(&uri, &analysis);
+                json(convert::with_diagnostics(report, "items", &items))
             }
             HoverRequest::METHOD => {
                 let params: lsp::HoverParams = serde_json::from_value(params).map_err(bad)?;
@@ -863,13 +878,16 @@ impl Server {
                     let span = convert::span(file, params.range, encoding);
                     for action in super::code_actions(&analysis, span) {
                         let diagnostics = action.diagnostic.map(|i| {
-                            vec![convert::diagnostic(
-                                &uri,
-                                file,
-                                &analysis.diagnostics[i],
-                                encoding,
-                                &self.lint_docs,
-                            )]
+                            vec![
+                                convert::diagnostic(
+                                    &uri,
+                                    file,
+                                    &analysis.diagnostics[i],
+                                    encoding,
+                                    &self.lint_docs,
+                                )
+                                .typed(),
+                            ]
                         });
                         actions.push(lsp::CodeActionOrCommand::CodeAction(lsp::CodeAction {
                             title: action.title,
