@@ -445,6 +445,22 @@ mod tests {
                     // back in its own order.
                     assert_eq!(serde_json::to_string(&ours.typed()).unwrap(), json);
                 }
+                // A publish, the whole message: the envelope's members
+                // keep their places.
+                let ours: Vec<_> = (analysis.diagnostics.iter())
+                    .map(|d| diagnostic(&uri, &analysis.file, d, PositionEncoding::Utf16, &docs))
+                    .collect();
+                let publish = |diagnostics| lsp::PublishDiagnosticsParams {
+                    uri: uri.clone(),
+                    diagnostics,
+                    version: Some(3),
+                };
+                let written = with_diagnostics(publish(Vec::new()), "diagnostics", &ours).unwrap();
+                let typed = publish(ours.iter().map(ProtocolDiagnostic::typed).collect());
+                assert_eq!(
+                    serde_json::to_string(&written).unwrap(),
+                    serde_json::to_string(&typed).unwrap()
+                );
             }
         }
     }
