@@ -181,64 +181,153 @@ pub(super) fn workspace_edit(
     }
 }
 
-/// Where the documentation of the lint `code` named `name` is: the
-/// template of the client's `lintDocs` option (`{code}` and `{name}`
-/// replaced), else the page the server wrote for it.
-pub(super) fn lint_docs(template: Option<&str>, code: &str, name: &str) -> Option<lsp::Uri> {
-    let text = match template {
-        Some(template) => template.replace("{code}", code).replace("{name}", name),
-        None => {
-            let page = super::server::lint_page(code)?;
-            uri_of(&page)?.as_str().to_string()
-        }
-    };
-    text.parse().ok()
+/// Where the documentation of each lint is, as the diagnostics link it:
+/// the template of the client's `lintDocs` option (`{code}` and `{name}`
+/// replaced), else the page the server wrote for the lint. Each link is
+/// made once per server: a publish links every finding, and finding the
+/// page asks the file system.
+#[derive(Debug, Default)]
+pub(super) struct LintDocs {
+    template: Option<String>,
+    links: std::cell::RefCell<std::collections::HashMap<&'static str, Option<lsp::Uri>>>,
 }
 
-/// The protocol's diagnostic for ours: the code linked to its lint's
-/// documentation, the witness and the help in the message, the labels as
-/// related information.
-pub(super) fn diagnostic(
-    uri: &lsp::Uri,
+impl LintDocs {
+    pub(super) fn new(template: Option<String>) -> LintDocs {
+        LintDocs {
+            template,
+            links: Default::default(),
+        }
+    }
+
+    /// The link of lint `code` named `name` (a code has one name).
+    fn link(&self, code: &'static str, name: &str) -> Option<lsp::Uri> {
+        self.links
+            .borrow_mut()
+            .entry(code)
+            .or_insert_with(|| self.make(code, name))
+            .clone()
+    }
+
+    fn make(&self, code: &str, name: &str) -> Option<lsp::Uri> {
+        let text = match &self.template {
+            Some(template) => template.replace("{code}", code).replace("{name}", name),
+            None => {
+                let page = super::server::lint_page(code)?;
+                uri_of(&page)?.as_str().to_string()
+            }
+        };
+        text.parse().ok()
+    }
+}
+
+/// The protocol's diagnostic for ours, as it is written: the fields, names
+/// and order of `lsp::Diagnostic`, borrowed from ours rather than copied
+/// into that type (a publish writes every finding of the file). The code
+/// links to its lint's documentation, the witness and the help are in the
+/// message, the labels are the related information.
+#[derive(serde::Serialize)]
+#[serde(rename_all = "camelCase")]
+pub(super) struct ProtocolDiagnostic<'a> {
+    range: lsp::Range,
+    severity: lsp::DiagnosticSeverity,
+    code: &'static str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    code_description: Option<lsp::CodeDescription>,
+    source: &'static str,
+    message: std::borrow::Cow<'a, str>,
+    #[serde(skip_serializing_if = "<[_]>::is_empty")]
+    related_information: Vec<RelatedInformation<'a>>,
+}
+
+/// `lsp::DiagnosticRelatedInformation`, borrowed.
+#[derive(serde::Serialize)]
+struct RelatedInformation<'a> {
+    location: Location<'a>,
+    message: &'a str,
+}
+
+/// `lsp::Location`, borrowed.
+#[derive(serde::Serialize)]
+struct Location<'a> {
+    uri: &'a lsp::Uri,
+    range: lsp::Range,
+}
+
+impl ProtocolDiagnostic<'_> {
+    /// The diagnostic as the protocol's type, for the answers that hold
+    /// one (a quick fix names the diagnostic it fixes).
+    pub(super) fn typed(&self) -> lsp::Diagnostic {
+        // Both sides are the protocol's shape (the tests below): no
+        // diagnostic fails this.
+        serde_json::to_value(self)
+            .and_then(serde_json::from_value)
+            .expect("a diagnostic in the protocol's shape")
+    }
+}
+
+pub(super) fn diagnostic<'a>(
+    uri: &'a lsp::Uri,
     file: &SourceFile,
-    diagnostic: &Diagnostic,
+    diagnostic: &'a Diagnostic,
     encoding: PositionEncoding,
-    docs: Option<&str>,
-) -> lsp::Diagnostic {
-    let mut message = diagnostic.message.clone();
-    if let Some(witness) = crate::report::witness_line(diagnostic) {
-        message.push_str(&format!("\nwitness: {witness}"));
-    }
-    if let Some(help) = &diagnostic.help {
-        message.push_str(&format!("\nhelp: {help}"));
-    }
-    let related: Vec<lsp::DiagnosticRelatedInformation> = diagnostic
-        .labels
-        .iter()
-        .map(|label| lsp::DiagnosticRelatedInformation {
-            location: lsp::Location {
-                uri: uri.clone(),
-                range: range(file, label.span, encoding),
-            },
-            message: label.message.clone(),
-        })
-        .collect();
-    lsp::Diagnostic {
+    docs: &LintDocs,
+) -> ProtocolDiagnostic<'a> {
+    let witness = crate::report::witness_line(diagnostic);
+    let message = match (witness, &diagnostic.help) {
+        (None, None) => std::borrow::Cow::Borrowed(diagnostic.message.as_str()),
+        (witness, help) => {
+            let mut message = diagnostic.message.clone();
+            if let Some(witness) = witness {
+                message.push_str("\nwitness: ");
+                message.push_str(&witness);
+            }
+            if let Some(help) = help {
+                message.push_str("\nhelp: ");
+                message.push_str(help);
+            }
+            std::borrow::Cow::Owned(message)
+        }
+    };
+    ProtocolDiagnostic {
         range: range(file, diagnostic.span, encoding),
-        severity: Some(match diagnostic.severity {
+        severity: match diagnostic.severity {
             Severity::Error => lsp::DiagnosticSeverity::ERROR,
             Severity::Warning => lsp::DiagnosticSeverity::WARNING,
             Severity::Note => lsp::DiagnosticSeverity::INFORMATION,
-        }),
-        code: Some(lsp::NumberOrString::String(diagnostic.code.to_string())),
-        code_description: lint_docs(docs, diagnostic.code, diagnostic.name)
+        },
+        code: diagnostic.code,
+        code_description: docs
+            .link(diagnostic.code, diagnostic.name)
             .map(|href| lsp::CodeDescription { href }),
-        source: Some("idemchart".to_string()),
+        source: "idemchart",
         message,
-        related_information: (!related.is_empty()).then_some(related),
-        tags: None,
-        data: None,
+        related_information: diagnostic
+            .labels
+            .iter()
+            .map(|label| RelatedInformation {
+                location: Location {
+                    uri,
+                    range: range(file, label.span, encoding),
+                },
+                message: &label.message,
+            })
+            .collect(),
     }
+}
+
+/// The JSON of `envelope`, a protocol structure whose list of diagnostics
+/// (its member `member`) is left empty, with `diagnostics` as that list:
+/// the protocol's types shape the message, ours its diagnostics.
+pub(super) fn with_diagnostics(
+    envelope: impl serde::Serialize,
+    member: &str,
+    diagnostics: &[ProtocolDiagnostic],
+) -> serde_json::Result<serde_json::Value> {
+    let mut value = serde_json::to_value(envelope)?;
+    // The member keeps its place among the others.
+    value[member] = serde_json::to_value(diagnostics)?;
+    Ok(value)
 }
 
 /// The local path of a `file:` URI, percent-escapes decoded.
@@ -315,6 +404,65 @@ mod tests {
             offset(&file, at(9, 0), PositionEncoding::Utf16),
             file.text.len() as u32
         );
+    }
+
+    #[test]
+    fn diagnostics_are_written_as_the_protocols_type_writes_them() {
+        // A workflow with findings that have witnesses, help and labels,
+        // and a machine whose load errors have neither.
+        let texts = [
+            include_str!("../../bench/machines/fulfilment.yaml"),
+            "machine: m\ninitial: a\nstates:\n  a: { on: { E: { target: nowhere } } }\n  b: 3\n",
+        ];
+        let path = Path::new("m.yaml");
+        let config = crate::config::Config::defaults(PathBuf::from("."));
+        let never = std::sync::atomic::AtomicBool::new(false);
+        let kind = super::super::Kind::of_path(path).unwrap();
+        let analyses: Vec<_> = texts
+            .iter()
+            .map(|text| super::super::analyze(path, text.to_string(), kind, &config, &never))
+            .map(Option::unwrap)
+            .collect();
+        let found: Vec<_> = analyses.iter().flat_map(|a| &a.diagnostics).collect();
+        assert!(found.iter().any(|d| !d.witness.is_empty()));
+        assert!(found.iter().any(|d| d.help.is_some()));
+        assert!(found.iter().any(|d| !d.labels.is_empty()));
+        assert!(
+            found
+                .iter()
+                .any(|d| d.labels.is_empty() && d.help.is_none())
+        );
+        let uri: lsp::Uri = "file:///w/m.yaml".parse().unwrap();
+        for docs in [
+            LintDocs::default(),
+            LintDocs::new(Some("https://d/{code}".into())),
+        ] {
+            for analysis in &analyses {
+                for d in &analysis.diagnostics {
+                    let ours = diagnostic(&uri, &analysis.file, d, PositionEncoding::Utf16, &docs);
+                    let json = serde_json::to_string(&ours).unwrap();
+                    // The protocol's type reads every member and writes them
+                    // back in its own order.
+                    assert_eq!(serde_json::to_string(&ours.typed()).unwrap(), json);
+                }
+                // A publish, the whole message: the envelope's members
+                // keep their places.
+                let ours: Vec<_> = (analysis.diagnostics.iter())
+                    .map(|d| diagnostic(&uri, &analysis.file, d, PositionEncoding::Utf16, &docs))
+                    .collect();
+                let publish = |diagnostics| lsp::PublishDiagnosticsParams {
+                    uri: uri.clone(),
+                    diagnostics,
+                    version: Some(3),
+                };
+                let written = with_diagnostics(publish(Vec::new()), "diagnostics", &ours).unwrap();
+                let typed = publish(ours.iter().map(ProtocolDiagnostic::typed).collect());
+                assert_eq!(
+                    serde_json::to_string(&written).unwrap(),
+                    serde_json::to_string(&typed).unwrap()
+                );
+            }
+        }
     }
 
     #[test]

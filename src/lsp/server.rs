@@ -121,7 +121,7 @@ pub fn run(connection: Connection, options: Options) -> Result<(), String> {
             .and_then(|w| w.diagnostic.as_ref())
             .and_then(|d| d.refresh_support)
             .unwrap_or(false),
-        lint_docs,
+        lint_docs: convert::LintDocs::new(lint_docs),
         options,
         documents: HashMap::new(),
         configs: HashMap::new(),
@@ -315,7 +315,8 @@ struct Server {
     pull: bool,
     /// Whether the client can be asked to pull again (`workspace/diagnostic/refresh`).
     refresh: bool,
-    lint_docs: Option<String>,
+    /// Where the diagnostics' codes link to.
+    lint_docs: convert::LintDocs,
     options: Options,
     documents: HashMap<lsp::Uri, Document>,
     /// Configurations by the directory of the files they govern.
@@ -603,12 +604,21 @@ impl Server {
         let again = document.published == Some(done.generation);
         document.published = Some(done.generation);
         if !self.pull && !again {
-            let diagnostics = self.diagnostics(&uri, &analysis);
-            self.notify::<lsp::notification::PublishDiagnostics>(lsp::PublishDiagnosticsParams {
+            use lsp::notification::Notification as _;
+            let envelope = lsp::PublishDiagnosticsParams {
                 uri: uri.clone(),
-                diagnostics,
+                diagnostics: Vec::new(),
                 version: None,
-            });
+            };
+            let diagnostics = self.diagnostics(&uri, &analysis);
+            if let Ok(params) = convert::with_diagnostics(envelope, "diagnostics", &diagnostics) {
+                // The params are JSON already: `Notification::new` would
+                // copy them whole.
+                self.send(Notification {
+                    method: lsp::notification::PublishDiagnostics::METHOD.to_string(),
+                    params,
+                });
+            }
         }
         for request in waiting {
             self.answer(request);
@@ -647,19 +657,15 @@ impl Server {
         }
     }
 
-    fn diagnostics(&self, uri: &lsp::Uri, analysis: &Analysis) -> Vec<lsp::Diagnostic> {
+    fn diagnostics<'a>(
+        &self,
+        uri: &'a lsp::Uri,
+        analysis: &'a Analysis,
+    ) -> Vec<convert::ProtocolDiagnostic<'a>> {
         analysis
             .diagnostics
             .iter()
-            .map(|d| {
-                convert::diagnostic(
-                    uri,
-                    &analysis.file,
-                    d,
-                    self.encoding,
-                    self.lint_docs.as_deref(),
-                )
-            })
+            .map(|d| convert::diagnostic(uri, &analysis.file, d, self.encoding, &self.lint_docs))
             .collect()
     }
 
@@ -737,11 +743,12 @@ impl Server {
                         related_documents: None,
                         full_document_diagnostic_report: lsp::FullDocumentDiagnosticReport {
                             result_id: None,
-                            items: self.diagnostics(&uri, &analysis),
+                            items: Vec::new(),
                         },
                     }),
                 );
-                json(serde_json::to_value(report))
+                let items = self.diagnostics(&uri, &analysis);
+                json(convert::with_diagnostics(report, "items", &items))
             }
             HoverRequest::METHOD => {
                 let params: lsp::HoverParams = serde_json::from_value(params).map_err(bad)?;
@@ -871,13 +878,16 @@ impl Server {
                     let span = convert::span(file, params.range, encoding);
                     for action in super::code_actions(&analysis, span) {
                         let diagnostics = action.diagnostic.map(|i| {
-                            vec![convert::diagnostic(
-                                &uri,
-                                file,
-                                &analysis.diagnostics[i],
-                                encoding,
-                                self.lint_docs.as_deref(),
-                            )]
+                            vec![
+                                convert::diagnostic(
+                                    &uri,
+                                    file,
+                                    &analysis.diagnostics[i],
+                                    encoding,
+                                    &self.lint_docs,
+                                )
+                                .typed(),
+                            ]
                         });
                         actions.push(lsp::CodeActionOrCommand::CodeAction(lsp::CodeAction {
                             title: action.title,
@@ -980,7 +990,7 @@ mod tests {
             encoding: PositionEncoding::Utf16,
             pull: false,
             refresh: false,
-            lint_docs: None,
+            lint_docs: convert::LintDocs::default(),
             options: Options {
                 keep_analyses_of_bytes: 2 * TEXT.len(),
                 ..Options::default()

@@ -166,11 +166,11 @@ impl Client {
     }
 
     /// Claims the first message (received or still to come) that `wanted`
-    /// takes.
-    fn claim<T>(&mut self, mut wanted: impl FnMut(&Message) -> Option<T>) -> T {
-        if let Some(i) = self.unclaimed.iter().position(|m| wanted(m).is_some()) {
-            let message = self.unclaimed.remove(i).expect("found");
-            return wanted(&message).expect("matched");
+    /// picks. The message is handed over whole: its caller reads it once,
+    /// as an editor does.
+    fn claim(&mut self, wanted: impl Fn(&Message) -> bool) -> Message {
+        if let Some(i) = self.unclaimed.iter().position(&wanted) {
+            return self.unclaimed.remove(i).expect("found");
         }
         let deadline = Instant::now() + PATIENCE;
         loop {
@@ -180,8 +180,8 @@ impl Client {
                 self.unclaimed
             );
             let message = self.receive();
-            if let Some(found) = wanted(&message) {
-                return found;
+            if wanted(&message) {
+                return message;
             }
             self.unclaimed.push_back(message);
         }
@@ -207,11 +207,10 @@ impl Client {
             .sender
             .send(message.into())
             .expect("the server is running");
-        let response: Response = self.claim(|m| match m {
-            Message::Response(r) if r.id == id => Some(r.clone()),
-            _ => None,
-        });
-        response.response_result
+        match self.claim(|m| matches!(m, Message::Response(r) if r.id == id)) {
+            Message::Response(response) => response.response_result,
+            _ => unreachable!("claimed a response"),
+        }
     }
 
     pub fn request<R: lsp::request::Request>(&mut self, params: R::Params) -> R::Result {
@@ -219,41 +218,45 @@ impl Client {
         serde_json::from_value(value).expect("a typed result")
     }
 
+    /// The params of notification `message`, read once into their type
+    /// (every string copied, as reading the message's text makes them).
+    fn params<P: serde::de::DeserializeOwned>(message: Message) -> P {
+        match message {
+            Message::Notification(n) => P::deserialize(&n.params).expect("typed params"),
+            _ => unreachable!("claimed a notification"),
+        }
+    }
+
     /// Awaits the next notification of kind `N`.
     pub fn await_notification<N: lsp::notification::Notification>(&mut self) -> N::Params {
-        self.claim(|m| match m {
-            Message::Notification(n) if n.method == N::METHOD => {
-                Some(serde_json::from_value(n.params.clone()).expect("typed params"))
-            }
-            _ => None,
-        })
+        let message =
+            self.claim(|m| matches!(m, Message::Notification(n) if n.method == N::METHOD));
+        Client::params(message)
     }
 
     /// Awaits the diagnostics published for `uri`.
     pub fn diagnostics(&mut self, uri: &lsp::Uri) -> Vec<lsp::Diagnostic> {
-        let uri = uri.clone();
-        self.claim(|m| match m {
-            Message::Notification(n) if n.method == notification::PublishDiagnostics::METHOD => {
-                let params: lsp::PublishDiagnosticsParams =
-                    serde_json::from_value(n.params.clone()).ok()?;
-                (params.uri == uri).then_some(params.diagnostics)
-            }
-            _ => None,
-        })
+        let message = self.claim(|m| {
+            matches!(m, Message::Notification(n)
+                if n.method == notification::PublishDiagnostics::METHOD
+                    && n.params.get("uri").and_then(Value::as_str) == Some(uri.as_str()))
+        });
+        Client::params::<lsp::PublishDiagnosticsParams>(message).diagnostics
     }
 
     /// Awaits a request of kind `R` from the server and answers it with `result`.
     pub fn answer<R: lsp::request::Request>(&mut self, result: R::Result) -> R::Params {
-        let (id, params) = self.claim(|m| match m {
-            Message::Request(r) if r.method == R::METHOD => Some((r.id.clone(), r.params.clone())),
-            _ => None,
-        });
-        let response = Response::new_ok(id, result);
+        let request =
+            match self.claim(|m| matches!(m, Message::Request(r) if r.method == R::METHOD)) {
+                Message::Request(request) => request,
+                _ => unreachable!("claimed a request"),
+            };
+        let response = Response::new_ok(request.id, result);
         self.connection
             .sender
             .send(response.into())
             .expect("the server is running");
-        serde_json::from_value(params).expect("typed params")
+        serde_json::from_value(request.params).expect("typed params")
     }
 
     /// Shuts the server down; fails on any message left unclaimed.
