@@ -333,7 +333,18 @@ fn memory() {
             )
         });
     let mut to = server.stdin.take().expect("stdin");
+    // The server's messages are read as they come, as an editor reads them:
+    // a client that writes all its files before reading would fill both
+    // pipes and wait for a server waiting for it.
     let mut from = BufReader::new(server.stdout.take().expect("stdout"));
+    let (received, messages) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        while let Ok(Some(message)) = Message::read(&mut from) {
+            if received.send(message).is_err() {
+                break;
+            }
+        }
+    });
     let send = |to: &mut std::process::ChildStdin, message: Message| {
         message.write(to).expect("write to the server");
     };
@@ -350,8 +361,10 @@ fn memory() {
         .into(),
     );
     loop {
-        if let Some(Message::Response(_)) = Message::read(&mut from).expect("read") {
-            break;
+        match messages.recv() {
+            Ok(Message::Response(_)) => break,
+            Ok(_) => {}
+            Err(_) => panic!("the server ended"),
         }
     }
     send(
@@ -369,12 +382,12 @@ fn memory() {
     }
     let mut published = std::collections::HashSet::new();
     while published.len() < 50 {
-        match Message::read(&mut from).expect("read") {
-            Some(Message::Notification(n)) if n.method == "textDocument/publishDiagnostics" => {
+        match messages.recv() {
+            Ok(Message::Notification(n)) if n.method == "textDocument/publishDiagnostics" => {
                 published.insert(n.params["uri"].as_str().unwrap_or_default().to_string());
             }
-            Some(_) => {}
-            None => panic!("the server ended"),
+            Ok(_) => {}
+            Err(_) => panic!("the server ended"),
         }
     }
     // Idle, as a server between edits.
