@@ -48,7 +48,9 @@ use super::witness::{Witness, WitnessEnd, WitnessStep};
 use crate::expr::{Event, Value};
 use crate::graph::EventId;
 use crate::interp::{Actor, Chart};
-use crate::model::{Action, Completion, Duration, PayloadType, StateId, TransitionId};
+use crate::model::{
+    Action, Completion, Duration, EventPattern, PayloadType, StateId, TransitionId, Trigger,
+};
 
 const MAX_REPLAYS: usize = 500;
 /// One budget per lint.
@@ -308,6 +310,8 @@ pub(super) struct Replayer<'a, 'm> {
     entered: Option<Rc<[bool]>>,
     /// `raised_names`, once asked.
     raised: Option<Vec<Arc<str>>>,
+    /// `fewest_moves_to_enter`, once asked.
+    fewest_moves: Option<Rc<[usize]>>,
     /// Actors the searches forked and dropped, whose buffers the next fork
     /// reuses (`fork`, `keep`): most forks end in a configuration already
     /// seen.
@@ -336,6 +340,7 @@ impl<'a, 'm> Replayer<'a, 'm> {
             id_sets: HashMap::new(),
             entered: None,
             raised: None,
+            fewest_moves: None,
             compared: None,
             spares: Vec::new(),
         }
@@ -494,10 +499,11 @@ impl<'a, 'm> Replayer<'a, 'm> {
 
     /// By state, whether a run whose deliveries are all new may enter it:
     /// the states active at the start, and then, from the states entered,
-    /// whatever the transitions that such runs may take enter (a target,
-    /// its ancestors, all its descendants, and all those of a parallel
-    /// ancestor or of a history target's parent: more than a step enters,
-    /// never less).
+    /// what the transitions such runs may take enter: the target, its
+    /// ancestors and its default entry (a compound state's initial states,
+    /// a parallel state's regions), the default entry of the other regions
+    /// of a parallel ancestor, and all of a history target's parent. That is
+    /// all a step may enter, and more where a history is restored.
     fn entered_by_new_deliveries(&mut self) -> Rc<[bool]> {
         if let Some(known) = &self.entered {
             return known.clone();
@@ -505,31 +511,12 @@ impl<'a, 'm> Replayer<'a, 'm> {
         let m = self.cx.machine;
         let mut entered = vec![false; m.states.len()];
         let mut queue: Vec<StateId> = Vec::new();
-        fn enter(
-            m: &crate::model::Machine,
-            s: StateId,
-            entered: &mut [bool],
-            queue: &mut Vec<StateId>,
-        ) {
-            let mut stack = vec![s];
-            while let Some(s) = stack.pop() {
-                if !std::mem::replace(&mut entered[s.index()], true) {
-                    queue.push(s);
-                }
-                stack.extend(
-                    m.state(s)
-                        .children
-                        .iter()
-                        .copied()
-                        .filter(|c| !entered[c.index()]),
-                );
-            }
-        }
         // The start's configuration is known exactly.
         for s in self.shared.started.active_states() {
             entered[s.index()] = true;
             queue.push(s);
         }
+        let mut entering: Vec<StateId> = Vec::new();
         while let Some(s) = queue.pop() {
             let state = m.state(s);
             let transitions: Vec<TransitionId> = state
@@ -544,19 +531,11 @@ impl<'a, 'm> Replayer<'a, 'm> {
                     continue;
                 }
                 for target in &m.transition(t).targets {
-                    let mut base = target.state;
-                    if matches!(m.state(base).kind, crate::model::StateKind::History(_)) {
-                        base = m.state(base).parent.unwrap_or(base);
-                    }
-                    enter(m, base, &mut entered, &mut queue);
-                    let mut up = m.state(base).parent;
-                    while let Some(a) = up {
-                        if matches!(m.state(a).kind, crate::model::StateKind::Parallel) {
-                            enter(m, a, &mut entered, &mut queue);
-                        } else if !std::mem::replace(&mut entered[a.index()], true) {
-                            queue.push(a);
+                    entry_set(m, target.state, &mut entering);
+                    for u in entering.drain(..) {
+                        if !std::mem::replace(&mut entered[u.index()], true) {
+                            queue.push(u);
                         }
-                        up = m.state(a).parent;
                     }
                 }
             }
@@ -564,6 +543,71 @@ impl<'a, 'm> Replayer<'a, 'm> {
         let entered: Rc<[bool]> = entered.into();
         self.entered = Some(entered.clone());
         entered
+    }
+
+    /// By state, at least how many moves of a search (deliveries of outside
+    /// events, timers) a run takes before the state is active: the fewest
+    /// transitions on a way from the start that each cost a move, where a
+    /// transition costs one if only outside events the machine never raises
+    /// or sends itself trigger it, or a timer of more than 0 ms, and none
+    /// else (it may come in the same step), guards ignored. A state is active
+    /// after a move only if entered by a transition from a state active
+    /// before it, or in the same step by one that costs nothing.
+    pub(super) fn fewest_moves_to_enter(&mut self) -> Rc<[usize]> {
+        if let Some(known) = &self.fewest_moves {
+            return known.clone();
+        }
+        let m = self.cx.machine;
+        let raised: Vec<Arc<str>> = self.raised_names().to_vec();
+        let graph = &self.cx.graph;
+        let costs_a_move = |t: TransitionId| match &m.transition(t).trigger {
+            Trigger::Event(descriptor) => {
+                descriptor
+                    .patterns
+                    .iter()
+                    .all(|p| matches!(p, EventPattern::Exact(_)))
+                    && !graph.trigger_events(t).is_empty()
+                    && graph.trigger_events(t).iter().all(|&e| {
+                        graph.events.is_external(e)
+                            && !raised.iter().any(|r| **r == *graph.events.name(e))
+                    })
+            }
+            Trigger::After(delay) => delay.millis > 0,
+            Trigger::Always => false,
+        };
+        let mut fewest = vec![usize::MAX; m.states.len()];
+        // A 0-1 breadth-first search: what costs nothing goes to the front.
+        let mut queue: std::collections::VecDeque<(StateId, usize)> = Default::default();
+        for s in self.shared.started.active_states() {
+            fewest[s.index()] = 0;
+            queue.push_back((s, 0));
+        }
+        let mut entering: Vec<StateId> = Vec::new();
+        while let Some((s, moves)) = queue.pop_front() {
+            if moves > fewest[s.index()] {
+                continue;
+            }
+            let state = m.state(s);
+            for &t in state.on.iter().chain(&state.always).chain(&state.after) {
+                let cost = usize::from(costs_a_move(t));
+                for target in &m.transition(t).targets {
+                    entry_set(m, target.state, &mut entering);
+                    for u in entering.drain(..) {
+                        if moves + cost < fewest[u.index()] {
+                            fewest[u.index()] = moves + cost;
+                            if cost == 0 {
+                                queue.push_front((u, moves));
+                            } else {
+                                queue.push_back((u, moves + 1));
+                            }
+                        }
+                    }
+                }
+            }
+        }
+        let fewest: Rc<[usize]> = fewest.into();
+        self.fewest_moves = Some(fewest.clone());
+        fewest
     }
 
     /// Whether the guard holds for every first delivery of `event` in a
@@ -908,7 +952,7 @@ impl<'a, 'm> Replayer<'a, 'm> {
 
     /// A run of the interpreter that confirms the claim, replayed once more
     /// from the start to be sure of it, as a `Replay` with its witness.
-    fn search(&mut self, claim: &Claim) -> Option<Replay> {
+    pub(super) fn search(&mut self, claim: &Claim) -> Option<Replay> {
         let (moves, first) = self.find_run(claim)?;
         // Played again on its own, so that a host guard asked on the way
         // is seen (the search asked many).
@@ -962,6 +1006,18 @@ impl<'a, 'm> Replayer<'a, 'm> {
     /// The moves of a run that confirms the claim, and the index of the
     /// delivery that the run's end repeats.
     fn find_run(&mut self, claim: &Claim) -> Option<(Vec<Move>, usize)> {
+        // The explored configurations are at most `EXPLORE_DEPTH` moves
+        // from the start: none has the first delivery's source active if
+        // every source takes more moves to enter.
+        if !claim.taking.is_empty() {
+            let fewest = self.fewest_moves_to_enter();
+            let m = self.cx.machine;
+            if (claim.taking.iter())
+                .all(|&t| fewest[m.transition(t).source.index()] > EXPLORE_DEPTH)
+            {
+                return None;
+            }
+        }
         self.explore();
         // Each claim gets a share of what is left, so that the first
         // findings of a file cannot spend it all.
@@ -1100,6 +1156,25 @@ impl<'a, 'm> Replayer<'a, 'm> {
             }
         }
         None
+    }
+
+    /// How many configurations the explorer has reached so far (none
+    /// before a search starts it).
+    #[cfg(test)]
+    pub fn explored_so_far(&self) -> usize {
+        self.explored.as_ref().map_or(0, |e| e.nodes.len())
+    }
+
+    /// The explorer's configurations, explored to the end: by each, its
+    /// number of moves from the start and its active states.
+    #[cfg(test)]
+    pub fn explored_configurations(&mut self) -> Vec<(usize, Vec<StateId>)> {
+        self.explore();
+        while self.grow() {}
+        let nodes = self.explored.as_ref().map_or(&[][..], |e| &e.nodes[..]);
+        (nodes.iter())
+            .map(|n| (n.depth, n.actor.active_states().collect()))
+            .collect()
     }
 
     /// How many configurations the explorer reaches, explored to the end.
@@ -1527,6 +1602,77 @@ impl<'a, 'm> Replayer<'a, 'm> {
             });
             read.into_iter().map(|f| (f, None)).collect()
         })
+    }
+}
+
+/// The states a transition to `target` may enter, into `out` (with
+/// repeats): see `Replayer::entered_by_new_deliveries`.
+pub(super) fn entry_set(m: &crate::model::Machine, target: StateId, out: &mut Vec<StateId>) {
+    use crate::model::StateKind;
+    let mut base = target;
+    if matches!(m.state(target).kind, StateKind::History(_)) {
+        // What it restores was active before; the whole parent covers it
+        // and the history's default.
+        base = m.state(target).parent.unwrap_or(target);
+        let mut stack = vec![base];
+        while let Some(s) = stack.pop() {
+            out.push(s);
+            stack.extend(&m.state(s).children);
+        }
+    } else {
+        default_entry(m, base, out);
+    }
+    let mut below = base;
+    let mut up = m.state(base).parent;
+    while let Some(a) = up {
+        out.push(a);
+        if matches!(m.state(a).kind, StateKind::Parallel) {
+            for &region in &m.state(a).children {
+                if region != below {
+                    default_entry(m, region, out);
+                }
+            }
+        }
+        below = a;
+        up = m.state(a).parent;
+    }
+}
+
+/// A state and what entering it by default enters: a compound state's
+/// initial states and the states between, a parallel state's regions (all
+/// children, where no initial state is known).
+fn default_entry(m: &crate::model::Machine, state: StateId, out: &mut Vec<StateId>) {
+    use crate::model::StateKind;
+    let mut stack = vec![state];
+    while let Some(s) = stack.pop() {
+        out.push(s);
+        let st = m.state(s);
+        match st.kind {
+            StateKind::Compound if !st.initial.is_empty() => {
+                for initial in &st.initial {
+                    // The states from the initial one up to `s`.
+                    let mut on_the_way = m.state(initial.state).parent;
+                    while let Some(p) = on_the_way
+                        && p != s
+                    {
+                        out.push(p);
+                        on_the_way = m.state(p).parent;
+                    }
+                    stack.push(initial.state);
+                }
+            }
+            StateKind::Compound | StateKind::Parallel => stack.extend(&st.children),
+            // An initial history: over-approximated by its siblings.
+            StateKind::History(_) => {
+                if let Some(parent) = st.parent {
+                    stack.extend(
+                        (m.state(parent).children.iter())
+                            .filter(|c| !matches!(m.state(**c).kind, StateKind::History(_))),
+                    );
+                }
+            }
+            StateKind::Atomic | StateKind::Final => {}
+        }
     }
 }
 

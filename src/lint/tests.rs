@@ -492,3 +492,221 @@ states:
     let account = searched.replay.as_deref().unwrap_or_default();
     assert!(!account.contains("written before this one"), "{account}");
 }
+
+#[test]
+fn entering_a_state_enters_its_default_entry_and_the_other_regions_defaults() {
+    let text = "machine: flow
+context: { total: 0 }
+events:
+  GO: { id: goId }
+  NEXT: { id: nextId }
+  ADD: { id: addId, payload: { addId: string, amount: number } }
+initial: idle
+states:
+  idle:
+    on: { GO: flow }
+  flow:
+    initial: first
+    states:
+      first:
+        on: { NEXT: [second, hidden] }
+      second: {}
+      hidden:
+        on:
+          ADD: { actions: [{ assign: { total: 'context.total + event.amount' } }] }
+  both:
+    type: parallel
+    states:
+      a:
+        initial: a1
+        states: { a1: {}, a2: {} }
+      b:
+        initial: b1
+        states: { b1: {}, b2: {} }
+";
+    let machine = parse(text, Syntax::Yaml).expect("loads");
+    let id = |path: &str| {
+        crate::model::StateId(machine.states.iter().position(|s| s.path == path).unwrap() as u32)
+    };
+    let entered = |target: &str| {
+        let mut out = Vec::new();
+        confirm::entry_set(&machine, id(target), &mut out);
+        let mut paths: Vec<&str> = out
+            .iter()
+            .map(|&s| machine.state(s).path.as_str())
+            .collect();
+        paths.sort();
+        paths.dedup();
+        paths
+    };
+    assert_eq!(entered("flow"), ["", "flow", "flow.first"]);
+    assert_eq!(
+        entered("both.a.a2"),
+        ["", "both", "both.a", "both.a.a2", "both.b", "both.b.b1"]
+    );
+
+    // `hidden` is a child of a state the machine enters, but only a
+    // transition written after an unguarded one leads there.
+    let findings = lint_with(&machine, &Options { show_refuted: true });
+    let on_hidden: Vec<&Diagnostic> = findings
+        .iter()
+        .filter(|d| matches!(d.code, "I001" | "I004"))
+        .collect();
+    assert!(!on_hidden.is_empty(), "{findings:#?}");
+    for d in on_hidden {
+        let account = d.replay.as_deref().unwrap_or_default();
+        assert_eq!(d.confirmed, Some(false), "{}", d.message);
+        assert!(
+            account.ends_with(
+                "`flow.hidden` is entered only by transitions that no delivery but a repeat takes"
+            ),
+            "{account}"
+        );
+    }
+}
+
+#[test]
+fn a_claim_whose_state_takes_more_moves_than_the_search_makes_is_not_searched() {
+    // A return that reaches the warehouse nine deliveries after the order:
+    // `paid` moves on by itself and `ready` raises `SHIP` (which a sender
+    // could deliver too), so neither costs a move. The refund's guard keys the seen set by a derived string,
+    // which the graph does not take for an identity guard; the replay of
+    // its witness refutes it.
+    let text = "machine: returns
+context: { refunded: 0, seen: [] }
+events:
+  PLACE: { id: orderId }
+  PAY: { id: paymentId }
+  PICK: { id: taskId }
+  PACK: { id: taskId }
+  SHIP: { id: shipmentId }
+  DELIVER: { id: shipmentId }
+  REQUEST_RETURN: { id: returnId }
+  LABEL: { id: labelId }
+  HANDED_OVER: { id: scanId }
+  ARRIVED: { id: scanId }
+  RETURN_RECEIVED: { id: returnId, payload: { returnId: string, amount: number } }
+initial: cart
+states:
+  cart: { on: { PLACE: placed } }
+  placed: { on: { PAY: paid } }
+  paid: { always: picking }
+  picking: { on: { PICK: packing } }
+  packing: { on: { PACK: ready } }
+  ready: { entry: [{ raise: SHIP }], on: { SHIP: shipped } }
+  shipped: { on: { DELIVER: delivered } }
+  delivered: { on: { REQUEST_RETURN: returning } }
+  returning:
+    initial: labelling
+    states:
+      labelling: { on: { LABEL: awaiting } }
+      awaiting: { on: { HANDED_OVER: inTransit } }
+      inTransit: { on: { ARRIVED: atWarehouse } }
+      atWarehouse:
+        on:
+          RETURN_RECEIVED:
+            target: '#refunded'
+            guard: \"!(event.returnId + '-received' in context.seen)\"
+            actions:
+              - assign:
+                  seen: \"context.seen + [event.returnId + '-received']\"
+                  refunded: 'context.refunded + event.amount'
+  refunded: { id: refunded, type: final }
+";
+    let machine = parse(text, Syntax::Yaml).expect("loads");
+    let findings = lint_with(&machine, &Options { show_refuted: true });
+    let on_receipt: Vec<&Diagnostic> = findings.iter().filter(|d| d.code == "I004").collect();
+    // One finding for each field the assign derives.
+    assert_eq!(on_receipt.len(), 2, "{findings:#?}");
+    for d in on_receipt {
+        assert_eq!(d.confirmed, Some(false));
+        let account = d.replay.as_deref().unwrap_or_default();
+        assert!(
+            account.ends_with("no other run of up to 8 moves the search tried shows it"),
+            "{account}"
+        );
+    }
+
+    let cx = Cx::new(&machine, None);
+    let state = |path: &str| machine.states.iter().position(|s| s.path == path).unwrap();
+    let claim_on = |path: &str, event: &str| confirm::Claim {
+        event: cx.graph.events.get(event).expect("declared"),
+        taking: vec![machine.states[state(path)].on[0]],
+        shape: confirm::Shape::Any,
+        effect: None,
+    };
+    let mut replayer = confirm::Replayer::new(&cx);
+    let fewest = replayer.fewest_moves_to_enter();
+    assert_eq!(fewest[state("picking")], 2, "`always` costs no move");
+    assert_eq!(fewest[state("shipped")], 4, "a raised event costs no move");
+    assert_eq!(
+        fewest[state("returning.labelling")],
+        6,
+        "entered with its parent"
+    );
+    assert_eq!(fewest[state("returning.atWarehouse")], 9);
+    let receipt = claim_on("returning.atWarehouse", "RETURN_RECEIVED");
+    assert_eq!(replayer.never_taken_first(&receipt), None);
+    assert!(replayer.search(&receipt).is_none());
+    assert_eq!(replayer.explored_so_far(), 0, "no configuration explored");
+
+    // One move less deep, the search runs (and finds that a repeated
+    // `ARRIVED` is ignored).
+    assert!(
+        replayer
+            .search(&claim_on("returning.inTransit", "ARRIVED"))
+            .is_none()
+    );
+    assert!(replayer.explored_so_far() > 1);
+}
+
+#[test]
+fn no_run_enters_a_state_in_fewer_moves_than_its_bound() {
+    // `fewest_moves_to_enter` lets the search skip claims, so it must never
+    // be more than a run takes: checked on every configuration the explorer
+    // reaches in each machine of the repository.
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+    let mut dirs = vec![
+        root.join("tests"),
+        root.join("machines"),
+        root.join("bench"),
+    ];
+    let mut checked = 0;
+    let mut deep = 0;
+    while let Some(dir) = dirs.pop() {
+        for entry in std::fs::read_dir(&dir).into_iter().flatten().flatten() {
+            let path = entry.path();
+            if path.is_dir() {
+                if !path.ends_with("node_modules") {
+                    dirs.push(path);
+                }
+                continue;
+            }
+            let Ok(text) = std::fs::read_to_string(&path) else {
+                continue;
+            };
+            let file = SourceFile::new(path.to_string_lossy(), text);
+            let Ok(machine) = crate::syntax::load(&file) else {
+                continue;
+            };
+            let cx = Cx::new(&machine, None);
+            let mut replayer = confirm::Replayer::new(&cx);
+            let fewest = replayer.fewest_moves_to_enter();
+            for (moves, active) in replayer.explored_configurations() {
+                for s in active {
+                    assert!(
+                        fewest[s.index()] <= moves,
+                        "{}: `{}` is active after {moves} moves, bound {}",
+                        file.path,
+                        machine.state(s).path,
+                        fewest[s.index()]
+                    );
+                    deep += usize::from(fewest[s.index()] >= 3);
+                }
+            }
+            checked += 1;
+        }
+    }
+    assert!(checked > 300, "{checked} machines");
+    assert!(deep > 100, "{deep} states at least 3 moves deep");
+}
