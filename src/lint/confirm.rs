@@ -71,6 +71,9 @@ const CONTINUATION_STATES: usize = 48;
 const CONTINUATION_DEPTH: usize = 4;
 /// The most events the search for one claim sends.
 const CLAIM_SENDS: usize = 3_000;
+/// The most events the search directed at one claim's sources sends
+/// (`Replayer::find_directed`), out of the exploration's.
+const DIRECTED_SENDS: usize = 512;
 /// Events sent by all searches of one lint run: what bounds the search on a
 /// machine with thousands of findings. A send costs about as much as the
 /// machine is large, so a large machine gets fewer: `SEARCH_WORK` divided by
@@ -163,6 +166,14 @@ type ComparedLiterals = Vec<(String, Vec<Value>)>;
 enum Move {
     Send(Event),
     Advance(u64),
+}
+
+/// What trying a configuration as the place of a claim's first delivery
+/// gave: a run, nothing (try the next), or the end of the search's budget.
+enum Start {
+    Found((Vec<Move>, usize)),
+    Next,
+    Stop,
 }
 
 /// The configurations reached from the start, breadth-first, grown as far
@@ -293,6 +304,9 @@ pub(super) struct Replayer<'a, 'm> {
     explored: Option<Explorer>,
     /// Events the searches may still send.
     sends_left: usize,
+    /// Events the searches directed at a claim's sources may still send
+    /// (`find_directed`); set with the exploration's.
+    directed_left: usize,
     /// Set by `performs_again`: the effect a repeat must perform to confirm.
     performed: Option<String>,
     /// By event, the literals its handlers' guards compare each payload
@@ -310,8 +324,9 @@ pub(super) struct Replayer<'a, 'm> {
     entered: Option<Rc<[bool]>>,
     /// `raised_names`, once asked.
     raised: Option<Vec<Arc<str>>>,
-    /// `fewest_moves_to_enter`, once asked.
+    /// `fewest_moves_to_enter` and `move_costs`, once asked.
     fewest_moves: Option<Rc<[usize]>>,
+    move_costs: Option<Rc<MoveCosts>>,
     /// Actors the searches forked and dropped, whose buffers the next fork
     /// reuses (`fork`, `keep`): most forks end in a configuration already
     /// seen.
@@ -334,6 +349,7 @@ impl<'a, 'm> Replayer<'a, 'm> {
             fields: HashMap::new(),
             explored: None,
             sends_left: SEARCH_SENDS.min(SEARCH_WORK / cx.machine.states.len().max(1)),
+            directed_left: 0,
             performed: None,
             events: HashMap::default(),
             variant_sets: HashMap::default(),
@@ -341,6 +357,7 @@ impl<'a, 'm> Replayer<'a, 'm> {
             entered: None,
             raised: None,
             fewest_moves: None,
+            move_costs: None,
             compared: None,
             spares: Vec::new(),
         }
@@ -546,15 +563,36 @@ impl<'a, 'm> Replayer<'a, 'm> {
     }
 
     /// By state, at least how many moves of a search (deliveries of outside
-    /// events, timers) a run takes before the state is active: the fewest
-    /// transitions on a way from the start that each cost a move, where a
-    /// transition costs one if only outside events the machine never raises
-    /// or sends itself trigger it, or a timer of more than 0 ms, and none
-    /// else (it may come in the same step), guards ignored. A state is active
-    /// after a move only if entered by a transition from a state active
-    /// before it, or in the same step by one that costs nothing.
+    /// events, timers) a run takes before the state is active (see
+    /// `move_costs`).
     pub(super) fn fewest_moves_to_enter(&mut self) -> Rc<[usize]> {
         if let Some(known) = &self.fewest_moves {
+            return known.clone();
+        }
+        let (forward, _) = &*self.move_costs();
+        let active: Vec<StateId> = self.shared.started.active_states().collect();
+        let fewest: Rc<[usize]> = fewest_moves(forward, &active).into();
+        self.fewest_moves = Some(fewest.clone());
+        fewest
+    }
+
+    /// By state, at least how many moves a run takes from a configuration
+    /// where the state is active to one where one of `targets` is.
+    fn fewest_moves_from_to(&mut self, targets: &[StateId]) -> Vec<usize> {
+        let (_, backward) = &*self.move_costs();
+        fewest_moves(backward, targets)
+    }
+
+    /// The moves a transition costs, as edges between states, forward and
+    /// backward: from its source to each state it may enter (`entry_set`),
+    /// one where only outside events the machine never raises or sends
+    /// itself trigger it, or a timer of more than 0 ms, and none else (it
+    /// may come in the same step); guards ignored. A state is active after
+    /// a move only if entered by a transition from a state active before
+    /// it, or in the same step by one that costs nothing, so the cheapest
+    /// way over these edges never costs more moves than a run takes.
+    fn move_costs(&mut self) -> Rc<MoveCosts> {
+        if let Some(known) = &self.move_costs {
             return known.clone();
         }
         let m = self.cx.machine;
@@ -575,39 +613,27 @@ impl<'a, 'm> Replayer<'a, 'm> {
             Trigger::After(delay) => delay.millis > 0,
             Trigger::Always => false,
         };
-        let mut fewest = vec![usize::MAX; m.states.len()];
-        // A 0-1 breadth-first search: what costs nothing goes to the front.
-        let mut queue: std::collections::VecDeque<(StateId, usize)> = Default::default();
-        for s in self.shared.started.active_states() {
-            fewest[s.index()] = 0;
-            queue.push_back((s, 0));
-        }
+        let mut forward: Vec<Vec<(StateId, usize)>> = vec![Vec::new(); m.states.len()];
+        let mut backward: Vec<Vec<(StateId, usize)>> = vec![Vec::new(); m.states.len()];
         let mut entering: Vec<StateId> = Vec::new();
-        while let Some((s, moves)) = queue.pop_front() {
-            if moves > fewest[s.index()] {
-                continue;
-            }
+        for s in m.state_ids() {
             let state = m.state(s);
             for &t in state.on.iter().chain(&state.always).chain(&state.after) {
                 let cost = usize::from(costs_a_move(t));
                 for target in &m.transition(t).targets {
                     entry_set(m, target.state, &mut entering);
-                    for u in entering.drain(..) {
-                        if moves + cost < fewest[u.index()] {
-                            fewest[u.index()] = moves + cost;
-                            if cost == 0 {
-                                queue.push_front((u, moves));
-                            } else {
-                                queue.push_back((u, moves + 1));
-                            }
-                        }
-                    }
+                }
+                entering.sort_unstable();
+                entering.dedup();
+                for u in entering.drain(..) {
+                    forward[s.index()].push((u, cost));
+                    backward[u.index()].push((s, cost));
                 }
             }
         }
-        let fewest: Rc<[usize]> = fewest.into();
-        self.fewest_moves = Some(fewest.clone());
-        fewest
+        let costs = Rc::new((forward, backward));
+        self.move_costs = Some(costs.clone());
+        costs
     }
 
     /// Whether the guard holds for every first delivery of `event` in a
@@ -1040,11 +1066,16 @@ impl<'a, 'm> Replayer<'a, 'm> {
             .iter()
             .map(|&t| m.transition(t).source)
             .collect();
-        let takes = repeat_must_take(claim);
         let retried = claim
             .effect
             .as_deref()
             .filter(|_| claim.shape == Shape::Retry);
+        if retried.is_none()
+            && !sources.is_empty()
+            && let Some(found) = self.find_directed(claim, &sources)
+        {
+            return Some(found);
+        }
         let mut starts = 0;
         let mut k = 0;
         loop {
@@ -1071,48 +1102,192 @@ impl<'a, 'm> Replayer<'a, 'm> {
             }
             starts += 1;
             let (start, before) = (node.actor.clone(), explored.moves_to(at));
-            let i = before.len();
-            let variants = self.variants(claim.event, i);
-            for event in variants.iter() {
-                if self.sends_left == 0 || self.search_work_spent() || self.cx.cancelled() {
-                    return None;
-                }
-                self.sends_left -= 1;
-                let mut actor = self.fork(&start);
-                let step = actor.send(event);
-                self.charge(step);
-                if step.ignored
-                    || (!claim.taking.is_empty()
-                        && !claim.taking.iter().any(|t| step.transitions.contains(t)))
-                {
-                    self.keep(actor);
-                    continue;
-                }
-                let mut moves = before.clone();
-                moves.push(Move::Send(event.clone()));
-                if let Some(effect) = retried {
-                    if performs(step, effect) {
-                        return Some((moves, i));
-                    }
-                    self.keep(actor);
-                    continue;
-                }
-                if claim.shape != Shape::Later {
-                    self.sends_left = self.sends_left.saturating_sub(1);
-                    if self.repeat_changes(&actor, event, takes).is_ok() {
-                        return Some((moves, i));
-                    }
-                }
-                if claim.shape == Shape::Immediate {
-                    self.keep(actor);
-                    continue;
-                }
-                if let Some(found) = self.continue_after(actor, moves, i, event, takes) {
-                    return Some(found);
-                }
+            match self.try_start(claim, &start, before) {
+                Start::Found(found) => return Some(found),
+                Start::Stop => return None,
+                Start::Next => {}
             }
         }
         None
+    }
+
+    /// The first deliveries of the claim's event from one configuration, and
+    /// what follows them, reached by the moves `before`.
+    fn try_start(&mut self, claim: &Claim, start: &Actor, before: Vec<Move>) -> Start {
+        let takes = repeat_must_take(claim);
+        let retried = claim
+            .effect
+            .as_deref()
+            .filter(|_| claim.shape == Shape::Retry);
+        let i = before.len();
+        let variants = self.variants(claim.event, i);
+        for event in variants.iter() {
+            if self.sends_left == 0 || self.search_work_spent() || self.cx.cancelled() {
+                return Start::Stop;
+            }
+            self.sends_left -= 1;
+            let mut actor = self.fork(start);
+            let step = actor.send(event);
+            self.charge(step);
+            if step.ignored
+                || (!claim.taking.is_empty()
+                    && !claim.taking.iter().any(|t| step.transitions.contains(t)))
+            {
+                self.keep(actor);
+                continue;
+            }
+            let mut moves = before.clone();
+            moves.push(Move::Send(event.clone()));
+            if let Some(effect) = retried {
+                if performs(step, effect) {
+                    return Start::Found((moves, i));
+                }
+                self.keep(actor);
+                continue;
+            }
+            if claim.shape != Shape::Later {
+                self.sends_left = self.sends_left.saturating_sub(1);
+                if self.repeat_changes(&actor, event, takes).is_ok() {
+                    return Start::Found((moves, i));
+                }
+            }
+            if claim.shape == Shape::Immediate {
+                self.keep(actor);
+                continue;
+            }
+            if let Some(found) = self.continue_after(actor, moves, i, event, takes) {
+                return Start::Found(found);
+            }
+        }
+        Start::Next
+    }
+
+    /// A run for the claim from configurations found by a search directed
+    /// at its sources, when the breadth-first exploration has not reached
+    /// them yet (growing it there would cost every configuration on the
+    /// way). The search is A*: a configuration's distance is its moves from
+    /// the start plus the fewest moves from its active states to a source
+    /// (`fewest_moves_from_to`), which is never more than a run takes, so
+    /// the first configurations it reaches with a source active are among
+    /// the nearest. `None` when those it tried confirm nothing; the
+    /// breadth-first search then tries its own.
+    fn find_directed(&mut self, claim: &Claim, sources: &[StateId]) -> Option<(Vec<Move>, usize)> {
+        if self.directed_left == 0 {
+            return None;
+        }
+        let explored = self.explored.as_ref()?;
+        let reached = |n: &Explored| sources.iter().any(|&s| n.actor.is_active(s));
+        if explored.at >= explored.nodes.len() || explored.nodes.iter().any(reached) {
+            return None;
+        }
+        // Its moves come from a pool of their own, as many as the
+        // exploration was given, so that neither starves the other.
+        let mut left = self.directed_left.min(DIRECTED_SENDS);
+        let allowance = left;
+        let claim_left = self.sends_left;
+        let to_source = self.fewest_moves_from_to(sources);
+        let distance = |actor: &Actor| {
+            actor
+                .active_states()
+                .map(|s| to_source[s.index()])
+                .min()
+                .unwrap_or(usize::MAX)
+        };
+        struct Node {
+            actor: Actor,
+            from: Option<(usize, Move)>,
+            depth: usize,
+        }
+        let start = self.started();
+        let mut seen = Fingerprints::default();
+        seen.insert(start.fingerprint());
+        let h = distance(&start);
+        if h > EXPLORE_DEPTH {
+            return None;
+        }
+        let mut nodes = vec![Node {
+            actor: start,
+            from: None,
+            depth: 0,
+        }];
+        // By the least estimate, then the most moves made (the nearest to
+        // a source first), then the order reached.
+        let mut open = std::collections::BinaryHeap::new();
+        open.push(std::cmp::Reverse((h, usize::MAX, 0usize)));
+        let mut starts = 0;
+        let found = loop {
+            let Some(std::cmp::Reverse((_, _, at))) = open.pop() else {
+                break None;
+            };
+            if sources.iter().any(|&s| nodes[at].actor.is_active(s)) {
+                if starts == CLAIM_STARTS {
+                    break None;
+                }
+                starts += 1;
+                let mut before = Vec::with_capacity(nodes[at].depth);
+                let mut k = at;
+                while let Some((parent, m)) = &nodes[k].from {
+                    before.push(m.clone());
+                    k = *parent;
+                }
+                before.reverse();
+                let start = nodes[at].actor.clone();
+                match self.try_start(claim, &start, before) {
+                    Start::Found(found) => break Some(found),
+                    Start::Stop => break None,
+                    // Configurations after it may have the source active
+                    // too, with another context.
+                    Start::Next => {}
+                }
+            }
+            let depth = nodes[at].depth + 1;
+            if depth > EXPLORE_DEPTH {
+                continue;
+            }
+            let mut spent = false;
+            for next in self.moves_from(&nodes[at].actor, depth - 1) {
+                if left == 0
+                    || nodes.len() >= EXPLORE_STATES
+                    || self.search_work_spent()
+                    || self.cx.cancelled()
+                {
+                    spent = true;
+                    break;
+                }
+                left -= 1;
+                let Some(actor) = self.move_to_unseen(&nodes[at].actor, &next, &mut seen) else {
+                    continue;
+                };
+                let h = distance(&actor);
+                if depth.saturating_add(h) > EXPLORE_DEPTH {
+                    self.keep(actor);
+                    continue;
+                }
+                open.push(std::cmp::Reverse((
+                    depth + h,
+                    usize::MAX - depth,
+                    nodes.len(),
+                )));
+                nodes.push(Node {
+                    actor: actor.clone_state(),
+                    from: Some((at, next)),
+                    depth,
+                });
+                self.keep(actor);
+            }
+            if spent {
+                break None;
+            }
+        };
+        self.directed_left -= allowance - left;
+        if found.is_none() {
+            // What its starts sent, in vain, is the pool's too: the
+            // breadth-first search after it has the claim's whole share.
+            let tried = claim_left - self.sends_left;
+            self.directed_left = self.directed_left.saturating_sub(tried);
+            self.sends_left = claim_left;
+        }
+        found
     }
 
     /// A continuation after the first delivery (`moves[first]`) at whose end
@@ -1199,6 +1374,7 @@ impl<'a, 'm> Replayer<'a, 'm> {
         // send, so that the claims have the other half.
         let left = self.sends_left - self.sends_left / 2;
         self.sends_left -= left;
+        self.directed_left = left;
         self.explored = Some(Explorer {
             nodes: vec![Explored {
                 actor: start,
@@ -1603,6 +1779,37 @@ impl<'a, 'm> Replayer<'a, 'm> {
             read.into_iter().map(|f| (f, None)).collect()
         })
     }
+}
+
+/// The edges of `Replayer::move_costs`, by state: forward (to the states a
+/// transition from it may enter) and backward, each with its cost in moves.
+type MoveCosts = (Vec<Vec<(StateId, usize)>>, Vec<Vec<(StateId, usize)>>);
+
+/// By state, the cheapest way from one of `from` over the edges, a 0-1
+/// breadth-first search (what costs nothing goes to the front).
+fn fewest_moves(edges: &[Vec<(StateId, usize)>], from: &[StateId]) -> Vec<usize> {
+    let mut fewest = vec![usize::MAX; edges.len()];
+    let mut queue: std::collections::VecDeque<(StateId, usize)> = Default::default();
+    for &s in from {
+        fewest[s.index()] = 0;
+        queue.push_back((s, 0));
+    }
+    while let Some((s, moves)) = queue.pop_front() {
+        if moves > fewest[s.index()] {
+            continue;
+        }
+        for &(u, cost) in &edges[s.index()] {
+            if moves + cost < fewest[u.index()] {
+                fewest[u.index()] = moves + cost;
+                if cost == 0 {
+                    queue.push_front((u, moves));
+                } else {
+                    queue.push_back((u, moves + 1));
+                }
+            }
+        }
+    }
+    fewest
 }
 
 /// The states a transition to `target` may enter, into `out` (with

@@ -710,3 +710,61 @@ fn no_run_enters_a_state_in_fewer_moves_than_its_bound() {
     assert!(checked > 300, "{checked} machines");
     assert!(deep > 100, "{deep} states at least 3 moves deep");
 }
+
+#[test]
+fn a_search_directed_at_a_deep_state_finds_its_run_without_exploring_the_rest() {
+    // An approval four steps deep, behind edits that each make a new
+    // configuration: the breadth-first exploration would visit every
+    // number of edits before the escalation.
+    let text = "machine: approval
+context: { edits: 0, comments: 0 }
+events:
+  EDIT: { id: editId }
+  SUBMIT: { id: submissionId }
+  ASSIGN: { id: assignmentId }
+  REVIEW: { id: reviewId }
+  ESCALATE: { id: escalationId }
+  COMMENT: { id: commentId }
+initial: draft
+states:
+  draft:
+    on:
+      EDIT: { actions: [{ assign: { edits: 'context.edits + 1' } }] }
+      SUBMIT: submitted
+  submitted:
+    on:
+      EDIT: { target: draft, actions: [{ assign: { edits: 'context.edits + 1' } }] }
+      ASSIGN: assigned
+  assigned: { on: { REVIEW: inReview } }
+  inReview: { on: { ESCALATE: escalated } }
+  escalated:
+    on:
+      COMMENT: { actions: [{ assign: { comments: 'context.comments + 1' } }] }
+";
+    let machine = parse(text, Syntax::Yaml).expect("loads");
+    let cx = Cx::new(&machine, None);
+    let escalated = machine
+        .states
+        .iter()
+        .position(|s| s.path == "escalated")
+        .unwrap();
+    let claim = confirm::Claim {
+        event: cx.graph.events.get("COMMENT").expect("declared"),
+        taking: vec![machine.states[escalated].on[0]],
+        shape: confirm::Shape::Immediate,
+        effect: None,
+    };
+    let mut replayer = confirm::Replayer::new(&cx);
+    let found = replayer.search(&claim).expect("a run");
+    assert_eq!(found.confirmed, Some(true));
+    assert_eq!(
+        found.witness.as_deref(),
+        Some(
+            &[
+                "SUBMIT", "ASSIGN", "REVIEW", "ESCALATE", "COMMENT", "COMMENT*"
+            ]
+            .map(String::from)[..]
+        )
+    );
+    assert_eq!(replayer.explored_so_far(), 1, "only the start explored");
+}
