@@ -71,6 +71,9 @@ pub struct EventTable {
     /// carrying its invocation's key as its id, so that the runtime
     /// recognises a repeat with nothing declared.
     pub completion: Vec<bool>,
+    /// Whether the machine raises or sends the event itself (a declared
+    /// event may also come from outside).
+    raised: Vec<bool>,
     index: HashMap<String, EventId>,
 }
 
@@ -94,6 +97,11 @@ impl EventTable {
         self.external[id.index()] && !self.completion[id.index()]
     }
 
+    /// Whether an action of the machine raises or sends the event.
+    pub fn is_raised(&self, id: EventId) -> bool {
+        self.raised[id.index()]
+    }
+
     pub fn is_completion(&self, id: EventId) -> bool {
         self.completion[id.index()]
     }
@@ -114,6 +122,7 @@ impl EventTable {
         self.names.push(name.to_string());
         self.external.push(false);
         self.completion.push(false);
+        self.raised.push(false);
         self.index.insert(name.to_string(), id);
         id
     }
@@ -1123,20 +1132,11 @@ fn event_table(machine: &Machine) -> EventTable {
         let id = table.add(name);
         table.external[id.index()] = true;
     }
-    let mut raised = Vec::new();
-    let mut collect = |actions: &[Action], table: &mut EventTable| {
-        for action in actions {
-            if let Action::Raise { event, .. } | Action::Send { event, .. } = action {
-                raised.push(table.add(&event.text));
-            }
+    for action in machine.actions() {
+        if let Action::Raise { event, .. } | Action::Send { event, .. } = action {
+            let id = table.add(&event.text);
+            table.raised[id.index()] = true;
         }
-    };
-    for state in &machine.states {
-        collect(&state.entry, &mut table);
-        collect(&state.exit, &mut table);
-    }
-    for t in &machine.transitions {
-        collect(&t.actions, &mut table);
     }
     let mut handled = Vec::new();
     for t in &machine.transitions {
@@ -1148,13 +1148,10 @@ fn event_table(machine: &Machine) -> EventTable {
             }
         }
     }
-    let mut is_raised = vec![false; table.len()];
-    for id in raised {
-        is_raised[id.index()] = true;
-    }
     for id in handled {
         let name = table.name(id);
-        let own = is_raised[id.index()] || name.starts_with("done.") || name.starts_with("error.");
+        let own =
+            table.raised[id.index()] || name.starts_with("done.") || name.starts_with("error.");
         if !own {
             table.external[id.index()] = true;
         }

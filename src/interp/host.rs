@@ -320,13 +320,8 @@ fn unknown(kind: &str, name: &str, machine: &str, names: &[&str]) -> String {
 
 /// The bare action names of the machine that are not declared effects.
 fn host_action_names(machine: &Machine) -> Vec<&str> {
-    let entries = machine
-        .states
-        .iter()
-        .flat_map(|s| s.entry.iter().chain(&s.exit));
-    let on = machine.transitions.iter().flat_map(|t| &t.actions);
     let mut names: Vec<&str> = Vec::new();
-    for action in entries.chain(on) {
+    for action in machine.actions() {
         if let Action::Host { name, .. } = action
             && !names.contains(&name.text.as_str())
         {

@@ -46,7 +46,7 @@ use super::Cx;
 use super::analysis;
 use super::witness::{Witness, WitnessEnd, WitnessStep};
 use crate::expr::{Event, Value};
-use crate::graph::EventId;
+use crate::graph::{EventId, MachineGraph};
 use crate::interp::{Actor, Chart};
 use crate::model::{
     Action, Completion, Duration, EventPattern, PayloadType, StateId, TransitionId, Trigger,
@@ -101,6 +101,22 @@ pub(crate) struct Claim {
     pub shape: Shape,
     /// For a retry, the effect performed again.
     pub effect: Option<String>,
+}
+
+impl Claim {
+    /// The states the first delivery is taken in: the sources of `taking`.
+    fn sources(&self, m: &crate::model::Machine) -> Vec<StateId> {
+        (self.taking.iter())
+            .map(|&t| m.transition(t).source)
+            .collect()
+    }
+
+    /// For a retry, the effect performed again.
+    fn retried(&self) -> Option<&str> {
+        self.effect
+            .as_deref()
+            .filter(|_| self.shape == Shape::Retry)
+    }
 }
 
 /// Where the repeat comes, and what it must do.
@@ -194,23 +210,21 @@ struct Explorer {
     released: usize,
 }
 
-impl Explorer {
-    /// The moves from the start to node `k`.
-    fn moves_to(&self, mut k: usize) -> Vec<Move> {
-        let mut moves = Vec::with_capacity(self.nodes[k].depth);
-        while let Some((parent, m)) = &self.nodes[k].from {
-            moves.push(m.clone());
-            k = *parent;
-        }
-        moves.reverse();
-        moves
+/// The moves from the start to node `k` of a search's `nodes`.
+fn moves_to(nodes: &[Explored], mut k: usize) -> Vec<Move> {
+    let mut moves = Vec::with_capacity(nodes[k].depth);
+    while let Some((parent, m)) = &nodes[k].from {
+        moves.push(m.clone());
+        k = *parent;
     }
+    moves.reverse();
+    moves
 }
 
 /// A set of `Actor::fingerprint`s, which are hashes already.
 type Fingerprints = HashSet<u64, foldhash::fast::FixedState>;
 
-/// A configuration the explorer reached, and how.
+/// A configuration a search reached, and how.
 struct Explored {
     /// Its state alone (`Actor::clone_state`): `last_step` is empty.
     actor: Actor,
@@ -220,7 +234,8 @@ struct Explored {
     from: Option<(usize, Move)>,
     /// The number of moves from the start.
     depth: usize,
-    /// The effects the moves performed, the start's included.
+    /// The effects the moves performed, the start's included (kept by the
+    /// breadth-first exploration alone).
     performed: Vec<Arc<str>>,
 }
 
@@ -322,8 +337,6 @@ pub(super) struct Replayer<'a, 'm> {
     id_sets: HashMap<String, bool>,
     /// `entered_by_new_deliveries`, once asked.
     entered: Option<Rc<[bool]>>,
-    /// `raised_names`, once asked.
-    raised: Option<Vec<Arc<str>>>,
     /// `fewest_moves_to_enter` and `move_costs`, once asked.
     fewest_moves: Option<Rc<[usize]>>,
     move_costs: Option<Rc<MoveCosts>>,
@@ -355,7 +368,6 @@ impl<'a, 'm> Replayer<'a, 'm> {
             variant_sets: HashMap::default(),
             id_sets: HashMap::new(),
             entered: None,
-            raised: None,
             fewest_moves: None,
             move_costs: None,
             compared: None,
@@ -441,11 +453,7 @@ impl<'a, 'm> Replayer<'a, 'm> {
             return None;
         }
         let m = self.cx.machine;
-        let sources: Vec<StateId> = claim
-            .taking
-            .iter()
-            .map(|&t| m.transition(t).source)
-            .collect();
+        let sources = claim.sources(m);
         let entered = self.entered_by_new_deliveries();
         if !sources.iter().any(|s| entered[s.index()]) {
             return Some(format!(
@@ -475,9 +483,9 @@ impl<'a, 'm> Replayer<'a, 'm> {
         let transition = m.transition(t);
         let state = m.state(transition.source);
         let alternatives = match transition.trigger {
-            crate::model::Trigger::Event(_) => &state.on,
-            crate::model::Trigger::Always => &state.always,
-            crate::model::Trigger::After(_) => &state.after,
+            Trigger::Event(_) => &state.on,
+            Trigger::Always => &state.always,
+            Trigger::After(_) => &state.after,
         };
         for &before in alternatives {
             if before == t {
@@ -503,7 +511,7 @@ impl<'a, 'm> Replayer<'a, 'm> {
     /// trigger, another is taken instead.
     fn never_taken_by_new_deliveries(&mut self, t: TransitionId) -> bool {
         match self.cx.machine.transition(t).trigger {
-            crate::model::Trigger::Event(_) => {
+            Trigger::Event(_) => {
                 let events = self.cx.graph.trigger_events(t);
                 !events.is_empty()
                     && events
@@ -525,36 +533,25 @@ impl<'a, 'm> Replayer<'a, 'm> {
         if let Some(known) = &self.entered {
             return known.clone();
         }
-        let m = self.cx.machine;
-        let mut entered = vec![false; m.states.len()];
+        let costs = self.move_costs();
+        let mut never_taken: Vec<Option<bool>> = vec![None; self.cx.machine.transitions.len()];
+        let mut entered = vec![false; self.cx.machine.states.len()];
         let mut queue: Vec<StateId> = Vec::new();
         // The start's configuration is known exactly.
         for s in self.shared.started.active_states() {
             entered[s.index()] = true;
             queue.push(s);
         }
-        let mut entering: Vec<StateId> = Vec::new();
         while let Some(s) = queue.pop() {
-            let state = m.state(s);
-            let transitions: Vec<TransitionId> = state
-                .on
-                .iter()
-                .chain(&state.always)
-                .chain(&state.after)
-                .copied()
-                .collect();
-            for t in transitions {
-                if self.never_taken_by_new_deliveries(t) {
+            for &(u, _, t) in &costs.0[s.index()] {
+                if entered[u.index()]
+                    || *never_taken[t.index()]
+                        .get_or_insert_with(|| self.never_taken_by_new_deliveries(t))
+                {
                     continue;
                 }
-                for target in &m.transition(t).targets {
-                    entry_set(m, target.state, &mut entering);
-                    for u in entering.drain(..) {
-                        if !std::mem::replace(&mut entered[u.index()], true) {
-                            queue.push(u);
-                        }
-                    }
-                }
+                entered[u.index()] = true;
+                queue.push(u);
             }
         }
         let entered: Rc<[bool]> = entered.into();
@@ -596,7 +593,6 @@ impl<'a, 'm> Replayer<'a, 'm> {
             return known.clone();
         }
         let m = self.cx.machine;
-        let raised: Vec<Arc<str>> = self.raised_names().to_vec();
         let graph = &self.cx.graph;
         let costs_a_move = |t: TransitionId| match &m.transition(t).trigger {
             Trigger::Event(descriptor) => {
@@ -605,29 +601,29 @@ impl<'a, 'm> Replayer<'a, 'm> {
                     .iter()
                     .all(|p| matches!(p, EventPattern::Exact(_)))
                     && !graph.trigger_events(t).is_empty()
-                    && graph.trigger_events(t).iter().all(|&e| {
-                        graph.events.is_external(e)
-                            && !raised.iter().any(|r| **r == *graph.events.name(e))
-                    })
+                    && graph
+                        .trigger_events(t)
+                        .iter()
+                        .all(|&e| graph.events.is_external(e) && !graph.events.is_raised(e))
             }
             Trigger::After(delay) => delay.millis > 0,
             Trigger::Always => false,
         };
-        let mut forward: Vec<Vec<(StateId, usize)>> = vec![Vec::new(); m.states.len()];
-        let mut backward: Vec<Vec<(StateId, usize)>> = vec![Vec::new(); m.states.len()];
+        let mut forward: Vec<Vec<MoveEdge>> = vec![Vec::new(); m.states.len()];
+        let mut backward: Vec<Vec<MoveEdge>> = vec![Vec::new(); m.states.len()];
         let mut entering: Vec<StateId> = Vec::new();
         for s in m.state_ids() {
             let state = m.state(s);
             for &t in state.on.iter().chain(&state.always).chain(&state.after) {
                 let cost = usize::from(costs_a_move(t));
                 for target in &m.transition(t).targets {
-                    entry_set(m, target.state, &mut entering);
+                    entry_set(graph, target.state, &mut entering);
                 }
                 entering.sort_unstable();
                 entering.dedup();
                 for u in entering.drain(..) {
-                    forward[s.index()].push((u, cost));
-                    backward[u.index()].push((s, cost));
+                    forward[s.index()].push((u, cost, t));
+                    backward[u.index()].push((s, cost, t));
                 }
             }
         }
@@ -646,8 +642,7 @@ impl<'a, 'm> Replayer<'a, 'm> {
         };
         // An event the machine raises or sends itself carries whatever id
         // its action gives it, a repeated one too.
-        let name = self.cx.graph.events.name(event);
-        if self.raised_names().iter().any(|r| **r == *name) {
+        if self.cx.graph.events.is_raised(event) {
             return false;
         }
         let Some(id_field) = decl.id_field.as_ref().map(|n| n.text.as_str()) else {
@@ -665,27 +660,6 @@ impl<'a, 'm> Replayer<'a, 'm> {
         tests
             .iter()
             .all(|(field, set)| field == id_field && self.holds_only_ids(set))
-    }
-
-    /// The events the machine raises or sends itself.
-    fn raised_names(&mut self) -> &[Arc<str>] {
-        let m = self.cx.machine;
-        self.raised.get_or_insert_with(|| {
-            let mut names: Vec<Arc<str>> = Vec::new();
-            let actions = m
-                .states
-                .iter()
-                .flat_map(|s| s.entry.iter().chain(&s.exit))
-                .chain(m.transitions.iter().flat_map(|t| &t.actions));
-            for action in actions {
-                if let Action::Raise { event, .. } | Action::Send { event, .. } = action
-                    && !names.iter().any(|n| **n == *event.text)
-                {
-                    names.push(event.text.as_str().into());
-                }
-            }
-            names
-        })
     }
 
     /// Whether the context field starts as an empty list and every assign
@@ -723,13 +697,8 @@ impl<'a, 'm> Replayer<'a, 'm> {
                 .iter()
                 .all(|item| analysis::event_field(item).is_some_and(|f| id_fields.contains(&f)))
         };
-        let actions = m
-            .states
-            .iter()
-            .flat_map(|s| s.entry.iter().chain(&s.exit))
-            .chain(m.transitions.iter().flat_map(|t| &t.actions));
         let mut only_ids = starts_empty;
-        for action in actions {
+        for action in m.actions() {
             match action {
                 Action::Host { .. } => only_ids = false,
                 Action::Assign { fields, .. } => {
@@ -1035,12 +1004,10 @@ impl<'a, 'm> Replayer<'a, 'm> {
         // The explored configurations are at most `EXPLORE_DEPTH` moves
         // from the start: none has the first delivery's source active if
         // every source takes more moves to enter.
-        if !claim.taking.is_empty() {
+        let sources = claim.sources(self.cx.machine);
+        if !sources.is_empty() {
             let fewest = self.fewest_moves_to_enter();
-            let m = self.cx.machine;
-            if (claim.taking.iter())
-                .all(|&t| fewest[m.transition(t).source.index()] > EXPLORE_DEPTH)
-            {
+            if sources.iter().all(|s| fewest[s.index()] > EXPLORE_DEPTH) {
                 return None;
             }
         }
@@ -1050,7 +1017,7 @@ impl<'a, 'm> Replayer<'a, 'm> {
         let left = self.sends_left;
         self.sends_left = left.min(CLAIM_SENDS);
         let allowance = self.sends_left;
-        let found = self.find_in(claim);
+        let found = self.find_in(claim, &sources);
         let released = self
             .explored
             .as_mut()
@@ -1059,20 +1026,11 @@ impl<'a, 'm> Replayer<'a, 'm> {
         found
     }
 
-    fn find_in(&mut self, claim: &Claim) -> Option<(Vec<Move>, usize)> {
-        let m = self.cx.machine;
-        let sources: Vec<_> = claim
-            .taking
-            .iter()
-            .map(|&t| m.transition(t).source)
-            .collect();
-        let retried = claim
-            .effect
-            .as_deref()
-            .filter(|_| claim.shape == Shape::Retry);
+    fn find_in(&mut self, claim: &Claim, sources: &[StateId]) -> Option<(Vec<Move>, usize)> {
+        let retried = claim.retried();
         if retried.is_none()
             && !sources.is_empty()
-            && let Some(found) = self.find_directed(claim, &sources)
+            && let Some(found) = self.find_directed(claim, sources)
         {
             return Some(found);
         }
@@ -1101,7 +1059,7 @@ impl<'a, 'm> Replayer<'a, 'm> {
                 break;
             }
             starts += 1;
-            let (start, before) = (node.actor.clone(), explored.moves_to(at));
+            let (start, before) = (node.actor.clone(), moves_to(&explored.nodes, at));
             match self.try_start(claim, &start, before) {
                 Start::Found(found) => return Some(found),
                 Start::Stop => return None,
@@ -1115,10 +1073,7 @@ impl<'a, 'm> Replayer<'a, 'm> {
     /// what follows them, reached by the moves `before`.
     fn try_start(&mut self, claim: &Claim, start: &Actor, before: Vec<Move>) -> Start {
         let takes = repeat_must_take(claim);
-        let retried = claim
-            .effect
-            .as_deref()
-            .filter(|_| claim.shape == Shape::Retry);
+        let retried = claim.retried();
         let i = before.len();
         let variants = self.variants(claim.event, i);
         for event in variants.iter() {
@@ -1193,11 +1148,6 @@ impl<'a, 'm> Replayer<'a, 'm> {
                 .min()
                 .unwrap_or(usize::MAX)
         };
-        struct Node {
-            actor: Actor,
-            from: Option<(usize, Move)>,
-            depth: usize,
-        }
         let start = self.started();
         let mut seen = Fingerprints::default();
         seen.insert(start.fingerprint());
@@ -1205,10 +1155,11 @@ impl<'a, 'm> Replayer<'a, 'm> {
         if h > EXPLORE_DEPTH {
             return None;
         }
-        let mut nodes = vec![Node {
+        let mut nodes = vec![Explored {
             actor: start,
             from: None,
             depth: 0,
+            performed: Vec::new(),
         }];
         // By the least estimate, then the most moves made (the nearest to
         // a source first), then the order reached.
@@ -1224,15 +1175,8 @@ impl<'a, 'm> Replayer<'a, 'm> {
                     break None;
                 }
                 starts += 1;
-                let mut before = Vec::with_capacity(nodes[at].depth);
-                let mut k = at;
-                while let Some((parent, m)) = &nodes[k].from {
-                    before.push(m.clone());
-                    k = *parent;
-                }
-                before.reverse();
                 let start = nodes[at].actor.clone();
-                match self.try_start(claim, &start, before) {
+                match self.try_start(claim, &start, moves_to(&nodes, at)) {
                     Start::Found(found) => break Some(found),
                     Start::Stop => break None,
                     // Configurations after it may have the source active
@@ -1268,10 +1212,11 @@ impl<'a, 'm> Replayer<'a, 'm> {
                     usize::MAX - depth,
                     nodes.len(),
                 )));
-                nodes.push(Node {
+                nodes.push(Explored {
                     actor: actor.clone_state(),
                     from: Some((at, next)),
                     depth,
+                    performed: Vec::new(),
                 });
                 self.keep(actor);
             }
@@ -1781,13 +1726,17 @@ impl<'a, 'm> Replayer<'a, 'm> {
     }
 }
 
+/// An edge of `Replayer::move_costs`: the state at its other end, its cost
+/// in moves, and the transition it stands for.
+type MoveEdge = (StateId, usize, TransitionId);
+
 /// The edges of `Replayer::move_costs`, by state: forward (to the states a
-/// transition from it may enter) and backward, each with its cost in moves.
-type MoveCosts = (Vec<Vec<(StateId, usize)>>, Vec<Vec<(StateId, usize)>>);
+/// transition from it may enter) and backward.
+type MoveCosts = (Vec<Vec<MoveEdge>>, Vec<Vec<MoveEdge>>);
 
 /// By state, the cheapest way from one of `from` over the edges, a 0-1
 /// breadth-first search (what costs nothing goes to the front).
-fn fewest_moves(edges: &[Vec<(StateId, usize)>], from: &[StateId]) -> Vec<usize> {
+fn fewest_moves(edges: &[Vec<MoveEdge>], from: &[StateId]) -> Vec<usize> {
     let mut fewest = vec![usize::MAX; edges.len()];
     let mut queue: std::collections::VecDeque<(StateId, usize)> = Default::default();
     for &s in from {
@@ -1798,7 +1747,7 @@ fn fewest_moves(edges: &[Vec<(StateId, usize)>], from: &[StateId]) -> Vec<usize>
         if moves > fewest[s.index()] {
             continue;
         }
-        for &(u, cost) in &edges[s.index()] {
+        for &(u, cost, _) in &edges[s.index()] {
             if moves + cost < fewest[u.index()] {
                 fewest[u.index()] = moves + cost;
                 if cost == 0 {
@@ -1813,73 +1762,29 @@ fn fewest_moves(edges: &[Vec<(StateId, usize)>], from: &[StateId]) -> Vec<usize>
 }
 
 /// The states a transition to `target` may enter, into `out` (with
-/// repeats): see `Replayer::entered_by_new_deliveries`.
-pub(super) fn entry_set(m: &crate::model::Machine, target: StateId, out: &mut Vec<StateId>) {
-    use crate::model::StateKind;
-    let mut base = target;
-    if matches!(m.state(target).kind, StateKind::History(_)) {
-        // What it restores was active before; the whole parent covers it
-        // and the history's default.
-        base = m.state(target).parent.unwrap_or(target);
-        let mut stack = vec![base];
-        while let Some(s) = stack.pop() {
-            out.push(s);
-            stack.extend(&m.state(s).children);
-        }
+/// repeats): the target's default entry (`MachineGraph::default_entered`),
+/// its ancestors, and the default entry of the other regions of a parallel
+/// ancestor; for a history target, all of its parent, which covers what it
+/// restores and its default.
+pub(super) fn entry_set(graph: &MachineGraph, target: StateId, out: &mut Vec<StateId>) {
+    let m = graph.machine;
+    let base = if graph.is_history(target) {
+        let parent = m.state(target).parent.unwrap_or(target);
+        out.extend(graph.subtree(parent));
+        parent
     } else {
-        default_entry(m, base, out);
-    }
+        out.extend(graph.default_entered(target));
+        target
+    };
     let mut below = base;
-    let mut up = m.state(base).parent;
-    while let Some(a) = up {
+    for a in m.ancestors(base) {
         out.push(a);
-        if matches!(m.state(a).kind, StateKind::Parallel) {
-            for &region in &m.state(a).children {
-                if region != below {
-                    default_entry(m, region, out);
-                }
+        if m.state(a).kind == crate::model::StateKind::Parallel {
+            for region in m.substates(a).filter(|&r| r != below) {
+                out.extend(graph.default_entered(region));
             }
         }
         below = a;
-        up = m.state(a).parent;
-    }
-}
-
-/// A state and what entering it by default enters: a compound state's
-/// initial states and the states between, a parallel state's regions (all
-/// children, where no initial state is known).
-fn default_entry(m: &crate::model::Machine, state: StateId, out: &mut Vec<StateId>) {
-    use crate::model::StateKind;
-    let mut stack = vec![state];
-    while let Some(s) = stack.pop() {
-        out.push(s);
-        let st = m.state(s);
-        match st.kind {
-            StateKind::Compound if !st.initial.is_empty() => {
-                for initial in &st.initial {
-                    // The states from the initial one up to `s`.
-                    let mut on_the_way = m.state(initial.state).parent;
-                    while let Some(p) = on_the_way
-                        && p != s
-                    {
-                        out.push(p);
-                        on_the_way = m.state(p).parent;
-                    }
-                    stack.push(initial.state);
-                }
-            }
-            StateKind::Compound | StateKind::Parallel => stack.extend(&st.children),
-            // An initial history: over-approximated by its siblings.
-            StateKind::History(_) => {
-                if let Some(parent) = st.parent {
-                    stack.extend(
-                        (m.state(parent).children.iter())
-                            .filter(|c| !matches!(m.state(**c).kind, StateKind::History(_))),
-                    );
-                }
-            }
-            StateKind::Atomic | StateKind::Final => {}
-        }
     }
 }
 

@@ -449,6 +449,21 @@ fn a_transition_only_repeats_take_is_refuted_without_a_search() {
     assert_eq!(preset.confirmed, Some(true), "{:?}", preset.replay);
 }
 
+/// The findings of `codes` on the machine (refuted ones shown), each
+/// asserted refuted with an account that ends with `reason`: how many.
+fn refuted_with(machine: &Machine, codes: &[&str], reason: &str) -> usize {
+    let findings = lint_with(machine, &Options { show_refuted: true });
+    let chosen: Vec<&Diagnostic> = (findings.iter())
+        .filter(|d| codes.contains(&d.code))
+        .collect();
+    for d in &chosen {
+        assert_eq!(d.confirmed, Some(false), "{}", d.message);
+        let account = d.replay.as_deref().unwrap_or_default();
+        assert!(account.ends_with(reason), "{account}");
+    }
+    chosen.len()
+}
+
 #[test]
 fn a_state_entered_only_by_transitions_never_taken_refutes_without_a_search() {
     let text = "machine: shadowed
@@ -467,22 +482,8 @@ states:
       ADD: { actions: [{ assign: { total: 'context.total + event.amount' } }] }
 ";
     let machine = parse(text, Syntax::Yaml).expect("loads");
-    let findings = lint_with(&machine, &Options { show_refuted: true });
-    let on_add: Vec<&Diagnostic> = findings
-        .iter()
-        .filter(|d| matches!(d.code, "I001" | "I004"))
-        .collect();
-    assert!(!on_add.is_empty(), "{findings:#?}");
-    for d in on_add {
-        assert_eq!(d.confirmed, Some(false), "{}", d.message);
-        let account = d.replay.as_deref().unwrap_or_default();
-        assert!(
-            account.ends_with(
-                "`hidden` is entered only by transitions that no delivery but a repeat takes"
-            ),
-            "{account}"
-        );
-    }
+    let reason = "`hidden` is entered only by transitions that no delivery but a repeat takes";
+    assert!(refuted_with(&machine, &["I001", "I004"], reason) > 0);
 
     // An event the machine raises itself may carry a seen id, so the
     // guard that tests its id does not make the alternative after it dead.
@@ -525,12 +526,11 @@ states:
         states: { b1: {}, b2: {} }
 ";
     let machine = parse(text, Syntax::Yaml).expect("loads");
-    let id = |path: &str| {
-        crate::model::StateId(machine.states.iter().position(|s| s.path == path).unwrap() as u32)
-    };
+    let graph = crate::graph::MachineGraph::new(&machine);
+    let id = |path: &str| machine.find_path(path).expect(path);
     let entered = |target: &str| {
         let mut out = Vec::new();
-        confirm::entry_set(&machine, id(target), &mut out);
+        confirm::entry_set(&graph, id(target), &mut out);
         let mut paths: Vec<&str> = out
             .iter()
             .map(|&s| machine.state(s).path.as_str())
@@ -547,22 +547,8 @@ states:
 
     // `hidden` is a child of a state the machine enters, but only a
     // transition written after an unguarded one leads there.
-    let findings = lint_with(&machine, &Options { show_refuted: true });
-    let on_hidden: Vec<&Diagnostic> = findings
-        .iter()
-        .filter(|d| matches!(d.code, "I001" | "I004"))
-        .collect();
-    assert!(!on_hidden.is_empty(), "{findings:#?}");
-    for d in on_hidden {
-        let account = d.replay.as_deref().unwrap_or_default();
-        assert_eq!(d.confirmed, Some(false), "{}", d.message);
-        assert!(
-            account.ends_with(
-                "`flow.hidden` is entered only by transitions that no delivery but a repeat takes"
-            ),
-            "{account}"
-        );
-    }
+    let reason = "`flow.hidden` is entered only by transitions that no delivery but a repeat takes";
+    assert!(refuted_with(&machine, &["I001", "I004"], reason) > 0);
 }
 
 #[test]
@@ -614,21 +600,12 @@ states:
   refunded: { id: refunded, type: final }
 ";
     let machine = parse(text, Syntax::Yaml).expect("loads");
-    let findings = lint_with(&machine, &Options { show_refuted: true });
-    let on_receipt: Vec<&Diagnostic> = findings.iter().filter(|d| d.code == "I004").collect();
     // One finding for each field the assign derives.
-    assert_eq!(on_receipt.len(), 2, "{findings:#?}");
-    for d in on_receipt {
-        assert_eq!(d.confirmed, Some(false));
-        let account = d.replay.as_deref().unwrap_or_default();
-        assert!(
-            account.ends_with("no other run of up to 8 moves the search tried shows it"),
-            "{account}"
-        );
-    }
+    let reason = "no other run of up to 8 moves the search tried shows it";
+    assert_eq!(refuted_with(&machine, &["I004"], reason), 2);
 
     let cx = Cx::new(&machine, None);
-    let state = |path: &str| machine.states.iter().position(|s| s.path == path).unwrap();
+    let state = |path: &str| machine.find_path(path).expect(path).index();
     let claim_on = |path: &str, event: &str| confirm::Claim {
         event: cx.graph.events.get(event).expect("declared"),
         taking: vec![machine.states[state(path)].on[0]],
@@ -743,11 +720,7 @@ states:
 ";
     let machine = parse(text, Syntax::Yaml).expect("loads");
     let cx = Cx::new(&machine, None);
-    let escalated = machine
-        .states
-        .iter()
-        .position(|s| s.path == "escalated")
-        .unwrap();
+    let escalated = machine.find_path("escalated").expect("escalated").index();
     let claim = confirm::Claim {
         event: cx.graph.events.get("COMMENT").expect("declared"),
         taking: vec![machine.states[escalated].on[0]],

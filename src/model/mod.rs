@@ -590,6 +590,14 @@ impl Machine {
         (0..self.states.len() as u32).map(StateId)
     }
 
+    /// Every action of the machine: the states' entry and exit actions,
+    /// then the transitions'.
+    pub fn actions(&self) -> impl Iterator<Item = &Action> + '_ {
+        (self.states.iter())
+            .flat_map(|s| s.entry.iter().chain(&s.exit))
+            .chain(self.transitions.iter().flat_map(|t| &t.actions))
+    }
+
     /// The state's ancestors, nearest first, the root last.
     pub fn ancestors(&self, id: StateId) -> impl Iterator<Item = StateId> + '_ {
         std::iter::successors(self.state(id).parent, |p| self.state(*p).parent)

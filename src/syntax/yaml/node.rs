@@ -239,12 +239,7 @@ fn with_room<R>(text: &str, read: impl FnOnce() -> R) -> R {
 /// Whether `text`, written as a plain scalar on its own, reads back as that
 /// very string (and not as a number, a boolean, null, a list or an error).
 pub(super) fn reads_as_string(text: &str) -> bool {
-    with_room(text, || {
-        matches!(
-            serde_saphyr::from_str_with_options::<Raw>(text, options(text.len())),
-            Ok(Raw::Str(s)) if s == text
-        )
-    })
+    matches!(plain_value(text), Some(ScalarValue::Str))
 }
 
 /// What serde-saphyr reads `text`, a plain scalar's content, as when it is
