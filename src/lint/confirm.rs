@@ -524,11 +524,9 @@ impl<'a, 'm> Replayer<'a, 'm> {
 
     /// By state, whether a run whose deliveries are all new may enter it:
     /// the states active at the start, and then, from the states entered,
-    /// what the transitions such runs may take enter: the target, its
-    /// ancestors and its default entry (a compound state's initial states,
-    /// a parallel state's regions), the default entry of the other regions
-    /// of a parallel ancestor, and all of a history target's parent. That is
-    /// all a step may enter, and more where a history is restored.
+    /// what the transitions such runs may take enter (`entry_set`, over the
+    /// edges of `move_costs`): all a step may enter, and more where a
+    /// history is restored.
     fn entered_by_new_deliveries(&mut self) -> Rc<[bool]> {
         if let Some(known) = &self.entered {
             return known.clone();
