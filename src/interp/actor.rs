@@ -127,6 +127,12 @@ pub(crate) struct Core {
     /// were entered, which XState's eventless selection follows; empty
     /// otherwise.
     pub(crate) entry_order: Vec<StateId>,
+    /// Under `semantics: xstate`, whether the current microstep changed
+    /// what XState's snapshot holds (its set of active states, its history,
+    /// its context by any `assign`, its children by an invocation started
+    /// or stopped): XState selects eventless transitions again after an
+    /// eventless microstep only when it did.
+    changed: bool,
     /// Microsteps left in the current call (`start`, `send`, `advance_to`).
     budget: usize,
     /// Takes the general path wherever there is a fast one, so that tests
@@ -163,6 +169,7 @@ impl Core {
             guard_errors: Vec::new(),
             completed: Vec::new(),
             entry_order: self.entry_order.clone(),
+            changed: self.changed,
             budget: self.budget,
             #[cfg(test)]
             general: self.general,
@@ -196,6 +203,7 @@ impl Clone for Core {
             guard_errors: self.guard_errors.clone(),
             completed: self.completed.clone(),
             entry_order: self.entry_order.clone(),
+            changed: self.changed,
             budget: self.budget,
             #[cfg(test)]
             general: self.general,
@@ -228,6 +236,7 @@ impl Clone for Core {
             guard_errors,
             completed,
             entry_order,
+            changed,
             budget,
             #[cfg(test)]
             general,
@@ -255,6 +264,7 @@ impl Clone for Core {
         self.guard_errors.clone_from(guard_errors);
         self.completed.clone_from(completed);
         self.entry_order.clone_from(entry_order);
+        self.changed = *changed;
         self.budget = *budget;
         #[cfg(test)]
         {
@@ -297,6 +307,7 @@ impl Actor {
             guard_errors: Vec::new(),
             completed: Vec::new(),
             entry_order: Vec::new(),
+            changed: false,
             budget: 0,
             #[cfg(test)]
             general: false,
@@ -396,7 +407,12 @@ impl Core {
             self.select(chart, Some(event));
         }
         self.step.event = Some(name);
-        if self.enabled.is_empty() {
+        if self.enabled.is_empty() && self.eventless_after_any_event(chart) {
+            // XState's macrostep selects eventless transitions after any
+            // event; those that changed nothing last time are taken again.
+            self.run_to_completion(chart);
+            self.step.ignored = self.step.transitions.is_empty();
+        } else if self.enabled.is_empty() {
             self.step.ignored = true;
             // A guard that failed on the way raised `error.execution`,
             // which is processed now, as any internal event.
@@ -452,9 +468,21 @@ impl Core {
         if !self.enabled.is_empty() {
             self.microstep(chart, Some(event));
         }
-        if !self.enabled.is_empty() || !self.internal.is_empty() {
+        if !self.enabled.is_empty()
+            || !self.internal.is_empty()
+            || self.eventless_after_any_event(chart)
+        {
             self.run_to_completion(chart);
         }
+    }
+
+    /// Whether a macrostep selects eventless transitions even after an
+    /// event that enabled nothing: under `semantics: xstate`, as XState's
+    /// `macrostep` does. Under SCXML the configuration was stable before
+    /// the event and nothing changed it.
+    #[inline(always)]
+    fn eventless_after_any_event(&self, chart: &Chart) -> bool {
+        chart.xstate && chart.has_eventless
     }
 
     fn advance_to(&mut self, chart: &Chart, now: u64) {
@@ -488,7 +516,7 @@ impl Core {
                 {
                     // A failing guard raised `error.execution`: processed now.
                     self.flush_errors();
-                    if !self.internal.is_empty() {
+                    if !self.internal.is_empty() || self.eventless_after_any_event(chart) {
                         self.run_to_completion(chart);
                     }
                 } else {
@@ -635,14 +663,22 @@ impl Core {
     }
 
     fn complete_macrostep(&mut self, chart: &Chart) {
+        // Under `semantics: xstate`, an eventless microstep that changed
+        // nothing XState's snapshot holds is not followed by another
+        // eventless selection, but by the next internal event (XState's
+        // `macrostep` compares the snapshots by identity): so an action-only
+        // targetless `always` runs once, not without end.
+        let mut eventless = true;
         while self.status == Status::Active && self.spend(chart) {
-            if chart.has_eventless {
+            if chart.has_eventless && eventless {
                 self.select(chart, None);
                 if !self.enabled.is_empty() {
                     self.microstep(chart, None);
+                    eventless = !chart.xstate || self.changed;
                     continue;
                 }
             }
+            eventless = true;
             let Some(event) = self.internal.pop_front() else {
                 break;
             };
@@ -1012,6 +1048,7 @@ impl Core {
 
     #[inline(always)]
     fn microstep(&mut self, chart: &Chart, event: Option<&Event>) {
+        self.changed = false;
         // One targetless transition, the most common microstep: its actions
         // alone, as below, without taking the list apart.
         if self.fast()
@@ -1087,15 +1124,17 @@ impl Core {
         }
         self.enabled = enabled;
         self.enter(chart, event);
-        if let Some((active, order)) = before
-            && active == self.active
-            && !self
+        if let Some((active, order)) = before {
+            let history = self
                 .exit_set
                 .sorted()
                 .iter()
-                .any(|&s| !chart.state(s).history.is_empty())
-        {
-            self.entry_order = order;
+                .any(|&s| !chart.state(s).history.is_empty());
+            if active == self.active && !history {
+                self.entry_order = order;
+            } else {
+                self.changed = true;
+            }
         }
     }
 
@@ -1154,6 +1193,9 @@ impl Core {
             self.active.remove(s);
             if chart.xstate {
                 self.entry_order.retain(|&x| x != s);
+                // XState stops each of the state's children, which makes a
+                // new snapshot.
+                self.changed |= !chart.state(s).invoke.is_empty();
             }
             self.step.exited.push(s);
         }
@@ -1292,6 +1334,8 @@ impl Core {
     /// error event is raised, for `onError` to handle.
     #[inline(never)]
     fn start_invocations(&mut self, chart: &Chart, state: StateId, event: Option<&Event>) {
+        // XState spawns a child for each, which makes a new snapshot.
+        self.changed = true;
         for (index, invocation) in chart.state(state).invoke.iter().enumerate() {
             let active = &self.active;
             let is_active = |s: u32| active.contains(StateId(s));
@@ -1490,6 +1534,8 @@ impl Core {
 
     #[inline(always)]
     fn assign(&mut self, assign: &CompiledAssign, event: Option<&Event>) -> Result<(), String> {
+        // XState's `assign` makes a new snapshot whatever it writes.
+        self.changed = true;
         let active = &self.active;
         let is_active = |s: u32| active.contains(StateId(s));
         assign
@@ -1592,6 +1638,7 @@ impl Core {
         if updates.is_empty() {
             return Ok(());
         }
+        self.changed = true;
         let mut slots = Vec::new();
         for (field, value) in updates.iter() {
             let slot = chart.layout.slot(field).ok_or_else(|| {

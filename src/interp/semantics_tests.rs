@@ -463,3 +463,75 @@ fn xstate_selects_one_child_of_a_compound_state() {
         assert_eq!(actor.configuration_paths(), ["s1.s2.s4", "s1.s7.s8"]);
     });
 }
+
+/// An action-only targetless `always` changes nothing XState's snapshot
+/// holds, so XState takes it once after each microstep that is not its own
+/// (the start, every event, even one that enables nothing, every raised
+/// event), never twice in a row. Under SCXML it is taken again and again
+/// until the microstep budget runs out. XState 5.33.3 logs `x` at the start,
+/// `x` after `Z`, and `x x x` after `R`, which raises two events.
+#[test]
+fn xstate_takes_an_action_only_targetless_always_once_per_microstep() {
+    let yaml = "machine: m\n\
+         initial: a\n\
+         states:\n  \
+           a:\n    \
+             always: [ { actions: [ { log: '\"x\"' } ] } ]\n    \
+             on: { R: { actions: [ { raise: Q }, { raise: Q2 } ] } }\n";
+    under("xstate", yaml, |actor| {
+        assert_eq!(logs(&actor.last_step().logs), ["x"]);
+        assert!(actor.last_step().settled().is_ok());
+        let step = actor.send(&Event::named("Z"));
+        assert!(!step.ignored, "the `always` ran");
+        assert_eq!(logs(&step.logs), ["x"]);
+        assert_eq!(send(actor, "R"), ["x", "x", "x"]);
+    });
+    under("scxml", yaml, |actor| {
+        assert!(actor.last_step().settled().is_err());
+    });
+}
+
+/// An `assign` makes a new XState snapshot whatever it writes, so a
+/// targetless `always` that assigns is selected again: it runs while its
+/// guard holds, and without end when it has none (XState reports an
+/// infinite loop; here the step runs out of microsteps).
+#[test]
+fn xstate_takes_an_assigning_targetless_always_again() {
+    let guarded = "machine: m\n\
+         context: { n: 0 }\n\
+         initial: a\n\
+         states:\n  \
+           a:\n    \
+             always: [ { guard: 'context.n < 3', actions: [ { log: '\"x\"' }, { assign: { n: 'context.n + 1' } } ] } ]\n";
+    under("xstate", guarded, |actor| {
+        assert_eq!(logs(&actor.last_step().logs), ["x", "x", "x"]);
+        assert!(actor.send(&Event::named("Z")).ignored);
+    });
+    let same = "machine: m\n\
+         context: { n: 0 }\n\
+         initial: a\n\
+         states:\n  \
+           a:\n    \
+             always: [ { actions: [ { assign: { n: 'context.n' } } ] } ]\n";
+    under("xstate", same, |actor| {
+        assert!(actor.last_step().settled().is_err());
+    });
+}
+
+/// A targeted eventless transition that exits and re-enters its source
+/// leaves XState's set of nodes as it was: without an `assign` it is not
+/// taken again in the same macrostep either. XState 5.33.3 logs
+/// `en x en` at the start and `x en` after an event that enables nothing.
+#[test]
+fn xstate_takes_a_reentering_always_once_when_it_changes_nothing() {
+    let yaml = "machine: m\n\
+         initial: a\n\
+         states:\n  \
+           a:\n    \
+             entry: [ { log: '\"en\"' } ]\n    \
+             always: [ { target: a, reenter: true, actions: [ { log: '\"x\"' } ] } ]\n";
+    under("xstate", yaml, |actor| {
+        assert_eq!(logs(&actor.last_step().logs), ["en", "x", "en"]);
+        assert_eq!(send(actor, "Z"), ["x", "en"]);
+    });
+}
