@@ -7,7 +7,7 @@ use super::witness::{Witness, WitnessEnd};
 use super::{Cx, Finding, Lint, Stage, analysis};
 use crate::diagnostic::Label;
 use crate::graph::{Edge, EventId};
-use crate::model::{Action, TransitionId, Trigger};
+use crate::model::{Action, Semantics, TransitionId, Trigger};
 
 declare_lint! {
     /// ### What it does
@@ -20,7 +20,10 @@ declare_lint! {
     /// the cycle's actions or entry and exit actions write, nor asks
     /// `in_state`; and a targetless `always`, or a targetless transition
     /// that raises its own event, whose guard its own actions cannot make
-    /// false. The witness leads into the loop and shows one turn of it; the
+    /// false. Under `semantics: xstate` a targetless `always` that neither
+    /// assigns nor raises or sends an event is no loop: XState takes an
+    /// eventless transition again only after a microstep that changed its
+    /// snapshot, so it runs once per event (`docs/semantics.md`). The witness leads into the loop and shows one turn of it; the
     /// replay confirms it when that step runs out of microsteps.
     ///
     /// ### Why is this bad?
@@ -191,6 +194,9 @@ fn check(cx: &mut Cx) {
 fn targetless(cx: &mut Cx, tid: TransitionId) {
     let t = cx.machine.transition(tid);
     let always = t.trigger == Trigger::Always;
+    if always && cx.machine.semantics == Semantics::Xstate && !renews_itself(&t.actions) {
+        return;
+    }
     if !always {
         let mut own = Vec::new();
         raises(cx, &t.actions, &mut own);
@@ -222,6 +228,20 @@ fn targetless(cx: &mut Cx, tid: TransitionId) {
         claim: None,
         fix: None,
     });
+}
+
+/// Whether a targetless `always` with these actions is selected again under
+/// XState: an `assign` makes a new snapshot whatever it writes, and an event
+/// raised or sent is processed next, after which eventless transitions are
+/// selected again. A host action is XState's custom action, which changes
+/// no snapshot.
+fn renews_itself(actions: &[Action]) -> bool {
+    actions.iter().any(|a| {
+        matches!(
+            a,
+            Action::Assign { .. } | Action::Raise { .. } | Action::Send { delay: None, .. }
+        )
+    })
 }
 
 /// The events the actions raise, added to `out`.
