@@ -23,7 +23,9 @@
 
 mod config;
 pub mod edit;
+mod eval;
 pub mod facts;
+mod modules;
 mod scope;
 mod sources;
 mod translate;

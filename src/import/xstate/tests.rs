@@ -355,3 +355,94 @@ fn the_nesting_scan_stops_at_the_limit() {
         Err(12)
     );
 }
+
+/// The one machine of `text`, loaded; panics with its errors otherwise.
+fn loaded_machine(text: &str) -> (crate::model::Machine, Vec<Diagnostic>) {
+    let mut loaded = load(SourceFile::new("m.ts", text), &Settings::default());
+    assert!(loaded.errors.is_empty(), "{:?}", loaded.errors);
+    let machine = loaded.machines.remove(0);
+    (
+        machine.machine.unwrap_or_else(|e| panic!("{e:#?}")),
+        machine.notes,
+    )
+}
+
+#[test]
+fn valid_xstate_of_any_names_loads_and_round_trips() {
+    let text = "import { createMachine, fromPromise, assign, spawn } from 'xstate';\n\
+        enum OrderStatus { CREATED = 'created', PAID = 'paid' }\n\
+        const RETRY_DELAY_MS = 5000;\n\
+        const confirm = (events: string[]) => ({\n\
+          confirming: { on: Object.fromEntries(events.map((e) => [e, 'created'])) },\n\
+        });\n\
+        export const m = createMachine({\n\
+          id: 'm',\n\
+          initial: { target: OrderStatus.CREATED, actions: 'logStart' },\n\
+          states: {\n\
+            [OrderStatus.CREATED]: {\n\
+              invoke: { id: 'send syn', src: 'send syn', onDone: 'confirming' },\n\
+              on: { 'pay now': OrderStatus.PAID, 'done.invoke.kid': 'confirming' },\n\
+              after: { [RETRY_DELAY_MS]: 'confirming' },\n\
+              entry: assign({ kid: () => spawn('child', 'kid') }),\n\
+            },\n\
+            ...confirm(['SUBMIT', 'send again']),\n\
+            [OrderStatus.PAID]: { type: 'final', invoke: { src: 'receipt', onDone: '#m.created' } },\n\
+          },\n\
+        });\n";
+    let (machine, notes) = loaded_machine(text);
+    let paths: Vec<&str> = machine.states.iter().map(|s| s.path.as_str()).collect();
+    assert_eq!(paths, ["", "created", "confirming", "paid"], "{notes:?}");
+    let triggers: Vec<String> = machine
+        .transitions
+        .iter()
+        .map(|t| t.trigger.to_string())
+        .collect();
+    for expected in [
+        "`pay now`",
+        "xstate.done.actor.kid",
+        "after 5s",
+        "SUBMIT",
+        "`send again`",
+        "`xstate.done.actor.send syn`",
+        "xstate.done.actor.receipt",
+    ] {
+        assert!(
+            triggers.iter().any(|t| t == expected),
+            "{expected}: {triggers:?}"
+        );
+    }
+    // The spawned actor's completion is declared as an event from outside.
+    assert!(machine.events.contains_key("xstate.done.actor.kid"));
+    // The initial transition's action runs after the root's entry.
+    assert!(matches!(
+        machine.state(crate::model::StateId::ROOT).entry.last(),
+        Some(crate::model::Action::Host { name, .. }) if name.text == "logStart"
+    ));
+    for text in [
+        crate::syntax::yaml::format(&machine),
+        crate::syntax::dsl::format(&machine),
+    ] {
+        let syntax = if text.starts_with("machine:") {
+            crate::syntax::Syntax::Yaml
+        } else {
+            crate::syntax::Syntax::Dsl
+        };
+        let again =
+            crate::syntax::parse(&text, syntax).unwrap_or_else(|e| panic!("{text}\n{e:#?}"));
+        assert_eq!(again.transitions, machine.transitions, "{text}");
+    }
+}
+
+#[test]
+fn a_config_made_at_run_time_is_a_machine_that_is_not_read_with_a_note() {
+    let text = "import { createMachine } from 'xstate';\n\
+                export function build(config) { return createMachine(config); }\n";
+    let loaded = load(SourceFile::new("m.ts", text), &Settings::default());
+    assert!(loaded.is_machine_file);
+    let [machine] = &loaded.machines[..] else {
+        panic!("{:?}", loaded.machines)
+    };
+    let notes = machine.machine.as_ref().expect_err("not read");
+    assert_eq!(notes[0].code, "S011");
+    assert_eq!(notes[0].severity, Severity::Note);
+}
