@@ -992,6 +992,7 @@ mod tests {
                     events: IndexMap::new(),
                     effects: IndexMap::new(),
                     guards: Vec::new(),
+                    opaque: Vec::new(),
                     states: Vec::new(),
                     transitions: Vec::new(),
                     span: Span::default(),

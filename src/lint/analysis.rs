@@ -264,6 +264,15 @@ pub fn effect_idempotency(machine: &Machine, action: &Action) -> Option<(String,
             .effects
             .get(&name.text)
             .map(|e| (name.text.clone(), e.idempotency)),
+        // An assign that was not read is no effect: what it does to the
+        // context is the replay's to show, or not.
+        Action::Host { name, .. }
+            if machine
+                .opaque_part(&name.text)
+                .is_some_and(|p| matches!(p.kind, crate::model::OpaqueKind::Assign(_))) =>
+        {
+            None
+        }
         Action::Host { name, .. } => Some((name.text.clone(), Idempotency::None)),
         _ => None,
     }

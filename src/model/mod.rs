@@ -95,12 +95,55 @@ pub struct Machine {
     /// Host guards: names the host implements (`Chart::builder(..).guard`),
     /// usable as booleans in guard expressions, in declaration order.
     pub guards: Vec<Name>,
+    /// The host actions that stand for code a front-end could not read
+    /// (`OpaquePart`), in the order read; empty for our own formats.
+    pub opaque: Vec<OpaquePart>,
     /// All states, the root first; `StateId` indexes this.
     pub states: Vec<State>,
     /// All transitions, grouped by source state in document order.
     pub transitions: Vec<Transition>,
     /// Where the `machine` name was written.
     pub span: Span,
+}
+
+/// A host action that stands for code a front-end could not read: an
+/// XState `assign` whose value is JavaScript outside the translated subset,
+/// a call of a helper that returns actions (`raiseAndAssign(...)`),
+/// `enqueueActions`. Unlike a host action the author names (an effect of
+/// unknown idempotency), it may change the context or do anything an action
+/// can, so what a replay shows through it shows nothing: a finding whose
+/// harm rests on it is undecided.
+#[derive(Clone, Debug, PartialEq)]
+pub struct OpaquePart {
+    /// The host action's name (`inline_L12C7`, or the implementation's).
+    pub name: String,
+    /// For people: the code and where it is, as the front-end read it
+    /// (`` `raiseAndAssign(...)` at src/form.machine.ts:41:7 ``).
+    pub what: String,
+    pub kind: OpaqueKind,
+    pub span: Span,
+}
+
+/// What is known of an opaque part.
+#[derive(Clone, Debug, PartialEq)]
+pub enum OpaqueKind {
+    /// An `assign` of these context fields, with values that were not
+    /// read; `None` when which fields it writes is not known either. It
+    /// performs no effect.
+    Assign(Option<Vec<String>>),
+    /// Any actions: it may write any field, raise or send events and
+    /// perform effects.
+    Actions,
+}
+
+impl OpaquePart {
+    /// Whether it may write the context field `field`.
+    pub fn may_write(&self, field: &str) -> bool {
+        match &self.kind {
+            OpaqueKind::Assign(Some(fields)) => fields.iter().any(|f| f == field),
+            OpaqueKind::Assign(None) | OpaqueKind::Actions => true,
+        }
+    }
 }
 
 #[derive(Clone, Debug, PartialEq)]
@@ -584,6 +627,11 @@ impl Machine {
 
     pub fn root(&self) -> &State {
         &self.states[0]
+    }
+
+    /// The opaque part a host action of this name stands for, if any.
+    pub fn opaque_part(&self, name: &str) -> Option<&OpaquePart> {
+        self.opaque.iter().find(|p| p.name == name)
     }
 
     pub fn state_ids(&self) -> impl Iterator<Item = StateId> + '_ {

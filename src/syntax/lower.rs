@@ -318,6 +318,7 @@ impl Lowering {
             events,
             effects,
             guards,
+            opaque: doc.opaque,
             states: Vec::new(),
             transitions: Vec::new(),
             span: name.span,

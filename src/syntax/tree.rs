@@ -22,6 +22,8 @@ pub struct MachineDoc {
     pub effects: Vec<EffectDoc>,
     /// Host guard names, as declared (`guards: [a, b]`, `guards a b`).
     pub guards: Vec<Name>,
+    /// What a front-end could not read, among the host actions it wrote.
+    pub opaque: Vec<crate::model::OpaquePart>,
     /// The root state: top-level `initial`, `type`, `states`, `on`, ...; its
     /// `key` is unused.
     pub root: StateDoc,

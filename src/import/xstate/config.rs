@@ -153,6 +153,8 @@ pub(super) struct Cx<'r, 'a> {
     pub payloads: HashMap<String, HashMap<String, String>>,
     /// Host guards, by the name written (as declared).
     pub host_guards: Vec<(String, Name)>,
+    /// The host actions that stand for code the translator could not read.
+    pub opaque: Vec<crate::model::OpaquePart>,
     /// Translations the checker refused in an earlier reading: the key of
     /// the JavaScript and the checker's message.
     pub refused: HashMap<u32, String>,
@@ -349,6 +351,7 @@ impl<'r, 'a> Cx<'r, 'a> {
             context: HashMap::new(),
             payloads: HashMap::new(),
             host_guards: Vec::new(),
+            opaque: Vec::new(),
             refused: HashMap::new(),
             translated: Vec::new(),
             marker_v4: None,
@@ -676,6 +679,7 @@ impl<'a> Cx<'_, 'a> {
         doc.sources = declarations.sources;
         doc.dedup = declarations.dedup;
         doc.guards = self.host_guards.iter().map(|(_, n)| n.clone()).collect();
+        doc.opaque = std::mem::take(&mut self.opaque);
         self.complete_context(&mut doc);
         doc
     }

@@ -988,6 +988,7 @@ mod printer {
             events,
             effects,
             guards: Vec::new(),
+            opaque: Vec::new(),
             states: vec![root, r1, a, h, r2],
             transitions: vec![t0, t1, t2, t3],
             span: Span::default(),

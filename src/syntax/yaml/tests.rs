@@ -909,6 +909,7 @@ mod printing {
             events,
             effects,
             guards: Vec::new(),
+            opaque: Vec::new(),
             states,
             transitions,
             span,
