@@ -161,6 +161,7 @@ pub fn machine_doc(seed: u64) -> MachineDoc {
             },
         ],
         guards,
+        opaque: Vec::new(),
         root,
     }
 }
