@@ -166,7 +166,7 @@ fn load_chart(file: &str) -> Arc<Chart> {
     let text = std::fs::read_to_string(&path)
         .unwrap_or_else(|e| panic!("cannot read {}: {e}", path.display()));
     let source = SourceFile::new(path.display().to_string(), text);
-    match syntax::load(&source) {
+    match idemchart::load::load(&source) {
         Ok(machine) => Arc::new(Chart::new(machine)),
         Err(diagnostics) => panic!("{} does not load: {diagnostics:?}", path.display()),
     }

@@ -469,7 +469,7 @@ pub fn lint_with(machine: &Machine, options: &Options) -> Vec<Diagnostic> {
 ///     "lamp.yaml",
 ///     "machine: lamp\ninitial: off\nstates:\n  off: { on: { PRESS: on } }\n  on: {}\n",
 /// );
-/// let machine = idemchart::syntax::load(&file).unwrap();
+/// let machine = idemchart::load::load(&file).unwrap();
 /// let findings = idemchart::lint::lint_source(&machine, &file, &Default::default());
 /// let undeclared = findings.iter().find(|d| d.code == "S005").unwrap();
 /// let fix = undeclared.fix.as_ref().unwrap();
