@@ -14,10 +14,10 @@
 //! three runs is printed.
 
 use std::fmt::Write;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::time::{Duration, Instant};
 
-use idemchart::import::xstate::{self, Settings, SourceKind};
+use idemchart::import::xstate::{self, Settings};
 
 /// Ordinary TypeScript: interfaces, helpers and a class, `units` times over.
 fn module(units: usize, seed: usize) -> String {

@@ -29,7 +29,7 @@ use std::time::{Duration, Instant};
 
 use idemchart::expr::{Event, List, Value};
 use idemchart::interp::{Actor, Chart, Snapshot, Status, Step};
-use idemchart::{SourceFile, syntax};
+use idemchart::SourceFile;
 
 const RING_SIZE: usize = 1000;
 const DEPTH: usize = 10;

@@ -815,7 +815,10 @@ fn a_named_file_that_holds_no_machine_is_an_error() {
         ("docker-compose.yml", "no `machine:` or `states:` key"),
         ("tsconfig.json", "no `states` key"),
         ("apps/web/src/global.d.ts", "declaration file"),
-        ("packages/ui/src/dropdown/dropdown.machine.ts", "imports nothing from `xstate`"),
+        (
+            "packages/ui/src/dropdown/dropdown.machine.ts",
+            "imports nothing from `xstate`",
+        ),
     ] {
         let output = run_in(&root, &["lint", "--color", "never", file]);
         let out = stdout(&output);

@@ -3,9 +3,9 @@
 
 use std::path::{Path, PathBuf};
 
+use idemchart::Diagnostic;
 use idemchart::lint::{Options, lint, lint_with};
 use idemchart::span::SourceFile;
-use idemchart::{Diagnostic, syntax};
 
 fn root() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))

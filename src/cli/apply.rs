@@ -147,7 +147,7 @@ pub(crate) fn sqlite_options(synchronous: Option<&str>) -> Result<SqliteOptions,
     let synchronous = match synchronous {
         None | Some("full") => Synchronous::Full,
         Some("normal") => Synchronous::Normal,
-        Some(other) => return Err(format!("unknown synchronous `{other}`: full or normal").into()),
+        Some(other) => return Err(format!("unknown synchronous `{other}`: full or normal")),
     };
     Ok(SqliteOptions {
         synchronous,
@@ -322,7 +322,10 @@ pub fn run(command: DurableCommand) -> CommandResult {
                 if requeued == 0 && key.is_some() {
                     return Err(format!("no dead outbox row has the key `{which}`").into());
                 }
-                outln(format_args!("{}", serde_json::json!({ "requeued": requeued })))?;
+                outln(format_args!(
+                    "{}",
+                    serde_json::json!({ "requeued": requeued })
+                ))?;
                 return Ok(ExitCode::SUCCESS);
             }
             if dispatch {

@@ -235,9 +235,9 @@ pub fn lint(args: &LintArgs, matches: Option<&ArgMatches>) -> CommandResult {
         ExitCode::SUCCESS
     };
     let written = match args.format {
-        LintFormat::Human if args.statistics => out(report::statistics_table(
-            &report::statistics(&reports),
-        )),
+        LintFormat::Human if args.statistics => {
+            out(report::statistics_table(&report::statistics(&reports)))
+        }
         LintFormat::Json if args.statistics => out(report::statistics_json(&reports)),
         LintFormat::Human => {
             let color = match args.color {
@@ -245,7 +245,12 @@ pub fn lint(args: &LintArgs, matches: Option<&ArgMatches>) -> CommandResult {
                 Color::Always => true,
                 Color::Never => false,
             };
-            out(report::human_with(&reports, reach, color, args.unsafe_fixes))
+            out(report::human_with(
+                &reports,
+                reach,
+                color,
+                args.unsafe_fixes,
+            ))
         }
         LintFormat::Json => out(report::json(&reports)),
         LintFormat::Sarif => out(report::sarif(&reports, &registry)),

@@ -257,7 +257,11 @@ fn check(paths: &[PathBuf], color: Color) -> CommandResult {
         plural(errors, "error")
     ));
     if without_machine > 0 {
-        let verb = if without_machine == 1 { "holds" } else { "hold" };
+        let verb = if without_machine == 1 {
+            "holds"
+        } else {
+            "hold"
+        };
         report.push_str(&format!(
             "; {} {verb} no machine",
             plural(without_machine, "file")

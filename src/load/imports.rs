@@ -68,7 +68,9 @@ pub(crate) fn module_refs(text: &str) -> ModuleRefs {
                 continue;
             }
             b'/' if bytes.get(i + 1) == Some(&b'*') => {
-                i = text[i + 2..].find("*/").map_or(bytes.len(), |n| i + 2 + n + 2);
+                i = text[i + 2..]
+                    .find("*/")
+                    .map_or(bytes.len(), |n| i + 2 + n + 2);
                 continue;
             }
             b'/' if starts_regex(last[0]) => {
@@ -173,8 +175,19 @@ fn starts_regex(previous: Option<Token>) -> bool {
         Some(Token::Punct(c)) => !matches!(c, ')' | ']' | '}'),
         Some(Token::Word(w)) => matches!(
             w,
-            "return" | "typeof" | "case" | "do" | "else" | "in" | "of" | "new" | "delete"
-                | "void" | "throw" | "yield" | "await"
+            "return"
+                | "typeof"
+                | "case"
+                | "do"
+                | "else"
+                | "in"
+                | "of"
+                | "new"
+                | "delete"
+                | "void"
+                | "throw"
+                | "yield"
+                | "await"
         ),
     }
 }
@@ -523,7 +536,8 @@ import { createMachine } from '@zag-js/core';
 
     #[test]
     fn an_export_list_may_re_export_what_was_imported() {
-        let refs = module_refs("import { createMachine } from 'xstate';\nexport { createMachine };\n");
+        let refs =
+            module_refs("import { createMachine } from 'xstate';\nexport { createMachine };\n");
         assert!(refs.export_list);
         assert_eq!(refs.specifiers, [("xstate".to_string(), false)]);
         let from = module_refs("export { createMachine } from 'xstate'\nexport const x = 1;\n");
@@ -533,7 +547,10 @@ import { createMachine } from '@zag-js/core';
 
     #[test]
     fn package_names_split_from_their_paths() {
-        assert_eq!(package_name("@payments/flow"), Some(("@payments/flow", None)));
+        assert_eq!(
+            package_name("@payments/flow"),
+            Some(("@payments/flow", None))
+        );
         assert_eq!(
             package_name("@payments/flow/states"),
             Some(("@payments/flow", Some("states")))
@@ -547,15 +564,36 @@ import { createMachine } from '@zag-js/core';
         let root = std::env::temp_dir().join(format!("idemchart-imports-{}", std::process::id()));
         let _ = std::fs::remove_dir_all(&root);
         let files = [
-            ("package.json", r#"{ "name": "shop", "workspaces": ["packages/*", "apps/*"] }"#),
-            ("packages/flow/package.json", r#"{ "name": "@shop/flow", "main": "dist/index.js" }"#),
+            (
+                "package.json",
+                r#"{ "name": "shop", "workspaces": ["packages/*", "apps/*"] }"#,
+            ),
+            (
+                "packages/flow/package.json",
+                r#"{ "name": "@shop/flow", "main": "dist/index.js" }"#,
+            ),
             ("packages/flow/src/index.ts", "export * from './xstate';\n"),
-            ("packages/flow/src/xstate.ts", "export { createMachine, assign } from 'xstate';\n"),
+            (
+                "packages/flow/src/xstate.ts",
+                "export { createMachine, assign } from 'xstate';\n",
+            ),
             ("packages/ui/package.json", r#"{ "name": "@shop/ui" }"#),
-            ("packages/ui/index.ts", "export const createMachine = (c: unknown) => c;\n"),
-            ("apps/web/a.ts", "import { createMachine } from '@shop/flow';\n"),
-            ("apps/web/b.ts", "import { createMachine } from '@shop/ui';\n"),
-            ("apps/web/c.ts", "import { createMachine } from '../../packages/flow/src/index.js';\n"),
+            (
+                "packages/ui/index.ts",
+                "export const createMachine = (c: unknown) => c;\n",
+            ),
+            (
+                "apps/web/a.ts",
+                "import { createMachine } from '@shop/flow';\n",
+            ),
+            (
+                "apps/web/b.ts",
+                "import { createMachine } from '@shop/ui';\n",
+            ),
+            (
+                "apps/web/c.ts",
+                "import { createMachine } from '../../packages/flow/src/index.js';\n",
+            ),
             ("apps/web/d.ts", "import { createMachine } from './d';\n"),
         ];
         for (path, text) in files {

@@ -57,9 +57,7 @@ impl FileKind {
 pub enum NoMachine {
     #[error("its top level has no `machine:` or `states:` key")]
     NotMachineYaml,
-    #[error(
-        "its top level has no `states` key (an XState machine config) or `machine` key"
-    )]
+    #[error("its top level has no `states` key (an XState machine config) or `machine` key")]
     NotMachineJson,
     #[error("a TypeScript declaration file (`.d.ts`) holds types only")]
     Declarations,
@@ -106,7 +104,10 @@ pub fn holds_machine(
             .ok_or(NoMachine::NotMachineJson),
         FileKind::Xstate(SourceKind::Script) => {
             let name = path.file_name().and_then(|n| n.to_str()).unwrap_or("");
-            if [".d.ts", ".d.mts", ".d.cts"].iter().any(|d| name.ends_with(d)) {
+            if [".d.ts", ".d.mts", ".d.cts"]
+                .iter()
+                .any(|d| name.ends_with(d))
+            {
                 return Err(NoMachine::Declarations);
             }
             if !xstate::may_hold_machine(&file.text, SourceKind::Script) {
@@ -128,11 +129,9 @@ pub fn load(file: &SourceFile) -> Result<Machine, Vec<Diagnostic>> {
     match FileKind::of_path(Path::new(&file.path)) {
         Some(FileKind::Scxml) => crate::import::load_scxml(&file.text),
         Some(FileKind::Xstate(_)) => xstate::load(file.clone(), &Default::default()).one_machine(),
-        Some(FileKind::Machine(syntax)) => syntax::lower_tree(
-            syntax::parse_tree(file, syntax)?,
-            &file.text,
-            syntax,
-        ),
+        Some(FileKind::Machine(syntax)) => {
+            syntax::lower_tree(syntax::parse_tree(file, syntax)?, &file.text, syntax)
+        }
         None => Err(vec![
             LoadError::InvalidValue {
                 message: "unknown kind of machine file: name it *.yaml, *.yml or *.chart, an \

@@ -156,8 +156,12 @@ mod tests {
         ));
         assert!(yaml_has_machine_shape("---\nstates:\n  a: {}\n"));
         assert!(yaml_has_machine_shape("\"machine\": order\n"));
-        assert!(yaml_has_machine_shape("  machine: indented\n  states: {}\n"));
-        assert!(yaml_has_machine_shape("{ machine: order, states: { a: {} } }"));
+        assert!(yaml_has_machine_shape(
+            "  machine: indented\n  states: {}\n"
+        ));
+        assert!(yaml_has_machine_shape(
+            "{ machine: order, states: { a: {} } }"
+        ));
         assert!(yaml_has_machine_shape("{\n  \"states\": {}\n}\n"));
         // Broken past the key: the shape still shows, the load reports the rest.
         assert!(yaml_has_machine_shape("machine: order\nstates:\n\t- [\n"));
@@ -170,13 +174,17 @@ mod tests {
         let lock = "lockfileVersion: '9.0'\n\nimporters:\n  .:\n    dependencies:\n      xstate:\n        specifier: 5.33.3\n";
         assert!(!yaml_has_machine_shape(lock));
         assert!(!yaml_has_machine_shape("- machine: a list item\n"));
-        assert!(!yaml_has_machine_shape("description: |\n  machine: in a block scalar\nname: x\n"));
+        assert!(!yaml_has_machine_shape(
+            "description: |\n  machine: in a block scalar\nname: x\n"
+        ));
         assert!(!yaml_has_machine_shape("{ services: { states: 1 } }"));
         assert!(!yaml_has_machine_shape(""));
         assert!(!yaml_has_machine_shape("   \n\n"));
         // Does not parse, and is no machine either.
         assert!(!yaml_has_machine_shape("key: [unclosed\n  other: {\n"));
-        assert!(!yaml_has_machine_shape("machinery: x\nstates_of_matter: y\n"));
+        assert!(!yaml_has_machine_shape(
+            "machinery: x\nstates_of_matter: y\n"
+        ));
     }
 
     #[test]

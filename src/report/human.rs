@@ -3,8 +3,7 @@
 use annotate_snippets::{AnnotationKind, Group, Level, Renderer, Snippet};
 
 use super::{
-    FileReport, Reach, Summary, fixable_line, statistics, statistics_table, visible,
-    witness_line,
+    FileReport, Reach, Summary, fixable_line, statistics, statistics_table, visible, witness_line,
 };
 use crate::diagnostic::{Diagnostic, Severity};
 use crate::span::SourceFile;
@@ -146,12 +145,7 @@ pub fn human(reports: &[FileReport], reach: Reach, color: bool) -> String {
 
 /// `human` for a run given `--unsafe-fixes` when `unsafe_fixes`: its unsafe
 /// fixes are fixable with `--fix`, not hidden.
-pub fn human_with(
-    reports: &[FileReport],
-    reach: Reach,
-    color: bool,
-    unsafe_fixes: bool,
-) -> String {
+pub fn human_with(reports: &[FileReport], reach: Reach, color: bool, unsafe_fixes: bool) -> String {
     let mut out = String::new();
     for report in reports {
         for diagnostic in &report.diagnostics {

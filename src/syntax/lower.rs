@@ -5,8 +5,8 @@ use indexmap::IndexMap;
 
 use super::tree::{ActionDoc, ExprText, InvokeDoc, MachineDoc, StateDoc, TransitionDoc};
 use crate::diagnostic::{Diagnostic, Label, LoadError, sole_close_name};
-use crate::expr::{self, Expr, Scope, Type};
 use crate::diagnostic::{Edit, Fix};
+use crate::expr::{self, Expr, Scope, Type};
 use crate::model::{
     Action, Allow, Assignment, Completion, ContextField, Dedup, Duration, EffectDecl, EventDecl,
     EventDescriptor, EventPattern, HistoryKind, Idempotency, Invocation, Limits, Machine, Name,

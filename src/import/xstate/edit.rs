@@ -14,8 +14,8 @@ use oxc_span::GetSpan;
 
 use super::scope::{Node, Reader};
 use crate::diagnostic::Edit;
-use crate::syntax::edit::Editor;
 use crate::span::Span;
+use crate::syntax::edit::Editor;
 
 /// An object literal of the linted file, with the entries a fix may look
 /// into.
@@ -250,7 +250,10 @@ impl Editor for XStateEditor<'_> {
             return self.add_under(&ALLOW_PATH, lint, &self.string(reason));
         };
         let at = key.start as usize;
-        if self.json || reason.contains(['\n', '\r']) || !crate::syntax::edit::starts_line(self.text, at) {
+        if self.json
+            || reason.contains(['\n', '\r'])
+            || !crate::syntax::edit::starts_line(self.text, at)
+        {
             return None;
         }
         let start = crate::syntax::edit::line_start(self.text, at);

@@ -11,8 +11,8 @@ use pest::Parser;
 use pest::iterators::Pair;
 
 use crate::diagnostic::Edit;
-use crate::syntax::edit as shared;
 use crate::span::Span;
+use crate::syntax::edit as shared;
 
 use super::format::{dotted, name, string, target};
 use super::{ChartParser, Rule, trimmed_len};
@@ -314,8 +314,8 @@ impl shared::Editor for DslEditor<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::syntax::edit::Editor;
     use crate::fix::tests::{edited, span_of};
+    use crate::syntax::edit::Editor;
 
     #[test]
     fn declares_events_after_the_others_or_before_the_states() {

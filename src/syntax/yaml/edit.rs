@@ -8,8 +8,8 @@
 //! again by loading the fixed text (`fix::fix_file`).
 
 use crate::diagnostic::Edit;
-use crate::syntax::edit as shared;
 use crate::span::{SourceFile, Span};
+use crate::syntax::edit as shared;
 
 use super::format::scalar;
 use super::node::{Kind, Node};
@@ -347,7 +347,10 @@ impl<'t> YamlEditor<'t> {
                 }
                 let indent = format!("{}{}", self.key_indent(key_node), " ".repeat(self.unit));
                 let lines = self.block_entry(key, &value, &indent);
-                Some(Edit::insert(shared::line_end(text, end), format!("\n{lines}")))
+                Some(Edit::insert(
+                    shared::line_end(text, end),
+                    format!("\n{lines}"),
+                ))
             }
         }
     }
@@ -417,7 +420,9 @@ impl<'t> YamlEditor<'t> {
             return None;
         }
         let end = self.entry_end(map, i)?;
-        Some(Edit::delete(shared::removal(self.text, key_start, end, "#")))
+        Some(Edit::delete(shared::removal(
+            self.text, key_start, end, "#",
+        )))
     }
 }
 
@@ -565,8 +570,8 @@ fn top_level_keys() -> Vec<&'static str> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::syntax::edit::Editor;
     use crate::fix::tests::{edited, span_of};
+    use crate::syntax::edit::Editor;
 
     #[test]
     fn declares_events_in_the_block_style_of_the_file() {
