@@ -1,4 +1,4 @@
-use super::{Cx, Finding, Lint, Stage};
+use super::{Cx, Finding, Lint, Stage, fact_note};
 use crate::fix::Fix;
 use crate::model::{EventPattern, Trigger};
 
@@ -40,6 +40,11 @@ declare_lint! {
 
 fn check(cx: &mut Cx) {
     let m = cx.machine;
+    // Where the machine's facts have no place, the note of
+    // `event-without-id` names its events and where to declare them.
+    if fact_note::undeclared(m).is_some() {
+        return;
+    }
     for t in &m.transitions {
         let Trigger::Event(descriptor) = &t.trigger else {
             continue;

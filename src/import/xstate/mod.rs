@@ -27,6 +27,7 @@ pub mod facts;
 mod scope;
 mod sources;
 mod translate;
+mod types;
 
 use std::collections::HashMap;
 use std::path::Path;
