@@ -83,6 +83,104 @@ pub(super) fn toml_key(name: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::{listed, toml_key};
+    use crate::diagnostic::{Diagnostic, Severity};
+    use crate::import::xstate::{Settings, load};
+    use crate::span::SourceFile;
+
+    /// The findings of a v5 machine with two events, a host action and an
+    /// invoked actor, `meta` written in its config.
+    fn lint_xstate(meta: &str) -> Vec<Diagnostic> {
+        let text = format!(
+            "import {{ createMachine, fromPromise }} from 'xstate';\n\
+             export const m = createMachine({{\n  id: 'orders',\n  {meta}\n  \
+             initial: 'a',\n  states: {{\n    \
+             a: {{ on: {{ PAY: 'b' }} }},\n    \
+             b: {{ entry: 'notifyWarehouse', invoke: {{ src: 'charge', onDone: 'c' }}, on: {{ CANCEL: 'c' }} }},\n    \
+             c: {{ type: 'final' }},\n  }},\n}});\n"
+        );
+        let mut read = load(SourceFile::new("orders.ts", text), &Settings::default());
+        let machine = read.machines.remove(0).machine.expect("loads");
+        crate::lint::lint(&machine)
+    }
+
+    fn codes(found: &[Diagnostic], code: &str) -> Vec<(Severity, String)> {
+        found
+            .iter()
+            .filter(|d| d.code == code)
+            .map(|d| (d.severity, d.message.clone()))
+            .collect()
+    }
+
+    #[test]
+    fn a_machine_without_facts_gets_one_note_per_lint_and_no_undeclared_event() {
+        let found = lint_xstate("");
+        assert_eq!(
+            codes(&found, "I005"),
+            [(
+                Severity::Note,
+                "machine `orders` has no idempotency facts, so nothing says whether performing \
+                 `notifyWarehouse`, `charge` (invoked) again acts twice"
+                    .to_string()
+            )]
+        );
+        assert_eq!(
+            codes(&found, "I006"),
+            [(
+                Severity::Note,
+                "machine `orders` has no idempotency facts, so a redelivered `PAY`, `CANCEL` \
+                 cannot be told from a new delivery"
+                    .to_string()
+            )]
+        );
+        assert!(codes(&found, "S005").is_empty(), "{found:?}");
+        let help = found
+            .iter()
+            .find(|d| d.code == "I006")
+            .and_then(|d| d.help.clone());
+        assert!(
+            help.is_some_and(
+                |h| h.contains("`[machines.orders]`") && h.contains("meta.idemchart.events")
+            ),
+            "{found:?}"
+        );
+    }
+
+    #[test]
+    fn a_machine_with_facts_is_asked_for_each_missing_one() {
+        let found = lint_xstate("meta: { idemchart: { events: { PAY: { id: 'paymentId' } } } },");
+        assert_eq!(
+            codes(&found, "I005")
+                .iter()
+                .map(|(s, _)| *s)
+                .collect::<Vec<_>>(),
+            [Severity::Warning, Severity::Warning]
+        );
+        assert_eq!(
+            codes(&found, "I006").len(),
+            1,
+            "CANCEL has no id: {found:?}"
+        );
+        assert_eq!(
+            codes(&found, "S005").len(),
+            1,
+            "CANCEL is undeclared: {found:?}"
+        );
+    }
+
+    #[test]
+    fn our_own_formats_keep_a_finding_per_fact() {
+        let machine = crate::syntax::parse(
+            "machine: m\ninitial: a\nstates:\n  a: { on: { PAY: b, CANCEL: b } }\n  b: {}\n",
+            crate::syntax::Syntax::Yaml,
+        )
+        .expect("loads");
+        let found = crate::lint::lint(&machine);
+        assert_eq!(codes(&found, "S005").len(), 2, "{found:?}");
+        assert!(
+            found.iter().all(|d| d.severity != Severity::Note),
+            "{found:?}"
+        );
+    }
 
     #[test]
     fn long_lists_are_counted_past_the_first_names() {

@@ -786,6 +786,50 @@ states:
         assert!(retries(&other).is_empty(), "another charge, not a retry");
     }
 
+    /// A verification invoked in `verificando`, whose error leads to
+    /// `esperando`; `effects` declares what it declares of the src.
+    fn verification(effects: &str) -> String {
+        format!(
+            "machine: kyc
+events:
+  ENVIAR: {{ id: envioId }}
+{effects}
+initial: nuevo
+states:
+  nuevo: {{ on: {{ ENVIAR: verificando }} }}
+  verificando:
+    invoke:
+      src: verificarDocumento
+      onDone: verificado
+      onError: esperando
+  esperando:
+    after: {{ 5s: verificando }}
+  verificado: {{ type: final }}
+"
+        )
+    }
+
+    #[test]
+    fn an_invoked_host_service_retried_after_its_error_is_a_retry() {
+        let found = retries(&verification(""));
+        assert_eq!(found.len(), 1, "{found:?}");
+        assert_eq!(
+            found[0].witness,
+            ["ENVIAR", "xstate.error.actor.verificarDocumento", "after 5s*"]
+        );
+        assert_eq!(found[0].confirmed, Some(true));
+        assert!(
+            found[0].message.contains("nothing says whether `verificarDocumento` acts twice"),
+            "{found:?}"
+        );
+        // Declared with a key, a repeat is safe; declared `none` with a
+        // `verify` state on the way, the retry asks first.
+        let keyed = verification("effects:\n  verificarDocumento: { idempotency: key }");
+        assert!(retries(&keyed).is_empty());
+        let none = verification("effects:\n  verificarDocumento: { idempotency: none }");
+        assert_eq!(retries(&none).len(), 1);
+    }
+
     #[test]
     fn failure_words_are_found_in_any_case_and_style() {
         for name in [

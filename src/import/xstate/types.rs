@@ -518,3 +518,263 @@ fn string_literals<'a>(ty: &'a TSType<'a>) -> Option<Vec<(&'a str, oxc_span::Spa
         _ => None,
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use crate::import::xstate::{MachineSettings, Settings, extract, load};
+    use crate::model::{FactSource, ForeignFormat, Machine, PayloadType};
+    use crate::span::SourceFile;
+    use crate::syntax::tree::MachineDoc;
+
+    fn doc(text: &str) -> MachineDoc {
+        let mut read = extract(SourceFile::new("m.ts", text), &Settings::default());
+        assert!(read.errors.is_empty(), "{:?}", read.errors);
+        read.machines.remove(0).2
+    }
+
+    fn machine_with(text: &str, settings: &Settings) -> Machine {
+        let mut read = load(SourceFile::new("m.ts", text), settings);
+        assert!(read.errors.is_empty(), "{:?}", read.errors);
+        read.machines.remove(0).machine.expect("loads")
+    }
+
+    fn machine(text: &str) -> Machine {
+        machine_with(text, &Settings::default())
+    }
+
+    /// Each declared event with its payload fields as `field: type`.
+    fn payloads(doc: &MachineDoc) -> Vec<(String, Option<String>, Vec<String>)> {
+        doc.events
+            .iter()
+            .map(|e| {
+                let fields = e
+                    .payload
+                    .iter()
+                    .flatten()
+                    .map(|(f, t)| format!("{}: {}", f.text, t.text))
+                    .collect();
+                (
+                    e.name.text.clone(),
+                    e.id_field.as_ref().map(|i| i.text.clone()),
+                    fields,
+                )
+            })
+            .collect()
+    }
+
+    fn names_and_fields(doc: &MachineDoc) -> Vec<String> {
+        payloads(doc)
+            .into_iter()
+            .map(|(name, _, fields)| format!("{name}({})", fields.join(", ")))
+            .collect()
+    }
+
+    /// A machine whose `on` handles PAY and CANCEL, with `head` before it
+    /// and `types` in the config.
+    fn with_types(head: &str, call: &str, types: &str) -> String {
+        format!(
+            "import {{ createMachine, setup, Machine }} from 'xstate';\n{head}\n\
+             export const m = {call}({{\n  id: 'm',\n  {types}\n  initial: 'a',\n  \
+             states: {{ a: {{ on: {{ PAY: 'b', CANCEL: 'b' }} }}, b: {{}} }},\n}});\n"
+        )
+    }
+
+    const ORDER_EVENT: &str = "type OrderEvent =\n  \
+        | { type: 'PAY'; paymentId: string; amount: number; note?: string | null; \
+            items: string[]; tags: ReadonlyArray<string>; card: { last4: string }; \
+            express: boolean; method: 'card' | 'sepa'; at: Date }\n  \
+        | { type: 'CANCEL' };";
+
+    #[test]
+    fn a_type_alias_of_the_module_types_the_events_in_each_place_xstate_reads_them() {
+        let expected = [
+            "PAY(paymentId: string, amount: number, note: string, items: list, tags: list, \
+             card: map, express: boolean, method: string, at: any)",
+            "CANCEL()",
+        ];
+        for (call, types) in [
+            ("createMachine", "types: {} as { events: OrderEvent },"),
+            ("createMachine", "types: { events: {} as OrderEvent },"),
+            ("createMachine", "schema: { events: {} as OrderEvent },"),
+            ("createMachine<{ n: number }, OrderEvent>", ""),
+            ("Machine<{ n: number }, any, OrderEvent>", ""),
+            (
+                "setup({ types: { events: {} as OrderEvent } }).createMachine",
+                "",
+            ),
+            (
+                "setup({ types: {} as { context: {}; events: OrderEvent } }).createMachine",
+                "",
+            ),
+        ] {
+            let doc = doc(&with_types(ORDER_EVENT, call, types));
+            assert_eq!(names_and_fields(&doc), expected, "{call} {types}");
+            // A field named like an id is no id fact.
+            assert!(payloads(&doc).iter().all(|(_, id, _)| id.is_none()));
+        }
+    }
+
+    #[test]
+    fn interfaces_intersections_and_names_of_several_events_are_read_whole() {
+        let head = "interface Base { requestId: string }\n\
+                    interface Pay extends Base { type: 'PAY'; amount: number }\n\
+                    type Cancel = Base & { type: 'CANCEL' | 'ABORT'; reason: string };";
+        let text = with_types(
+            head,
+            "createMachine",
+            "types: {} as { events: Pay | Cancel },",
+        );
+        assert_eq!(
+            names_and_fields(&doc(&text)),
+            [
+                "PAY(requestId: string, amount: number)",
+                "CANCEL(requestId: string, reason: string)",
+                "ABORT(requestId: string, reason: string)",
+            ]
+        );
+    }
+
+    #[test]
+    fn an_event_not_read_whole_stays_undeclared() {
+        let head = "import type { Audit } from './audit';\n\
+                    type Ev =\n  \
+                      | ({ type: 'PAY'; amount: number } & Audit)\n  \
+                      | { type: 'CANCEL'; [key: string]: unknown }\n  \
+                      | { type: 'RETRY'; attempt: number };";
+        let text = with_types(head, "createMachine", "types: {} as { events: Ev },");
+        assert_eq!(names_and_fields(&doc(&text)), ["RETRY(attempt: number)"]);
+        // An imported union: nothing is known of its events.
+        let imported = with_types(
+            "import type { OrderEvent } from './events';",
+            "createMachine",
+            "types: {} as { events: OrderEvent },",
+        );
+        assert!(doc(&imported).events.is_empty());
+    }
+
+    #[test]
+    fn json_schemas_type_the_payloads() {
+        let text = with_types(
+            "",
+            "createMachine",
+            "schemas: { events: { PAY: { type: 'object', properties: { amount: { type: 'number' }, \
+             ref: { type: 'string' }, lines: { type: 'array' } } } } },",
+        );
+        assert_eq!(
+            names_and_fields(&doc(&text)),
+            ["PAY(amount: number, ref: string, lines: list)"]
+        );
+    }
+
+    #[test]
+    fn the_authors_facts_win_and_are_completed_by_the_types() {
+        let meta = "meta: { idemchart: { events: { \
+                      PAY: { id: 'paymentId' }, \
+                      CANCEL: { id: 'cancelId' }, \
+                      REFUND: { id: 'refundId', payload: { refundId: 'string' } } } } },\n  \
+                    types: {} as { events: \
+                      | { type: 'PAY'; paymentId: string; amount: number } \
+                      | { type: 'CANCEL'; reason: string } \
+                      | { type: 'REFUND'; refundId: string; amount: number } },";
+        let doc = doc(&with_types("", "createMachine", meta));
+        let got = payloads(&doc);
+        // PAY gets the typed payload; CANCEL's id is not among its typed
+        // fields, so its declaration stands as written; REFUND declares
+        // its own payload.
+        assert_eq!(
+            got,
+            [
+                (
+                    "PAY".into(),
+                    Some("paymentId".into()),
+                    vec!["paymentId: string".into(), "amount: number".into()]
+                ),
+                ("CANCEL".into(), Some("cancelId".into()), vec![]),
+                (
+                    "REFUND".into(),
+                    Some("refundId".into()),
+                    vec!["refundId: string".into()]
+                ),
+            ]
+        );
+        assert!(doc.events[1].payload.is_none());
+    }
+
+    #[test]
+    fn facts_come_from_declarations_only_where_the_author_wrote_some() {
+        let typed = with_types(
+            ORDER_EVENT,
+            "createMachine",
+            "types: {} as { events: OrderEvent },",
+        );
+        // Types alone are no declaration of facts.
+        assert_eq!(
+            machine(&typed).fact_source,
+            FactSource::Nowhere(ForeignFormat::Xstate)
+        );
+        let declared = with_types(
+            "",
+            "createMachine",
+            "meta: { idemchart: { effects: { charge: { idempotency: 'key' } } } },",
+        );
+        assert_eq!(machine(&declared).fact_source, FactSource::Declarations);
+        // An `allow` is no fact.
+        let allowed = with_types(
+            "",
+            "createMachine",
+            "meta: { idemchart: { allow: { 'cycle-reenables-event': 'on purpose' } } },",
+        );
+        assert_eq!(
+            machine(&allowed).fact_source,
+            FactSource::Nowhere(ForeignFormat::Xstate)
+        );
+        // Facts of another machine in idemchart.toml opt the repository in.
+        let mut settings = Settings::default();
+        let mut other = MachineSettings::default();
+        other
+            .facts
+            .events
+            .insert("PAY".into(), super::super::facts::EventFact::default());
+        settings.machines.insert("another".into(), other);
+        assert_eq!(
+            machine_with(&typed, &settings).fact_source,
+            FactSource::Declarations
+        );
+    }
+
+    /// A deposit is counted only when it covers what is due, a field of the
+    /// context: the replay's payload search passes that guard only with a
+    /// number large enough, which it tries for a field typed `number`.
+    #[test]
+    fn typed_payload_fields_reach_the_replays_payload_search() {
+        let booking = |types: &str| {
+            format!(
+                "import {{ assign, createMachine }} from 'xstate';\n\
+                 type BookingEvent = {{ type: 'PAY_DEPOSIT'; paymentId: string; amount: number }};\n\
+                 export const m = createMachine({{\n  id: 'booking',\n  {types}\n  \
+                 initial: 'open',\n  context: {{ depositDue: 150, paid: 0 }},\n  states: {{ open: {{ on: {{\n    \
+                 PAY_DEPOSIT: {{ guard: ({{ context, event }}) => event.amount >= context.depositDue,\n      \
+                 actions: assign({{ paid: ({{ context, event }}) => context.paid + event.amount }}) }},\n  \
+                 }} }} }},\n}});\n"
+            )
+        };
+        let cumulative = |m: &Machine| {
+            crate::lint::lint(m)
+                .into_iter()
+                .filter(|d| d.code == "I004")
+                .collect::<Vec<_>>()
+        };
+        let typed = machine(&booking("types: {} as { events: BookingEvent },"));
+        assert_eq!(
+            typed.events["PAY_DEPOSIT"].payload.as_ref().unwrap()["amount"].ty,
+            PayloadType::Number
+        );
+        let found = cumulative(&typed);
+        assert_eq!(found.len(), 1, "{found:?}");
+        assert_eq!(found[0].confirmed, Some(true));
+        assert_eq!(found[0].witness, ["PAY_DEPOSIT", "PAY_DEPOSIT*"]);
+        // Without the type, no synthesized payload passes the guard: the
+        // replay refutes the hazard, and it is not reported.
+        assert!(cumulative(&machine(&booking(""))).is_empty());
+    }
+}
