@@ -28,6 +28,12 @@ declare_lint! {
     /// performs the effect a second time (`confirmed: true`). Where no use
     /// has such a run, the finding has no witness.
     ///
+    /// A machine read from XState or SCXML in a repository that declares no
+    /// facts gets one note instead, at its `id`, naming every such action
+    /// and invoked actor and where their idempotency is declared
+    /// (`idemchart.toml`'s `[machines.ID]`, `meta.idemchart`); once the
+    /// repository declares facts, one finding per name, as above.
+    ///
     /// ### Why is this bad?
     ///
     /// Internal deduplication protects the state, not an effect whose

@@ -23,6 +23,13 @@ declare_lint! {
     /// of the event changes the configuration or the context or performs an
     /// effect (`confirmed: true`). Otherwise it has no witness.
     ///
+    /// A machine read from XState or SCXML in a repository that declares no
+    /// facts gets one note instead, at its `id`, naming the events and where
+    /// their ids are declared (`idemchart.toml`'s `[machines.ID]`,
+    /// `meta.idemchart`); once the repository declares facts, the findings
+    /// above. Payload fields read from TypeScript types declare no id: a
+    /// field named like one is still not the author's word.
+    ///
     /// ### Why is this bad?
     ///
     /// The runtime deduplicates by identity: it records the id of every

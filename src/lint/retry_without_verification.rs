@@ -14,11 +14,13 @@ use crate::model::{
 declare_lint! {
     /// ### What it does
     ///
-    /// Flags a retry of an effect with `idempotency: none`: the same
+    /// Flags a retry of an effect with `idempotency: none`, or of an
+    /// invoked host service (a `src` no effect declares, whose idempotency
+    /// is unknown: XState's `fromPromise`, `fromCallback` actors): the same
     /// operation performed again after its first attempt ended in a
     /// failure, a timeout or an unknown outcome, on a path that does not go
     /// through the effect's `verify` state (any path, when the effect names
-    /// none).
+    /// none, and for a host service).
     ///
     /// The same operation is the same effect with structurally equal
     /// arguments (the same fields, the same expressions as written; where

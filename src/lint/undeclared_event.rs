@@ -8,7 +8,10 @@ declare_lint! {
     /// Flags an event name in an `on:` key that is neither declared under
     /// `events:` nor raised or sent by the machine itself (`done.state.*`
     /// and `error.*` come from the interpreter and need no declaration).
-    /// Wildcards (`*`, `foo.*`) are not checked.
+    /// Wildcards (`*`, `foo.*`) are not checked. Events that a machine's
+    /// TypeScript types state are declared. A machine read from XState or
+    /// SCXML in a repository that declares no facts is not checked: the note
+    /// of `event-without-id` names its events and where to declare them.
     ///
     /// ### Why is this bad?
     ///
