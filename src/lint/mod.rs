@@ -31,6 +31,7 @@ use crate::span::{SourceFile, Span};
 
 mod analysis;
 mod confirm;
+mod fact_note;
 mod identity_help;
 mod loaded;
 mod repeat;
@@ -576,7 +577,11 @@ fn run_counted<'m>(
         diagnostics.push(Diagnostic {
             code: f.lint.code(),
             name: f.lint.name(),
-            severity: f.lint.default_severity(),
+            severity: if fact_note::is_note(machine, f.lint) {
+                Severity::Note
+            } else {
+                f.lint.default_severity()
+            },
             message,
             span: f.span,
             labels: f.labels,

@@ -311,6 +311,7 @@ impl Lowering {
             version: doc.version.map(|(v, _)| v),
             description: doc.description,
             semantics,
+            fact_source: doc.fact_source,
             context,
             sources,
             dedup,
