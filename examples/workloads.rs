@@ -27,9 +27,9 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use idemchart::SourceFile;
 use idemchart::expr::{Event, List, Value};
 use idemchart::interp::{Actor, Chart, Snapshot, Status, Step};
-use idemchart::SourceFile;
 
 const RING_SIZE: usize = 1000;
 const DEPTH: usize = 10;
