@@ -985,6 +985,7 @@ mod tests {
                     version: None,
                     description: None,
                     semantics: crate::model::Semantics::default(),
+                    fact_source: crate::model::FactSource::default(),
                     context: IndexMap::new(),
                     sources: IndexMap::new(),
                     dedup: None,

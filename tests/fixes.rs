@@ -41,7 +41,7 @@ fn code_of(path: &Path) -> String {
 
 /// Load errors, or the findings of the loaded machine with their fixes.
 fn diagnose(file: &SourceFile) -> Result<Vec<Diagnostic>, Vec<Diagnostic>> {
-    syntax::load(file).map(|machine| lint_source(&machine, file, &Options::default()))
+    idemchart::load::load(file).map(|machine| lint_source(&machine, file, &Options::default()))
 }
 
 /// Every fix of the fixture's lint applied, safe and unsafe, until none is
@@ -340,7 +340,7 @@ fn a_fix_that_breaks_loading_is_reverted_and_the_others_kept() {
 #[test]
 fn without_the_text_there_are_no_fixes() {
     let file = fixture("s009-order-allows.yaml");
-    let machine = syntax::load(&file).unwrap();
+    let machine = idemchart::load::load(&file).unwrap();
     let findings = idemchart::lint::lint(&machine);
     assert!(findings.iter().any(|d| d.code == "S009"));
     assert!(findings.iter().all(|d| d.fix.is_none()));

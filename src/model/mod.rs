@@ -86,6 +86,9 @@ pub struct Machine {
     pub description: Option<String>,
     /// The rules the machine runs by (`docs/semantics.md`).
     pub semantics: Semantics,
+    /// Where the machine's idempotency facts are declared, which decides
+    /// whether each missing one is a finding of its own.
+    pub fact_source: FactSource,
     pub context: IndexMap<String, ContextField>,
     pub sources: IndexMap<String, Source>,
     pub dedup: Option<Dedup>,
@@ -144,6 +147,32 @@ impl OpaquePart {
             OpaqueKind::Assign(None) | OpaqueKind::Actions => true,
         }
     }
+}
+
+/// Where a machine's idempotency facts (event ids, effects and their
+/// idempotency, sources, retention) are declared.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum FactSource {
+    /// In declarations the author keeps: the top level of our own formats,
+    /// or, for a machine read as written, `meta.idemchart` or
+    /// `idemchart.toml` once the repository declares facts there. Each
+    /// missing fact is a finding of its own.
+    #[default]
+    Declarations,
+    /// Nowhere: the machine was read from a format that has no place for
+    /// them and its repository declares none. The declaration lints say
+    /// once per machine how to declare them.
+    Nowhere(ForeignFormat),
+}
+
+/// A format machines are read from as written, which has no place for
+/// idempotency facts.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum ForeignFormat {
+    /// `meta.idemchart` or `idemchart.toml`'s `[machines.ID]` would hold them.
+    Xstate,
+    /// Only the machine format would: `idemchart import` converts the chart.
+    Scxml,
 }
 
 #[derive(Clone, Debug, PartialEq)]

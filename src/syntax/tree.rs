@@ -14,6 +14,9 @@ pub struct MachineDoc {
     pub description: Option<String>,
     /// `semantics: scxml | xstate`, as written.
     pub semantics: Option<Name>,
+    /// Set by the front-ends that read machines as written; never written
+    /// in a machine file.
+    pub fact_source: crate::model::FactSource,
     pub context: Vec<ContextDoc>,
     pub sources: Vec<SourceDoc>,
     pub dedup: Option<DedupDoc>,

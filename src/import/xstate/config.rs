@@ -16,7 +16,7 @@ use super::scope::{MAX_DEPTH, Node, Reader, TextId, property};
 use super::translate::View;
 use super::{LoadedMachine, Settings, Version, note};
 use crate::diagnostic::Diagnostic;
-use crate::model::Name;
+use crate::model::{FactSource, ForeignFormat, Name};
 use crate::span::Span;
 use crate::syntax::tree::{ContextDoc, InvokeDoc, MachineDoc, StateDoc, TransitionDoc};
 
@@ -38,6 +38,8 @@ pub(super) struct MachineCall<'a> {
     pub marker_v5: Option<Span>,
     /// A JSON file: functions are `{"@code": ...}` objects.
     pub json: bool,
+    /// The generic argument that types the events (`createMachine<C, E>`).
+    pub event_type: Option<&'a TSType<'a>>,
 }
 
 const MACHINE_FUNCTIONS: [&str; 3] = ["createMachine", "Machine", "createTestMachine"];
@@ -76,6 +78,7 @@ pub(super) fn machine_call<'a>(
         marker_v4: (function == "Machine").then_some(span),
         marker_v5: None,
         json: false,
+        event_type: super::types::generic_event_type(function, call),
     };
     if let Some(options) = call.arguments.get(1).and_then(|a| a.as_expression()) {
         found.options.push(Node { e: options, t });
@@ -326,7 +329,10 @@ impl<'a> Reader<'a> {
         for options in &call.options {
             cx.implementations(*options);
         }
-        let doc = cx.machine(call, name.clone(), settings.machines.get(&name.text));
+        let mut doc = cx.machine(call, name.clone(), settings.machines.get(&name.text));
+        if super::facts::repository_declares(settings) {
+            doc.fact_source = FactSource::Declarations;
+        }
         let built = Built {
             name: name.text,
             version,
@@ -598,6 +604,7 @@ impl<'a> Cx<'_, 'a> {
                 text: "xstate".into(),
                 span: name.span,
             }),
+            fact_source: FactSource::Nowhere(ForeignFormat::Xstate),
             ..MachineDoc::default()
         };
         let Some(entries) = self.entries(call.config, "the machine config") else {
@@ -620,6 +627,12 @@ impl<'a> Cx<'_, 'a> {
                 },
             );
         }
+        // What TypeScript says of the payloads is no declaration of facts:
+        // only the author's own (`meta.idemchart`, `[machines.ID]`) are.
+        if !declarations.is_empty() {
+            doc.fact_source = FactSource::Declarations;
+        }
+        super::types::add_event_types(self, call, &entries, &mut declarations);
         self.effects = declarations
             .effects
             .iter()

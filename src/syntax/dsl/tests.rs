@@ -975,6 +975,7 @@ mod printer {
             version: Some(2),
             description: Some("Abbreviated.".into()),
             semantics: crate::model::Semantics::Xstate,
+            fact_source: crate::model::FactSource::default(),
             context,
             sources: IndexMap::new(),
             dedup: Some(Dedup {

@@ -896,6 +896,7 @@ mod printing {
             version: Some(2),
             description: Some("Demo: every construct".into()),
             semantics: crate::model::Semantics::Xstate,
+            fact_source: crate::model::FactSource::default(),
             context,
             sources,
             dedup: Some(Dedup {
