@@ -428,11 +428,16 @@ fn check(
 
 #[test]
 fn what_the_classifier_calls_idempotent_is() {
-    use proptest::test_runner::{Config, TestRunner};
-    let mut runner = TestRunner::new(Config {
-        cases: 3000,
-        ..Config::default()
-    });
+    use proptest::test_runner::{Config, RngAlgorithm, TestRng, TestRunner};
+    // A fixed seed: the count asserted below is a property of these 3,000
+    // cases, not of chance (a random seed once gave 140 useful cases).
+    let mut runner = TestRunner::new_with_rng(
+        Config {
+            cases: 3000,
+            ..Config::default()
+        },
+        TestRng::deterministic_rng(RngAlgorithm::ChaCha),
+    );
     let checked = std::cell::Cell::new(0usize);
     runner
         .run(&(block(), context(), event()), |(block, context, event)| {
