@@ -86,6 +86,9 @@ pub struct Machine {
     pub description: Option<String>,
     /// The rules the machine runs by (`docs/semantics.md`).
     pub semantics: Semantics,
+    /// Where the machine's idempotency facts are declared, which decides
+    /// whether each missing one is a finding of its own.
+    pub fact_source: FactSource,
     pub context: IndexMap<String, ContextField>,
     pub sources: IndexMap<String, Source>,
     pub dedup: Option<Dedup>,
@@ -95,12 +98,81 @@ pub struct Machine {
     /// Host guards: names the host implements (`Chart::builder(..).guard`),
     /// usable as booleans in guard expressions, in declaration order.
     pub guards: Vec<Name>,
+    /// The host actions that stand for code a front-end could not read
+    /// (`OpaquePart`), in the order read; empty for our own formats.
+    pub opaque: Vec<OpaquePart>,
     /// All states, the root first; `StateId` indexes this.
     pub states: Vec<State>,
     /// All transitions, grouped by source state in document order.
     pub transitions: Vec<Transition>,
     /// Where the `machine` name was written.
     pub span: Span,
+}
+
+/// A host action that stands for code a front-end could not read: an
+/// XState `assign` whose value is JavaScript outside the translated subset,
+/// a call of a helper that returns actions (`raiseAndAssign(...)`),
+/// `enqueueActions`. Unlike a host action the author names (an effect of
+/// unknown idempotency), it may change the context or do anything an action
+/// can, so what a replay shows through it shows nothing: a finding whose
+/// harm rests on it is undecided.
+#[derive(Clone, Debug, PartialEq)]
+pub struct OpaquePart {
+    /// The host action's name (`inline_L12C7`, or the implementation's).
+    pub name: String,
+    /// For people: the code and where it is, as the front-end read it
+    /// (`` `raiseAndAssign(...)` at src/form.machine.ts:41:7 ``).
+    pub what: String,
+    pub kind: OpaqueKind,
+    pub span: Span,
+}
+
+/// What is known of an opaque part.
+#[derive(Clone, Debug, PartialEq)]
+pub enum OpaqueKind {
+    /// An `assign` of these context fields, with values that were not
+    /// read; `None` when which fields it writes is not known either. It
+    /// performs no effect.
+    Assign(Option<Vec<String>>),
+    /// Any actions: it may write any field, raise or send events and
+    /// perform effects.
+    Actions,
+}
+
+impl OpaquePart {
+    /// Whether it may write the context field `field`.
+    pub fn may_write(&self, field: &str) -> bool {
+        match &self.kind {
+            OpaqueKind::Assign(Some(fields)) => fields.iter().any(|f| f == field),
+            OpaqueKind::Assign(None) | OpaqueKind::Actions => true,
+        }
+    }
+}
+
+/// Where a machine's idempotency facts (event ids, effects and their
+/// idempotency, sources, retention) are declared.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum FactSource {
+    /// In declarations the author keeps: the top level of our own formats,
+    /// or, for a machine read as written, `meta.idemchart` or
+    /// `idemchart.toml` once the repository declares facts there. Each
+    /// missing fact is a finding of its own.
+    #[default]
+    Declarations,
+    /// Nowhere: the machine was read from a format that has no place for
+    /// them and its repository declares none. The declaration lints say
+    /// once per machine how to declare them.
+    Nowhere(ForeignFormat),
+}
+
+/// A format machines are read from as written, which has no place for
+/// idempotency facts.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum ForeignFormat {
+    /// `meta.idemchart` or `idemchart.toml`'s `[machines.ID]` would hold them.
+    Xstate,
+    /// Only the machine format would: `idemchart import` converts the chart.
+    Scxml,
 }
 
 #[derive(Clone, Debug, PartialEq)]
@@ -693,6 +765,11 @@ impl Machine {
 
     pub fn root(&self) -> &State {
         &self.states[0]
+    }
+
+    /// The opaque part a host action of this name stands for, if any.
+    pub fn opaque_part(&self, name: &str) -> Option<&OpaquePart> {
+        self.opaque.iter().find(|p| p.name == name)
     }
 
     pub fn state_ids(&self) -> impl Iterator<Item = StateId> + '_ {

@@ -5,8 +5,8 @@ use indexmap::IndexMap;
 
 use super::tree::{ActionDoc, ExprText, InvokeDoc, MachineDoc, StateDoc, TransitionDoc};
 use crate::diagnostic::{Diagnostic, Label, LoadError, sole_close_name};
+use crate::diagnostic::{Edit, Fix};
 use crate::expr::{self, Expr, Scope, Type};
-use crate::fix::{Edit, Fix};
 use crate::model::{
     Action, Allow, Assignment, Completion, ContextField, Dedup, Duration, EffectDecl, EventDecl,
     EventDescriptor, EventPattern, HistoryKind, Idempotency, Invocation, Limits, Machine, Name,
@@ -311,6 +311,7 @@ impl Lowering {
             version: doc.version.map(|(v, _)| v),
             description: doc.description,
             semantics,
+            fact_source: doc.fact_source,
             context,
             sources,
             dedup,
@@ -318,6 +319,7 @@ impl Lowering {
             events,
             effects,
             guards,
+            opaque: doc.opaque,
             states: Vec::new(),
             transitions: Vec::new(),
             span: name.span,

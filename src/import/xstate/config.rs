@@ -17,7 +17,7 @@ use super::scope::{MAX_DEPTH, Node, Reader, TextId, property};
 use super::translate::View;
 use super::{LoadedMachine, Settings, Version, note};
 use crate::diagnostic::Diagnostic;
-use crate::model::{EventPattern, Name};
+use crate::model::{EventPattern, FactSource, ForeignFormat, Name};
 use crate::span::Span;
 use crate::syntax::tree::{ContextDoc, EventDoc, InvokeDoc, MachineDoc, StateDoc, TransitionDoc};
 
@@ -39,6 +39,8 @@ pub(super) struct MachineCall<'a> {
     pub marker_v5: Option<Span>,
     /// A JSON file: functions are `{"@code": ...}` objects.
     pub json: bool,
+    /// The generic argument that types the events (`createMachine<C, E>`).
+    pub event_type: Option<&'a TSType<'a>>,
 }
 
 const MACHINE_FUNCTIONS: [&str; 3] = ["createMachine", "Machine", "createTestMachine"];
@@ -85,6 +87,7 @@ pub(super) fn machine_call<'a>(
         marker_v4: (function == "Machine").then_some(span),
         marker_v5: None,
         json,
+        event_type: super::types::generic_event_type(function, call),
     };
     if let Some(options) = call.arguments.get(1).and_then(|a| a.as_expression()) {
         found.options.push(Node { e: options, t });
@@ -162,6 +165,8 @@ pub(super) struct Cx<'r, 'a> {
     pub payloads: HashMap<String, HashMap<String, String>>,
     /// Host guards, by the name written (as declared).
     pub host_guards: Vec<(String, Name)>,
+    /// The host actions that stand for code the translator could not read.
+    pub opaque: Vec<crate::model::OpaquePart>,
     /// Translations the checker refused in an earlier reading: the key of
     /// the JavaScript and the checker's message.
     pub refused: HashMap<u32, String>,
@@ -336,7 +341,10 @@ impl<'a> Reader<'a> {
         for options in &call.options {
             cx.implementations(*options);
         }
-        let doc = cx.machine(call, name.clone(), settings.machines.get(&name.text));
+        let mut doc = cx.machine(call, name.clone(), settings.machines.get(&name.text));
+        if super::facts::repository_declares(settings) {
+            doc.fact_source = FactSource::Declarations;
+        }
         let built = Built {
             name: name.text,
             version,
@@ -361,6 +369,7 @@ impl<'r, 'a> Cx<'r, 'a> {
             context: HashMap::new(),
             payloads: HashMap::new(),
             host_guards: Vec::new(),
+            opaque: Vec::new(),
             refused: HashMap::new(),
             translated: Vec::new(),
             marker_v4: None,
@@ -642,6 +651,7 @@ impl<'a> Cx<'_, 'a> {
                 text: "xstate".into(),
                 span: name.span,
             }),
+            fact_source: FactSource::Nowhere(ForeignFormat::Xstate),
             ..MachineDoc::default()
         };
         let Some(entries) = self.entries(call.config, "the machine config") else {
@@ -664,6 +674,12 @@ impl<'a> Cx<'_, 'a> {
                 },
             );
         }
+        // What TypeScript says of the payloads is no declaration of facts:
+        // only the author's own (`meta.idemchart`, `[machines.ID]`) are.
+        if !declarations.is_empty() {
+            doc.fact_source = FactSource::Declarations;
+        }
+        super::types::add_event_types(self, call, &entries, &mut declarations);
         self.effects = declarations
             .effects
             .iter()
@@ -724,6 +740,7 @@ impl<'a> Cx<'_, 'a> {
         doc.sources = declarations.sources;
         doc.dedup = declarations.dedup;
         doc.guards = self.host_guards.iter().map(|(_, n)| n.clone()).collect();
+        doc.opaque = std::mem::take(&mut self.opaque);
         self.complete_context(&mut doc);
         doc
     }

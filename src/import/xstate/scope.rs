@@ -104,7 +104,7 @@ pub(super) struct Text<'a> {
     pub allows: HashMap<u32, Vec<(String, String, Span)>>,
     /// Whether its relative imports are followed (the linted file only).
     follows_imports: bool,
-    program: Option<&'a Program<'a>>,
+    pub program: Option<&'a Program<'a>>,
     /// The root expression of a JSON file or a `@code` string.
     pub root: Option<&'a Expression<'a>>,
 }
@@ -460,6 +460,7 @@ impl<'a> Reader<'a> {
                 marker_v4: None,
                 marker_v5: None,
                 json: true,
+                event_type: None,
             });
         }
     }
