@@ -14,10 +14,10 @@
 //! three runs is printed.
 
 use std::fmt::Write;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::time::{Duration, Instant};
 
-use idemchart::import::xstate::{self, Settings, SourceKind};
+use idemchart::import::xstate::{self, Settings};
 
 /// Ordinary TypeScript: interfaces, helpers and a class, `units` times over.
 fn module(units: usize, seed: usize) -> String {
@@ -100,37 +100,19 @@ fn generate(root: &Path, count: usize) -> std::io::Result<u64> {
     Ok(bytes)
 }
 
-fn walk(dir: &Path, found: &mut Vec<PathBuf>) {
-    let Ok(entries) = std::fs::read_dir(dir) else {
-        return;
-    };
-    for entry in entries.flatten() {
-        let path = entry.path();
-        if path.is_dir() {
-            let name = entry.file_name();
-            if name != "node_modules" && !name.to_string_lossy().starts_with('.') {
-                walk(&path, found);
-            }
-        } else if SourceKind::of_path(&path).is_some() {
-            found.push(path);
-        }
-    }
-}
-
 /// What `idemchart lint --format json DIR` does: the files linted, the
 /// machines, the findings.
 fn lint_tree(root: &Path) -> (usize, usize, usize) {
-    let mut files = Vec::new();
-    walk(root, &mut files);
-    files.sort();
+    let files = idemchart::load::discover(&[root.to_path_buf()], |_| true).expect("walkable");
+    let mut resolver = idemchart::load::Resolver::default();
     let settings = Settings::default();
     let (mut linted, mut machines, mut findings) = (0, 0, 0);
     let mut reports = Vec::new();
-    for path in files {
-        let loaded = idemchart::syntax::load_machines(&path, &settings).expect("readable");
-        if !loaded.is_machine_file {
+    for candidate in files {
+        let read = idemchart::load::load_machines(&candidate.path, &settings, &mut resolver);
+        let Ok(loaded) = read.expect("readable") else {
             continue;
-        }
+        };
         linted += 1;
         let mut diagnostics = loaded.errors;
         for m in loaded.machines {

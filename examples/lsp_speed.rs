@@ -73,7 +73,7 @@ fn phases(path: &std::path::Path, runs: usize) {
         let report = vec![idemchart::report::FileReport::new(file, findings)];
         let json = idemchart::report::json(&report);
         lap();
-        let human = idemchart::report::human_with(&report, false, false);
+        let human = idemchart::report::human_with(&report, Default::default(), false, false);
         lap();
         summary = format!(
             "{} findings, {} bytes of JSON, {} of text",

@@ -27,9 +27,9 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use idemchart::SourceFile;
 use idemchart::expr::{Event, List, Value};
 use idemchart::interp::{Actor, Chart, Snapshot, Status, Step};
-use idemchart::{SourceFile, syntax};
 
 const RING_SIZE: usize = 1000;
 const DEPTH: usize = 10;
@@ -166,7 +166,7 @@ fn load_chart(file: &str) -> Arc<Chart> {
     let text = std::fs::read_to_string(&path)
         .unwrap_or_else(|e| panic!("cannot read {}: {e}", path.display()));
     let source = SourceFile::new(path.display().to_string(), text);
-    match syntax::load(&source) {
+    match idemchart::load::load(&source) {
         Ok(machine) => Arc::new(Chart::new(machine)),
         Err(diagnostics) => panic!("{} does not load: {diagnostics:?}", path.display()),
     }

@@ -1,4 +1,10 @@
-//! Diagnostics: what every stage reports, with its position.
+//! Diagnostics: what every stage reports, with its position, and the fix
+//! that removes it where one is known.
+//!
+//! A [`Fix`] is plain data: a few [`Edit`]s, each a byte range of the file as
+//! loaded and the text that replaces it. The lints that can repair what they
+//! report attach one; `crate::fix` applies them, above the editors of every
+//! syntax, so that this module depends on nothing but spans.
 
 use crate::span::Span;
 
@@ -52,7 +58,119 @@ pub struct Diagnostic {
     /// decide, or what refuted the witness.
     pub replay: Option<String>,
     /// Text edits that remove the finding, where the lint knows them.
-    pub fix: Option<crate::fix::Fix>,
+    pub fix: Option<Fix>,
+}
+
+/// Whether a fix may be applied without review.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Applicability {
+    /// It keeps what the machine does: `--fix` applies it.
+    Safe,
+    /// It changes what the machine or the runtime does, as the finding
+    /// asks, in a way the author should review: only `--unsafe-fixes`
+    /// applies it.
+    Unsafe,
+}
+
+impl Applicability {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Applicability::Safe => "safe",
+            Applicability::Unsafe => "unsafe",
+        }
+    }
+}
+
+/// One replacement: the text at `span` (a byte range of the file the fix was
+/// computed on; empty for an insertion) becomes `replacement`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Edit {
+    pub span: Span,
+    pub replacement: String,
+}
+
+impl Edit {
+    pub fn new(span: Span, replacement: impl Into<String>) -> Edit {
+        Edit {
+            span,
+            replacement: replacement.into(),
+        }
+    }
+
+    /// `replacement` inserted at `offset`.
+    pub fn insert(offset: usize, replacement: impl Into<String>) -> Edit {
+        Edit::new(Span::new(offset, offset), replacement)
+    }
+
+    /// The text at `span` removed.
+    pub fn delete(span: Span) -> Edit {
+        Edit::new(span, "")
+    }
+
+    /// The edit as a comparable value: spans compare equal whatever they
+    /// hold (`Span`'s `PartialEq`), so identity goes through this.
+    pub(crate) fn key(&self) -> (u32, u32, &str) {
+        (self.span.start, self.span.end, &self.replacement)
+    }
+
+    pub(crate) fn is_insertion(&self) -> bool {
+        self.span.start == self.span.end
+    }
+}
+
+/// What to change in the file to remove one finding.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Fix {
+    pub applicability: Applicability,
+    /// What the fix does, as an imperative: "declare `PAGO` under `events:`".
+    pub message: String,
+    /// Non-overlapping edits of one file.
+    pub edits: Vec<Edit>,
+}
+
+impl Fix {
+    pub fn safe_edits(message: impl Into<String>, edits: Vec<Edit>) -> Fix {
+        Fix {
+            applicability: Applicability::Safe,
+            message: message.into(),
+            edits,
+        }
+    }
+
+    pub fn unsafe_edits(message: impl Into<String>, edits: Vec<Edit>) -> Fix {
+        Fix {
+            applicability: Applicability::Unsafe,
+            message: message.into(),
+            edits,
+        }
+    }
+
+    /// Whether `--fix`, with `--unsafe-fixes` or without, applies it.
+    pub fn applies(&self, unsafe_fixes: bool) -> bool {
+        self.applicability == Applicability::Safe || unsafe_fixes
+    }
+
+    /// The edits, sorted, as comparable values.
+    pub(crate) fn keys(&self) -> Vec<(u32, u32, &str)> {
+        let mut keys: Vec<_> = self.edits.iter().map(Edit::key).collect();
+        keys.sort();
+        keys
+    }
+
+    /// Whether an edit of one fix lies in, or touches, one of the other's:
+    /// applying both at once would leave their order to chance, so the
+    /// second waits for the next pass. Two replacements that only meet at
+    /// a boundary do not conflict.
+    pub(crate) fn conflicts(&self, other: &Fix) -> bool {
+        self.edits.iter().any(|a| {
+            other.edits.iter().any(|b| {
+                let (a0, a1, b0, b1) = (a.span.start, a.span.end, b.span.start, b.span.end);
+                let apart = a1 < b0 || b1 < a0;
+                let meeting = (a1 == b0 || b1 == a0) && !a.is_insertion() && !b.is_insertion();
+                !apart && !meeting
+            })
+        })
+    }
 }
 
 /// Everything that stops a file from loading into a model.

@@ -1,14 +1,15 @@
-//! Fixes: text edits on the author's file that remove a finding.
+//! Fixes applied: the engine above the editors of every syntax.
 //!
-//! A [`Fix`] is a few [`Edit`]s, each a byte range of the file as loaded and
-//! the text that replaces it, so comments, key order and layout stay as the
-//! author wrote them: a fix changes the text it names and nothing else. The
-//! lints that can repair what they report attach one to their
-//! [`Diagnostic`] when they are given the file's text
-//! ([`crate::lint::lint_source`]); the front-end of the file's syntax
-//! (`syntax::yaml::edit`, `syntax::dsl::edit`) decides where an insertion
-//! goes and how it is written there, block or flow, indented like its
-//! siblings.
+//! A [`Fix`] (plain data, beside [`Diagnostic`] in `crate::diagnostic`) is a
+//! few [`Edit`]s, each a byte range of the file as loaded and the text that
+//! replaces it, so comments, key order and layout stay as the author wrote
+//! them: a fix changes the text it names and nothing else. The lints that
+//! can repair what they report attach one to their [`Diagnostic`] when they
+//! are given the file's text ([`crate::lint::lint_source`]); the [`Editor`]
+//! of the file's syntax (`syntax::yaml::edit`, `syntax::dsl::edit`,
+//! `import::xstate::edit`), which [`editor`] chooses, decides where an
+//! insertion goes and how it is written there, block or flow, indented like
+//! its siblings.
 //!
 //! [`apply`] applies a set of fixes in one pass: their edits sorted, and a
 //! fix whose edits touch those of a fix already taken left for the next
@@ -19,122 +20,15 @@
 use std::collections::HashSet;
 use std::path::Path;
 
-use crate::diagnostic::Diagnostic;
 use crate::model::Machine;
 use crate::span::{SourceFile, Span};
 use crate::syntax::{self, Syntax};
 
-/// Whether a fix may be applied without review.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub enum Applicability {
-    /// It keeps what the machine does: `--fix` applies it.
-    Safe,
-    /// It changes what the machine or the runtime does, as the finding
-    /// asks, in a way the author should review: only `--unsafe-fixes`
-    /// applies it.
-    Unsafe,
-}
+use crate::diagnostic::Diagnostic;
 
-impl Applicability {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Applicability::Safe => "safe",
-            Applicability::Unsafe => "unsafe",
-        }
-    }
-}
-
-/// One replacement: the text at `span` (a byte range of the file the fix was
-/// computed on; empty for an insertion) becomes `replacement`.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Edit {
-    pub span: Span,
-    pub replacement: String,
-}
-
-impl Edit {
-    pub fn new(span: Span, replacement: impl Into<String>) -> Edit {
-        Edit {
-            span,
-            replacement: replacement.into(),
-        }
-    }
-
-    /// `replacement` inserted at `offset`.
-    pub fn insert(offset: usize, replacement: impl Into<String>) -> Edit {
-        Edit::new(Span::new(offset, offset), replacement)
-    }
-
-    /// The text at `span` removed.
-    pub fn delete(span: Span) -> Edit {
-        Edit::new(span, "")
-    }
-
-    /// The edit as a comparable value: spans compare equal whatever they
-    /// hold (`Span`'s `PartialEq`), so identity goes through this.
-    fn key(&self) -> (u32, u32, &str) {
-        (self.span.start, self.span.end, &self.replacement)
-    }
-
-    fn is_insertion(&self) -> bool {
-        self.span.start == self.span.end
-    }
-}
-
-/// What to change in the file to remove one finding.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Fix {
-    pub applicability: Applicability,
-    /// What the fix does, as an imperative: "declare `PAGO` under `events:`".
-    pub message: String,
-    /// Non-overlapping edits of one file.
-    pub edits: Vec<Edit>,
-}
-
-impl Fix {
-    pub fn safe_edits(message: impl Into<String>, edits: Vec<Edit>) -> Fix {
-        Fix {
-            applicability: Applicability::Safe,
-            message: message.into(),
-            edits,
-        }
-    }
-
-    pub fn unsafe_edits(message: impl Into<String>, edits: Vec<Edit>) -> Fix {
-        Fix {
-            applicability: Applicability::Unsafe,
-            message: message.into(),
-            edits,
-        }
-    }
-
-    /// Whether `--fix`, with `--unsafe-fixes` or without, applies it.
-    pub fn applies(&self, unsafe_fixes: bool) -> bool {
-        self.applicability == Applicability::Safe || unsafe_fixes
-    }
-
-    /// The edits, sorted, as comparable values.
-    fn keys(&self) -> Vec<(u32, u32, &str)> {
-        let mut keys: Vec<_> = self.edits.iter().map(Edit::key).collect();
-        keys.sort();
-        keys
-    }
-
-    /// Whether an edit of one fix lies in, or touches, one of the other's:
-    /// applying both at once would leave their order to chance, so the
-    /// second waits for the next pass. Two replacements that only meet at
-    /// a boundary do not conflict.
-    fn conflicts(&self, other: &Fix) -> bool {
-        self.edits.iter().any(|a| {
-            other.edits.iter().any(|b| {
-                let (a0, a1, b0, b1) = (a.span.start, a.span.end, b.span.start, b.span.end);
-                let apart = a1 < b0 || b1 < a0;
-                let meeting = (a1 == b0 || b1 == a0) && !a.is_insertion() && !b.is_insertion();
-                !apart && !meeting
-            })
-        })
-    }
-}
+// What a fix is and who writes it, for the lints and tools that apply fixes.
+pub use crate::diagnostic::{Applicability, Edit, Fix};
+pub use crate::syntax::edit::Editor;
 
 /// The result of [`apply`]: the new text, and which of the fixes given are
 /// in it (a fix identical to one applied counts as applied).
@@ -241,11 +135,11 @@ pub fn fix_file(
     unsafe_fixes: bool,
     lint: impl FnMut(&SourceFile, &Machine) -> Vec<Diagnostic>,
 ) -> Outcome {
-    fix_file_with(file, unsafe_fixes, syntax::load, lint)
+    fix_file_with(file, unsafe_fixes, crate::load::load, lint)
 }
 
 /// `fix_file`, with the machine read by `load` (an XState source with the
-/// settings of `idemchart.toml`, say) instead of as `syntax::load` reads it.
+/// settings of `idemchart.toml`, say) instead of as `load::load` reads it.
 pub fn fix_file_with(
     file: &SourceFile,
     unsafe_fixes: bool,
@@ -427,135 +321,6 @@ impl Editor for Crlf<'_> {
     }
 }
 
-/// The edits a fix is made of, written in one syntax. Each anchor is a span
-/// the model keeps (a name, a key, a transition); `None` when the text is
-/// not shaped as the editor can change safely (an alias, a block scalar).
-pub trait Editor {
-    /// Writes a duration over the one at `span`. Each method gives `None`
-    /// where the file's syntax cannot say the change exactly.
-    fn replace_duration(&self, span: Span, duration: &str) -> Option<Edit>;
-    /// Declares the event with nothing but its name, with the other
-    /// declarations, or in a new section where there are none.
-    fn declare_event(&self, name: &str) -> Option<Vec<Edit>>;
-    /// Removes the `allow` of the lint named at `lint`; the whole `allow`
-    /// section of its state when `all_of_state` (every entry goes).
-    fn remove_allow(&self, lint: Span, all_of_state: bool) -> Option<Vec<Edit>>;
-    /// Gives the event declared at `event` the id field `field`.
-    fn add_event_id(&self, event: Span, field: &str) -> Option<Vec<Edit>>;
-    /// Adds a context field whose initial value is the empty list.
-    fn add_context_list(&self, name: &str) -> Option<Vec<Edit>>;
-    /// Makes `test` a condition of the transition at `transition`: its
-    /// guard, or the first conjunct of the guard it has.
-    fn add_guard(&self, transition: Span, test: &str) -> Option<Vec<Edit>>;
-    /// Adds `name: expr` to the assign that holds the field at `field`.
-    fn add_assign_field(&self, field: Span, name: &str, expr: &str) -> Option<Vec<Edit>>;
-    /// Allows the lint `lint` with `reason` on the state whose key is at
-    /// `state` (the machine's top level when `None`).
-    fn add_allow(&self, state: Option<Span>, lint: &str, reason: &str) -> Option<Vec<Edit>>;
-}
-
-/// Writes the suggested targets of the unknown-target fixes that lowering
-/// made (lowering knows no syntax, so it suggests the bare name) in the
-/// file's syntax, quoted where needed.
-pub(crate) fn spell_targets(diagnostics: &mut [Diagnostic], text: &str, syntax: Syntax) {
-    for d in diagnostics {
-        let Some(fix) = d.fix.as_mut() else {
-            continue;
-        };
-        for edit in &mut fix.edits {
-            *edit = match syntax {
-                Syntax::Yaml => syntax::yaml::edit::rename(text, edit.span, &edit.replacement),
-                Syntax::Dsl => syntax::dsl::edit::rename_target(edit.span, &edit.replacement),
-            };
-        }
-    }
-}
-
-/// Shared by the editors: the byte offset of the line start before `at`.
-pub(crate) fn line_start(text: &str, at: usize) -> usize {
-    text[..at].rfind('\n').map_or(0, |i| i + 1)
-}
-
-/// The offset of the line break at or after `at` (of its `\r` in a
-/// `\r\n`), or the end of the text.
-pub(crate) fn line_end(text: &str, at: usize) -> usize {
-    match text[at..].find('\n') {
-        Some(i) if i > 0 && text.as_bytes()[at + i - 1] == b'\r' => at + i - 1,
-        Some(i) => at + i,
-        None => text.len(),
-    }
-}
-
-/// Just after the line break at `at` (`\n` or `\r\n`), or `at` at the end.
-fn after_break(text: &str, at: usize) -> usize {
-    let rest = &text[at..];
-    at + if rest.starts_with("\r\n") {
-        2
-    } else {
-        usize::from(rest.starts_with('\n'))
-    }
-}
-
-/// The indentation (leading spaces and tabs) of the line holding `at`.
-pub(crate) fn indentation(text: &str, at: usize) -> &str {
-    let start = line_start(text, at);
-    let line = &text[start..];
-    &line[..line.len() - line.trim_start_matches([' ', '\t']).len()]
-}
-
-/// Whether only spaces and tabs lie between the start of the line and `at`.
-pub(crate) fn starts_line(text: &str, at: usize) -> bool {
-    text[line_start(text, at)..at]
-        .chars()
-        .all(|c| c == ' ' || c == '\t')
-}
-
-/// Where a removal of a whole item that starts at `start` and ends at `end`
-/// should begin and end: its whole lines, line break included, when nothing
-/// else is on them but a trailing comment (`comment` is the syntax's marker);
-/// else the item itself with the spaces after it.
-pub(crate) fn removal(text: &str, start: usize, end: usize, comment: &str) -> Span {
-    let rest = text[end..line_end(text, end)].trim_start_matches([' ', '\t']);
-    let alone = starts_line(text, start) && (rest.is_empty() || rest.starts_with(comment));
-    if alone {
-        let to = after_break(text, line_end(text, end));
-        Span::new(line_start(text, start), to)
-    } else {
-        let spaces = text[end..].len() - text[end..].trim_start_matches([' ', '\t']).len();
-        Span::new(start, end + spaces)
-    }
-}
-
-/// Where to insert an item after one that ends at `end`: at the end of its
-/// line, on a line of its own, when only a comment follows it there;
-/// right after it, on the same line, when something else does. The flag
-/// says whether the insertion starts a new line.
-pub(crate) fn after_item(text: &str, end: usize, comment: &str) -> (usize, bool) {
-    let eol = line_end(text, end);
-    let rest = text[end..eol].trim_start_matches([' ', '\t']);
-    if rest.is_empty() || rest.starts_with(comment) {
-        (eol, true)
-    } else {
-        (end, false)
-    }
-}
-
-/// The start of the comment lines directly above the line at `at` (no
-/// blank line between), so that an insertion before an item does not come
-/// between the item and the comment about it.
-pub(crate) fn above_comments(text: &str, at: usize, comment: &str) -> usize {
-    let mut start = line_start(text, at);
-    while start > 0 {
-        let previous = line_start(text, start - 1);
-        if text[previous..start].trim_start().starts_with(comment) {
-            start = previous;
-        } else {
-            break;
-        }
-    }
-    start
-}
-
 #[cfg(test)]
 pub(crate) mod tests {
     use super::*;
@@ -637,21 +402,6 @@ pub(crate) mod tests {
             removed.contains("    allow:\r\n      unreachable-state"),
             "{removed:?}"
         );
-        assert_eq!(line_end(text, 0), 10);
-    }
-
-    #[test]
-    fn line_helpers_find_whole_lines_and_comments() {
-        let text = "a: 1\n  # about b\n  b: 2 # two\nc: 3";
-        let b = text.find("b: 2").unwrap();
-        assert_eq!(indentation(text, b), "  ");
-        assert!(starts_line(text, b));
-        let end = b + "b: 2".len();
-        let removed = removal(text, b, end, "#");
-        assert_eq!(&text[removed.range()], "  b: 2 # two\n");
-        assert_eq!(&text[above_comments(text, b, "#")..b], "  # about b\n  ");
-        assert_eq!(after_item(text, end, "#"), (line_end(text, end), true));
-        let one_line = "x { a = 1 }";
-        assert_eq!(after_item(one_line, 9, "//"), (9, false));
+        assert_eq!(crate::syntax::edit::line_end(text, 0), 10);
     }
 }

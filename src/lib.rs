@@ -65,6 +65,7 @@ pub mod graph;
 pub mod import;
 pub mod interp;
 pub mod lint;
+pub mod load;
 pub mod lsp;
 pub mod model;
 mod ready;

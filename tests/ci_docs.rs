@@ -194,22 +194,35 @@ fn the_pre_commit_hook_is_the_one_the_page_names() {
         .iter()
         .find(|h| h["id"] == "idemchart-lint")
         .expect("the idemchart-lint hook");
-    assert_eq!(hook["entry"], "idemchart lint");
+    assert_eq!(hook["entry"], "idemchart lint .");
+    assert_eq!(hook["pass_filenames"], false);
     assert!(matches!(hook["language"].as_str(), Some("rust" | "system")));
-    // The extensions the CLI reads, and no other.
-    assert_eq!(hook["files"], "\\.(ya?ml|chart)$");
-    for (name, read) in [
-        ("a.yaml", true),
-        ("a.yml", true),
-        ("a.chart", true),
-        ("a.json", false),
-    ] {
-        assert_eq!(
-            idemchart::syntax::Syntax::of_path(Path::new(name)).is_some(),
-            read,
+    // The extensions the loader reads, XState sources among them, and no other.
+    let files = hook["files"].as_str().expect("a files pattern");
+    assert_eq!(files, "\\.(ya?ml|chart|scxml|json|[cm]?[jt]sx?)$");
+    let extensions = [
+        "yaml", "yml", "chart", "scxml", "json", "ts", "tsx", "mts", "cts",
+    ]
+    .into_iter()
+    .chain(["js", "jsx", "mjs", "cjs"]);
+    for extension in extensions {
+        let name = format!("a.{extension}");
+        assert!(
+            idemchart::load::FileKind::of_path(Path::new(&name)).is_some(),
             "{name}"
         );
+        let group = &files[3..files.len() - 2];
+        let matched = group.split('|').any(|alternative| match alternative {
+            "ya?ml" => ["yaml", "yml"].contains(&extension),
+            "[cm]?[jt]sx?" => {
+                let rest = extension.trim_start_matches(['c', 'm']);
+                ["js", "ts", "jsx", "tsx"].contains(&rest)
+            }
+            other => other == extension,
+        });
+        assert!(matched, "the hook's pattern misses {name}");
     }
+    assert!(idemchart::load::FileKind::of_path(Path::new("a.md")).is_none());
 
     let config = ci_page()
         .into_iter()
@@ -224,12 +237,9 @@ fn the_pre_commit_hook_is_the_one_the_page_names() {
         .collect();
     assert_eq!(named, [&Value::from("idemchart-lint")]);
 
-    // pre-commit runs the entry with the staged files after it.
+    // pre-commit runs the entry as it is, at the repository's root.
     let dir = project("pre-commit");
     let entry = hook["entry"].as_str().unwrap();
-    let (code, _) = shell(
-        &dir,
-        &format!("{entry} machines/pedido.yaml machines/pedido.chart"),
-    );
+    let (code, _) = shell(&dir, entry);
     assert!(code == 0 || code == 1, "exit {code}");
 }

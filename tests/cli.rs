@@ -14,9 +14,11 @@ mod run;
 use run::{Run, idemchart, manifest_dir};
 
 impl Run {
-    /// The exit code and standard error, as a snapshot shows them.
-    fn code_and_stderr(&self) -> String {
-        format!("exit: {:?}\n{}", self.code, self.stderr)
+    /// The exit code, then standard output and standard error, as a
+    /// snapshot shows them (a report goes to standard output, an error
+    /// about the run to standard error; the commands here write one).
+    fn code_and_output(&self) -> String {
+        format!("exit: {:?}\n{}{}", self.code, self.stdout, self.stderr)
     }
 }
 
@@ -41,13 +43,13 @@ fn check_rejects_every_malformed_file() {
             .to_str()
             .expect("a UTF-8 path");
         let run = idemchart(&["check", "--color", "never", relative]);
-        assert_eq!(run.code, Some(1), "{relative}:\n{}", run.stderr);
+        assert_eq!(run.code, Some(1), "{relative}:\n{}", run.stdout);
         assert!(
-            run.stderr.contains(&format!("--> {relative}:")),
+            run.stdout.contains(&format!("--> {relative}:")),
             "{relative}: no position in\n{}",
-            run.stderr
+            run.stdout
         );
-        insta::assert_snapshot!(run.code_and_stderr());
+        insta::assert_snapshot!(run.code_and_output());
     });
     assert!(count >= 36, "only {count} malformed files");
 }
@@ -55,15 +57,15 @@ fn check_rejects_every_malformed_file() {
 #[test]
 fn check_accepts_the_spec_examples_and_the_shipped_machines() {
     let run = idemchart(&["check", "--color", "never", "tests/data/spec", "machines"]);
-    assert_eq!(run.code, Some(0), "{}", run.stderr);
-    insta::assert_snapshot!(run.code_and_stderr());
+    assert_eq!(run.code, Some(0), "{}", run.stdout);
+    insta::assert_snapshot!(run.code_and_output());
 }
 
 #[test]
 fn check_of_a_missing_path_fails_as_a_command() {
     let run = idemchart(&["check", "tests/data/no-such-machine.yaml"]);
     assert_eq!(run.code, Some(2));
-    insta::assert_snapshot!(run.code_and_stderr());
+    insta::assert_snapshot!(run.code_and_output());
 }
 
 /// The YAML and DSL files of one machine print the same text in either
@@ -225,9 +227,8 @@ fn run_stops_at_a_malformed_events_line() {
     ]);
     assert_eq!(run.code, Some(1));
     insta::assert_snapshot!(format!(
-        "{}\nstdout:\n{}",
-        run.code_and_stderr(),
-        run.stdout
+        "exit: {:?}\n{}\nstdout:\n{}",
+        run.code, run.stderr, run.stdout
     ));
 }
 
@@ -329,7 +330,7 @@ fn fmt_of_a_malformed_file_reports_its_errors() {
     ]);
     assert_eq!(run.code, Some(1));
     assert_eq!(run.stdout, "");
-    insta::assert_snapshot!(run.code_and_stderr());
+    insta::assert_snapshot!(run.code_and_output());
 }
 
 /// Every command that reads a machine treats bytes that are not UTF-8 as a

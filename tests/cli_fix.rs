@@ -48,31 +48,31 @@ fn lint(dir: &Path, args: &[&str]) -> Run {
 fn fix_writes_the_safe_fixes_and_reports_what_is_left() {
     let dir = project("safe", &["s009-order-allows.yaml", "s005-orders.chart"]);
     let run = lint(&dir, &["--fix", "."]);
-    assert_eq!(run.code, Some(0), "{}", run.stderr);
+    assert_eq!(run.code, Some(0), "{}", run.stdout);
     assert_ne!(
         text(&dir, "s009-order-allows.yaml"),
         fixture("s009-order-allows.yaml")
     );
     assert!(text(&dir, "s005-orders.chart").contains("\nevent CANCEL\n"));
     assert!(
-        run.stderr.ends_with("fixed 6 findings in 2 files\n"),
+        run.stdout.ends_with("fixed 6 findings in 2 files\n"),
         "{}",
-        run.stderr
+        run.stdout
     );
     // What is left is reported as usual: the undeclared event has no id.
-    assert!(run.stderr.contains("warning[I006]"), "{}", run.stderr);
+    assert!(run.stdout.contains("warning[I006]"), "{}", run.stdout);
     assert!(
-        !run.stderr.contains("[S009]") && !run.stderr.contains("[S005]"),
+        !run.stdout.contains("[S009]") && !run.stdout.contains("[S005]"),
         "{}",
-        run.stderr
+        run.stdout
     );
 
     let again = lint(&dir, &["--fix", "."]);
     assert_eq!(again.code, Some(0));
     assert!(
-        again.stderr.ends_with("fixed 0 findings in 0 files\n"),
+        again.stdout.ends_with("fixed 0 findings in 0 files\n"),
         "{}",
-        again.stderr
+        again.stdout
     );
 }
 
@@ -84,37 +84,37 @@ fn unsafe_fixes_wait_for_their_flag() {
     );
     let run = lint(&dir, &["--fix", "."]);
     // I007 is an error, and its fix is unsafe: it stays.
-    assert_eq!(run.code, Some(1), "{}", run.stderr);
+    assert_eq!(run.code, Some(1), "{}", run.stdout);
     assert_eq!(
         text(&dir, "i004-checkout-payments.yaml"),
         fixture("i004-checkout-payments.yaml")
     );
     assert!(
-        run.stderr
+        run.stdout
             .contains("= fixable with `--fix --unsafe-fixes`: guard the transition")
     );
     assert!(
-        run.stderr.contains(
+        run.stdout.contains(
             "No fixes available (3 hidden fixes can be enabled with the `--unsafe-fixes` option)."
         ),
         "{}",
-        run.stderr
+        run.stdout
     );
 
     // Without `--fix`, `--unsafe-fixes` shows them as fixable and writes nothing.
     let shown = lint(&dir, &["--unsafe-fixes", "."]);
     assert!(
         shown
-            .stderr
+            .stdout
             .contains("= [*] fixable with `--fix` (unsafe): guard the transition")
     );
     // Two I007 findings share one fix, and each counts, as ruff counts.
     assert!(
         shown
-            .stderr
+            .stdout
             .contains("[*] 3 fixable with the `--fix` option.\n"),
         "{}",
-        shown.stderr
+        shown.stdout
     );
     assert_eq!(
         text(&dir, "i007-order-sources.yaml"),
@@ -122,13 +122,13 @@ fn unsafe_fixes_wait_for_their_flag() {
     );
 
     let run = lint(&dir, &["--fix", "--unsafe-fixes", "."]);
-    assert_eq!(run.code, Some(0), "{}", run.stderr);
+    assert_eq!(run.code, Some(0), "{}", run.stdout);
     assert!(text(&dir, "i007-order-sources.yaml").contains("retention: \"11d\""));
     assert!(text(&dir, "i004-checkout-payments.yaml").contains("seenPayment: []"));
     assert!(
-        !run.stderr.contains("[I004]") && !run.stderr.contains("[I007]"),
+        !run.stdout.contains("[I004]") && !run.stdout.contains("[I007]"),
         "{}",
-        run.stderr
+        run.stdout
     );
 }
 
@@ -139,7 +139,7 @@ fn diff_prints_the_fixes_and_writes_nothing() {
         &dir,
         &["--diff", "s005-checkout-flow.yaml", "i007-orders.chart"],
     );
-    assert_eq!(run.code, Some(1), "a diff is exit 1: {}", run.stderr);
+    assert_eq!(run.code, Some(1), "a diff is exit 1: {}", run.stdout);
     assert_eq!(
         text(&dir, "s005-checkout-flow.yaml"),
         fixture("s005-checkout-flow.yaml")
@@ -207,9 +207,9 @@ fn a_fix_that_would_not_load_is_not_applied() {
         run.stderr
     );
     // The finding stays, no longer offered as fixable.
-    assert!(run.stderr.contains("error[S001]: unknown target `dne`"));
-    assert!(!run.stderr.contains("fixable with"), "{}", run.stderr);
-    assert!(run.stderr.ends_with("fixed 1 finding in 1 file\n"));
+    assert!(run.stdout.contains("error[S001]: unknown target `dne`"));
+    assert!(!run.stdout.contains("fixable with"), "{}", run.stdout);
+    assert!(run.stdout.ends_with("fixed 1 finding in 1 file\n"));
 }
 
 #[test]
@@ -327,11 +327,11 @@ fn xstate_sources_are_fixed_in_place() {
     );
 
     let run = lint(&dir, &["--fix", "."]);
-    assert_eq!(run.code, Some(0), "{}", run.stderr);
+    assert_eq!(run.code, Some(0), "{}", run.stdout);
     assert!(
-        run.stderr.ends_with("fixed 3 findings in 1 file\n"),
+        run.stdout.ends_with("fixed 3 findings in 1 file\n"),
         "{}",
-        run.stderr
+        run.stdout
     );
     let cart = text(&dir, "s005-cart.ts");
     assert!(
@@ -341,18 +341,18 @@ fn xstate_sources_are_fixed_in_place() {
     assert_eq!(text(&dir, "i006-payments.ts"), fixture("i006-payments.ts"));
     // The fixed machine loads and has nothing left to declare.
     let check = idemchart_in(&dir, &["check", "s005-cart.ts"]);
-    assert_eq!(check.code, Some(0), "{}", check.stderr);
+    assert_eq!(check.code, Some(0), "{}", check.stdout);
     let again = lint(&dir, &["s005-cart.ts"]);
-    assert!(!again.stderr.contains("[S005]"), "{}", again.stderr);
+    assert!(!again.stdout.contains("[S005]"), "{}", again.stdout);
 
     let run = lint(&dir, &["--fix", "--unsafe-fixes", "i006-payments.ts"]);
-    assert_eq!(run.code, Some(0), "{}", run.stderr);
+    assert_eq!(run.code, Some(0), "{}", run.stdout);
     assert!(
         text(&dir, "i006-payments.ts").contains("id: 'refundId' },"),
         "{}",
         text(&dir, "i006-payments.ts")
     );
-    assert!(!run.stderr.contains("[I006]"), "{}", run.stderr);
+    assert!(!run.stdout.contains("[I006]"), "{}", run.stdout);
 }
 
 /// The facts of `idemchart.toml` count when an XState source is fixed: an
@@ -366,7 +366,7 @@ fn xstate_fixes_read_the_project_settings() {
     )
     .expect("the configuration");
     let diff = lint(&dir, &["--diff", "s005-cart.ts"]);
-    assert_eq!(diff.code, Some(1), "{}", diff.stderr);
+    assert_eq!(diff.code, Some(1), "{}", diff.stdout);
     assert!(diff.stdout.contains("+        ADD: {},"), "{}", diff.stdout);
     assert!(!diff.stdout.contains("PAID"), "{}", diff.stdout);
     assert_eq!(text(&dir, "s005-cart.ts"), fixture("s005-cart.ts"));

@@ -97,15 +97,18 @@ fn human_format_snapshot() {
     let output = lint(&SNAPSHOT_FILES);
     assert_eq!(code(&output), 1, "I007 and the load errors are errors");
     assert_eq!(
-        stdout(&output),
+        stderr(&output),
         "",
-        "the human report goes to standard error"
+        "the human report goes to standard output, as ruff's does"
     );
-    let text = stderr(&output);
+    let text = stdout(&output);
     assert!(!text.contains('\u{1b}'), "no colour off a terminal");
     // The summary, then the count of fixable findings.
     let lines: Vec<&str> = text.lines().rev().take(2).collect();
-    assert!(lines[1].starts_with("linted 4 files: "), "{text}");
+    assert!(
+        lines[1].starts_with("linted 4 machines in 4 files: "),
+        "{text}"
+    );
     assert!(
         lines[0].starts_with("[*] 1 fixable with the `--fix` option"),
         "{text}"
@@ -260,8 +263,11 @@ fn statistics_with_sarif_or_github_is_a_usage_error() {
 #[test]
 fn clean_machines_exit_zero() {
     let output = lint(&[CLEAN]);
-    assert_eq!(code(&output), 0, "{}", stderr(&output));
-    assert_eq!(stderr(&output), "linted 1 file: 0 errors, 0 warnings\n");
+    assert_eq!(code(&output), 0, "{}", stdout(&output));
+    assert_eq!(
+        stdout(&output),
+        "linted 1 machine in 1 file: 0 errors, 0 warnings\n"
+    );
 }
 
 #[test]
@@ -588,14 +594,14 @@ fn refuted_findings_show_only_when_asked() {
         plain["diagnostics"].as_array().map(|d| d.len() + 1)
     );
 
-    let human = stderr(&lint(&["--show-refuted", "--color", "never", HISTORY]));
+    let human = stdout(&lint(&["--show-refuted", "--color", "never", HISTORY]));
     assert!(
         human.contains(
             "SIGUIENTE → SALIR → VOLVER → SIGUIENTE* (refuted by replay: the repeated `SIGUIENTE` was ignored"
         ),
         "{human}"
     );
-    let human = stderr(&lint(&["--color", "never", HISTORY]));
+    let human = stdout(&lint(&["--color", "never", HISTORY]));
     assert!(!human.contains("refuted"), "{human}");
 }
 
@@ -688,7 +694,7 @@ fn xstate_sources_report_at_their_positions_in_every_format() {
         "{github}"
     );
 
-    let human = stderr(&lint(&["--color", "never", file]));
+    let human = stdout(&lint(&["--color", "never", file]));
     assert!(human.contains(&format!("--> {file}:40:7")), "{human}");
     assert!(human.contains("items: ({ context, event }) =>"), "{human}");
 }
@@ -798,4 +804,56 @@ fn a_file_of_several_machines_needs_a_name_for_one_machine_commands() {
     assert!(
         stdout(&output).contains("on CHARGE_SUCCEEDED if !(event.chargeId in context.chargesSeen)")
     );
+}
+
+/// A file named on the command line that holds no machine is an error that
+/// names it and says why; the same file found by a walk is passed over.
+#[test]
+fn a_named_file_that_holds_no_machine_is_an_error() {
+    let root = Path::new(MANIFEST_DIR).join("tests/data/repos/payments-monorepo");
+    for (file, why) in [
+        ("docker-compose.yml", "no `machine:` or `states:` key"),
+        ("tsconfig.json", "no `states` key"),
+        ("apps/web/src/global.d.ts", "declaration file"),
+        (
+            "packages/ui/src/dropdown/dropdown.machine.ts",
+            "imports nothing from `xstate`",
+        ),
+    ] {
+        let output = run_in(&root, &["lint", "--color", "never", file]);
+        let out = stdout(&output);
+        assert_eq!(code(&output), 1, "{file}: {out}");
+        assert!(out.contains("the file holds no machine"), "{file}: {out}");
+        assert!(out.contains(why), "{file}: {out}");
+        assert!(out.contains(&format!("--> {file}:1:1")), "{file}: {out}");
+    }
+}
+
+/// A reader that closes the pipe before anything is written (`| head`)
+/// ends the command quietly: no panic, the exit status of what it found.
+#[test]
+fn a_closed_standard_output_ends_a_command_quietly() {
+    let root = Path::new(MANIFEST_DIR).join("tests/data/repos/payments-monorepo");
+    for (args, status) in [
+        (&["explain", "I008"][..], 0),
+        (&["lint", ".", "--color", "never"][..], 0),
+        (&["lint", "docker-compose.yml"][..], 1),
+        (&["schema"][..], 0),
+    ] {
+        // The read end is closed before the command starts, so that its
+        // first write meets a closed pipe on every run.
+        let (reader, writer) = std::io::pipe().expect("a pipe");
+        drop(reader);
+        let output = Command::new(env!("CARGO_BIN_EXE_idemchart"))
+            .args(args)
+            .current_dir(&root)
+            .stdout(writer)
+            .stderr(std::process::Stdio::piped())
+            .output()
+            .expect("the binary runs");
+        let err = stderr(&output);
+        assert!(!err.contains("panicked"), "{args:?}: {err}");
+        assert!(!err.contains("Broken pipe"), "{args:?}: {err}");
+        assert_eq!(code(&output), status, "{args:?}: {err}");
+    }
 }

@@ -86,7 +86,7 @@ fn quick_machine(seed: u64) -> Option<Machine> {
 fn check(seed: u64, machine: Machine, inputs: &[Input]) {
     for syntax in [Syntax::Yaml, Syntax::Dsl] {
         let (before, after, _) = fixed(&machine, syntax);
-        let fixed_machine = syntax::load(&after).unwrap_or_else(|errors| {
+        let fixed_machine = idemchart::load::load(&after).unwrap_or_else(|errors| {
             panic!(
                 "seed {seed}, {syntax:?}: the fixed text does not load:\n{}\n{errors:#?}",
                 after.text
@@ -107,7 +107,7 @@ fn check(seed: u64, machine: Machine, inputs: &[Input]) {
             after.text
         );
 
-        let original = syntax::load(&before).expect("the formatted machine loads");
+        let original = idemchart::load::load(&before).expect("the formatted machine loads");
         // The same low limit as the snapshot properties: livelocking random
         // machines stay cheap, and must behave alike too.
         let chart = |m: Machine| Arc::new(Chart::new(m).with_microstep_limit(500));

@@ -3,9 +3,9 @@
 
 use std::path::{Path, PathBuf};
 
+use idemchart::Diagnostic;
 use idemchart::lint::{Options, lint, lint_with};
 use idemchart::span::SourceFile;
-use idemchart::{Diagnostic, syntax};
 
 fn root() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
@@ -14,7 +14,7 @@ fn root() -> PathBuf {
 fn load(path: &Path) -> (SourceFile, idemchart::Machine) {
     let text = std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
     let file = SourceFile::new(path.display().to_string(), text);
-    let machine = syntax::load(&file).unwrap_or_else(|errors| {
+    let machine = idemchart::load::load(&file).unwrap_or_else(|errors| {
         panic!(
             "{} does not load: {:?}",
             path.display(),

@@ -25,7 +25,7 @@ fn machine_files() -> Vec<PathBuf> {
 fn load(path: &Path) -> Machine {
     let text = std::fs::read_to_string(path).expect("readable machine file");
     let file = SourceFile::new(path.display().to_string(), text);
-    syntax::load(&file).unwrap_or_else(|errors| panic!("{}: {errors:#?}", path.display()))
+    idemchart::load::load(&file).unwrap_or_else(|errors| panic!("{}: {errors:#?}", path.display()))
 }
 
 fn all_actions(machine: &Machine) -> impl Iterator<Item = &Action> {

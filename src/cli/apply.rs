@@ -21,7 +21,7 @@ use idemchart::store::{
     Synchronous,
 };
 
-use super::{CommandResult, load_or_report};
+use super::{CommandResult, errln, load_or_report, outln};
 
 #[derive(Subcommand)]
 pub enum DurableCommand {
@@ -184,11 +184,11 @@ pub fn run(command: DurableCommand) -> CommandResult {
                         "states": unsettled.paths,
                         "events": unsettled.events,
                     });
-                    println!("{line}");
-                    eprintln!("error: process `{process}`: {unsettled}");
+                    outln(format_args!("{line}"))?;
+                    errln(format_args!("error: process `{process}`: {unsettled}"));
                     return Ok(ExitCode::from(1));
                 }
-                Err(e) => return Err(e.to_string()),
+                Err(e) => return Err(e.to_string().into()),
             };
             let response = match outcome.response() {
                 Some(text) => serde_json::from_str(text).map_err(|e| e.to_string())?,
@@ -206,7 +206,7 @@ pub fn run(command: DurableCommand) -> CommandResult {
                 "revision": revision,
                 "response": response,
             });
-            println!("{line}");
+            outln(format_args!("{line}"))?;
             Ok(ExitCode::SUCCESS)
         }
         DurableCommand::Advance {
@@ -226,7 +226,7 @@ pub fn run(command: DurableCommand) -> CommandResult {
                 Some(process) => {
                     let result = runtime::advance(&mut store, &chart, &process, now);
                     if matches!(&result, Ok(advanced) if advanced.revision.is_none()) {
-                        return Err(format!("no process `{process}` in the store"));
+                        return Err(format!("no process `{process}` in the store").into());
                     }
                     vec![(process, result)]
                 }
@@ -256,7 +256,7 @@ pub fn run(command: DurableCommand) -> CommandResult {
                         serde_json::json!({ "process": process, "error": e.to_string() })
                     }
                 };
-                println!("{line}");
+                outln(format_args!("{line}"))?;
             }
             Ok(if failed {
                 ExitCode::from(2)
@@ -271,10 +271,10 @@ pub fn run(command: DurableCommand) -> CommandResult {
                     if let Some(object) = state.as_object_mut() {
                         object.shift_remove("machine");
                     }
-                    println!("{state}");
+                    outln(format_args!("{state}"))?;
                     Ok(ExitCode::SUCCESS)
                 }
-                None => Err(format!("no process `{process}` in the store")),
+                None => Err(format!("no process `{process}` in the store").into()),
             }
         }
         DurableCommand::Outbox {
@@ -302,7 +302,7 @@ pub fn run(command: DurableCommand) -> CommandResult {
                     run_handler(&command, item)
                 })
                 .map_err(|e| e.to_string())?;
-                println!(
+                outln(format_args!(
                     "{}",
                     serde_json::json!({
                         "done": report.done,
@@ -311,7 +311,7 @@ pub fn run(command: DurableCommand) -> CommandResult {
                         "unknown": report.unknown,
                         "failed": report.failed,
                     })
-                );
+                ))?;
                 return Ok(ExitCode::SUCCESS);
             }
             if let Some(which) = requeue {
@@ -320,9 +320,12 @@ pub fn run(command: DurableCommand) -> CommandResult {
                     .requeue_dead(key, runtime::now_millis())
                     .map_err(|e| e.to_string())?;
                 if requeued == 0 && key.is_some() {
-                    return Err(format!("no dead outbox row has the key `{which}`"));
+                    return Err(format!("no dead outbox row has the key `{which}`").into());
                 }
-                println!("{}", serde_json::json!({ "requeued": requeued }));
+                outln(format_args!(
+                    "{}",
+                    serde_json::json!({ "requeued": requeued })
+                ))?;
                 return Ok(ExitCode::SUCCESS);
             }
             if dispatch {
@@ -341,7 +344,7 @@ pub fn run(command: DurableCommand) -> CommandResult {
                         last_error: None,
                         ..item
                     };
-                    println!("{}", outbox_json(&handed));
+                    outln(format_args!("{}", outbox_json(&handed)))?;
                     let record = AttemptRecord {
                         key: &handed.key,
                         status: handed.status,
@@ -353,7 +356,7 @@ pub fn run(command: DurableCommand) -> CommandResult {
                 }
             } else {
                 for item in store.outbox(None).map_err(|e| e.to_string())? {
-                    println!("{}", outbox_json(&item));
+                    outln(format_args!("{}", outbox_json(&item)))?;
                 }
             }
             Ok(ExitCode::SUCCESS)
@@ -370,10 +373,10 @@ pub fn run(command: DurableCommand) -> CommandResult {
             let mut store = open(&store)?;
             let now = now.unwrap_or_else(runtime::now_millis);
             let purged = runtime::purge(&mut store, &chart, now).map_err(|e| e.to_string())?;
-            println!(
+            outln(format_args!(
                 "{}",
                 serde_json::json!({ "purged": purged.applied, "outbox_purged": purged.outbox })
-            );
+            ))?;
             Ok(ExitCode::SUCCESS)
         }
     }
@@ -434,10 +437,10 @@ fn run_handler(command: &str, item: &OutboxItem) -> runtime::Dispatch {
         // Killed by a signal: it may or may not have done the work.
         None => {
             let signal = output.status.signal().unwrap_or(0);
-            eprintln!(
+            errln(format_args!(
                 "the handler for `{}` died of signal {signal}: outcome unknown",
                 item.key
-            );
+            ));
             runtime::Dispatch::UnknownOutcome
         }
     }

@@ -29,16 +29,16 @@ pub fn import(file: &Path, to: Format, machine: Option<&str>, strict: bool) -> C
     let color = std::io::stderr().is_terminal();
     let report = |diagnostics: &[idemchart::diagnostic::Diagnostic]| {
         for diagnostic in diagnostics {
-            eprintln!(
+            super::errln(format_args!(
                 "{}\n",
                 idemchart::report::render(diagnostic, &source, color)
-            );
+            ));
         }
     };
     report(&notes);
     match machine {
         Ok(machine) => {
-            print!("{}", print(&machine));
+            super::out(print(&machine))?;
             Ok(ExitCode::SUCCESS)
         }
         Err(errors) => {

@@ -14,20 +14,24 @@ use clap::{ArgMatches, Args, ValueEnum};
 use idemchart::config::{
     Config, Level, LintInfo, Setting, Target, find_lint, registry, unknown_lint_message,
 };
-use idemchart::report::{self, FileReport, Summary};
-use idemchart::syntax;
+use idemchart::load::{self, FileKind, Resolver};
+use idemchart::report::{self, FileReport, Reach, Summary};
 use idemchart::{Machine, SourceFile, fix};
 
-use super::{Color, CommandResult, load_machines, machine_files};
+use super::{Color, CommandResult, candidates, errln, finish, load_candidate, out, outln};
 
 #[derive(Args)]
 pub struct LintArgs {
-    /// Files or directories (directories are searched for *.yaml, *.yml, *.chart,
-    /// *.scxml and XState sources).
+    /// Files or directories. Directories are walked as ripgrep walks them
+    /// (past what .gitignore and .ignore leave out, hidden files and
+    /// node_modules) for the files that hold a machine: YAML and JSON whose
+    /// top level has `machine:` or `states:`, *.chart, *.scxml, and scripts
+    /// that import `xstate` or `@xstate/*`; the other files are passed over
+    /// and counted. A file named here that holds no machine is an error.
     #[arg(required = true)]
     paths: Vec<PathBuf>,
-    /// How to print the findings: for people (on standard error), or as JSON,
-    /// SARIF 2.1.0 or GitHub Actions commands (on standard output).
+    /// How to print the findings, on standard output: for people, or as
+    /// JSON, SARIF 2.1.0 or GitHub Actions commands.
     #[arg(long, value_enum, default_value_t = LintFormat::Human)]
     format: LintFormat,
     /// Report this lint (code or name) as an error; `--deny warnings` turns
@@ -96,12 +100,12 @@ pub fn lint(args: &LintArgs, matches: Option<&ArgMatches>) -> CommandResult {
     }
     .with_flags(flags);
     if args.diff && !matches!(args.format, LintFormat::Human) {
-        return Err("`--diff` prints a diff: it takes no `--format`".to_string());
+        return Err("`--diff` prints a diff: it takes no `--format`".into());
     }
     if args.statistics && !matches!(args.format, LintFormat::Human | LintFormat::Json) {
         return Err(
             "`--statistics` prints a table or a JSON object: use it with `--format human` or `--format json`"
-                .to_string(),
+                .into(),
         );
     }
 
@@ -113,15 +117,32 @@ pub fn lint(args: &LintArgs, matches: Option<&ArgMatches>) -> CommandResult {
     };
     let mut reports: Vec<FileReport> = Vec::new();
     let mut fixes = Fixes::default();
-    for (path, searched) in machine_files(&args.paths, &config)? {
+    let mut resolver = Resolver::default();
+    // What the summary counts: the machines read, and the files passed
+    // over because they hold none.
+    let mut reach = Reach::default();
+    for candidate in candidates(&args.paths, &config)? {
+        let path = candidate.path.clone();
+        let kind = FileKind::of_path(&path);
         // Our own syntaxes (one machine a file) are linted with their fixes;
         // SCXML documents and XState sources through their importers, as
         // written.
-        if idemchart::import::xstate::SourceKind::of_path(&path).is_none()
-            && !idemchart::import::is_scxml(&path)
-        {
+        if let None | Some(FileKind::Machine(_)) = kind {
             let read =
-                syntax::read(&path).map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+                load::read(&path).map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+            let shown = match &read {
+                Ok(file) | Err((file, _)) => file,
+            };
+            let none = kind.and_then(|kind| load::holds_machine(shown, kind, &mut resolver).err());
+            if let Some(none) = none {
+                if candidate.named {
+                    reports.push(FileReport::new(shown.clone(), vec![none.diagnostic()]));
+                } else {
+                    reach.without_machine += 1;
+                }
+                continue;
+            }
+            reach.machines += 1;
             let (file, diagnostics) = match read {
                 // Text that is not UTF-8 was read with replacement characters:
                 // it is reported, never written back.
@@ -140,7 +161,7 @@ pub fn lint(args: &LintArgs, matches: Option<&ArgMatches>) -> CommandResult {
                 // A file that does not load has only its load errors, which no
                 // level changes: nothing else in it could be linted.
                 Ok(file) => {
-                    let diagnostics = match syntax::load(&file) {
+                    let diagnostics = match load::load(&file) {
                         Ok(machine) => lint_file(&path, &file, &machine),
                         Err(load_errors) => load_errors,
                     };
@@ -150,9 +171,11 @@ pub fn lint(args: &LintArgs, matches: Option<&ArgMatches>) -> CommandResult {
             reports.push(FileReport::new(file, diagnostics));
             continue;
         }
-        let Some(loaded) = load_machines(&path, searched, &config)? else {
+        let Some(loaded) = load_candidate(&candidate, &config, &mut resolver)? else {
+            reach.without_machine += 1;
             continue;
         };
+        reach.machines += loaded.machines.len();
         // An XState source of one machine, all in the file, is fixed as our
         // own syntaxes are, with its notes among the findings.
         if (args.fix || args.diff)
@@ -193,46 +216,57 @@ pub fn lint(args: &LintArgs, matches: Option<&ArgMatches>) -> CommandResult {
         }
     }
     for reverted in &fixes.reverted {
-        eprintln!("{reverted}");
+        errln(reverted);
     }
     if args.diff {
-        print!("{}", fixes.diff);
-        eprintln!("{}", fixes.summary("would fix"));
-        return Ok(if fixes.files > 0 {
+        let code = if fixes.files > 0 {
             ExitCode::from(1)
         } else {
             ExitCode::SUCCESS
-        });
+        };
+        let written = out(&fixes.diff);
+        errln(fixes.summary("would fix"));
+        return finish(code, written);
     }
 
-    match args.format {
-        LintFormat::Human if args.statistics => {
-            print!(
-                "{}",
-                report::statistics_table(&report::statistics(&reports))
-            )
-        }
-        LintFormat::Json if args.statistics => print!("{}", report::statistics_json(&reports)),
-        LintFormat::Human => {
-            let color = match args.color {
-                Color::Auto => std::io::stderr().is_terminal(),
-                Color::Always => true,
-                Color::Never => false,
-            };
-            eprint!("{}", report::human_with(&reports, color, args.unsafe_fixes));
-        }
-        LintFormat::Json => print!("{}", report::json(&reports)),
-        LintFormat::Sarif => print!("{}", report::sarif(&reports, &registry)),
-        LintFormat::Github => print!("{}", report::github(&reports, args.unsafe_fixes)),
-    }
-    if args.fix {
-        eprintln!("{}", fixes.summary("fixed"));
-    }
-    Ok(if Summary::of(&reports).errors > 0 {
+    let code = if Summary::of(&reports).errors > 0 {
         ExitCode::from(1)
     } else {
         ExitCode::SUCCESS
-    })
+    };
+    let written = match args.format {
+        LintFormat::Human if args.statistics => {
+            out(report::statistics_table(&report::statistics(&reports)))
+        }
+        LintFormat::Json if args.statistics => out(report::statistics_json(&reports)),
+        LintFormat::Human => {
+            let color = match args.color {
+                Color::Auto => std::io::stdout().is_terminal(),
+                Color::Always => true,
+                Color::Never => false,
+            };
+            out(report::human_with(
+                &reports,
+                reach,
+                color,
+                args.unsafe_fixes,
+            ))
+        }
+        LintFormat::Json => out(report::json(&reports)),
+        LintFormat::Sarif => out(report::sarif(&reports, &registry)),
+        LintFormat::Github => out(report::github(&reports, args.unsafe_fixes)),
+    };
+    // What `--fix` did ends the report for people; the tables and the
+    // formats for programs keep standard output to themselves.
+    let written = match (args.fix, args.format, args.statistics) {
+        (false, ..) => written,
+        (true, LintFormat::Human, false) => written.and_then(|()| outln(fixes.summary("fixed"))),
+        (true, ..) => {
+            errln(fixes.summary("fixed"));
+            written
+        }
+    };
+    finish(code, written)
 }
 
 /// What `--fix` or `--diff` did to the files of a run.
@@ -324,9 +358,9 @@ fn level_flags(
 /// Prints the documentation of one lint, named by code or name.
 pub fn explain(name: &str) -> CommandResult {
     let registry = registry();
-    let lint =
-        find_lint(&registry, name).ok_or_else(|| unknown_lint_message(&registry, name, &[]))?;
-    println!(
+    let lint = find_lint(&registry, name)
+        .ok_or_else(|| super::Failure::from(unknown_lint_message(&registry, name, &[])))?;
+    outln(format_args!(
         "{} {} ({} by default)\n\n{}",
         lint.code,
         lint.name,
@@ -335,6 +369,6 @@ pub fn explain(name: &str) -> CommandResult {
             other => Level::of(other).as_str(),
         },
         lint.doc.trim_end()
-    );
+    ))?;
     Ok(ExitCode::SUCCESS)
 }

@@ -6,6 +6,7 @@
 mod apply;
 mod import;
 mod lint;
+mod output;
 mod run;
 mod serve;
 
@@ -16,8 +17,11 @@ use std::process::ExitCode;
 use clap::{CommandFactory, FromArgMatches, Parser, Subcommand, ValueEnum};
 
 use idemchart::diagnostic::Diagnostic;
-use idemchart::syntax::{self, Syntax};
+use idemchart::load::{Candidate, Resolver};
+use idemchart::syntax;
 use idemchart::{Machine, Severity, SourceFile};
+
+use output::{CommandResult, Failure, errln, finish, out, outln};
 
 #[derive(Parser)]
 #[command(
@@ -34,8 +38,10 @@ struct Cli {
 enum Command {
     /// Load machine files and report every load error (syntax, names, expressions).
     Check {
-        /// Files or directories (directories are searched for *.yaml, *.yml,
-        /// *.chart, *.scxml and XState sources: *.ts, *.js, *.json and the rest).
+        /// Files or directories (directories are walked past what .gitignore
+        /// leaves out, hidden files and node_modules, for the machine files:
+        /// YAML and JSON with a machine's top level, *.chart, *.scxml, and
+        /// scripts that import XState).
         #[arg(required = true)]
         paths: Vec<PathBuf>,
         /// Colour the output: auto (on a terminal), always or never.
@@ -188,34 +194,38 @@ pub fn main() -> ExitCode {
                 release_memory: Some(release_memory),
                 ..Default::default()
             };
-            idemchart::lsp::run_stdio(options).map(|()| ExitCode::SUCCESS)
+            idemchart::lsp::run_stdio(options)
+                .map(|()| ExitCode::SUCCESS)
+                .map_err(Failure::from)
         }
         Command::Schema => {
-            println!("{}", idemchart::schema::MACHINE_SCHEMA.trim_end());
-            Ok(ExitCode::SUCCESS)
+            outln(idemchart::schema::MACHINE_SCHEMA.trim_end()).map(|()| ExitCode::SUCCESS)
         }
     };
-    result.unwrap_or_else(|message| {
-        eprintln!("error: {message}");
-        ExitCode::from(2)
-    })
+    match result {
+        Ok(code) => code,
+        // A reader that stopped reading wants nothing more, an error least.
+        Err(Failure::Closed) => ExitCode::SUCCESS,
+        Err(Failure::Message(message)) => {
+            errln(format_args!("error: {message}"));
+            ExitCode::from(2)
+        }
+    }
 }
-
-/// A failure of the command itself, not of the machines it reads.
-type CommandResult = Result<ExitCode, String>;
 
 fn check(paths: &[PathBuf], color: Color) -> CommandResult {
     let config = project_config()?;
-    let files = machine_files(paths, &config)?;
     let color = match color {
-        Color::Auto => std::io::stderr().is_terminal(),
+        Color::Auto => std::io::stdout().is_terminal(),
         Color::Always => true,
         Color::Never => false,
     };
-    let mut errors = 0;
-    let mut checked = 0;
-    for (path, searched) in &files {
-        let Some(loaded) = load_machines(path, *searched, &config)? else {
+    let mut resolver = Resolver::default();
+    let (mut errors, mut checked, mut without_machine) = (0, 0, 0);
+    let mut report = String::new();
+    for candidate in candidates(paths, &config)? {
+        let Some(loaded) = load_candidate(&candidate, &config, &mut resolver)? else {
+            without_machine += 1;
             continue;
         };
         checked += 1;
@@ -232,20 +242,37 @@ fn check(paths: &[PathBuf], color: Color) -> CommandResult {
             .count();
         for (file, found) in loaded.sources.split(diagnostics) {
             for diagnostic in &found {
-                eprintln!("{}\n", idemchart::report::render(diagnostic, &file, color));
+                report.push_str(&idemchart::report::render(diagnostic, &file, color));
+                report.push_str("\n\n");
             }
         }
     }
-    let noun = if checked == 1 { "file" } else { "files" };
-    eprintln!(
-        "checked {checked} {noun}: {errors} error{}",
-        if errors == 1 { "" } else { "s" }
-    );
-    Ok(if errors > 0 {
+    let plural = |n: usize, noun: &str| match n {
+        1 => format!("{n} {noun}"),
+        _ => format!("{n} {noun}s"),
+    };
+    report.push_str(&format!(
+        "checked {}: {}",
+        plural(checked, "file"),
+        plural(errors, "error")
+    ));
+    if without_machine > 0 {
+        let verb = if without_machine == 1 {
+            "holds"
+        } else {
+            "hold"
+        };
+        report.push_str(&format!(
+            "; {} {verb} no machine",
+            plural(without_machine, "file")
+        ));
+    }
+    let code = if errors > 0 {
         ExitCode::from(1)
     } else {
         ExitCode::SUCCESS
-    })
+    };
+    finish(code, outln(report))
 }
 
 /// Draws one machine, with its findings when `lint` asks and the witness
@@ -288,19 +315,17 @@ fn graph(
             return Err(format!(
                 "--witness {n}: finding {n} ({} {}) has no witness",
                 finding.code, finding.name
-            ));
+            )
+            .into());
         }
         let taken = idemchart::lint::witness_transitions(&machine, finding)
             .map_err(|why| format!("--witness {n}: {why}"))?;
         overlay = overlay.with_witness(&finding.witness, &taken);
     }
-    print!(
-        "{}",
-        match format {
-            GraphFormat::Dot => diagram::dot_with(&machine, &overlay),
-            GraphFormat::Mermaid => diagram::mermaid_with(&machine, &overlay),
-        }
-    );
+    out(match format {
+        GraphFormat::Dot => diagram::dot_with(&machine, &overlay),
+        GraphFormat::Mermaid => diagram::mermaid_with(&machine, &overlay),
+    })?;
     Ok(ExitCode::SUCCESS)
 }
 
@@ -313,7 +338,7 @@ fn with_machine(
 ) -> CommandResult {
     match load_or_report(path, name)? {
         Some(machine) => {
-            print!("{}", print(&machine));
+            out(print(&machine))?;
             Ok(ExitCode::SUCCESS)
         }
         None => Ok(ExitCode::from(1)),
@@ -330,13 +355,17 @@ pub(crate) fn load_or_report(path: &Path, name: Option<&str>) -> Result<Option<M
     } else {
         Default::default()
     };
-    let loaded = idemchart::syntax::load_machines(path, &settings)
-        .map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+    let loaded = idemchart::load::load_machines(path, &settings, &mut Resolver::default())
+        .map_err(|e| format!("cannot read {}: {e}", path.display()))?
+        .map_err(|none| format!("{} holds no machine: {none}", path.display()))?;
     let color = std::io::stderr().is_terminal();
     let report = |diagnostics: Vec<Diagnostic>| {
         for (file, found) in loaded.sources.split(diagnostics) {
             for diagnostic in &found {
-                eprintln!("{}\n", idemchart::report::render(diagnostic, &file, color));
+                errln(format_args!(
+                    "{}\n",
+                    idemchart::report::render(diagnostic, &file, color)
+                ));
             }
         }
     };
@@ -388,14 +417,17 @@ pub(crate) fn load_to_run(path: &Path) -> Result<Option<Machine>, String> {
     if !idemchart::import::is_scxml(path) {
         return load_or_report(path, None);
     }
-    let (file, machine) = idemchart::syntax::load_file(path)
+    let (file, machine) = idemchart::load::load_file(path)
         .map_err(|e| format!("cannot read {}: {e}", path.display()))?;
     match machine {
         Ok(machine) => Ok(Some(machine)),
         Err(errors) => {
             let color = std::io::stderr().is_terminal();
             for diagnostic in &errors {
-                eprintln!("{}\n", idemchart::report::render(diagnostic, &file, color));
+                errln(format_args!(
+                    "{}\n",
+                    idemchart::report::render(diagnostic, &file, color)
+                ));
             }
             Ok(None)
         }
@@ -421,32 +453,36 @@ pub(crate) fn project_config() -> Result<idemchart::config::Config, String> {
     }
 }
 
-/// Reads and loads every machine of a file; `None` for a file a directory
-/// search found that holds no machine (an XState source without a machine
-/// call, JSON that is no machine config). A file named on the command line
-/// that holds none is an error in it.
-pub(crate) fn load_machines(
-    path: &Path,
-    searched: bool,
+/// Reads every machine of a file a run is to read (`idemchart::load`);
+/// `None` for a file a directory walk found that holds no machine (YAML or
+/// JSON of another kind, a script that imports nothing from XState or
+/// calls no machine). A file named on the command line that holds none is
+/// an error in it, which says why.
+pub(crate) fn load_candidate(
+    candidate: &Candidate,
     config: &idemchart::config::Config,
+    resolver: &mut Resolver,
 ) -> Result<Option<idemchart::import::xstate::Loaded>, String> {
-    let mut loaded = idemchart::syntax::load_machines(path, &config.xstate)
+    let path = &candidate.path;
+    let read = idemchart::load::load_machines(path, &config.xstate, resolver)
         .map_err(|e| format!("cannot read {}: {e}", path.display()))?;
-    if !loaded.is_machine_file || (loaded.machines.is_empty() && loaded.errors.is_empty()) {
-        if searched {
-            return Ok(None);
+    match read {
+        Ok(loaded) => Ok(Some(loaded)),
+        Err(_) if !candidate.named => Ok(None),
+        Err(none) => {
+            let file = match idemchart::load::read(path)
+                .map_err(|e| format!("cannot read {}: {e}", path.display()))?
+            {
+                Ok(file) | Err((file, _)) => file,
+            };
+            Ok(Some(idemchart::import::xstate::Loaded {
+                sources: idemchart::import::xstate::Sources::new(file),
+                machines: Vec::new(),
+                errors: vec![none.diagnostic()],
+                is_machine_file: true,
+            }))
         }
-        loaded.errors.push(
-            idemchart::diagnostic::LoadError::InvalidValue {
-                message: "the file holds no machine: no call of `createMachine`, \
-                          `setup(...).createMachine`, `Machine` or `createTestMachine`, \
-                          and no machine config"
-                    .into(),
-            }
-            .at(Default::default(), []),
-        );
     }
-    Ok(Some(loaded))
 }
 
 fn read(path: &Path) -> Result<SourceFile, String> {
@@ -455,62 +491,14 @@ fn read(path: &Path) -> Result<SourceFile, String> {
     Ok(SourceFile::new(path.display().to_string(), text))
 }
 
-/// The machine files named by `paths`, each with whether a directory
-/// search found it: files as given, directories searched recursively (in
-/// sorted order) for `*.yaml`, `*.yml`, `*.chart`, `*.scxml` and XState sources, past
-/// `node_modules/` and hidden directories (`.git/`), and within the
-/// `include` and `exclude` globs of `idemchart.toml`.
-pub(crate) fn machine_files(
+/// The files a run over `paths` reads (`idemchart::load::discover`): files
+/// as given, directories walked, within the `include` and `exclude` globs
+/// of `idemchart.toml`.
+pub(crate) fn candidates(
     paths: &[PathBuf],
     config: &idemchart::config::Config,
-) -> Result<Vec<(PathBuf, bool)>, String> {
-    let mut files = Vec::new();
-    for path in paths {
-        let meta =
-            std::fs::metadata(path).map_err(|e| format!("cannot read {}: {e}", path.display()))?;
-        if meta.is_dir() {
-            let mut found = Vec::new();
-            walk(path, &mut found)?;
-            found.sort();
-            files.extend(
-                found
-                    .into_iter()
-                    .filter(|f| config.searches(f))
-                    .map(|f| (f, true)),
-            );
-        } else {
-            files.push((path.clone(), false));
-        }
-    }
-    Ok(files)
-}
-
-fn walk(dir: &Path, found: &mut Vec<PathBuf>) -> Result<(), String> {
-    let entries =
-        std::fs::read_dir(dir).map_err(|e| format!("cannot read {}: {e}", dir.display()))?;
-    for entry in entries {
-        let entry = entry.map_err(|e| format!("cannot read {}: {e}", dir.display()))?;
-        let path = entry.path();
-        let file_type = entry
-            .file_type()
-            .map_err(|e| format!("cannot read {}: {e}", path.display()))?;
-        if file_type.is_dir() {
-            let name = entry.file_name();
-            let name = name.to_string_lossy();
-            // Installed packages and hidden directories (`.git`) hold no
-            // machine of the project.
-            if name == "node_modules" || name.starts_with('.') {
-                continue;
-            }
-            walk(&path, found)?;
-        } else if Syntax::of_path(&path).is_some()
-            || idemchart::import::is_scxml(&path)
-            || idemchart::import::xstate::SourceKind::of_path(&path).is_some()
-        {
-            found.push(path);
-        }
-    }
-    Ok(())
+) -> Result<Vec<Candidate>, String> {
+    idemchart::load::discover(paths, |path| config.searches(path)).map_err(|e| e.to_string())
 }
 
 /// Hands the pages the binary's allocator (mimalloc) holds free back to

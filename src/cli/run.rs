@@ -9,7 +9,7 @@ use idemchart::expr::{Event, Value};
 use idemchart::interp::{Actor, Chart, SnapshotJsonError, Step, Unsettled};
 use idemchart::model::Duration;
 
-use super::{CommandResult, load_to_run};
+use super::{CommandResult, Failure, errln, load_to_run, outln};
 
 #[derive(Clone, Copy, clap::ValueEnum)]
 pub enum RunFormat {
@@ -47,15 +47,15 @@ pub fn run(args: RunArgs) -> CommandResult {
                 } => format!("{}:{line}:{column}: {message}", path.display()),
                 SnapshotJsonError::Restore(e) => format!("{}: {e}", path.display()),
             })?;
-            print_state(&actor, None, "(restored)", args.format);
+            print_state(&actor, None, "(restored)", args.format)?;
             actor
         }
         None => {
             let actor = Actor::new(Arc::clone(&chart));
             if let Err(unsettled) = actor.last_step().settled() {
-                return Ok(report_unsettled(unsettled, "the start", args.format));
+                return report_unsettled(unsettled, "the start", args.format);
             }
-            print_state(&actor, Some(actor.last_step()), "(start)", args.format);
+            print_state(&actor, Some(actor.last_step()), "(start)", args.format)?;
             actor
         }
     };
@@ -76,7 +76,10 @@ pub fn run(args: RunArgs) -> CommandResult {
         let input = match parse_input(&line, &chart) {
             Ok(input) => input,
             Err((column, message)) => {
-                eprintln!("error: {events_name}:{}:{column}: {message}", number + 1);
+                errln(format_args!(
+                    "error: {events_name}:{}:{column}: {message}",
+                    number + 1
+                ));
                 return Ok(ExitCode::from(1));
             }
         };
@@ -93,9 +96,9 @@ pub fn run(args: RunArgs) -> CommandResult {
         };
         if let Err(unsettled) = actor.last_step().settled() {
             let place = format!("{events_name}:{}", number + 1);
-            return Ok(report_unsettled(unsettled, &place, args.format));
+            return report_unsettled(unsettled, &place, args.format);
         }
-        print_state(&actor, Some(actor.last_step()), &label, args.format);
+        print_state(&actor, Some(actor.last_step()), &label, args.format)?;
     }
     if let Some(path) = &args.snapshot_out {
         let text = serde_json::to_string_pretty(&actor.snapshot()).map_err(|e| e.to_string())?;
@@ -178,7 +181,7 @@ fn parse_input(line: &str, chart: &Chart) -> Result<Input, (usize, String)> {
 /// says so on standard output, the message on standard error naming
 /// `place` (the input line, or the start), and exit status 1. The actor
 /// stopped half-way through the step, so no state is printed or written.
-fn report_unsettled(unsettled: &Unsettled, place: &str, format: RunFormat) -> ExitCode {
+fn report_unsettled(unsettled: &Unsettled, place: &str, format: RunFormat) -> CommandResult {
     match format {
         RunFormat::Json => {
             let line = serde_json::json!({
@@ -189,20 +192,25 @@ fn report_unsettled(unsettled: &Unsettled, place: &str, format: RunFormat) -> Ex
                 "states": unsettled.paths,
                 "events": unsettled.events,
             });
-            println!("{line}");
+            outln(line)?;
         }
         RunFormat::Text => {
             let what = unsettled.event.as_deref().unwrap_or("(step)");
-            println!("{what}: error: did not settle");
+            outln(format_args!("{what}: error: did not settle"))?;
         }
     }
-    eprintln!("error: {place}: {unsettled}");
-    ExitCode::from(1)
+    errln(format_args!("error: {place}: {unsettled}"));
+    Ok(ExitCode::from(1))
 }
 
 /// Prints the actor after a step; `label` names a step that had no event in
 /// the text format.
-fn print_state(actor: &Actor, step: Option<&Step>, label: &str, format: RunFormat) {
+fn print_state(
+    actor: &Actor,
+    step: Option<&Step>,
+    label: &str,
+    format: RunFormat,
+) -> Result<(), Failure> {
     let chart = actor.chart();
     let machine = chart.machine();
     let configuration: Vec<&str> = actor
@@ -257,7 +265,7 @@ fn print_state(actor: &Actor, step: Option<&Step>, label: &str, format: RunForma
                 "cancelled": cancelled,
                 "ignored": ignored,
             });
-            println!("{line}");
+            outln(line)
         }
         RunFormat::Text => {
             let what = event.unwrap_or(label);
@@ -281,7 +289,7 @@ fn print_state(actor: &Actor, step: Option<&Step>, label: &str, format: RunForma
                     invocation["src"].as_str().unwrap_or_default()
                 ));
             }
-            println!("{line}");
+            outln(line)
         }
     }
 }

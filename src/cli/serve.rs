@@ -92,8 +92,10 @@ fn load_charts(dir: &std::path::Path) -> Result<Option<BTreeMap<String, Arc<Char
     let mut charts = BTreeMap::new();
     let mut where_from: BTreeMap<String, String> = BTreeMap::new();
     let mut failed = false;
-    for (path, searched) in super::machine_files(&[dir.to_path_buf()], &config)? {
-        let Some(loaded) = super::load_machines(&path, searched, &config)? else {
+    let mut resolver = idemchart::load::Resolver::default();
+    for candidate in super::candidates(&[dir.to_path_buf()], &config)? {
+        let path = &candidate.path;
+        let Some(loaded) = super::load_candidate(&candidate, &config, &mut resolver)? else {
             continue;
         };
         let mut diagnostics = loaded.errors;
@@ -102,12 +104,12 @@ fn load_charts(dir: &std::path::Path) -> Result<Option<BTreeMap<String, Arc<Char
             match machine.machine {
                 Ok(machine) => {
                     if let Some(first) = where_from.get(&machine.name) {
-                        eprintln!(
+                        super::errln(format_args!(
                             "error: machine `{}` is in {} and in {}: each name serves one machine",
                             machine.name,
                             first,
                             path.display()
-                        );
+                        ));
                         failed = true;
                         continue;
                     }
@@ -121,15 +123,18 @@ fn load_charts(dir: &std::path::Path) -> Result<Option<BTreeMap<String, Arc<Char
         for (file, found) in loaded.sources.split(diagnostics) {
             let file: &SourceFile = &file;
             for diagnostic in &found {
-                eprintln!("{}\n", idemchart::report::render(diagnostic, file, false));
+                super::errln(format_args!(
+                    "{}\n",
+                    idemchart::report::render(diagnostic, file, false)
+                ));
             }
         }
     }
     if failed {
-        eprintln!(
+        super::errln(format_args!(
             "error: not serving: a machine of {} does not load",
             dir.display()
-        );
+        ));
         return Ok(None);
     }
     if charts.is_empty() {

@@ -163,7 +163,15 @@ pub fn in_state_paths(expr: &Expr) -> Vec<(String, Span)> {
 }
 
 /// The functions the expression language has.
-pub const FUNCTIONS: [&str; 3] = ["size", "has", "in_state"];
+pub const FUNCTIONS: [&str; 7] = [
+    "size",
+    "has",
+    "in_state",
+    "merge",
+    "distinct",
+    "without",
+    "without_by",
+];
 
 fn article(ty: Type) -> String {
     match ty {
@@ -532,7 +540,52 @@ impl Checker<'_, '_> {
         }
     }
 
+    /// `merge(map, map)`, `distinct(list)`, `without(list, x)` and
+    /// `without_by(list, "field", x)`; `None` for another name.
+    fn value_function(&mut self, name: &str, args: &[Expr], span: Span) -> Option<Type> {
+        let (wanted, result): (&[Type], Type) = match name {
+            "merge" => (&[Type::Map, Type::Map], Type::Map),
+            "distinct" => (&[Type::List], Type::List),
+            "without" => (&[Type::List, Type::Dyn], Type::List),
+            "without_by" => (&[Type::List, Type::String, Type::Dyn], Type::List),
+            _ => return None,
+        };
+        let types: Vec<Type> = args.iter().map(|a| self.infer(a)).collect();
+        if types.len() != wanted.len() {
+            return Some(self.invalid(
+                span,
+                format!(
+                    "`{name}` takes {} arguments, not {}",
+                    wanted.len(),
+                    types.len()
+                ),
+            ));
+        }
+        for ((ty, want), arg) in types.iter().zip(wanted).zip(args) {
+            if *want != Type::Dyn && *ty != Type::Dyn && ty != want {
+                return Some(self.invalid(
+                    arg.span,
+                    format!(
+                        "`{name}` takes {} here, not {}",
+                        article(*want),
+                        article(*ty)
+                    ),
+                ));
+            }
+        }
+        if name == "without_by" && !matches!(args[1].kind, ExprKind::String(_)) {
+            return Some(self.invalid(
+                args[1].span,
+                "`without_by` takes the field as a string literal".to_string(),
+            ));
+        }
+        Some(result)
+    }
+
     fn call(&mut self, name: &str, args: &[Expr], span: Span) -> Type {
+        if let Some(result) = self.value_function(name, args, span) {
+            return result;
+        }
         let (result, ok) = match name {
             "size" => (Type::Int, args.len() == 1),
             "has" | "in_state" => (Type::Bool, args.len() == 1),
@@ -544,7 +597,7 @@ impl Checker<'_, '_> {
                 return self.invalid_with_help(
                     span,
                     format!(
-                        "unknown function `{name}`: the functions are `size`, `has` and `in_state`"
+                        "unknown function `{name}`: the functions are `size`, `has`, `in_state`, `merge`, `distinct`, `without` and `without_by`"
                     ),
                     help,
                 );

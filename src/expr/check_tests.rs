@@ -170,7 +170,7 @@ fn reports_payload_fields_the_event_does_not_declare() {
 
 #[test]
 fn reports_functions_by_name_arity_and_argument() {
-    let unknown = "unknown function `sise`: the functions are `size`, `has` and `in_state`";
+    let unknown = "unknown function `sise`: the functions are `size`, `has`, `in_state`, `merge`, `distinct`, `without` and `without_by`";
     check_one("sise(context.nombre)", "S007", unknown, 0);
     assert_eq!(
         help_of("sise(context.nombre)"),
@@ -190,7 +190,7 @@ fn reports_functions_by_name_arity_and_argument() {
             ("S008", "unknown context field `x`", 5),
             (
                 "S007",
-                "unknown function `nada`: the functions are `size`, `has` and `in_state`",
+                "unknown function `nada`: the functions are `size`, `has`, `in_state`, `merge`, `distinct`, `without` and `without_by`",
                 0,
             ),
         ],
@@ -440,4 +440,20 @@ fn an_unknown_name_in_a_guard_suggests_a_host_guard() {
         problems_in("cobrado > 1", &scope(), true)[0].2.as_deref(),
         Some("write `context.cobrado`")
     );
+}
+
+#[test]
+fn the_functions_of_values_are_checked() {
+    for (text, ok) in [
+        ("merge({\"a\": 1}, context.meta)", true),
+        ("distinct([1, 1])", true),
+        ("without([1], 1)", true),
+        ("without_by([], \"id\", 1)", true),
+        ("merge([1], {})", false),
+        ("distinct(1)", false),
+        ("without_by([], 1, 1)", false),
+        ("merge({})", false),
+    ] {
+        assert_eq!(problems_in(text, &scope(), false).is_empty(), ok, "{text}");
+    }
 }

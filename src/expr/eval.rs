@@ -261,6 +261,20 @@ impl Clone for PayloadField {
     }
 }
 
+/// The functions of values that the XState translator writes for the
+/// idioms of JavaScript's assigns (`docs/machine-format.md`).
+#[derive(Clone, Copy, Debug)]
+enum Function {
+    /// `merge(a, b)`: map `a` with `b`'s entries written over it (`{...a, ...b}`).
+    Merge,
+    /// `distinct(list)`: each element once, where first found (`new Set(list)`).
+    Distinct,
+    /// `without(list, x)`: the elements not equal to `x`.
+    Without,
+    /// `without_by(list, "f", x)`: the elements whose field `f` is not `x`.
+    WithoutBy,
+}
+
 #[derive(Clone, Debug)]
 enum Op {
     Const(Value),
@@ -280,6 +294,8 @@ enum Op {
     List(Vec<Node>),
     Map(Vec<(Node, Node)>),
     Size(Box<Node>),
+    /// `merge`, `distinct`, `without`, `without_by`: functions of values.
+    Func(Function, Vec<Node>),
     HasEvent(EventField),
     HasMember(Box<Node>, Box<str>),
     InState(u32),
@@ -427,6 +443,13 @@ impl Compiler<'_> {
                 },
                 _ => Op::Fail("`in_state` takes a state path as a string literal".into()),
             },
+            ("merge", [a, b]) => Op::Func(Function::Merge, vec![self.node(a), self.node(b)]),
+            ("distinct", [a]) => Op::Func(Function::Distinct, vec![self.node(a)]),
+            ("without", [a, b]) => Op::Func(Function::Without, vec![self.node(a), self.node(b)]),
+            ("without_by", [a, k, b]) => Op::Func(
+                Function::WithoutBy,
+                vec![self.node(a), self.node(k), self.node(b)],
+            ),
             ("size" | "has" | "in_state", _) => {
                 Op::Fail(format!("`{name}` takes one argument, not {}", args.len()).into())
             }
@@ -726,6 +749,12 @@ fn eval_ref<'a>(node: &'a Node, env: &Env<'a>) -> Result<Cow<'a, Value>, Fail> {
             Cow::Owned(Value::Map(Arc::new(map)))
         }
         Op::Size(x) => Cow::Owned(Value::Int(size(&*operand(x, env)?, span)?)),
+        Op::Func(function, args) => {
+            let values = (args.iter())
+                .map(|a| operand(a, env))
+                .collect::<Result<Vec<_>, _>>()?;
+            Cow::Owned(apply_function(*function, &values, span)?)
+        }
         Op::Fail(message) => return Err(EvalError::new(&**message, span)),
         Op::Not(_)
         | Op::And(..)
@@ -875,6 +904,78 @@ fn size(value: &Value, span: Span) -> Result<i64, Fail> {
         }
     };
     Ok(n as i64)
+}
+
+/// A function of values on its arguments' values.
+fn apply_function(function: Function, args: &[Cow<Value>], span: Span) -> Result<Value, Fail> {
+    let list = |v: &Value, name: &str| {
+        v.as_list().cloned().ok_or_else(|| {
+            EvalError::new(
+                format!("`{name}` takes a list, not {}", v.described()),
+                span,
+            )
+        })
+    };
+    Ok(match (function, args) {
+        (Function::Merge, [a, b]) => {
+            let (Some(a), Some(b)) = (a.as_map(), b.as_map()) else {
+                return Err(EvalError::new(
+                    format!(
+                        "`merge` takes two maps, not {} and {}",
+                        a.described(),
+                        b.described()
+                    ),
+                    span,
+                ));
+            };
+            let mut merged = a.clone();
+            for (k, v) in b {
+                merged.insert(Arc::clone(k), v.clone());
+            }
+            Value::Map(Arc::new(merged))
+        }
+        (Function::Distinct, [a]) => {
+            let mut out = List::new();
+            for item in list(a, "distinct")?.iter() {
+                if !out.contains(&item) {
+                    out.push(item.into_owned());
+                }
+            }
+            Value::List(Arc::new(out))
+        }
+        (Function::Without, [a, x]) => {
+            let items = list(a, "without")?;
+            Value::List(Arc::new(
+                items
+                    .iter()
+                    .filter(|item| **item != **x)
+                    .map(Cow::into_owned)
+                    .collect(),
+            ))
+        }
+        (Function::WithoutBy, [a, key, x]) => {
+            let Value::String(key) = &**key else {
+                return Err(EvalError::new(
+                    "`without_by` takes the field as a string",
+                    span,
+                ));
+            };
+            let items = list(a, "without_by")?;
+            let keeps = |item: &Value| {
+                item.as_map()
+                    .and_then(|m| super::value::map_get(m, key))
+                    .is_none_or(|v| v != &**x)
+            };
+            Value::List(Arc::new(
+                items
+                    .iter()
+                    .filter(|item| keeps(item))
+                    .map(Cow::into_owned)
+                    .collect(),
+            ))
+        }
+        _ => return Err(EvalError::new("a function got the wrong arguments", span)),
+    })
 }
 
 fn negate(value: &Value, span: Span) -> Result<Value, Fail> {

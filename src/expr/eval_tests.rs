@@ -1058,3 +1058,36 @@ fn host_guards_are_asked_only_when_needed() {
     let plain = compile(&parse("ok", 0).unwrap(), &layout(), &|_: &str| None);
     assert!(eval(&plain, &context(), None, &|_| false).is_err());
 }
+
+#[test]
+fn the_functions_of_values_merge_dedupe_and_remove() {
+    check_table(&[
+        (
+            "merge(context.meta, {\"k\": \"w\", \"z\": 2})",
+            "{\"a\": {\"b\": 1}, \"k\": \"w\", \"z\": 2}",
+        ),
+        ("merge({}, {\"k\": 1})", "{\"k\": 1}"),
+        (
+            "merge(context.meta, [1])",
+            "error: `merge` takes two maps, not a map and a list",
+        ),
+        (
+            "distinct([\"c2\"] + context.cobrosVistos + [\"c3\", \"c2\"])",
+            "[\"c2\", \"c1\", \"c3\"]",
+        ),
+        ("distinct([])", "[]"),
+        (
+            "without(context.cobrosVistos + [\"c1\"], \"c1\")",
+            "[\"c2\"]",
+        ),
+        ("without([1, 2], 3)", "[1, 2]"),
+        (
+            "without_by([{\"sku\": \"a\"}, {\"sku\": \"b\"}, 7], \"sku\", \"a\")",
+            "[{\"sku\": \"b\"}, 7]",
+        ),
+        (
+            "distinct(context.total)",
+            "error: `distinct` takes a list, not an int",
+        ),
+    ]);
+}

@@ -569,6 +569,8 @@ impl Importer {
         self.set_ids(&mut top, &mut 0);
         MachineDoc {
             name: Some(name),
+            // SCXML has no place for idempotency facts.
+            fact_source: crate::model::FactSource::Nowhere(crate::model::ForeignFormat::Scxml),
             context,
             guards: std::mem::take(&mut self.host_guards),
             root: top,

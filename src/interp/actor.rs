@@ -1389,7 +1389,8 @@ impl Core {
     }
 
     /// Whether the event is to be processed: any event but a completion,
-    /// and a completion of an invocation in flight, which it ends. A
+    /// a completion of an actor no state invokes, and a completion of an
+    /// invocation in flight, which it ends. A
     /// completion of an invocation that was cancelled or never started (or
     /// whose bound key is not the event's id) is ignored.
     #[inline(never)]
@@ -1397,6 +1398,16 @@ impl Core {
         let Some((_, id)) = Completion::of_event(&event.name) else {
             return true;
         };
+        // The completion of an actor no state invokes (one an action
+        // spawned) is an event like any other.
+        if chart
+            .machine
+            .invocations_completed_by(&event.name)
+            .next()
+            .is_none()
+        {
+            return true;
+        }
         let event_id = event.id.as_ref().and_then(Value::as_str);
         let found = self.invocations.iter().position(|running| {
             &*chart.state(running.state).invoke[running.index as usize].id == id

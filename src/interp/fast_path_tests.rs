@@ -52,7 +52,7 @@ fn machines() -> Vec<(String, Machine)> {
             let machine = if path.extension().is_some_and(|e| e == "scxml") {
                 crate::import::load_scxml(&text).ok()?
             } else {
-                crate::syntax::load(&SourceFile::new(path.display().to_string(), text)).ok()?
+                crate::load::load(&SourceFile::new(path.display().to_string(), text)).ok()?
             };
             Some((path.display().to_string(), machine))
         })

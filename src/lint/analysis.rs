@@ -264,6 +264,15 @@ pub fn effect_idempotency(machine: &Machine, action: &Action) -> Option<(String,
             .effects
             .get(&name.text)
             .map(|e| (name.text.clone(), e.idempotency)),
+        // An assign that was not read is no effect: what it does to the
+        // context is the replay's to show, or not.
+        Action::Host { name, .. }
+            if machine
+                .opaque_part(&name.text)
+                .is_some_and(|p| matches!(p.kind, crate::model::OpaqueKind::Assign(_))) =>
+        {
+            None
+        }
         Action::Host { name, .. } => Some((name.text.clone(), Idempotency::None)),
         _ => None,
     }
@@ -574,6 +583,12 @@ fn classify(expr: &Expr, path: &[&str], changes: &dyn Fn(&str) -> bool) -> Updat
                 Update::Unknown
             }
         }
+        // The functions the XState translator writes for merges, sets and
+        // removals: applied to the old value with stable arguments, a
+        // second application finds what the first one left.
+        ExprKind::Call(name, args) if applied_again_gives_the_same(name, args, path, changes) => {
+            Update::Idempotent
+        }
         ExprKind::Binary(op @ (BinaryOp::Add | BinaryOp::Sub), a, b) => {
             let adds = |old: &Expr, step: &Expr| {
                 is_path(old, path) && stable(step, changes) && !is_neutral(step)
@@ -585,6 +600,49 @@ fn classify(expr: &Expr, path: &[&str], changes: &dyn Fn(&str) -> bool) -> Updat
             }
         }
         _ => Update::Unknown,
+    }
+}
+
+/// Whether `name(args)`, written at `path`, gives what it gave when applied
+/// to its own value: `merge(old, m)` (and a chain of them), `distinct(old +
+/// l)` (the old value and stable lists, in any order), `without(old, x)`,
+/// `without_by(old, "f", x)`, each with stable `m`, `l` and `x`.
+fn applied_again_gives_the_same(
+    name: &str,
+    args: &[Expr],
+    path: &[&str],
+    changes: &dyn Fn(&str) -> bool,
+) -> bool {
+    match (name, args) {
+        ("merge", [base, m]) => {
+            stable(m, changes)
+                && (is_path(base, path)
+                    || matches!(&base.kind, ExprKind::Call(n, inner)
+                        if applied_again_gives_the_same(n, inner, path, changes)
+                            && n == "merge"))
+        }
+        ("distinct", [list]) => {
+            let mut parts = Vec::new();
+            sum_parts(list, &mut parts);
+            parts.iter().filter(|p| is_path(p, path)).count() == 1
+                && parts.iter().all(|p| is_path(p, path) || stable(p, changes))
+        }
+        ("without", [old, x]) => is_path(old, path) && stable(x, changes),
+        ("without_by", [old, key, x]) => {
+            is_path(old, path) && stable(key, changes) && stable(x, changes)
+        }
+        _ => false,
+    }
+}
+
+/// The operands of a chain of `+`.
+fn sum_parts<'e>(expr: &'e Expr, out: &mut Vec<&'e Expr>) {
+    match &expr.kind {
+        ExprKind::Binary(BinaryOp::Add, a, b) => {
+            sum_parts(a, out);
+            sum_parts(b, out);
+        }
+        _ => out.push(expr),
     }
 }
 

@@ -15,6 +15,16 @@
 //! of the repeat behind it), the verdict could be wrong either way, so no
 //! verdict is given (`None`).
 //!
+//! So it is with an opaque part (`model::OpaquePart`: an `assign` or a
+//! helper the XState translator could not read), which the replay performs
+//! as a host action that does nothing. A run in which one ran that may
+//! write what the machine reads, or may do anything, is not the machine's
+//! run; and a repeat whose only change is performing one shows nothing.
+//! Either way the finding rests on the part, and no verdict is given, the
+//! part named. A repeat that changes the configuration, the context or
+//! performs an effect by translated code alone, in a run where no such
+//! part ran, confirms as before.
+//!
 //! Replays are bounded: at most `MAX_REPLAYS` per lint and machine (the
 //! findings nearest the top of the file first) and `MAX_STEPS` steps per
 //! witness, past which no replay is made and `confirmed` stays `None`; and
@@ -340,6 +350,16 @@ pub(super) struct Replayer<'a, 'm> {
     /// `fewest_moves_to_enter` and `move_costs`, once asked.
     fewest_moves: Option<Rc<[usize]>>,
     move_costs: Option<Rc<MoveCosts>>,
+    /// The machine's opaque parts, by host action name, each with whether
+    /// it may write what the machine reads (a run it ran in is not the
+    /// machine's); empty for most machines.
+    opaque: HashMap<String, (usize, bool)>,
+    /// The first opaque part a step performed since `reset_opaque` that
+    /// may write what the machine reads, by index.
+    opaque_ran: Cell<Option<usize>>,
+    /// An opaque part whose performance was the only change a repeat made,
+    /// since `reset_opaque`.
+    only_opaque: Option<usize>,
     /// Actors the searches forked and dropped, whose buffers the next fork
     /// reuses (`fork`, `keep`): most forks end in a configuration already
     /// seen.
@@ -371,8 +391,31 @@ impl<'a, 'm> Replayer<'a, 'm> {
             fewest_moves: None,
             move_costs: None,
             compared: None,
+            opaque: opaque_parts(cx.machine),
+            opaque_ran: Cell::new(None),
+            only_opaque: None,
             spares: Vec::new(),
         }
+    }
+
+    /// Forgets the opaque parts performed so far: a replay starts.
+    fn reset_opaque(&mut self) {
+        self.opaque_ran.set(None);
+        self.only_opaque = None;
+    }
+
+    /// Why no verdict rests on the opaque part of that index.
+    fn rests_on(&self, index: usize) -> Replay {
+        let part = &self.cx.machine.opaque[index];
+        Replay::undecided(format!(
+            "rests on {}, which idemchart could not read",
+            part.what
+        ))
+    }
+
+    /// The index of the opaque part a host action of this name stands for.
+    fn opaque_index(&self, name: &str) -> Option<usize> {
+        self.opaque.get(name).map(|&(i, _)| i)
     }
 
     /// Replays the witness of a finding of `lint` and tells whether its
@@ -385,6 +428,11 @@ impl<'a, 'm> Replayer<'a, 'm> {
         witness: &Witness,
         effect: &str,
     ) -> Option<bool> {
+        // That the repeat runs an opaque part again shows nothing of what
+        // it does.
+        if self.opaque_index(effect).is_some() {
+            return None;
+        }
         self.performed = Some(effect.to_string());
         let verdict = self.confirm(lint, Some(witness), None).confirmed;
         self.performed = None;
@@ -409,9 +457,18 @@ impl<'a, 'm> Replayer<'a, 'm> {
             };
         };
         self.asked_host.store(false, Ordering::Relaxed);
+        self.reset_opaque();
         let replay = self.replay(lint, witness);
         if self.start_asked_host || self.asked_host.load(Ordering::Relaxed) {
             return Replay::undecided(HOST_GUARDS);
+        }
+        if let Some(part) = self.opaque_ran.get() {
+            return self.rests_on(part);
+        }
+        if replay.confirmed == Some(false)
+            && let Some(part) = self.only_opaque
+        {
+            return self.rests_on(part);
         }
         if replay.confirmed != Some(false) {
             return replay;
@@ -429,8 +486,14 @@ impl<'a, 'm> Replayer<'a, 'm> {
                 account: Some(format!("{refuted}; {why}")),
             };
         }
+        self.reset_opaque();
         match self.search(claim) {
             Some(found) => found,
+            // A run whose repeat changed nothing but what an opaque part
+            // does may be the one that shows the harm.
+            None if self.only_opaque.is_some() => {
+                self.rests_on(self.only_opaque.unwrap_or_default())
+            }
             None => Replay {
                 confirmed: Some(false),
                 witness: None,
@@ -885,6 +948,13 @@ impl<'a, 'm> Replayer<'a, 'm> {
     fn charge(&self, step: &crate::interp::Step) {
         let done = &self.shared.work_done;
         done.set(done.get().saturating_add(step_work(step)));
+        if !self.opaque.is_empty() && self.opaque_ran.get().is_none() {
+            let ran = (step.effects.iter().filter(|e| e.host))
+                .find_map(|e| self.opaque.get(&*e.name).filter(|(_, reads)| *reads));
+            if let Some(&(index, _)) = ran {
+                self.opaque_ran.set(Some(index));
+            }
+        }
     }
 
     /// Whether the lint run's replays have done all the work they may.
@@ -948,8 +1018,10 @@ impl<'a, 'm> Replayer<'a, 'm> {
     pub(super) fn search(&mut self, claim: &Claim) -> Option<Replay> {
         let (moves, first) = self.find_run(claim)?;
         // Played again on its own, so that a host guard asked on the way
-        // is seen (the search asked many).
+        // is seen (the search asked many), and an opaque part performed.
         self.asked_host.store(false, Ordering::Relaxed);
+        let only_opaque = self.only_opaque;
+        self.reset_opaque();
         let mut actor = self.started();
         for m in &moves {
             self.apply_move(&mut actor, m);
@@ -988,6 +1060,10 @@ impl<'a, 'm> Replayer<'a, 'm> {
         } else {
             rendered.push(format!("{}*", event.name));
         }
+        if let Some(part) = self.opaque_ran.get() {
+            return Some(self.rests_on(part));
+        }
+        self.only_opaque = only_opaque;
         let asked = self.start_asked_host || self.asked_host.load(Ordering::Relaxed);
         Some(Replay {
             confirmed: (!asked).then_some(true),
@@ -1404,10 +1480,21 @@ impl<'a, 'm> Replayer<'a, 'm> {
         takes: Option<TransitionId>,
     ) -> Result<(), String> {
         let mut after = self.fork(actor);
-        let outcome = repeat_outcome(actor, &mut after, event, takes);
+        let opaque = &self.opaque;
+        let outcome = repeat_outcome(actor, &mut after, event, takes, &|name| {
+            opaque.get(name).map(|&(i, _)| i)
+        });
         self.charge(after.last_step());
         self.keep(after);
-        outcome
+        match outcome {
+            Ok(()) => Ok(()),
+            Err((why, only_opaque)) => {
+                if only_opaque.is_some() && self.only_opaque.is_none() {
+                    self.only_opaque = only_opaque;
+                }
+                Err(why)
+            }
+        }
     }
 
     /// Plays a move, charged to the work budget; `false` when it changed
@@ -1879,35 +1966,78 @@ fn performs(step: &crate::interp::Step, effect: &str) -> bool {
 
 /// What a repeat of `event` did to `after`, a copy of `before`: `Ok` when
 /// it changed the configuration or the context or performed an effect
-/// (taking `takes`, when given).
+/// (taking `takes`, when given), else why not, with the opaque part
+/// (`opaque` tells them by name) that it performed when that was all it did.
 fn repeat_outcome(
     before: &Actor,
     after: &mut Actor,
     event: &Event,
     takes: Option<TransitionId>,
-) -> Result<(), String> {
+    opaque: &dyn Fn(&str) -> Option<usize>,
+) -> Result<(), (String, Option<usize>)> {
     let step = after.send(event);
     if step.ignored {
-        return Err(format!("the repeated `{}` was ignored", event.name));
+        return Err((format!("the repeated `{}` was ignored", event.name), None));
     }
     if let Some(t) = takes
         && !step.transitions.contains(&t)
     {
-        return Err(format!(
-            "the repeated `{}` did not take this transition",
-            event.name
+        return Err((
+            format!("the repeated `{}` did not take this transition", event.name),
+            None,
         ));
     }
-    let effects = !step.effects.is_empty() || !step.invoked.is_empty();
+    let effects = (step.effects.iter()).any(|e| !e.host || opaque(&e.name).is_none())
+        || !step.invoked.is_empty();
+    let performed = step.effects.iter().find_map(|e| opaque(&e.name));
     let moved = !before.active_states().eq(after.active_states());
     if effects || moved || before.context() != after.context() {
         Ok(())
     } else {
-        Err(format!(
-            "the repeated `{}` changed neither the configuration nor the context and performed no effect",
-            event.name
+        Err((
+            format!(
+                "the repeated `{}` changed neither the configuration nor the context and performed no effect",
+                event.name
+            ),
+            performed,
         ))
     }
+}
+
+/// The machine's opaque parts by host action name: the index of each, and
+/// whether a run it ran in may differ from the machine's: it may do
+/// anything, or write a context field that a guard or an action reads.
+fn opaque_parts(machine: &crate::model::Machine) -> HashMap<String, (usize, bool)> {
+    if machine.opaque.is_empty() {
+        return HashMap::new();
+    }
+    let mut read: Vec<String> = Vec::new();
+    let mut visit = |e: &crate::expr::Expr| {
+        e.walk(&mut |x| {
+            if let Some(f) = analysis::context_field(x) {
+                read.push(f.to_string());
+            }
+        })
+    };
+    for t in &machine.transitions {
+        if let Some(g) = &t.guard {
+            visit(g);
+        }
+    }
+    for action in machine.actions() {
+        for_each_expr(action, &mut visit);
+    }
+    (machine.opaque.iter().enumerate())
+        .map(|(i, part)| {
+            let reads_what_it_writes = match &part.kind {
+                crate::model::OpaqueKind::Assign(Some(fields)) => {
+                    fields.iter().any(|f| read.contains(f))
+                }
+                crate::model::OpaqueKind::Assign(None) | crate::model::OpaqueKind::Actions => true,
+            };
+            (part.name.clone(), (i, reads_what_it_writes))
+        })
+        .collect()
 }
 
 /// Every subexpression of the guards and actions of the transitions the

@@ -1,10 +1,10 @@
 use indexmap::IndexMap;
 
 use super::confirm::Replayer;
-use super::{Cx, Finding, Lint, Stage, Witness, WitnessStep, analysis};
+use super::{Cx, Finding, Lint, Stage, Witness, WitnessStep, analysis, fact_note};
 use crate::diagnostic::Label;
 use crate::graph::{Cost, Edge};
-use crate::model::{Action, Idempotency, Machine, StateId, TransitionId, Trigger};
+use crate::model::{Action, ForeignFormat, Idempotency, Machine, StateId, TransitionId, Trigger};
 use crate::span::Span;
 
 declare_lint! {
@@ -27,6 +27,12 @@ declare_lint! {
     /// a run, replayed on the interpreter, in which a repeated delivery
     /// performs the effect a second time (`confirmed: true`). Where no use
     /// has such a run, the finding has no witness.
+    ///
+    /// A machine read from XState or SCXML in a repository that declares no
+    /// facts gets one note instead, at its `id`, naming every such action
+    /// and invoked actor and where their idempotency is declared
+    /// (`idemchart.toml`'s `[machines.ID]`, `meta.idemchart`); once the
+    /// repository declares facts, one finding per name, as above.
     ///
     /// ### Why is this bad?
     ///
@@ -107,6 +113,10 @@ fn check(cx: &mut Cx) {
         // Building a replayer compiles the whole machine: not for nothing.
         return;
     }
+    if let Some(format) = fact_note::undeclared(m) {
+        cx.report(undeclared_note(m, format, &findings));
+        return;
+    }
     let mut replayer = Replayer::new(cx);
     let reported: Vec<Finding> = findings
         .into_iter()
@@ -123,6 +133,39 @@ fn check(cx: &mut Cx) {
     for f in reported {
         cx.report(f);
     }
+}
+
+/// The one note of a machine whose facts have no place: what it performs
+/// or invokes, by name, whose idempotency nothing declares.
+fn undeclared_note(m: &Machine, format: ForeignFormat, found: &[(&str, Vec<Use>)]) -> Finding {
+    let names: Vec<String> = found
+        .iter()
+        .map(|(name, uses)| {
+            if uses.iter().all(|u| matches!(u.place, Place::Invoke(_))) {
+                format!("`{name}` (invoked)")
+            } else {
+                format!("`{name}`")
+            }
+        })
+        .collect();
+    let list = fact_note::listed(&names);
+    fact_note::note(
+        m,
+        format,
+        Lint::EffectWithoutKey,
+        format!(
+            "machine `{}` has no idempotency facts, so nothing says whether performing {list} again acts twice",
+            m.name
+        ),
+        (
+            "effects",
+            format!(
+                "{} = {{ idempotency = \"key\" }}",
+                fact_note::toml_key(found[0].0)
+            ),
+            "`idempotency` is `key` when its receiver recognises a repeated request by its idempotency key, `natural` when a repeat changes nothing, `none` when it acts twice",
+        ),
+    )
 }
 
 /// The one finding of an effect or host action and its uses.

@@ -1,9 +1,11 @@
 use super::confirm::Replayer;
-use super::{Cx, Finding, Lint, Stage, Witness};
+use super::{Cx, Finding, Lint, Stage, Witness, fact_note};
 use crate::diagnostic::Label;
 use crate::graph::EventId;
 use crate::fix::Fix;
-use crate::model::{EventPattern, Machine, PayloadType, StateId, TransitionId, Trigger};
+use crate::model::{
+    EventPattern, ForeignFormat, Machine, PayloadType, StateId, TransitionId, Trigger,
+};
 use crate::span::Span;
 
 declare_lint! {
@@ -20,6 +22,13 @@ declare_lint! {
     /// it shows harm: a run, replayed on the interpreter, in which a repeat
     /// of the event changes the configuration or the context or performs an
     /// effect (`confirmed: true`). Otherwise it has no witness.
+    ///
+    /// A machine read from XState or SCXML in a repository that declares no
+    /// facts gets one note instead, at its `id`, naming the events and where
+    /// their ids are declared (`idemchart.toml`'s `[machines.ID]`,
+    /// `meta.idemchart`); once the repository declares facts, the findings
+    /// above. Payload fields read from TypeScript types declare no id: a
+    /// field named like one is still not the author's word.
     ///
     /// ### Why is this bad?
     ///
@@ -84,6 +93,10 @@ fn check(cx: &mut Cx) {
         return;
     }
     missing.sort_by_key(|e| e.span.start);
+    if let Some(format) = fact_note::undeclared(m) {
+        cx.report(undeclared_note(m, format, &missing));
+        return;
+    }
 
     let mut replayer = Replayer::new(cx);
     let mut harmful_repeat = |e: &Missing| {
@@ -149,6 +162,30 @@ fn event_finding(m: &Machine, e: &Missing, witness: Option<Witness>) -> Finding 
         claim: None,
         fix: None,
     }
+}
+
+/// The one note of a machine whose facts have no place: the events it
+/// accepts, none of which has an id.
+fn undeclared_note(m: &Machine, format: ForeignFormat, missing: &[Missing]) -> Finding {
+    let names: Vec<String> = missing.iter().map(|e| format!("`{}`", e.name)).collect();
+    fact_note::note(
+        m,
+        format,
+        Lint::EventWithoutId,
+        format!(
+            "machine `{}` has no idempotency facts, so a redelivered {} cannot be told from a new delivery",
+            m.name,
+            fact_note::listed(&names)
+        ),
+        (
+            "events",
+            format!(
+                "{} = {{ id = \"FIELD\" }}",
+                fact_note::toml_key(missing[0].name)
+            ),
+            "`id` names the payload field its sender fills with a stable id",
+        ),
+    )
 }
 
 /// The one finding of a machine that declares no event ids at all.

@@ -31,6 +31,7 @@ use crate::span::{SourceFile, Span};
 
 mod analysis;
 mod confirm;
+mod fact_note;
 mod identity_help;
 mod loaded;
 mod repeat;
@@ -469,7 +470,7 @@ pub fn lint_with(machine: &Machine, options: &Options) -> Vec<Diagnostic> {
 ///     "lamp.yaml",
 ///     "machine: lamp\ninitial: off\nstates:\n  off: { on: { PRESS: on } }\n  on: {}\n",
 /// );
-/// let machine = idemchart::syntax::load(&file).unwrap();
+/// let machine = idemchart::load::load(&file).unwrap();
 /// let findings = idemchart::lint::lint_source(&machine, &file, &Default::default());
 /// let undeclared = findings.iter().find(|d| d.code == "S005").unwrap();
 /// let fix = undeclared.fix.as_ref().unwrap();
@@ -576,7 +577,11 @@ fn run_counted<'m>(
         diagnostics.push(Diagnostic {
             code: f.lint.code(),
             name: f.lint.name(),
-            severity: f.lint.default_severity(),
+            severity: if fact_note::is_note(machine, f.lint) {
+                Severity::Note
+            } else {
+                f.lint.default_severity()
+            },
             message,
             span: f.span,
             labels: f.labels,

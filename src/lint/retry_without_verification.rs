@@ -14,11 +14,13 @@ use crate::model::{
 declare_lint! {
     /// ### What it does
     ///
-    /// Flags a retry of an effect with `idempotency: none`: the same
+    /// Flags a retry of an effect with `idempotency: none`, or of an
+    /// invoked host service (a `src` no effect declares, whose idempotency
+    /// is unknown: XState's `fromPromise`, `fromCallback` actors): the same
     /// operation performed again after its first attempt ended in a
     /// failure, a timeout or an unknown outcome, on a path that does not go
     /// through the effect's `verify` state (any path, when the effect names
-    /// none).
+    /// none, and for a host service).
     ///
     /// The same operation is the same effect with structurally equal
     /// arguments (the same fields, the same expressions as written; where
@@ -182,6 +184,12 @@ impl Operation<'_> {
             if name.text == self.effect && args == self.args)
     }
 
+    /// The invocation this operation is, if it is one.
+    fn invocation<'x>(&self, m: &'x crate::model::Machine) -> Option<&'x crate::model::Invocation> {
+        let (state, id) = self.invoker?;
+        m.state(state).invoke.iter().find(|i| i.id.text == id)
+    }
+
     /// Whether entering the state starts this operation, an invocation.
     fn starts_in(&self, state: StateId) -> bool {
         self.invoker.is_some_and(|(s, _)| s == state)
@@ -263,7 +271,19 @@ struct Found {
 
 fn check(cx: &mut Cx) {
     let m = cx.machine;
-    if !m.effects.values().any(|d| d.idempotency == Idempotency::None) {
+    // Effects with `idempotency: none`, then the host services (the
+    // invoked srcs no effect declares), whose idempotency is unknown.
+    let mut unkeyed: Vec<(&str, Option<&EffectDecl>)> = (m.effects.iter())
+        .filter(|(_, d)| d.idempotency == Idempotency::None)
+        .map(|(name, d)| (name.as_str(), Some(d)))
+        .collect();
+    for invocation in m.states.iter().flat_map(|s| &s.invoke) {
+        let src = invocation.src.text.as_str();
+        if invocation.effect(m).is_none() && !unkeyed.iter().any(|(name, _)| *name == src) {
+            unkeyed.push((src, None));
+        }
+    }
+    if unkeyed.is_empty() {
         return;
     }
     // What each transition leaves, and what its trigger says, do not
@@ -274,10 +294,7 @@ fn check(cx: &mut Cx) {
     let signals: Vec<Signal> = (0..m.transitions.len() as u32)
         .map(|t| signal(cx, TransitionId(t)))
         .collect();
-    for (name, decl) in &m.effects {
-        if decl.idempotency != Idempotency::None {
-            continue;
-        }
+    for (name, decl) in unkeyed {
         let ops = operations(m, name);
         let several = ops.len() > 1;
         for op in &ops {
@@ -316,7 +333,7 @@ fn retry_finding(
     cx: &Cx,
     op: &Operation,
     several: bool,
-    decl: &EffectDecl,
+    decl: Option<&EffectDecl>,
     left: &[Vec<StateId>],
     signals: &[Signal],
 ) -> Option<Finding> {
@@ -335,7 +352,7 @@ fn retry_finding(
     if !entering.iter().any(|&b| b) && !acts.iter().any(|&b| b) {
         return None;
     }
-    let verify = decl.verify.as_ref().map(|t| t.state);
+    let verify = decl.and_then(|d| d.verify.as_ref()).map(|t| t.state);
     let found = search(cx, verify, &entering, &acts, signals)?;
 
     // The witness: perform it once, go round, perform it again.
@@ -369,10 +386,17 @@ fn retry_finding(
     let what = op.display(several);
     let name = op.effect;
     let t = m.transition(found.transition);
-    let mut labels = vec![Label {
-        span: decl.span,
-        message: "declared `idempotency: none`".into(),
-    }];
+    let mut labels = Vec::new();
+    match decl {
+        Some(decl) => labels.push(Label {
+            span: decl.span,
+            message: "declared `idempotency: none`".into(),
+        }),
+        None => labels.extend(op.invocation(m).map(|i| Label {
+            span: i.span,
+            message: format!("`{name}` is invoked here; nothing declares its idempotency"),
+        })),
+    }
     let message = match verify {
         Some(v) => {
             labels.push(Label {
@@ -384,8 +408,19 @@ fn retry_finding(
                 m.display_name(v)
             )
         }
-        None => format!(
+        None if decl.is_some() => format!(
             "this transition performs {what} again after {cause}, and `{name}` names no `verify` state to ask first"
+        ),
+        None => format!(
+            "this transition performs {what} again after {cause}, and nothing says whether `{name}` acts twice or names a `verify` state to ask first"
+        ),
+    };
+    let help = match decl {
+        Some(_) => format!(
+            "give `{name}` a `verify` state that asks the receiver whether it already happened, and retry only from there"
+        ),
+        None => format!(
+            "declare `{name}` as an effect: `idempotency: key` where its receiver honours idempotency keys; otherwise give it a `verify` state that asks whether the call already happened, and retry only from there"
         ),
     };
     Some(Finding {
@@ -394,9 +429,7 @@ fn retry_finding(
         state: t.source,
         message,
         labels,
-        help: Some(format!(
-            "give `{name}` a `verify` state that asks the receiver whether it already happened, and retry only from there"
-        )),
+        help: Some(help),
         witness,
         claim,
         fix: None,
@@ -753,6 +786,50 @@ states:
             "{ importe: context.total, moneda: '\"USD\"' }",
         );
         assert!(retries(&other).is_empty(), "another charge, not a retry");
+    }
+
+    /// A verification invoked in `verificando`, whose error leads to
+    /// `esperando`; `effects` declares what it declares of the src.
+    fn verification(effects: &str) -> String {
+        format!(
+            "machine: kyc
+events:
+  ENVIAR: {{ id: envioId }}
+{effects}
+initial: nuevo
+states:
+  nuevo: {{ on: {{ ENVIAR: verificando }} }}
+  verificando:
+    invoke:
+      src: verificarDocumento
+      onDone: verificado
+      onError: esperando
+  esperando:
+    after: {{ 5s: verificando }}
+  verificado: {{ type: final }}
+"
+        )
+    }
+
+    #[test]
+    fn an_invoked_host_service_retried_after_its_error_is_a_retry() {
+        let found = retries(&verification(""));
+        assert_eq!(found.len(), 1, "{found:?}");
+        assert_eq!(
+            found[0].witness,
+            ["ENVIAR", "xstate.error.actor.verificarDocumento", "after 5s*"]
+        );
+        assert_eq!(found[0].confirmed, Some(true));
+        assert!(
+            found[0].message.contains("nothing says whether `verificarDocumento` acts twice"),
+            "{found:?}"
+        );
+        // Declared with a key, a repeat is safe; declared `none` with a
+        // `verify` state on the way, the retry asks first.
+        let keyed = verification("effects:\n  verificarDocumento: { idempotency: key }");
+        assert!(retries(&keyed).is_empty());
+        let none = verification("effects:\n  verificarDocumento: { idempotency: none }");
+        assert_eq!(retries(&none).len(), 1);
     }
 
     #[test]

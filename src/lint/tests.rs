@@ -293,7 +293,7 @@ fn a_cancelled_run_gives_nothing_and_stops_its_search() {
     // replay refutes, so the search explores the machine's runs.
     let text = "machine: checkout\ncontext: { total: 0 }\ninitial: cart\nstates:\n  cart:\n    on:\n      ADD: { actions: [{ assign: { total: context.total + event.amount } }] }\n      PAY: paid\n  paid:\n    on: { REFUND: cart }\n";
     let file = SourceFile::new("checkout.yaml", text);
-    let machine = crate::syntax::load(&file).unwrap();
+    let machine = crate::load::load(&file).unwrap();
     let options = Options::default();
     let cancel = AtomicBool::new(false);
     let whole = lint_source_cancellable(&machine, &file, &options, &cancel);
@@ -663,7 +663,7 @@ fn no_run_enters_a_state_in_fewer_moves_than_its_bound() {
                 continue;
             };
             let file = SourceFile::new(path.to_string_lossy(), text);
-            let Ok(machine) = crate::syntax::load(&file) else {
+            let Ok(machine) = crate::load::load(&file) else {
                 continue;
             };
             let cx = Cx::new(&machine, None);

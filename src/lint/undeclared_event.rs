@@ -1,4 +1,4 @@
-use super::{Cx, Finding, Lint, Stage};
+use super::{Cx, Finding, Lint, Stage, fact_note};
 use crate::fix::Fix;
 use crate::model::{EventPattern, Trigger};
 
@@ -8,7 +8,10 @@ declare_lint! {
     /// Flags an event name in an `on:` key that is neither declared under
     /// `events:` nor raised or sent by the machine itself (`done.state.*`
     /// and `error.*` come from the interpreter and need no declaration).
-    /// Wildcards (`*`, `foo.*`) are not checked.
+    /// Wildcards (`*`, `foo.*`) are not checked. Events that a machine's
+    /// TypeScript types state are declared. A machine read from XState or
+    /// SCXML in a repository that declares no facts is not checked: the note
+    /// of `event-without-id` names its events and where to declare them.
     ///
     /// ### Why is this bad?
     ///
@@ -40,6 +43,11 @@ declare_lint! {
 
 fn check(cx: &mut Cx) {
     let m = cx.machine;
+    // Where the machine's facts have no place, the note of
+    // `event-without-id` names its events and where to declare them.
+    if fact_note::undeclared(m).is_some() {
+        return;
+    }
     for t in &m.transitions {
         let Trigger::Event(descriptor) = &t.trigger else {
             continue;

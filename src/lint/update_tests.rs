@@ -91,6 +91,23 @@ fn exact_answers_for_the_shapes_the_issue_names() {
             "{text}"
         );
     }
+    let functions: &[(&str, Update)] = &[
+        ("merge(context.m, {\"k\": event.x})", Idempotent),
+        ("merge(merge(context.m, event.x), {\"n\": 1})", Idempotent),
+        ("merge(event.x, context.m)", Unknown),
+        ("distinct(context.m + [event.x])", Idempotent),
+        ("distinct(context.m + context.m)", Unknown),
+        ("without(context.m, event.x)", Idempotent),
+        ("without_by(context.m, \"k\", event.x)", Idempotent),
+        ("without(context.m, context.m)", Unknown),
+    ];
+    for (text, expected) in functions {
+        assert_eq!(
+            class_of("m", &[assign(&[("m", text)])]),
+            *expected,
+            "{text}"
+        );
+    }
     // A map at another key than the old value's is not the old value.
     assert_eq!(
         class_of("m", &[assign(&[("m", "{\"j\": context.m.k}")])]),
@@ -276,8 +293,16 @@ fn assigned(field: usize) -> impl Strategy<Value = String> {
             .prop_map(move |(x, y)| format!("{x} in {old} ? {old} : {old} + [{y}, {x}]")),
         1 => (prop_oneof![Just("event.id"), Just("event.x")], stable.clone())
             .prop_map(move |(x, y)| format!("!({x} in {old}) ? [{y}] + {old} : {old}")),
-        1 => (stable.clone(), stable)
+        1 => (stable.clone(), stable.clone())
             .prop_map(|(a, b)| format!("{{\"k\": has(event.x) ? {a} : context.m.k, \"n\": {b} > context.m.n ? {b} : context.m.n}}")),
+        // The functions the XState translator writes for merges, sets
+        // and removals.
+        1 => stable.clone().prop_map(move |v| format!("merge({old}, {{\"k\": {v}}})")),
+        1 => stable.clone().prop_map(move |v| format!("merge(merge({old}, event.x), {{\"n\": {v}}})")),
+        1 => stable.clone().prop_map(move |v| format!("distinct({old} + [{v}])")),
+        1 => stable.clone().prop_map(move |v| format!("distinct([{v}] + {old} + event.y)")),
+        1 => stable.clone().prop_map(move |v| format!("without({old}, {v})")),
+        1 => stable.prop_map(move |v| format!("without_by({old}, \"k\", {v})")),
     ]
 }
 
@@ -403,11 +428,16 @@ fn check(
 
 #[test]
 fn what_the_classifier_calls_idempotent_is() {
-    use proptest::test_runner::{Config, TestRunner};
-    let mut runner = TestRunner::new(Config {
-        cases: 3000,
-        ..Config::default()
-    });
+    use proptest::test_runner::{Config, RngAlgorithm, TestRng, TestRunner};
+    // A fixed seed: the count asserted below is a property of these 3,000
+    // cases, not of chance (a random seed once gave 140 useful cases).
+    let mut runner = TestRunner::new_with_rng(
+        Config {
+            cases: 3000,
+            ..Config::default()
+        },
+        TestRng::deterministic_rng(RngAlgorithm::ChaCha),
+    );
     let checked = std::cell::Cell::new(0usize);
     runner
         .run(&(block(), context(), event()), |(block, context, event)| {

@@ -93,11 +93,20 @@ pub fn analyze(
 ) -> Option<Analysis> {
     let file = SourceFile::new(path.display().to_string(), text);
     let options = crate::lint::Options::default();
-    // Editors start the server on every YAML file; one without a top-level
-    // `machine:` key is some other YAML (a CI workflow, a compose file),
-    // about which the server has nothing to say.
-    if kind == Kind::Machine(Syntax::Yaml) && !file.text.lines().any(|l| l.starts_with("machine:"))
-    {
+    // Editors start the server on every YAML, JSON and script file; one
+    // that holds no machine (a CI workflow, a compose file, a module that
+    // imports nothing from XState) is passed over as `idemchart lint .`
+    // passes over it: the server has nothing to say about it.
+    let file_kind = match kind {
+        Kind::Machine(syntax) => crate::load::FileKind::Machine(syntax),
+        Kind::Scxml => crate::load::FileKind::Scxml,
+        Kind::Xstate => crate::load::FileKind::Xstate(
+            crate::import::xstate::SourceKind::of_path(path)
+                .unwrap_or(crate::import::xstate::SourceKind::Script),
+        ),
+    };
+    let mut resolver = crate::load::Resolver::default();
+    if crate::load::holds_machine(&file, file_kind, &mut resolver).is_err() {
         return Some(Analysis {
             kind,
             file,
@@ -205,8 +214,8 @@ fn tree_without_broken_lines(
     }
     let text = &file.text;
     let line_at = |at: usize| {
-        let start = crate::fix::line_start(text, at);
-        Span::new(start, crate::fix::line_end(text, start))
+        let start = crate::syntax::edit::line_start(text, at);
+        Span::new(start, crate::syntax::edit::line_end(text, start))
     };
     let error = line_at((errors.first()?.span.start as usize).min(text.len()));
     let mut above = Vec::new();

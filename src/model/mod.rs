@@ -86,6 +86,9 @@ pub struct Machine {
     pub description: Option<String>,
     /// The rules the machine runs by (`docs/semantics.md`).
     pub semantics: Semantics,
+    /// Where the machine's idempotency facts are declared, which decides
+    /// whether each missing one is a finding of its own.
+    pub fact_source: FactSource,
     pub context: IndexMap<String, ContextField>,
     pub sources: IndexMap<String, Source>,
     pub dedup: Option<Dedup>,
@@ -95,12 +98,81 @@ pub struct Machine {
     /// Host guards: names the host implements (`Chart::builder(..).guard`),
     /// usable as booleans in guard expressions, in declaration order.
     pub guards: Vec<Name>,
+    /// The host actions that stand for code a front-end could not read
+    /// (`OpaquePart`), in the order read; empty for our own formats.
+    pub opaque: Vec<OpaquePart>,
     /// All states, the root first; `StateId` indexes this.
     pub states: Vec<State>,
     /// All transitions, grouped by source state in document order.
     pub transitions: Vec<Transition>,
     /// Where the `machine` name was written.
     pub span: Span,
+}
+
+/// A host action that stands for code a front-end could not read: an
+/// XState `assign` whose value is JavaScript outside the translated subset,
+/// a call of a helper that returns actions (`raiseAndAssign(...)`),
+/// `enqueueActions`. Unlike a host action the author names (an effect of
+/// unknown idempotency), it may change the context or do anything an action
+/// can, so what a replay shows through it shows nothing: a finding whose
+/// harm rests on it is undecided.
+#[derive(Clone, Debug, PartialEq)]
+pub struct OpaquePart {
+    /// The host action's name (`inline_L12C7`, or the implementation's).
+    pub name: String,
+    /// For people: the code and where it is, as the front-end read it
+    /// (`` `raiseAndAssign(...)` at src/form.machine.ts:41:7 ``).
+    pub what: String,
+    pub kind: OpaqueKind,
+    pub span: Span,
+}
+
+/// What is known of an opaque part.
+#[derive(Clone, Debug, PartialEq)]
+pub enum OpaqueKind {
+    /// An `assign` of these context fields, with values that were not
+    /// read; `None` when which fields it writes is not known either. It
+    /// performs no effect.
+    Assign(Option<Vec<String>>),
+    /// Any actions: it may write any field, raise or send events and
+    /// perform effects.
+    Actions,
+}
+
+impl OpaquePart {
+    /// Whether it may write the context field `field`.
+    pub fn may_write(&self, field: &str) -> bool {
+        match &self.kind {
+            OpaqueKind::Assign(Some(fields)) => fields.iter().any(|f| f == field),
+            OpaqueKind::Assign(None) | OpaqueKind::Actions => true,
+        }
+    }
+}
+
+/// Where a machine's idempotency facts (event ids, effects and their
+/// idempotency, sources, retention) are declared.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum FactSource {
+    /// In declarations the author keeps: the top level of our own formats,
+    /// or, for a machine read as written, `meta.idemchart` or
+    /// `idemchart.toml` once the repository declares facts there. Each
+    /// missing fact is a finding of its own.
+    #[default]
+    Declarations,
+    /// Nowhere: the machine was read from a format that has no place for
+    /// them and its repository declares none. The declaration lints say
+    /// once per machine how to declare them.
+    Nowhere(ForeignFormat),
+}
+
+/// A format machines are read from as written, which has no place for
+/// idempotency facts.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum ForeignFormat {
+    /// `meta.idemchart` or `idemchart.toml`'s `[machines.ID]` would hold them.
+    Xstate,
+    /// Only the machine format would: `idemchart import` converts the chart.
+    Scxml,
 }
 
 #[derive(Clone, Debug, PartialEq)]
@@ -421,15 +493,87 @@ pub enum EventPattern {
     Any,
 }
 
+/// Whether `name` is written as it is in a descriptor: letters, digits,
+/// `_`, `-` and `:`, in parts separated by `.`. Any other event name is
+/// written in backticks there (`` `send syn` ``).
+pub fn is_plain_event_name(name: &str) -> bool {
+    !name.is_empty()
+        && name.split('.').all(|part| {
+            !part.is_empty()
+                && part
+                    .chars()
+                    .all(|c| c.is_alphanumeric() || "_-:".contains(c))
+        })
+}
+
+/// Whether `name` can name an event (or an invocation) at all: any text
+/// but the empty one, a backtick (which quotes names in descriptors) and
+/// a line break.
+pub fn is_event_name(name: &str) -> bool {
+    !name.is_empty() && !name.contains(['`', '\n', '\r'])
+}
+
+/// `name` as a descriptor writes it: as it is, or in backticks.
+fn write_event_name(name: &str, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+    if is_plain_event_name(name) {
+        f.write_str(name)
+    } else {
+        write!(f, "`{name}`")
+    }
+}
+
 impl EventPattern {
+    /// One pattern of a descriptor, leniently: `*`, `name.*`, `` `name` ``,
+    /// `` `name`.* `` or a name. [`EventDescriptor::parse_strict`] says
+    /// which texts are valid.
     pub fn parse(text: &str) -> EventPattern {
         if text == "*" {
-            EventPattern::Any
-        } else if let Some(prefix) = text.strip_suffix(".*") {
+            return EventPattern::Any;
+        }
+        if let Some(quoted) = text.strip_prefix('`')
+            && let Some((name, rest)) = quoted.split_once('`')
+        {
+            return match rest {
+                ".*" => EventPattern::Prefix(name.to_string()),
+                _ => EventPattern::Exact(name.to_string()),
+            };
+        }
+        if let Some(prefix) = text.strip_suffix(".*") {
             EventPattern::Prefix(prefix.to_string())
         } else {
             EventPattern::Exact(text.to_string())
         }
+    }
+
+    /// A valid pattern's text: `*`, a plain name or a quoted one (any event
+    /// name), either followed by `.*` for a prefix; `None` otherwise.
+    fn parse_strict(text: &str) -> Option<EventPattern> {
+        if text == "*" {
+            return Some(EventPattern::Any);
+        }
+        if let Some(quoted) = text.strip_prefix('`') {
+            let (name, rest) = quoted.split_once('`')?;
+            if !is_event_name(name) {
+                return None;
+            }
+            return match rest {
+                "" => Some(EventPattern::Exact(name.to_string())),
+                ".*" => Some(EventPattern::Prefix(name.to_string())),
+                _ => None,
+            };
+        }
+        let (name, prefix) = match text.strip_suffix(".*") {
+            Some(prefix) => (prefix, true),
+            None => (text, false),
+        };
+        if !is_plain_event_name(name) {
+            return None;
+        }
+        Some(if prefix {
+            EventPattern::Prefix(name.to_string())
+        } else {
+            EventPattern::Exact(name.to_string())
+        })
     }
 
     pub fn matches(&self, event: &str) -> bool {
@@ -460,8 +604,11 @@ impl EventPattern {
 impl std::fmt::Display for EventPattern {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
-            EventPattern::Exact(name) => f.write_str(name),
-            EventPattern::Prefix(prefix) => write!(f, "{prefix}.*"),
+            EventPattern::Exact(name) => write_event_name(name, f),
+            EventPattern::Prefix(prefix) => {
+                write_event_name(prefix, f)?;
+                f.write_str(".*")
+            }
             EventPattern::Any => f.write_str("*"),
         }
     }
@@ -470,13 +617,47 @@ impl std::fmt::Display for EventPattern {
 impl EventDescriptor {
     pub fn parse(text: &str) -> EventDescriptor {
         EventDescriptor {
-            patterns: text.split_whitespace().map(EventPattern::parse).collect(),
+            patterns: tokens(text).map(EventPattern::parse).collect(),
         }
+    }
+
+    /// The descriptor `text` writes, or `None` where a pattern is not
+    /// valid (`EventPattern::parse_strict`) or there is none.
+    pub fn parse_strict(text: &str) -> Option<EventDescriptor> {
+        let patterns = tokens(text)
+            .map(EventPattern::parse_strict)
+            .collect::<Option<Vec<_>>>()?;
+        (!patterns.is_empty()).then_some(EventDescriptor { patterns })
     }
 
     pub fn matches(&self, event: &str) -> bool {
         self.patterns.iter().any(|p| p.matches(event))
     }
+}
+
+/// The patterns of a descriptor: separated by white space, but for the
+/// white space inside backticks.
+fn tokens(text: &str) -> impl Iterator<Item = &str> {
+    let mut rest = text;
+    std::iter::from_fn(move || {
+        rest = rest.trim_start();
+        if rest.is_empty() {
+            return None;
+        }
+        let mut quoted = false;
+        let end = rest
+            .char_indices()
+            .find(|&(_, c)| {
+                if c == '`' {
+                    quoted = !quoted;
+                }
+                !quoted && c.is_whitespace()
+            })
+            .map_or(rest.len(), |(i, _)| i);
+        let (token, after) = rest.split_at(end);
+        rest = after;
+        Some(token)
+    })
 }
 
 /// What a transition is taken on, as messages name it: its event
@@ -584,6 +765,11 @@ impl Machine {
 
     pub fn root(&self) -> &State {
         &self.states[0]
+    }
+
+    /// The opaque part a host action of this name stands for, if any.
+    pub fn opaque_part(&self, name: &str) -> Option<&OpaquePart> {
+        self.opaque.iter().find(|p| p.name == name)
     }
 
     pub fn state_ids(&self) -> impl Iterator<Item = StateId> + '_ {
@@ -722,6 +908,25 @@ mod tests {
         assert!(!d.matches("BAR.x"));
         assert!(EventDescriptor::parse("*").matches("anything"));
         assert_eq!(d.to_string(), "foo.* BAR");
+    }
+
+    #[test]
+    fn any_event_name_is_written_in_backticks_where_it_is_not_plain() {
+        let d = EventDescriptor::parse_strict("`send syn` BAR `a b`.*").expect("valid");
+        assert_eq!(
+            d.patterns,
+            [
+                EventPattern::Exact("send syn".into()),
+                EventPattern::Exact("BAR".into()),
+                EventPattern::Prefix("a b".into()),
+            ]
+        );
+        assert!(d.matches("send syn") && d.matches("a b.c") && !d.matches("send"));
+        assert_eq!(d.to_string(), "`send syn` BAR `a b`.*");
+        assert_eq!(EventDescriptor::parse(&d.to_string()), d);
+        for bad in ["", "a b*", "`a", "``", "`a`b", "ABRIR*", "a..b"] {
+            assert!(EventDescriptor::parse_strict(bad).is_none(), "{bad}");
+        }
     }
 
     #[test]

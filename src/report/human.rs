@@ -3,7 +3,7 @@
 use annotate_snippets::{AnnotationKind, Group, Level, Renderer, Snippet};
 
 use super::{
-    FileReport, Summary, fixable_line, statistics, statistics_table, visible, witness_line,
+    FileReport, Reach, Summary, fixable_line, statistics, statistics_table, visible, witness_line,
 };
 use crate::diagnostic::{Diagnostic, Severity};
 use crate::span::SourceFile;
@@ -138,14 +138,14 @@ fn lines_of<'r>(
 
 /// Every diagnostic of a run, a blank line after each, then the findings
 /// counted by code (`statistics_table`), the summary line and the count of
-/// fixable findings (`fixable_line`).
-pub fn human(reports: &[FileReport], color: bool) -> String {
-    human_with(reports, color, false)
+/// fixable findings (`fixable_line`); `reach` is what the run read.
+pub fn human(reports: &[FileReport], reach: Reach, color: bool) -> String {
+    human_with(reports, reach, color, false)
 }
 
 /// `human` for a run given `--unsafe-fixes` when `unsafe_fixes`: its unsafe
 /// fixes are fixable with `--fix`, not hidden.
-pub fn human_with(reports: &[FileReport], color: bool, unsafe_fixes: bool) -> String {
+pub fn human_with(reports: &[FileReport], reach: Reach, color: bool, unsafe_fixes: bool) -> String {
     let mut out = String::new();
     for report in reports {
         for diagnostic in &report.diagnostics {
@@ -159,7 +159,7 @@ pub fn human_with(reports: &[FileReport], color: bool, unsafe_fixes: bool) -> St
         }
     }
     out.push_str(&statistics_table(&statistics(reports)));
-    out.push_str(&Summary::of(reports).line());
+    out.push_str(&Summary::of(reports).line(reach));
     out.push('\n');
     if let Some(line) = fixable_line(reports, unsafe_fixes) {
         out.push_str(&line);
@@ -175,7 +175,11 @@ mod tests {
 
     #[test]
     fn human_output_shows_labels_witness_and_help() {
-        insta::assert_snapshot!(human(&reports(), false));
+        let reach = Reach {
+            machines: 2,
+            without_machine: 0,
+        };
+        insta::assert_snapshot!(human(&reports(), reach, false));
     }
 
     #[test]
@@ -202,7 +206,7 @@ mod tests {
     #[test]
     fn colour_only_when_asked() {
         let reports = reports();
-        assert!(!human(&reports, false).contains('\u{1b}'));
-        assert!(human(&reports, true).contains('\u{1b}'));
+        assert!(!human(&reports, Reach::default(), false).contains('\u{1b}'));
+        assert!(human(&reports, Reach::default(), true).contains('\u{1b}'));
     }
 }

@@ -45,6 +45,15 @@ pub struct Summary {
     pub warnings: usize,
 }
 
+/// What a run read beyond its reports: how many machines, and how many
+/// files it passed over because they hold none. The human summary says
+/// both; the JSON and SARIF documents stay as they are.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Reach {
+    pub machines: usize,
+    pub without_machine: usize,
+}
+
 impl Summary {
     pub fn of(reports: &[FileReport]) -> Summary {
         let all = || reports.iter().flat_map(|r| &r.diagnostics);
@@ -55,8 +64,9 @@ impl Summary {
         }
     }
 
-    /// `linted 3 files: 1 error, 2 warnings`.
-    pub fn line(&self) -> String {
+    /// `linted 4 machines in 3 files: 1 error, 2 warnings; 12 files hold
+    /// no machine` (the last part only when some file was passed over).
+    pub fn line(&self, reach: Reach) -> String {
         let plural = |n: usize, noun: &str| {
             if n == 1 {
                 format!("{n} {noun}")
@@ -64,12 +74,25 @@ impl Summary {
                 format!("{n} {noun}s")
             }
         };
-        format!(
-            "linted {}: {}, {}",
+        let mut line = format!(
+            "linted {} in {}: {}, {}",
+            plural(reach.machines, "machine"),
             plural(self.files, "file"),
             plural(self.errors, "error"),
             plural(self.warnings, "warning")
-        )
+        );
+        if reach.without_machine > 0 {
+            let verb = if reach.without_machine == 1 {
+                "holds"
+            } else {
+                "hold"
+            };
+            line.push_str(&format!(
+                "; {} {verb} no machine",
+                plural(reach.without_machine, "file")
+            ));
+        }
+        line
     }
 }
 
@@ -302,13 +325,31 @@ pub(crate) mod tests {
                 warnings: 1
             }
         );
-        assert_eq!(summary.line(), "linted 2 files: 2 errors, 1 warning");
+        let reach = Reach {
+            machines: 3,
+            without_machine: 0,
+        };
+        assert_eq!(
+            summary.line(reach),
+            "linted 3 machines in 2 files: 2 errors, 1 warning"
+        );
         let one = Summary {
             files: 1,
             errors: 0,
             warnings: 0,
         };
-        assert_eq!(one.line(), "linted 1 file: 0 errors, 0 warnings");
+        let passed_over = |without_machine| Reach {
+            machines: 1,
+            without_machine,
+        };
+        assert_eq!(
+            one.line(passed_over(1)),
+            "linted 1 machine in 1 file: 0 errors, 0 warnings; 1 file holds no machine"
+        );
+        assert_eq!(
+            one.line(passed_over(412)),
+            "linted 1 machine in 1 file: 0 errors, 0 warnings; 412 files hold no machine"
+        );
     }
 
     #[test]

@@ -5,13 +5,13 @@ use indexmap::IndexMap;
 
 use super::tree::{ActionDoc, ExprText, InvokeDoc, MachineDoc, StateDoc, TransitionDoc};
 use crate::diagnostic::{Diagnostic, Label, LoadError, sole_close_name};
+use crate::diagnostic::{Edit, Fix};
 use crate::expr::{self, Expr, Scope, Type};
-use crate::fix::{Edit, Fix};
 use crate::model::{
     Action, Allow, Assignment, Completion, ContextField, Dedup, Duration, EffectDecl, EventDecl,
     EventDescriptor, EventPattern, HistoryKind, Idempotency, Invocation, Limits, Machine, Name,
     PayloadField, PayloadType, Semantics, Source, State, StateId, StateKind, Target, Transition,
-    TransitionId, Trigger,
+    TransitionId, Trigger, is_event_name,
 };
 use crate::span::Span;
 
@@ -311,6 +311,7 @@ impl Lowering {
             version: doc.version.map(|(v, _)| v),
             description: doc.description,
             semantics,
+            fact_source: doc.fact_source,
             context,
             sources,
             dedup,
@@ -318,6 +319,7 @@ impl Lowering {
             events,
             effects,
             guards,
+            opaque: doc.opaque,
             states: Vec::new(),
             transitions: Vec::new(),
             span: name.span,
@@ -438,20 +440,6 @@ impl Lowering {
                     message: "a history state cannot invoke".into(),
                 },
                 invoke.span,
-            );
-        }
-        if kind == StateKind::Final
-            && let Some(t) = doc
-                .invoke
-                .iter()
-                .flat_map(|i| i.on_done.iter().chain(&i.on_error))
-                .next()
-        {
-            self.error(
-                LoadError::InvalidValue {
-                    message: "a final state cannot have transitions".into(),
-                },
-                t.span,
             );
         }
         if let StateKind::History(_) = kind
@@ -587,10 +575,13 @@ impl Lowering {
             return None;
         };
         let id = invocation_id(&doc)?;
-        if src.text.is_empty() || src.text.contains(char::is_whitespace) {
+        if !is_event_name(&src.text) {
             self.error(
                 LoadError::InvalidValue {
-                    message: format!("invalid `src` `{}`: write an effect's name", src.text),
+                    message: format!(
+                        "invalid `src` `{}`: write an effect's name, without a backtick or a line break",
+                        src.text
+                    ),
                 },
                 src.span,
             );
@@ -614,16 +605,12 @@ impl Lowering {
                 .at(src.span, [])
             });
         }
-        let valid = !id.text.is_empty()
-            && id.text.split('.').all(|t| {
-                !t.is_empty() && t.chars().all(|c| c.is_alphanumeric() || "_-:".contains(c))
-            });
-        if !valid {
+        if !is_event_name(&id.text) {
             self.error(
                 LoadError::InvalidValue {
                     message: format!(
-                        "invalid invocation id `{}`: it names the completion events, so write \
-                         letters, digits, `_`, `-` or `:`, in parts separated by `.`",
+                        "invalid invocation id `{}`: it names the completion events, so it \
+                         holds no backtick and no line break",
                         id.text
                     ),
                 },
@@ -636,8 +623,10 @@ impl Lowering {
             |completion: Completion, docs: Vec<TransitionDoc>| -> Vec<TransitionId> {
                 let mut ids = Vec::new();
                 for mut t in docs {
+                    // The event as a descriptor writes it: an id that is
+                    // no plain name is quoted.
                     t.event = Some(Name {
-                        text: completion.event(&id.text),
+                        text: EventPattern::Exact(completion.event(&id.text)).to_string(),
                         span: t.span,
                     });
                     if let Some(tid) = self.transition(machine, state, t) {
@@ -808,15 +797,8 @@ impl Lowering {
     }
 
     fn descriptor(&mut self, name: &Name) -> Option<EventDescriptor> {
-        let descriptor = EventDescriptor::parse(&name.text);
-        let valid_token =
-            |t: &str| !t.is_empty() && t.chars().all(|c| c.is_alphanumeric() || "_-:".contains(c));
-        let bad = descriptor.patterns.is_empty()
-            || descriptor.patterns.iter().any(|p| match p {
-                EventPattern::Any => false,
-                EventPattern::Exact(n) | EventPattern::Prefix(n) => !n.split('.').all(valid_token),
-            });
-        if bad {
+        let descriptor = EventDescriptor::parse_strict(&name.text);
+        if descriptor.is_none() {
             self.error(
                 LoadError::InvalidValue {
                     message: format!(
@@ -826,16 +808,14 @@ impl Lowering {
                 },
                 name.span,
             );
-            return None;
         }
-        Some(descriptor)
+        descriptor
     }
 
-    /// An event name to raise or send: one name, no pattern.
+    /// An event name to raise or send: one name, any text but a pattern
+    /// (`*`, `name.*`), a backtick or a line break.
     fn event_name(&mut self, name: &Name) {
-        if let Some(d) = self.descriptor(name)
-            && !matches!(d.patterns.as_slice(), [EventPattern::Exact(_)])
-        {
+        if !is_event_name(&name.text) || name.text == "*" || name.text.ends_with(".*") {
             self.error(
                 LoadError::InvalidValue {
                     message: format!("`{}` is not one event name", name.text),

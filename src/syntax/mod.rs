@@ -1,19 +1,19 @@
-//! Source text → model: the YAML and DSL front-ends, and the lowering that
-//! resolves names and checks the machine.
+//! Source text → model: the YAML and DSL front-ends, their fix editors, and
+//! the lowering that resolves names and checks the machine. Which front-end
+//! reads a file (these, SCXML's or XState's) is `crate::load`'s to decide.
 
 pub mod dsl;
-mod file;
+pub(crate) mod edit;
 mod lower;
 pub mod tree;
 pub mod yaml;
 
 use std::path::Path;
 
-use crate::diagnostic::{Diagnostic, LoadError};
+use crate::diagnostic::Diagnostic;
 use crate::model::Machine;
-use crate::span::{SourceFile, Span};
+use crate::span::SourceFile;
 
-pub use file::{LoadFileError, load_file, load_machines, load_path, read};
 pub use lower::lower;
 
 /// The two surface syntaxes of a machine file.
@@ -33,31 +33,6 @@ impl Syntax {
             "chart" => Some(Syntax::Dsl),
             _ => None,
         }
-    }
-}
-
-/// Loads a machine file, choosing the syntax by its extension. An XState
-/// source must hold exactly one machine here (`load_machines` reads any
-/// number); its notes are left out. An SCXML document is imported
-/// strictly: the machine runs as it is written.
-pub fn load(file: &SourceFile) -> Result<Machine, Vec<Diagnostic>> {
-    let path = Path::new(&file.path);
-    if crate::import::is_scxml(path) {
-        return crate::import::load_scxml(&file.text);
-    }
-    if crate::import::xstate::SourceKind::of_path(path).is_some() {
-        return crate::import::xstate::load(file.clone(), &Default::default()).one_machine();
-    }
-    match Syntax::of_path(path) {
-        Some(syntax) => lower_tree(parse_tree(file, syntax)?, &file.text, syntax),
-        None => Err(vec![
-            LoadError::InvalidValue {
-                message: "unknown kind of machine file: name it *.yaml, *.yml or *.chart, an \
-                          SCXML document (*.scxml) or an XState source (*.ts, *.js, *.json, ...)"
-                    .into(),
-            }
-            .at(Span::default(), []),
-        ]),
     }
 }
 
@@ -88,7 +63,24 @@ pub fn lower_tree(
     syntax: Syntax,
 ) -> Result<Machine, Vec<Diagnostic>> {
     lower::lower(doc).map_err(|mut errors| {
-        crate::fix::spell_targets(&mut errors, text, syntax);
+        spell_targets(&mut errors, text, syntax);
         errors
     })
+}
+
+/// Writes the suggested targets of the unknown-target fixes that lowering
+/// made (lowering knows no syntax, so it suggests the bare name) in the
+/// file's syntax, quoted where needed.
+fn spell_targets(diagnostics: &mut [Diagnostic], text: &str, syntax: Syntax) {
+    for d in diagnostics {
+        let Some(fix) = d.fix.as_mut() else {
+            continue;
+        };
+        for edit in &mut fix.edits {
+            *edit = match syntax {
+                Syntax::Yaml => yaml::edit::rename(text, edit.span, &edit.replacement),
+                Syntax::Dsl => dsl::edit::rename_target(edit.span, &edit.replacement),
+            };
+        }
+    }
 }

@@ -14,6 +14,9 @@ pub struct MachineDoc {
     pub description: Option<String>,
     /// `semantics: scxml | xstate`, as written.
     pub semantics: Option<Name>,
+    /// Set by the front-ends that read machines as written; never written
+    /// in a machine file.
+    pub fact_source: crate::model::FactSource,
     pub context: Vec<ContextDoc>,
     pub sources: Vec<SourceDoc>,
     pub dedup: Option<DedupDoc>,
@@ -22,6 +25,8 @@ pub struct MachineDoc {
     pub effects: Vec<EffectDoc>,
     /// Host guard names, as declared (`guards: [a, b]`, `guards a b`).
     pub guards: Vec<Name>,
+    /// What a front-end could not read, among the host actions it wrote.
+    pub opaque: Vec<crate::model::OpaquePart>,
     /// The root state: top-level `initial`, `type`, `states`, `on`, ...; its
     /// `key` is unused.
     pub root: StateDoc,

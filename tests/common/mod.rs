@@ -100,6 +100,7 @@ pub fn machine_doc(seed: u64) -> MachineDoc {
     );
     MachineDoc {
         name: Some(name(format!("m{seed}"))),
+        fact_source: Default::default(),
         version: rng
             .chance(50)
             .then_some((1 + rng.below(5) as u64, Span::default())),
@@ -161,6 +162,7 @@ pub fn machine_doc(seed: u64) -> MachineDoc {
             },
         ],
         guards,
+        opaque: Vec::new(),
         root,
     }
 }

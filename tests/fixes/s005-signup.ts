@@ -1,8 +1,10 @@
 import { createMachine } from 'xstate';
 
-// No facts yet: the fix writes the whole `meta.idemchart.events`.
+// Facts declared (so the repository opts in), but no events yet: the fix
+// writes the whole `meta.idemchart.events`.
 export default createMachine({
   id: 'signup',
+  meta: { idemchart: { dedup: { retention: '7d' } } },
   initial: 'form',
   states: {
     form: { on: { SUBMIT: 'verifying' } },

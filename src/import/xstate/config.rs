@@ -11,14 +11,15 @@ use std::collections::{HashMap, HashSet};
 use oxc_ast::ast::*;
 use oxc_span::GetSpan;
 
+use super::eval::number_key;
 use super::facts::{Declarations, Facts, Places};
 use super::scope::{MAX_DEPTH, Node, Reader, TextId, property};
 use super::translate::View;
 use super::{LoadedMachine, Settings, Version, note};
 use crate::diagnostic::Diagnostic;
-use crate::model::Name;
+use crate::model::{EventPattern, FactSource, ForeignFormat, Name};
 use crate::span::Span;
-use crate::syntax::tree::{ContextDoc, InvokeDoc, MachineDoc, StateDoc, TransitionDoc};
+use crate::syntax::tree::{ContextDoc, EventDoc, InvokeDoc, MachineDoc, StateDoc, TransitionDoc};
 
 /// One machine call: `createMachine(config)`, `setup({...}).createMachine`,
 /// `Machine(config, options)`, `createTestMachine(config)`, or a JSON file.
@@ -38,6 +39,8 @@ pub(super) struct MachineCall<'a> {
     pub marker_v5: Option<Span>,
     /// A JSON file: functions are `{"@code": ...}` objects.
     pub json: bool,
+    /// The generic argument that types the events (`createMachine<C, E>`).
+    pub event_type: Option<&'a TSType<'a>>,
 }
 
 const MACHINE_FUNCTIONS: [&str; 3] = ["createMachine", "Machine", "createTestMachine"];
@@ -60,13 +63,21 @@ pub(super) fn machine_call<'a>(
     }
     let config = call.arguments.first()?.as_expression()?;
     let config = Node { e: config, t };
-    // Another library's `Machine(...)` is no XState machine: a config is
-    // an object literal, or a name bound to one.
-    let resolved = reader.resolve(config).ok()?;
-    if !matches!(resolved.e, Expression::ObjectExpression(_)) {
-        return None;
-    }
     let span = reader.span(t, callee.span());
+    // Another library's `Machine(...)` is no XState machine: a config is
+    // an object literal, or a name bound to one (a const, a JSON module).
+    // XState's own `createMachine` given a config made at run time is a
+    // machine that cannot be read, which is said.
+    let resolved = reader.resolve(config).ok();
+    let Some(resolved) = resolved.filter(|r| matches!(r.e, Expression::ObjectExpression(_))) else {
+        if reader.is_xstate_name(t, callee) {
+            reader
+                .unreadable
+                .push((name_hint, span, reader.span(t, config.e.span())));
+        }
+        return None;
+    };
+    let json = reader.is_json(resolved.t);
     let mut found = MachineCall {
         config,
         setup: Vec::new(),
@@ -75,7 +86,8 @@ pub(super) fn machine_call<'a>(
         span,
         marker_v4: (function == "Machine").then_some(span),
         marker_v5: None,
-        json: false,
+        json,
+        event_type: super::types::generic_event_type(function, call),
     };
     if let Some(options) = call.arguments.get(1).and_then(|a| a.as_expression()) {
         found.options.push(Node { e: options, t });
@@ -153,6 +165,8 @@ pub(super) struct Cx<'r, 'a> {
     pub payloads: HashMap<String, HashMap<String, String>>,
     /// Host guards, by the name written (as declared).
     pub host_guards: Vec<(String, Name)>,
+    /// The host actions that stand for code the translator could not read.
+    pub opaque: Vec<crate::model::OpaquePart>,
     /// Translations the checker refused in an earlier reading: the key of
     /// the JavaScript and the checker's message.
     pub refused: HashMap<u32, String>,
@@ -163,6 +177,9 @@ pub(super) struct Cx<'r, 'a> {
     /// Transitions made external by v4's default, by span: the final pass
     /// keeps `reenter` only where their targets lie inside their source.
     external_v4: HashSet<(u32, u32)>,
+    /// The actions of `initial: { target, actions }`, by the path of their
+    /// state, and where they are written: the final pass places them.
+    initial_actions: Vec<(String, Vec<crate::syntax::tree::ActionDoc>, Span)>,
     depth: u32,
     /// For SCXML's expressions: the document's data model and states.
     pub scxml: Option<&'r dyn super::translate::DataModel>,
@@ -324,7 +341,10 @@ impl<'a> Reader<'a> {
         for options in &call.options {
             cx.implementations(*options);
         }
-        let doc = cx.machine(call, name.clone(), settings.machines.get(&name.text));
+        let mut doc = cx.machine(call, name.clone(), settings.machines.get(&name.text));
+        if super::facts::repository_declares(settings) {
+            doc.fact_source = FactSource::Declarations;
+        }
         let built = Built {
             name: name.text,
             version,
@@ -349,11 +369,13 @@ impl<'r, 'a> Cx<'r, 'a> {
             context: HashMap::new(),
             payloads: HashMap::new(),
             host_guards: Vec::new(),
+            opaque: Vec::new(),
             refused: HashMap::new(),
             translated: Vec::new(),
             marker_v4: None,
             marker_v5: None,
             external_v4: HashSet::new(),
+            initial_actions: Vec::new(),
             depth: 0,
             scxml: None,
         }
@@ -394,17 +416,50 @@ impl<'a> Cx<'_, 'a> {
                 return None;
             }
         };
-        let Expression::ObjectExpression(_) = resolved.e else {
+        let mut out: Vec<Entry<'a>> = Vec::new();
+        if !matches!(resolved.e, Expression::ObjectExpression(_)) {
+            if self.built_entries(resolved, what, &mut out) {
+                return Some(out);
+            }
             let span = self.span(resolved);
             self.note(
                 format!("{what} is not an object literal; it is left out"),
                 span,
             );
             return None;
-        };
-        let mut out: Vec<Entry<'a>> = Vec::new();
+        }
         self.collect_entries(resolved, what, &mut out, 0);
         Some(out)
+    }
+
+    /// The entries of an object the program builds from a list
+    /// (`Object.fromEntries(list.map(...))`), each key computed; false
+    /// where `n` is no such object.
+    fn built_entries(&mut self, n: Node<'a>, what: &str, out: &mut Vec<Entry<'a>>) -> bool {
+        let Some(pairs) = self.reader.built_entries(n) else {
+            return false;
+        };
+        for (key, value) in pairs {
+            let Some((text, key_span)) = self.reader.key_text(key) else {
+                let span = self.span(key);
+                self.note(
+                    format!("a key computed in {what} cannot be read; the property is left out"),
+                    span,
+                );
+                continue;
+            };
+            let entry = Entry {
+                key: self.reader.alloc.alloc_str(&text),
+                key_span,
+                key_at: (key.t, key.e.span().start),
+                value,
+            };
+            match out.iter_mut().find(|e| e.key == entry.key) {
+                Some(earlier) => *earlier = entry,
+                None => out.push(entry),
+            }
+        }
+        true
     }
 
     fn collect_entries(&mut self, n: Node<'a>, what: &str, out: &mut Vec<Entry<'a>>, depth: u32) {
@@ -420,16 +475,22 @@ impl<'a> Cx<'_, 'a> {
                         (PropertyKey::NumericLiteral(n), _) => {
                             Some(self.reader.alloc.alloc_str(&number_key(n.value)))
                         }
-                        (PropertyKey::TemplateLiteral(t), _) => t
+                        (PropertyKey::TemplateLiteral(t), _) if t.single_quasi().is_some() => t
                             .single_quasi()
                             .map(|s| self.reader.alloc.alloc_str(s.as_str())),
+                        // `[OrderStatus.CREATED]`, `[RETRY_DELAY_MS]`,
+                        // `[event]` of a helper's parameter.
+                        (key, true) => key
+                            .as_expression()
+                            .and_then(|e| self.reader.key_text(Node { e, t: n.t }))
+                            .map(|(text, _)| -> &str { self.reader.alloc.alloc_str(&text) }),
                         _ => None,
                     };
                     let key_span = self.reader.span(n.t, p.key.span());
                     let Some(key) = key else {
                         self.note(
                             format!(
-                                "a computed key in {what} cannot be read; the property is left out"
+                                "a computed key in {what} cannot be read (it is no const, enum member or literal idemchart can follow); the property is left out"
                             ),
                             key_span,
                         );
@@ -469,6 +530,7 @@ impl<'a> Cx<'_, 'a> {
                         {
                             self.collect_entries(r, what, out, depth + 1)
                         }
+                        Ok(r) if self.built_entries(r, what, out) => {}
                         Ok(r) => {
                             let span = self.span(r);
                             self.note(
@@ -486,16 +548,10 @@ impl<'a> Cx<'_, 'a> {
         }
     }
 
-    /// A string literal (through names).
+    /// A string literal (through names), or one computed from literals
+    /// (a template literal, `+`).
     pub fn string(&mut self, n: Node<'a>) -> Option<(String, Span)> {
-        let r = self.reader.resolve(n).ok()?;
-        match r.e {
-            Expression::StringLiteral(s) => Some((s.value.to_string(), self.span(r))),
-            Expression::TemplateLiteral(t) => t
-                .single_quasi()
-                .map(|s| (s.to_string(), self.reader.span(r.t, t.span))),
-            _ => None,
-        }
+        self.reader.string_text(n)
     }
 
     /// A list of `n`'s items: the elements of an array literal, else `n`.
@@ -595,6 +651,7 @@ impl<'a> Cx<'_, 'a> {
                 text: "xstate".into(),
                 span: name.span,
             }),
+            fact_source: FactSource::Nowhere(ForeignFormat::Xstate),
             ..MachineDoc::default()
         };
         let Some(entries) = self.entries(call.config, "the machine config") else {
@@ -617,6 +674,12 @@ impl<'a> Cx<'_, 'a> {
                 },
             );
         }
+        // What TypeScript says of the payloads is no declaration of facts:
+        // only the author's own (`meta.idemchart`, `[machines.ID]`) are.
+        if !declarations.is_empty() {
+            doc.fact_source = FactSource::Declarations;
+        }
+        super::types::add_event_types(self, call, &entries, &mut declarations);
         self.effects = declarations
             .effects
             .iter()
@@ -670,12 +733,14 @@ impl<'a> Cx<'_, 'a> {
             );
         }
         self.finish(&mut root, &root_id);
+        self.outside_completions(&root, &mut declarations.events);
         doc.root = root;
         doc.events = declarations.events;
         doc.effects = declarations.effects;
         doc.sources = declarations.sources;
         doc.dedup = declarations.dedup;
         doc.guards = self.host_guards.iter().map(|(_, n)| n.clone()).collect();
+        doc.opaque = std::mem::take(&mut self.opaque);
         self.complete_context(&mut doc);
         doc
     }
@@ -761,7 +826,7 @@ impl<'a> Cx<'_, 'a> {
 
     /// The `// idemchart-allow` comments above a key or element.
     fn comment_allows(&self, at: (TextId, u32)) -> Vec<(Name, String)> {
-        self.reader.texts[at.0]
+        self.reader.texts[self.reader.base(at.0)]
             .allows
             .get(&at.1)
             .map(|list| {
@@ -983,14 +1048,13 @@ impl<'a> Cx<'_, 'a> {
                                 name
                             })
                             .collect();
-                        let has_actions = property(r.e, "actions")
-                            .is_some_and(|a| !matches!(a, Expression::ArrayExpression(list) if list.elements.is_empty()));
-                        if has_actions {
-                            let span = self.span(r);
-                            self.note(
-                                "the actions of an initial transition are not read".into(),
-                                span,
-                            );
+                        if let Some(actions) = property(r.e, "actions") {
+                            let mut list = Vec::new();
+                            self.actions(Node { e: actions, t: r.t }, &mut list, View::Plain);
+                            if !list.is_empty() {
+                                let span = self.span(r);
+                                self.initial_actions.push((path.to_string(), list, span));
+                            }
                         }
                     }
                 }
@@ -1161,9 +1225,13 @@ impl<'a> Cx<'_, 'a> {
         let Some(descriptor) = self.descriptor(event, span) else {
             return;
         };
-        let view = if descriptor.starts_with("xstate.done.actor.") {
+        let name = match EventPattern::parse(&descriptor) {
+            EventPattern::Exact(name) => name,
+            _ => String::new(),
+        };
+        let view = if name.starts_with("xstate.done.actor.") {
             View::Done
-        } else if descriptor.starts_with("xstate.error.actor.") {
+        } else if name.starts_with("xstate.error.actor.") {
             View::Error
         } else {
             View::Plain
@@ -1189,22 +1257,25 @@ impl<'a> Cx<'_, 'a> {
         } else {
             event.to_string()
         };
-        let token =
-            |t: &str| !t.is_empty() && t.chars().all(|c| c.is_alphanumeric() || "_-:".contains(c));
-        let valid = mapped == "*"
-            || mapped
-                .strip_suffix(".*")
-                .unwrap_or(&mapped)
-                .split('.')
-                .all(token);
-        if !valid {
+        // XState's keys are `*`, a prefix `name.*`, or one event's name,
+        // whatever its characters (a descriptor quotes the unusual ones).
+        let pattern = if mapped == "*" {
+            EventPattern::Any
+        } else if let Some(prefix) = mapped.strip_suffix(".*") {
+            EventPattern::Prefix(prefix.to_string())
+        } else {
+            EventPattern::Exact(mapped)
+        };
+        if let EventPattern::Exact(name) | EventPattern::Prefix(name) = &pattern
+            && !crate::model::is_event_name(name)
+        {
             self.note(
-                format!("the event name `{event}` cannot be written in the machine format (names are letters, digits, `_`, `-` and `:` in parts separated by `.`); its transitions are left out"),
+                format!("the event name `{event}` cannot be written in the machine format (it holds a backtick or a line break); its transitions are left out"),
                 span,
             );
             return None;
         }
-        Some(mapped)
+        Some(pattern.to_string())
     }
 
     /// `after`: a map of delays (ms or a named delay) or v4's list of
@@ -1613,6 +1684,7 @@ impl<'a> Cx<'_, 'a> {
         assign_ids(root, "", &assigned);
         let mut done_names: HashMap<String, String> = HashMap::new();
         collect_done_names(root, "", &mut done_names);
+        self.place_initial_actions(root);
         let external = std::mem::take(&mut self.external_v4);
         rewrite(root, "", &mut |t, source_path| {
             // `in_state` takes a path from the top, which every state has.
@@ -1639,13 +1711,11 @@ impl<'a> Cx<'_, 'a> {
             }
             if let Some(event) = &mut t.event {
                 if let Some(path) = event.text.strip_prefix(DONE_OF_PATH) {
-                    event.text = format!(
-                        "done.state.{}",
-                        done_names
-                            .get(path)
-                            .cloned()
-                            .unwrap_or_else(|| path.to_string())
-                    );
+                    let name = done_names
+                        .get(path)
+                        .cloned()
+                        .unwrap_or_else(|| path.to_string());
+                    event.text = EventPattern::Exact(format!("done.state.{name}")).to_string();
                 } else if let Some(reference) = event.text.strip_prefix(DONE_OF_ID) {
                     let name = resolved
                         .get(reference)
@@ -1653,7 +1723,7 @@ impl<'a> Cx<'_, 'a> {
                         .flatten()
                         .and_then(|p| done_names.get(&p).cloned())
                         .unwrap_or_else(|| reference.to_string());
-                    event.text = format!("done.state.{name}");
+                    event.text = EventPattern::Exact(format!("done.state.{name}")).to_string();
                 }
             }
             if external.contains(&(t.span.start, t.span.end)) {
@@ -1666,6 +1736,125 @@ impl<'a> Cx<'_, 'a> {
                 t.reenter = inside;
             }
         });
+    }
+
+    /// The actions of initial transitions run after their state's entry
+    /// actions, when the state is entered by default: they become its last
+    /// entry actions where nothing else enters it (a target inside it from
+    /// outside, a history state inside it, a deep history state above).
+    /// Where something can, they are left out with a note: the machine
+    /// format has no actions that run on default entry only.
+    fn place_initial_actions(&mut self, root: &mut StateDoc) {
+        let pending = std::mem::take(&mut self.initial_actions);
+        if pending.is_empty() {
+            return;
+        }
+        let mut ids = HashMap::new();
+        collect_ids(root, "", &mut ids, &mut HashMap::new());
+        // (source path, target path) of every transition, and the paths of
+        // history states with whether they are deep.
+        fn walk(
+            state: &StateDoc,
+            path: &str,
+            ids: &HashMap<String, String>,
+            moves: &mut Vec<(String, String)>,
+            histories: &mut Vec<(String, bool)>,
+        ) {
+            for t in state.transitions() {
+                for target in &t.targets {
+                    if let Some(to) = target_path(&target.text, path, ids) {
+                        moves.push((path.to_string(), to));
+                    }
+                }
+            }
+            if state.kind.as_ref().is_some_and(|k| k.text == "history") {
+                let deep = state.history.as_ref().is_some_and(|h| h.text == "deep");
+                histories.push((path.to_string(), deep));
+            }
+            for child in &state.states {
+                walk(child, &join(path, &child.key.text), ids, moves, histories);
+            }
+        }
+        let (mut moves, mut histories) = (Vec::new(), Vec::new());
+        walk(root, "", &ids, &mut moves, &mut histories);
+        let inside = |path: &str, of: &str| of.is_empty() || path.starts_with(&format!("{of}."));
+        for (path, actions, span) in pending {
+            let targeted = moves
+                .iter()
+                .any(|(from, to)| inside(to, &path) && from != &path && !inside(from, &path));
+            let history = histories.iter().any(|(h, deep)| {
+                inside(h, &path) || (*deep && inside(&path, h.rsplit_once('.').map_or("", |p| p.0)))
+            });
+            if targeted || history {
+                self.note(
+                    "the actions of this initial transition run only when its state is entered by default, and a transition or a history state here enters it otherwise; they are left out".into(),
+                    span,
+                );
+                continue;
+            }
+            let mut state = &mut *root;
+            for key in path.split('.').filter(|k| !k.is_empty()) {
+                match state.states.iter_mut().find(|s| s.key.text == key) {
+                    Some(child) => state = child,
+                    None => break,
+                }
+            }
+            state.entry.extend(actions);
+        }
+    }
+
+    /// Completion events handled where no state invokes their actor: those
+    /// of the actors an action spawns (`spawn(logic, 'id')`), which reach
+    /// the machine like events from outside, and are declared as such so
+    /// that the machine loads. One of an id that nothing in the file spawns
+    /// is noted too: its actor is made where idemchart cannot see it.
+    fn outside_completions(&mut self, root: &StateDoc, events: &mut Vec<EventDoc>) {
+        fn walk(state: &StateDoc, invoked: &mut HashSet<String>, handled: &mut Vec<Name>) {
+            for invoke in &state.invoke {
+                if let Some(id) = invoke.id.as_ref().or(invoke.src.as_ref()) {
+                    invoked.insert(id.text.clone());
+                }
+            }
+            for event in state.transitions().filter_map(|t| t.event.as_ref()) {
+                for pattern in crate::model::EventDescriptor::parse(&event.text).patterns {
+                    if let EventPattern::Exact(name) = pattern {
+                        handled.push(Name {
+                            text: name,
+                            span: event.span,
+                        });
+                    }
+                }
+            }
+            for child in &state.states {
+                walk(child, invoked, handled);
+            }
+        }
+        let (mut invoked, mut handled) = (HashSet::new(), Vec::new());
+        walk(root, &mut invoked, &mut handled);
+        for event in handled {
+            let Some((_, id)) = crate::model::Completion::of_event(&event.text) else {
+                continue;
+            };
+            if invoked.contains(id) || events.iter().any(|e| e.name.text == event.text) {
+                continue;
+            }
+            let description = if self.reader.spawned.contains(id) {
+                format!("the completion of the actor spawned as `{id}`")
+            } else {
+                self.note(
+                    format!("no state invokes an actor `{id}` and the file spawns none: `{}` is read as an event from outside", event.text),
+                    event.span,
+                );
+                format!("the completion of the actor `{id}`, made outside the machine")
+            };
+            events.push(EventDoc {
+                name: event,
+                id_field: None,
+                source: None,
+                payload: None,
+                description: Some(description),
+            });
+        }
     }
 
     /// Context fields that translations read or assign but the context does
@@ -1724,15 +1913,6 @@ fn combine_guards(
         text: format!("({}) && ({})", acc.text, g.text),
         offset: acc.offset,
     }))
-}
-
-/// A number key as JavaScript writes it (`1000`, `1.5`).
-fn number_key(value: f64) -> String {
-    if value.fract() == 0.0 && value.abs() < 1e15 {
-        format!("{}", value as i64)
-    } else {
-        format!("{value}")
-    }
 }
 
 fn number(value: f64) -> serde_json::Value {

@@ -13,8 +13,9 @@ use oxc_ast::ast::{Expression, ObjectPropertyKind};
 use oxc_span::GetSpan;
 
 use super::scope::{Node, Reader};
-use crate::fix::{Edit, Editor};
+use crate::diagnostic::Edit;
 use crate::span::Span;
+use crate::syntax::edit::Editor;
 
 /// An object literal of the linted file, with the entries a fix may look
 /// into.
@@ -165,7 +166,7 @@ impl<'t> XStateEditor<'t> {
         let (at, text) = match (multiline, comma) {
             (true, Some(comma)) => {
                 // After the comma's line, so that a comment on it stays there.
-                let line_end = crate::fix::line_end(self.text, comma).min(end - 1);
+                let line_end = crate::syntax::edit::line_end(self.text, comma).min(end - 1);
                 (
                     line_end,
                     format!("\n{}{entry},", self.indent_of(last.start)),
@@ -180,7 +181,7 @@ impl<'t> XStateEditor<'t> {
 
     /// The white space that starts the line holding `at`.
     fn indent_of(&self, at: u32) -> String {
-        let line_start = crate::fix::line_start(self.text, at as usize);
+        let line_start = crate::syntax::edit::line_start(self.text, at as usize);
         self.text[line_start..]
             .chars()
             .take_while(|c| *c == ' ' || *c == '\t')
@@ -249,10 +250,13 @@ impl Editor for XStateEditor<'_> {
             return self.add_under(&ALLOW_PATH, lint, &self.string(reason));
         };
         let at = key.start as usize;
-        if self.json || reason.contains(['\n', '\r']) || !crate::fix::starts_line(self.text, at) {
+        if self.json
+            || reason.contains(['\n', '\r'])
+            || !crate::syntax::edit::starts_line(self.text, at)
+        {
             return None;
         }
-        let start = crate::fix::line_start(self.text, at);
+        let start = crate::syntax::edit::line_start(self.text, at);
         let indent = self.indent_of(key.start);
         Some(vec![Edit::insert(
             start,

@@ -24,6 +24,24 @@ pub struct Facts {
     pub dedup: Option<DedupFact>,
 }
 
+impl Facts {
+    /// Whether these facts declare anything: an event, an effect, a source
+    /// or a retention.
+    pub fn declare_any(&self) -> bool {
+        !self.events.is_empty()
+            || !self.effects.is_empty()
+            || !self.sources.is_empty()
+            || self.dedup.is_some()
+    }
+}
+
+/// Whether the repository opts in to declarations: its `idemchart.toml`
+/// declares facts for some machine. Then every machine it holds is asked
+/// for each missing fact, as a machine file of our own is.
+pub(super) fn repository_declares(settings: &super::Settings) -> bool {
+    settings.machines.values().any(|m| m.facts.declare_any())
+}
+
 #[derive(Clone, Debug, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct EventFact {
@@ -85,6 +103,14 @@ pub(super) struct Declarations {
 }
 
 impl Declarations {
+    /// Whether nothing is declared.
+    pub fn is_empty(&self) -> bool {
+        self.events.is_empty()
+            && self.effects.is_empty()
+            && self.sources.is_empty()
+            && self.dedup.is_none()
+    }
+
     pub fn add(&mut self, facts: &Facts, places: &Places) {
         for (name, e) in &facts.events {
             let key = format!("events.{name}");

@@ -16,6 +16,10 @@
 //!   or host action (the linter's unknown), with a note at its place.
 //! - `sources.rs`: the files of one load in one offset space, so that every
 //!   span names its file.
+//! - `facts.rs`: the idempotency facts of `meta.idemchart` and
+//!   `idemchart.toml`, and whether the repository declares any.
+//! - `types.rs`: the events' payload types where TypeScript (or a JSON
+//!   schema) states them, declared as events without ids.
 //!
 //! A file that does not parse is an error at its line and column; anything
 //! inside a machine that cannot be read is a note and an opaque part, never
@@ -23,10 +27,13 @@
 
 mod config;
 pub mod edit;
+mod eval;
 pub mod facts;
+mod modules;
 mod scope;
 mod sources;
 mod translate;
+mod types;
 
 use std::collections::HashMap;
 use std::path::Path;

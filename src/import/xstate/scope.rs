@@ -7,7 +7,7 @@
 //! a sibling module (its own imports are not followed further). Everything
 //! else stays unresolved, which the config reader turns into a note.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
 
 use oxc_allocator::Allocator;
@@ -69,7 +69,7 @@ impl<'a> FnRef<'a> {
 
 /// How a name was imported.
 #[derive(Clone, Copy)]
-enum Imported<'a> {
+pub(super) enum Imported<'a> {
     Named(&'a str),
     Default,
     Namespace,
@@ -82,15 +82,29 @@ pub(super) struct Text<'a> {
     path: Option<PathBuf>,
     consts: HashMap<&'a str, &'a Expression<'a>>,
     functions: HashMap<&'a str, &'a Function<'a>>,
+    enums: HashMap<&'a str, &'a TSEnumDeclaration<'a>>,
     imports: HashMap<&'a str, (&'a str, Imported<'a>)>,
     /// Exported names → the local const (or the default export).
     exports: HashMap<&'a str, &'a Expression<'a>>,
+    /// Exported names of local functions and enums → their local names.
+    export_locals: HashMap<&'a str, &'a str>,
+    /// `export { x as y } from './m'` and `export * as y from './m'`: the
+    /// exported name → the module and what of it.
+    reexports: HashMap<&'a str, (&'a str, Imported<'a>)>,
+    /// `export * from './m'`.
+    star_exports: Vec<&'a str>,
+    /// For a function's body being evaluated: the text it is written in,
+    /// whose names it sees beneath its own.
+    pub parent: Option<TextId>,
+    /// Parameters and local consts of that body, each bound to a node of
+    /// whichever text wrote its value.
+    pub bound: HashMap<&'a str, Node<'a>>,
     /// `// idemchart-allow LINT: reason` comments, by the offset of the token
     /// they stand above: (lint, reason, span of the comment).
     pub allows: HashMap<u32, Vec<(String, String, Span)>>,
     /// Whether its relative imports are followed (the linted file only).
     follows_imports: bool,
-    program: Option<&'a Program<'a>>,
+    pub program: Option<&'a Program<'a>>,
     /// The root expression of a JSON file or a `@code` string.
     pub root: Option<&'a Expression<'a>>,
 }
@@ -103,12 +117,27 @@ impl<'a> Text<'a> {
             path: None,
             consts: HashMap::new(),
             functions: HashMap::new(),
+            enums: HashMap::new(),
             imports: HashMap::new(),
             exports: HashMap::new(),
+            export_locals: HashMap::new(),
+            reexports: HashMap::new(),
+            star_exports: Vec::new(),
+            parent: None,
+            bound: HashMap::new(),
             allows: HashMap::new(),
             follows_imports: false,
             program: None,
             root: None,
+        }
+    }
+
+    /// The scope of a function body written in text `parent`, with
+    /// nothing bound yet.
+    pub fn scope(parent: TextId, map: Mapping) -> Text<'a> {
+        Text {
+            parent: Some(parent),
+            ..Text::empty(map)
         }
     }
 
@@ -146,6 +175,16 @@ pub(super) struct Reader<'a> {
     /// Machine calls found, in document order.
     calls: Vec<MachineCall<'a>>,
     is_machine_file: bool,
+    /// The ids of actors the file spawns (`spawn(logic, 'id')`,
+    /// `spawnChild(logic, { id })`), whose completions a machine may handle.
+    pub spawned: HashSet<&'a str>,
+    pub(super) tsconfigs: super::modules::TsConfigs,
+    /// Calls of XState's `createMachine` whose config is made at run time:
+    /// the variable assigned, the callee's place and the config's.
+    pub(super) unreadable: Vec<(Option<&'a str>, Span, Span)>,
+    /// How many more function calls the partial evaluator may make for
+    /// this file: a bound on helpers that call themselves over and over.
+    pub(super) evaluations: u32,
 }
 
 impl<'a> Reader<'a> {
@@ -160,6 +199,10 @@ impl<'a> Reader<'a> {
             errors: Vec::new(),
             calls: Vec::new(),
             is_machine_file: false,
+            spawned: HashSet::new(),
+            tsconfigs: Default::default(),
+            unreadable: Vec::new(),
+            evaluations: super::eval::MAX_EVALUATIONS,
         };
         match kind {
             SourceKind::Script => {
@@ -168,7 +211,9 @@ impl<'a> Reader<'a> {
                 if reader.errors.is_empty() {
                     reader.find_machines(id);
                 }
-                reader.is_machine_file = !reader.calls.is_empty() || !reader.errors.is_empty();
+                reader.is_machine_file = !reader.calls.is_empty()
+                    || !reader.unreadable.is_empty()
+                    || !reader.errors.is_empty();
             }
             SourceKind::Json => reader.read_json(text),
         }
@@ -212,6 +257,10 @@ impl<'a> Reader<'a> {
             errors: Vec::new(),
             calls: Vec::new(),
             is_machine_file: false,
+            spawned: HashSet::new(),
+            tsconfigs: Default::default(),
+            unreadable: Vec::new(),
+            evaluations: super::eval::MAX_EVALUATIONS,
         };
         reader.texts.push(Text::expression(Mapping::Base(0), expr));
         Ok((reader, Node { e: expr, t: 0 }))
@@ -222,13 +271,40 @@ impl<'a> Reader<'a> {
         (self.sources, self.errors, self.is_machine_file)
     }
 
-    /// The machines, lowered.
+    /// The machines, lowered; a machine whose config is made at run time
+    /// is one that does not load, with a note that says why.
     pub fn machines(&mut self, settings: &Settings) -> Vec<LoadedMachine> {
         let calls = std::mem::take(&mut self.calls);
-        calls
+        let mut machines: Vec<LoadedMachine> = calls
             .iter()
             .map(|call| self.load_machine(call, settings))
-            .collect()
+            .collect();
+        for (hint, callee, config) in std::mem::take(&mut self.unreadable) {
+            let name = match hint {
+                Some(hint) => hint.to_string(),
+                None => {
+                    let (line, column) = self.line_col(callee);
+                    let path = Path::new(&self.sources.main().path);
+                    let stem = path
+                        .file_stem()
+                        .and_then(|s| s.to_str())
+                        .unwrap_or("machine");
+                    format!("{}@{line}:{column}", stem.split('.').next().unwrap_or(stem))
+                }
+            };
+            let note = super::note(
+                "this machine's config is made at run time (it is no object literal, const or JSON module idemchart can follow), so the machine is not read".into(),
+                config,
+            );
+            machines.push(LoadedMachine {
+                name,
+                version: None,
+                machine: Err(vec![note]),
+                notes: Vec::new(),
+                anchors: None,
+            });
+        }
+        machines
     }
 
     /// The machines' documents.
@@ -295,16 +371,10 @@ impl<'a> Reader<'a> {
             .collect();
         let program: &'a Program<'a> = self.alloc.alloc(parsed.program);
         let mut scope = Text {
-            map,
             path: Some(path.to_path_buf()),
-            consts: HashMap::new(),
-            functions: HashMap::new(),
-            imports: HashMap::new(),
-            exports: HashMap::new(),
-            allows: HashMap::new(),
             follows_imports,
             program: Some(program),
-            root: None,
+            ..Text::empty(map)
         };
         collect_bindings(program, &mut scope);
         collect_allows(program, text, &mut scope);
@@ -390,6 +460,7 @@ impl<'a> Reader<'a> {
                 marker_v4: None,
                 marker_v5: None,
                 json: true,
+                event_type: None,
             });
         }
     }
@@ -433,8 +504,10 @@ impl<'a> Reader<'a> {
     }
 
     /// `node` with names followed to what they are bound to, through
-    /// parentheses and TypeScript's `as`, `satisfies` and `!`; `None` for a
-    /// name that cannot be followed (its text and place).
+    /// parentheses and TypeScript's `as`, `satisfies` and `!`, members of
+    /// modules, const objects and enums, `require`, and calls the partial
+    /// evaluator can follow (`eval.rs`); `None` for a name that cannot be
+    /// followed (its text and place).
     pub fn resolve(&mut self, node: Node<'a>) -> Result<Node<'a>, (String, Span)> {
         let mut node = node;
         for _ in 0..MAX_DEPTH {
@@ -448,7 +521,10 @@ impl<'a> Reader<'a> {
                     match self.lookup(node.t, id.name.as_str()) {
                         Some(found) => node = found,
                         None => {
-                            if self.texts[node.t].functions.contains_key(id.name.as_str()) {
+                            let name = id.name.as_str();
+                            if self.function(node.t, name).is_some()
+                                || self.enum_named(node.t, name).is_some()
+                            {
                                 return Ok(node);
                             }
                             return Err((id.name.to_string(), self.span(node.t, id.span)));
@@ -456,35 +532,30 @@ impl<'a> Reader<'a> {
                     }
                 }
                 Expression::StaticMemberExpression(m) => {
-                    // `stages.payment`, with `stages` a namespace import or
-                    // a const object.
-                    let object = Node {
-                        e: &m.object,
-                        t: node.t,
-                    };
-                    let Ok(object) = self.resolve_namespace(object) else {
-                        return Ok(node);
-                    };
-                    match object {
-                        Ok(module) => {
-                            match self.texts[module].exports.get(m.property.name.as_str()) {
-                                Some(e) => node = Node { e, t: module },
-                                None => {
-                                    return Err((
-                                        m.property.name.to_string(),
-                                        self.span(node.t, m.property.span),
-                                    ));
-                                }
-                            }
-                        }
-                        Err(obj) => {
-                            let Some(value) = property(obj.e, m.property.name.as_str()) else {
-                                return Ok(node);
-                            };
-                            node = Node { e: value, t: obj.t };
-                        }
+                    match self.member(node, &m.object, m.property.name.as_str())? {
+                        Some(found) => node = found,
+                        None => return Ok(node),
                     }
                 }
+                Expression::ComputedMemberExpression(m) => {
+                    // `Status['PAID']`, `steps[FIRST]`.
+                    let key = self.key_text(Node {
+                        e: &m.expression,
+                        t: node.t,
+                    });
+                    let Some((key, _)) = key else {
+                        return Ok(node);
+                    };
+                    let key: &'a str = self.alloc.alloc_str(&key);
+                    match self.member(node, &m.object, key)? {
+                        Some(found) => node = found,
+                        None => return Ok(node),
+                    }
+                }
+                Expression::CallExpression(call) => match self.evaluate_call(node, call) {
+                    Some(found) => node = found,
+                    None => return Ok(node),
+                },
                 _ => return Ok(node),
             }
         }
@@ -494,15 +565,60 @@ impl<'a> Reader<'a> {
         ))
     }
 
-    /// The module a namespace import names, or the object a const names.
+    /// `object.name` where `object` is a namespace import, a const object
+    /// or an enum: the member's node, `None` where it cannot be told, an
+    /// error for a module that does not export it.
+    #[allow(clippy::type_complexity)]
+    fn member(
+        &mut self,
+        node: Node<'a>,
+        object: &'a Expression<'a>,
+        name: &'a str,
+    ) -> Result<Option<Node<'a>>, (String, Span)> {
+        let object = Node {
+            e: object,
+            t: node.t,
+        };
+        if let Some((t, decl)) = self.enum_of(object) {
+            return Ok(self.enum_member(t, decl, name));
+        }
+        let Ok(object) = self.resolve_namespace(object) else {
+            return Ok(None);
+        };
+        match object {
+            Ok(module) => match self.export(module, name, 0) {
+                Some(found) => Ok(Some(found)),
+                None => Err((name.to_string(), self.span(node.t, node.e.span()))),
+            },
+            Err(obj) => Ok(property(obj.e, name).map(|value| Node { e: value, t: obj.t })),
+        }
+    }
+
+    /// The module a namespace import (or re-export) names, or the object
+    /// a const names.
     #[allow(clippy::type_complexity)]
     fn resolve_namespace(&mut self, node: Node<'a>) -> Result<Result<TextId, Node<'a>>, ()> {
         let Expression::Identifier(id) = node.e.get_inner_expression() else {
-            return Err(());
+            return match self.resolve(node) {
+                Ok(obj) if matches!(obj.e, Expression::ObjectExpression(_)) => Ok(Err(obj)),
+                _ => Err(()),
+            };
         };
         let name = id.name.as_str();
-        if let Some((source, Imported::Namespace)) = self.texts[node.t].imports.get(name).copied() {
-            return self.module(node.t, source).map(Ok).ok_or(());
+        let base = self.base(node.t);
+        if self.bound_in_scope(node.t, name).is_none()
+            && let Some((source, imported)) = self.texts[base].imports.get(name).copied()
+        {
+            let module = self.module(base, source).ok_or(())?;
+            match imported {
+                Imported::Namespace => return Ok(Ok(module)),
+                Imported::Named(n) => {
+                    if let Some(namespace) = self.export_namespace(module, n, 0) {
+                        return Ok(Ok(namespace));
+                    }
+                }
+                Imported::Default => {}
+            }
         }
         match self.resolve(node) {
             Ok(obj) if matches!(obj.e, Expression::ObjectExpression(_)) => Ok(Err(obj)),
@@ -510,8 +626,62 @@ impl<'a> Reader<'a> {
         }
     }
 
+    /// Whether text `t` is a JSON file (or module), whose functions are
+    /// `{"@code": ...}` objects.
+    pub fn is_json(&self, t: TextId) -> bool {
+        let base = self.base(t);
+        self.texts[base].program.is_none()
+            && self.texts[base].root.is_some()
+            && (base == 0
+                || self.texts[base]
+                    .path
+                    .as_ref()
+                    .is_some_and(|p| p.extension().is_some_and(|e| e == "json")))
+    }
+
+    /// Whether a callee (`createMachine`, `xstate.createMachine`) is
+    /// imported from XState (`xstate`, `@xstate/*`).
+    pub fn is_xstate_name(&self, t: TextId, callee: &Expression<'a>) -> bool {
+        let name = match callee.get_inner_expression() {
+            Expression::Identifier(id) => id.name.as_str(),
+            Expression::StaticMemberExpression(m) => match m.object.get_inner_expression() {
+                Expression::Identifier(id) => id.name.as_str(),
+                _ => return false,
+            },
+            _ => return false,
+        };
+        self.texts[self.base(t)]
+            .imports
+            .get(name)
+            .is_some_and(|(source, _)| *source == "xstate" || source.starts_with("@xstate/"))
+    }
+
+    /// The text a scope is written in: itself, or the file of a function
+    /// body's scope.
+    pub fn base(&self, mut t: TextId) -> TextId {
+        while let Some(parent) = self.texts[t].parent {
+            t = parent;
+        }
+        t
+    }
+
+    /// What a function body's scope binds `name` to, in `t` or the scopes
+    /// around it.
+    fn bound_in_scope(&self, mut t: TextId, name: &str) -> Option<Node<'a>> {
+        loop {
+            if let Some(found) = self.texts[t].bound.get(name) {
+                return Some(*found);
+            }
+            t = self.texts[t].parent?;
+        }
+    }
+
     /// What `name` is bound to in text `t`.
     fn lookup(&mut self, t: TextId, name: &str) -> Option<Node<'a>> {
+        if let Some(found) = self.bound_in_scope(t, name) {
+            return Some(found);
+        }
+        let t = self.base(t);
         if let Some(e) = self.texts[t].consts.get(name) {
             return Some(Node { e, t });
         }
@@ -522,24 +692,135 @@ impl<'a> Reader<'a> {
             Imported::Default => "default",
             Imported::Namespace => return None,
         };
-        let e = self.texts[module].exports.get(exported).copied()?;
-        Some(Node { e, t: module })
+        self.export(module, exported, 0)
     }
 
-    /// A function declaration `name` of text `t`.
+    /// What module `m` exports as `name`: its own binding, a re-export, or
+    /// one of its `export *` modules', followed to any depth (the module
+    /// table ends a cycle, `depth` a chain too long).
+    fn export(&mut self, m: TextId, name: &str, depth: u32) -> Option<Node<'a>> {
+        if depth > MAX_DEPTH {
+            return None;
+        }
+        if let Some(e) = self.texts[m].exports.get(name).copied() {
+            return Some(Node { e, t: m });
+        }
+        if let Some(local) = self.texts[m].export_locals.get(name).copied() {
+            return Some(self.name_node(m, local));
+        }
+        if let Some((source, imported)) = self.texts[m].reexports.get(name).copied() {
+            let target = self.module(m, source)?;
+            return match imported {
+                Imported::Named(n) => self.export(target, n, depth + 1),
+                Imported::Default => self.export(target, "default", depth + 1),
+                Imported::Namespace => None,
+            };
+        }
+        if name == "default" {
+            return None;
+        }
+        let stars = self.texts[m].star_exports.clone();
+        for source in stars {
+            if let Some(target) = self.module(m, source)
+                && let Some(found) = self.export(target, name, depth + 1)
+            {
+                return Some(found);
+            }
+        }
+        None
+    }
+
+    /// The module that module `m` exports as the namespace `name`
+    /// (`export * as name from './x'`), through its `export *` modules.
+    fn export_namespace(&mut self, m: TextId, name: &str, depth: u32) -> Option<TextId> {
+        if depth > MAX_DEPTH {
+            return None;
+        }
+        if let Some((source, Imported::Namespace)) = self.texts[m].reexports.get(name).copied() {
+            return self.module(m, source);
+        }
+        if let Some((source, Imported::Named(n))) = self.texts[m].reexports.get(name).copied() {
+            let target = self.module(m, source)?;
+            return self.export_namespace(target, n, depth + 1);
+        }
+        if self.texts[m].exports.contains_key(name)
+            || self.texts[m].export_locals.contains_key(name)
+        {
+            return None;
+        }
+        let stars = self.texts[m].star_exports.clone();
+        for source in stars {
+            if let Some(target) = self.module(m, source)
+                && let Some(found) = self.export_namespace(target, name, depth + 1)
+            {
+                return Some(found);
+            }
+        }
+        None
+    }
+
+    /// A node that names `name` in text `t`: how a function or an enum of
+    /// another module is passed on, to be found again by its name there.
+    fn name_node(&self, t: TextId, name: &'a str) -> Node<'a> {
+        let span = self.texts[t]
+            .functions
+            .get(name)
+            .map(|f| f.span)
+            .or_else(|| self.texts[t].enums.get(name).map(|e| e.id.span))
+            .unwrap_or_default();
+        let builder = oxc_ast::builder::AstBuilder::new(self.alloc);
+        let e: &'a Expression<'a> = self
+            .alloc
+            .alloc(Expression::new_identifier(span, name, &builder));
+        Node { e, t }
+    }
+
+    /// A function declaration `name` seen from text `t`.
     pub fn function(&self, t: TextId, name: &str) -> Option<&'a Function<'a>> {
-        self.texts[t].functions.get(name).copied()
+        self.texts[self.base(t)].functions.get(name).copied()
     }
 
-    /// The sibling module `source` imported from text `t`, parsed; `None`
-    /// for a package, a module beyond the first level, or one that cannot
-    /// be read.
-    fn module(&mut self, t: TextId, source: &str) -> Option<TextId> {
-        if !self.texts[t].follows_imports || !source.starts_with('.') {
+    /// An enum declaration `name` seen from text `t`.
+    pub(super) fn enum_named(&self, t: TextId, name: &str) -> Option<&'a TSEnumDeclaration<'a>> {
+        self.texts[self.base(t)].enums.get(name).copied()
+    }
+
+    /// The enum `node` names, here or imported, and the text it is in.
+    pub(super) fn enum_of(
+        &mut self,
+        node: Node<'a>,
+    ) -> Option<(TextId, &'a TSEnumDeclaration<'a>)> {
+        let Expression::Identifier(id) = node.e.get_inner_expression() else {
+            return None;
+        };
+        let name = id.name.as_str();
+        if self.bound_in_scope(node.t, name).is_some() {
+            return None;
+        }
+        if let Some(decl) = self.enum_named(node.t, name) {
+            return Some((self.base(node.t), decl));
+        }
+        let found = self.lookup(node.t, name)?;
+        match found.e {
+            Expression::Identifier(other) if other.name != id.name || found.t != node.t => {
+                self.enum_of(found)
+            }
+            _ => None,
+        }
+    }
+
+    /// The module `source` imported from text `t`, parsed: a relative
+    /// one, or one the nearest tsconfig.json maps (`paths`, `baseUrl`), a
+    /// script or a JSON file; `None` for a package, or a module that cannot
+    /// be read or does not parse (its errors are those of a file of its
+    /// own, linted on its own).
+    pub(super) fn module(&mut self, t: TextId, source: &str) -> Option<TextId> {
+        let t = self.base(t);
+        if !self.texts[t].follows_imports {
             return None;
         }
         let dir = self.texts[t].path.as_ref()?.parent()?.to_path_buf();
-        let path = module_path(&lexically_clean(&dir.join(source)))?;
+        let path = self.tsconfigs.resolve(&dir, source)?;
         if let Some(known) = self.modules.get(&path) {
             return *known;
         }
@@ -548,12 +829,28 @@ impl<'a> Reader<'a> {
         let file = SourceFile::new(path.display().to_string(), text);
         let text: &'a str = self.alloc.alloc_str(&file.text);
         let base = self.sources.add(file);
-        let (id, errors) = self.parse_file(text, &path, base, false);
-        // A sibling module that does not parse contributes nothing; its
-        // errors are those of a file of its own, linted on its own.
-        let id = errors.is_empty().then_some(id);
+        let id = if path.extension().is_some_and(|e| e == "json") {
+            self.parse_json_module(text, &path, base)
+        } else {
+            let (id, errors) = self.parse_file(text, &path, base, true);
+            errors.is_empty().then_some(id)
+        };
         self.modules.insert(path, id);
         id
+    }
+
+    /// A JSON module: its value is its default export.
+    fn parse_json_module(&mut self, text: &'a str, path: &Path, base: u32) -> Option<TextId> {
+        script_depth(text, MAX_SCRIPT_DEPTH).ok()?;
+        let parsed = oxc_parser::Parser::new(self.alloc, text, SourceType::mjs())
+            .parse_expression()
+            .ok()?;
+        let root: &'a Expression<'a> = self.alloc.alloc(parsed);
+        let mut module = Text::expression(Mapping::Base(base), root);
+        module.path = Some(path.to_path_buf());
+        module.exports.insert("default", root);
+        self.texts.push(module);
+        Some(self.texts.len() - 1)
     }
 
     /// Walks the linted file for machine calls.
@@ -794,49 +1091,32 @@ pub(super) fn property<'a>(object: &'a Expression<'a>, name: &str) -> Option<&'a
         .map(|p| &p.value)
 }
 
-/// `a/./b/../c` as `a/c`, so that a module is named as a person would.
-fn lexically_clean(path: &Path) -> PathBuf {
-    use std::path::Component;
-    let mut out = PathBuf::new();
-    for component in path.components() {
-        match component {
-            Component::CurDir => {}
-            Component::ParentDir if out.file_name().is_some() => {
-                out.pop();
-            }
-            other => out.push(other),
-        }
-    }
-    out
-}
-
-/// The file a relative module specifier names: as written if it exists,
-/// else with one of the script extensions (also in place of a `.js` that
-/// TypeScript's ESM style writes for a `.ts` file), else its `index`.
-fn module_path(base: &Path) -> Option<PathBuf> {
-    const EXTENSIONS: [&str; 8] = ["ts", "tsx", "mts", "cts", "js", "jsx", "mjs", "cjs"];
-    if base.is_file() {
-        return Some(base.to_path_buf());
-    }
-    let mut candidates = Vec::new();
-    let text = base.to_string_lossy();
-    if let Some(stem) = text.strip_suffix(".js") {
-        candidates.push(PathBuf::from(format!("{stem}.ts")));
-        candidates.push(PathBuf::from(format!("{stem}.tsx")));
-    }
-    for ext in EXTENSIONS {
-        candidates.push(PathBuf::from(format!("{text}.{ext}")));
-    }
-    for ext in EXTENSIONS {
-        candidates.push(base.join(format!("index.{ext}")));
-    }
-    candidates.into_iter().find(|c| c.is_file())
-}
-
 /// The top-level bindings of a program: consts, function declarations,
-/// imports and exports.
+/// enums, imports and exports (re-exports too).
 fn collect_bindings<'a>(program: &'a Program<'a>, scope: &mut Text<'a>) {
     let mut exported_locals: Vec<(&'a str, &'a str)> = Vec::new();
+    let declaration = |d: &'a Declaration<'a>, scope: &mut Text<'a>, export: bool| match d {
+        Declaration::VariableDeclaration(v) => add_consts(v, scope, export),
+        Declaration::FunctionDeclaration(f) => {
+            if let Some(id) = &f.id {
+                scope.functions.insert(id.name.as_str(), f);
+                if export {
+                    scope
+                        .export_locals
+                        .insert(id.name.as_str(), id.name.as_str());
+                }
+            }
+        }
+        Declaration::TSEnumDeclaration(e) => {
+            scope.enums.insert(e.id.name.as_str(), e);
+            if export {
+                scope
+                    .export_locals
+                    .insert(e.id.name.as_str(), e.id.name.as_str());
+            }
+        }
+        _ => {}
+    };
     for statement in &program.body {
         match statement {
             Statement::VariableDeclaration(v) => add_consts(v, scope, false),
@@ -845,15 +1125,10 @@ fn collect_bindings<'a>(program: &'a Program<'a>, scope: &mut Text<'a>) {
                     scope.functions.insert(id.name.as_str(), f);
                 }
             }
-            Statement::ExportDeclaration(export) => match &export.declaration {
-                Declaration::VariableDeclaration(v) => add_consts(v, scope, true),
-                Declaration::FunctionDeclaration(f) => {
-                    if let Some(id) = &f.id {
-                        scope.functions.insert(id.name.as_str(), f);
-                    }
-                }
-                _ => {}
-            },
+            Statement::TSEnumDeclaration(e) => {
+                scope.enums.insert(e.id.name.as_str(), e);
+            }
+            Statement::ExportDeclaration(export) => declaration(&export.declaration, scope, true),
             Statement::ExportNamedDeclaration(export) => {
                 for s in &export.specifiers {
                     if let (Some(local), Some(exported)) =
@@ -863,9 +1138,39 @@ fn collect_bindings<'a>(program: &'a Program<'a>, scope: &mut Text<'a>) {
                     }
                 }
             }
+            Statement::ExportFromDeclaration(export) => {
+                let source = export.source.value.as_str();
+                for s in &export.specifiers {
+                    if let (Some(local), Some(exported)) =
+                        (module_name(&s.local), module_name(&s.exported))
+                    {
+                        let imported = if local == "default" {
+                            Imported::Default
+                        } else {
+                            Imported::Named(local)
+                        };
+                        scope.reexports.insert(exported, (source, imported));
+                    }
+                }
+            }
+            Statement::ExportAllDeclaration(export) => {
+                let source = export.source.value.as_str();
+                match export.exported.as_ref().and_then(module_name) {
+                    Some(name) => {
+                        scope.reexports.insert(name, (source, Imported::Namespace));
+                    }
+                    None => scope.star_exports.push(source),
+                }
+            }
             Statement::ExportDefaultDeclaration(export) => {
                 if let Some(e) = export.declaration.as_expression() {
                     scope.exports.insert("default", e);
+                } else if let ExportDefaultDeclarationKind::FunctionDeclaration(f) =
+                    &export.declaration
+                    && let Some(id) = &f.id
+                {
+                    scope.functions.insert(id.name.as_str(), f);
+                    scope.export_locals.insert("default", id.name.as_str());
                 }
             }
             Statement::ImportDeclaration(import) => {
@@ -894,6 +1199,11 @@ fn collect_bindings<'a>(program: &'a Program<'a>, scope: &mut Text<'a>) {
     for (local, exported) in exported_locals {
         if let Some(e) = scope.consts.get(local).copied() {
             scope.exports.insert(exported, e);
+        } else if scope.functions.contains_key(local) || scope.enums.contains_key(local) {
+            scope.export_locals.insert(exported, local);
+        } else if let Some(import) = scope.imports.get(local).copied() {
+            // `import { a } from './x'; export { a }`: a re-export.
+            scope.reexports.insert(exported, import);
         }
     }
 }
@@ -1077,6 +1387,9 @@ impl<'a> Finder<'_, 'a> {
         self.depth += 1;
         match e {
             Expression::CallExpression(call) => {
+                if let Some(id) = spawned_id(call) {
+                    self.reader.spawned.insert(id);
+                }
                 if let Some(found) = super::config::machine_call(self.reader, call, self.t, name) {
                     self.reader.calls.push(found);
                     // Machines inside a machine's config (an inline child
@@ -1208,6 +1521,27 @@ impl<'a> Finder<'_, 'a> {
             }
         }
     }
+}
+
+/// The id a `spawn` or `spawnChild` call gives its actor, when written as
+/// a literal: v4's `spawn(logic, 'id')` and `spawn(logic, { name })`, v5's
+/// `spawn(logic, { id })` and `spawnChild(logic, { id })`.
+fn spawned_id<'a>(call: &'a CallExpression<'a>) -> Option<&'a str> {
+    if !matches!(
+        super::config::callee_name(&call.callee),
+        Some("spawn" | "spawnChild")
+    ) {
+        return None;
+    }
+    let options = call.arguments.get(1)?.as_expression()?;
+    let id = match options.get_inner_expression() {
+        Expression::StringLiteral(s) => s,
+        other => match property(other, "id").or_else(|| property(other, "name"))? {
+            Expression::StringLiteral(s) => s,
+            _ => return None,
+        },
+    };
+    Some(id.value.as_str())
 }
 
 /// The machine call that `.provide(...)` or `.withConfig(...)` is chained on.

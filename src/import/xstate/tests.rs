@@ -355,3 +355,224 @@ fn the_nesting_scan_stops_at_the_limit() {
         Err(12)
     );
 }
+
+/// The one machine of `text`, loaded; panics with its errors otherwise.
+fn loaded_machine(text: &str) -> (crate::model::Machine, Vec<Diagnostic>) {
+    let mut loaded = load(SourceFile::new("m.ts", text), &Settings::default());
+    assert!(loaded.errors.is_empty(), "{:?}", loaded.errors);
+    let machine = loaded.machines.remove(0);
+    (
+        machine.machine.unwrap_or_else(|e| panic!("{e:#?}")),
+        machine.notes,
+    )
+}
+
+#[test]
+fn valid_xstate_of_any_names_loads_and_round_trips() {
+    let text = "import { createMachine, fromPromise, assign, spawn } from 'xstate';\n\
+        enum OrderStatus { CREATED = 'created', PAID = 'paid' }\n\
+        const RETRY_DELAY_MS = 5000;\n\
+        const confirm = (events: string[]) => ({\n\
+          confirming: { on: Object.fromEntries(events.map((e) => [e, 'created'])) },\n\
+        });\n\
+        export const m = createMachine({\n\
+          id: 'm',\n\
+          initial: { target: OrderStatus.CREATED, actions: 'logStart' },\n\
+          states: {\n\
+            [OrderStatus.CREATED]: {\n\
+              invoke: { id: 'send syn', src: 'send syn', onDone: 'confirming' },\n\
+              on: { 'pay now': OrderStatus.PAID, 'done.invoke.kid': 'confirming' },\n\
+              after: { [RETRY_DELAY_MS]: 'confirming' },\n\
+              entry: assign({ kid: () => spawn('child', 'kid') }),\n\
+            },\n\
+            ...confirm(['SUBMIT', 'send again']),\n\
+            [OrderStatus.PAID]: { type: 'final', invoke: { src: 'receipt', onDone: '#m.created' } },\n\
+          },\n\
+        });\n";
+    let (machine, notes) = loaded_machine(text);
+    let paths: Vec<&str> = machine.states.iter().map(|s| s.path.as_str()).collect();
+    assert_eq!(paths, ["", "created", "confirming", "paid"], "{notes:?}");
+    let triggers: Vec<String> = machine
+        .transitions
+        .iter()
+        .map(|t| t.trigger.to_string())
+        .collect();
+    for expected in [
+        "`pay now`",
+        "xstate.done.actor.kid",
+        "after 5s",
+        "SUBMIT",
+        "`send again`",
+        "`xstate.done.actor.send syn`",
+        "xstate.done.actor.receipt",
+    ] {
+        assert!(
+            triggers.iter().any(|t| t == expected),
+            "{expected}: {triggers:?}"
+        );
+    }
+    // The spawned actor's completion is declared as an event from outside.
+    assert!(machine.events.contains_key("xstate.done.actor.kid"));
+    // The initial transition's action runs after the root's entry.
+    assert!(matches!(
+        machine.state(crate::model::StateId::ROOT).entry.last(),
+        Some(crate::model::Action::Host { name, .. }) if name.text == "logStart"
+    ));
+    for text in [
+        crate::syntax::yaml::format(&machine),
+        crate::syntax::dsl::format(&machine),
+    ] {
+        let syntax = if text.starts_with("machine:") {
+            crate::syntax::Syntax::Yaml
+        } else {
+            crate::syntax::Syntax::Dsl
+        };
+        let again =
+            crate::syntax::parse(&text, syntax).unwrap_or_else(|e| panic!("{text}\n{e:#?}"));
+        assert_eq!(again.transitions, machine.transitions, "{text}");
+    }
+}
+
+#[test]
+fn a_config_made_at_run_time_is_a_machine_that_is_not_read_with_a_note() {
+    let text = "import { createMachine } from 'xstate';\n\
+                export function build(config) { return createMachine(config); }\n";
+    let loaded = load(SourceFile::new("m.ts", text), &Settings::default());
+    assert!(loaded.is_machine_file);
+    let [machine] = &loaded.machines[..] else {
+        panic!("{:?}", loaded.machines)
+    };
+    let notes = machine.machine.as_ref().expect_err("not read");
+    assert_eq!(notes[0].code, "S011");
+    assert_eq!(notes[0].severity, Severity::Note);
+}
+
+/// The findings of the one machine of `text` (a file `m.ts`).
+fn lint_ts(text: &str) -> Vec<Diagnostic> {
+    let loaded = load(
+        SourceFile::new("m.ts", text.to_string()),
+        &Settings::default(),
+    );
+    assert!(loaded.errors.is_empty(), "{:?}", loaded.errors);
+    let machine = loaded.machines[0]
+        .machine
+        .as_ref()
+        .expect("the machine loads");
+    crate::lint::lint(machine)
+}
+
+fn finding<'d>(found: &'d [Diagnostic], code: &str, line_text: &str, text: &str) -> &'d Diagnostic {
+    let at = text.find(line_text).expect("the text is there") as u32;
+    found
+        .iter()
+        .find(|d| d.code == code && d.span.start <= at + line_text.len() as u32 && d.span.end >= at)
+        .unwrap_or_else(|| panic!("no {code} at `{line_text}` in {found:#?}"))
+}
+
+#[test]
+fn a_repeat_whose_only_change_is_an_unread_assign_is_undecided_and_names_it() {
+    let text = "import { assign, createMachine } from 'xstate';\n\
+        import { format } from './format';\n\
+        export const m = createMachine({\n\
+          id: 'm',\n\
+          context: { label: '' },\n\
+          initial: 'a',\n\
+          states: { a: { on: {\n\
+            RENAMED: { actions: assign({ label: ({ event }) => format(event.value) }) },\n\
+          } } },\n\
+        });\n";
+    let found = lint_ts(text);
+    let i001 = finding(&found, "I001", "RENAMED", text);
+    assert_eq!(i001.confirmed, None, "{i001:#?}");
+    assert_eq!(
+        i001.replay.as_deref(),
+        Some("rests on `format(...)` at m.ts:8:52, which idemchart could not read")
+    );
+    // An assign is no effect, unread or not.
+    assert!(!found.iter().any(|d| d.code == "I005"), "{found:#?}");
+}
+
+#[test]
+fn a_harm_shown_by_translated_code_alone_stays_confirmed() {
+    // The unread assign writes `label`, which nothing reads: the counter
+    // beside it shows the harm.
+    let text = "import { assign, createMachine } from 'xstate';\n\
+        import { format } from './format';\n\
+        export const m = createMachine({\n\
+          id: 'm',\n\
+          context: { label: '', renames: 0 },\n\
+          initial: 'a',\n\
+          states: { a: { on: {\n\
+            RENAMED: { actions: [\n\
+              assign({ label: ({ event }) => format(event.value) }),\n\
+              assign({ renames: ({ context }) => context.renames + 1 }),\n\
+            ] },\n\
+          } } },\n\
+        });\n";
+    let found = lint_ts(text);
+    let i004 = finding(&found, "I004", "renames: (", text);
+    assert_eq!(i004.confirmed, Some(true), "{i004:#?}");
+    assert_eq!(
+        finding(&found, "I001", "RENAMED", text).confirmed,
+        Some(true)
+    );
+}
+
+#[test]
+fn a_run_through_an_unread_assign_of_what_a_guard_reads_is_undecided() {
+    // The replay cannot know what `status` is after `CHECKED`, so neither
+    // the counter's repeat nor its refusal is the machine's.
+    let text = "import { assign, createMachine } from 'xstate';\n\
+        import { classify } from './risk';\n\
+        export const m = createMachine({\n\
+          id: 'm',\n\
+          context: { status: 'new', approvals: 0 },\n\
+          initial: 'a',\n\
+          states: {\n\
+            a: { on: { CHECKED: { target: 'b', actions: assign({ status: ({ event }) => classify(event) }) } } },\n\
+            b: { on: { APPROVED: {\n\
+              guard: ({ context }) => context.status === 'ok',\n\
+              actions: assign({ approvals: ({ context }) => context.approvals + 1 }),\n\
+            } } },\n\
+          },\n\
+        });\n";
+    let found = lint_ts(text);
+    let i004 = finding(&found, "I004", "approvals: (", text);
+    assert_eq!(i004.confirmed, None, "{i004:#?}");
+    let why = i004.replay.as_deref().unwrap_or_default();
+    assert!(
+        why.starts_with("rests on `classify(...)` at m.ts:8:"),
+        "{why}"
+    );
+}
+
+/// A helper that builds its actions by mutating a list is beyond the
+/// partial evaluator (one that returns a literal list is read).
+#[test]
+fn a_helper_that_returns_actions_stands_for_anything() {
+    let text = "import { assign, createMachine, raise } from 'xstate';\n\
+        function raiseAndAssign(type, values) { const all = []; all.push(raise({ type })); all.push(assign(values)); return all; }\n\
+        export const m = createMachine({\n\
+          id: 'm',\n\
+          context: { submitted: false },\n\
+          initial: 'a',\n\
+          states: { a: { on: {\n\
+            SUBMIT: { actions: raiseAndAssign('VALIDATE', { submitted: true }) },\n\
+            VALIDATE: {},\n\
+          } } },\n\
+        });\n";
+    let loaded = load(
+        SourceFile::new("m.ts", text.to_string()),
+        &Settings::default(),
+    );
+    let machine = loaded.machines[0]
+        .machine
+        .as_ref()
+        .expect("the machine loads");
+    let part = &machine.opaque[0];
+    assert_eq!(part.kind, crate::model::OpaqueKind::Actions);
+    assert_eq!(part.what, "`raiseAndAssign(...)` at m.ts:8:20");
+    let found = crate::lint::lint(machine);
+    let i001 = finding(&found, "I001", "SUBMIT", text);
+    assert_eq!(i001.confirmed, None, "{i001:#?}");
+}

@@ -27,7 +27,7 @@ use oxc_span::GetSpan;
 use super::Version;
 use super::config::{Cx, callee_name, duration};
 use super::scope::{FnRef, MAX_DEPTH, Node, TextId, property};
-use crate::model::Name;
+use crate::model::{Name, OpaqueKind, OpaquePart};
 use crate::span::Span;
 use crate::syntax::tree::{ActionDoc, ExprText};
 
@@ -444,15 +444,17 @@ impl<'a> Cx<'_, 'a> {
         let span = self.span(n);
         if depth > MAX_DEPTH {
             let name = self.inline_name(span);
+            self.opaque_part(&name, span, span, OpaqueKind::Actions);
             self.host_action(&name, "it nests too deeply", span, out);
             return;
         }
         let r = match self.reader.resolve(n) {
             Ok(r) => r,
             Err((name, at)) => {
-                // A function imported from elsewhere, say: a host action of
-                // its name.
+                // Something imported from elsewhere: a host action of its
+                // name, which may be an `assign` as well as a function.
                 let _ = at;
+                self.opaque_part(&name, span, span, OpaqueKind::Actions);
                 out.push(ActionDoc::Named {
                     name: Name { text: name, span },
                 });
@@ -475,6 +477,7 @@ impl<'a> Cx<'_, 'a> {
                     }
                     None => {
                         let name = self.inline_name(span);
+                        self.opaque_part(&name, span, span, OpaqueKind::Actions);
                         self.host_action(&name, "it is an object without a `type`", span, out);
                     }
                 }
@@ -483,6 +486,9 @@ impl<'a> Cx<'_, 'a> {
                 let key = self.key(r);
                 if let Some(message) = self.refused.get(&key).cloned() {
                     let name = self.inline_name(span);
+                    if let Some(kind) = self.opaque_kind(call, r.t) {
+                        self.opaque_part(&name, span, span, kind);
+                    }
                     self.host_action(
                         &name,
                         &format!("the expression checker refused its translation ({message})"),
@@ -495,6 +501,9 @@ impl<'a> Cx<'_, 'a> {
                     Ok(actions) => out.extend(actions),
                     Err(why) => {
                         let name = self.inline_name(span);
+                        if let Some(kind) = self.opaque_kind(call, r.t) {
+                            self.opaque_part(&name, why.span, span, kind);
+                        }
                         self.host_action(&name, &why.message, why.span, out);
                     }
                 }
@@ -512,6 +521,99 @@ impl<'a> Cx<'_, 'a> {
                 let name = self.inline_name(span);
                 self.host_action(&name, "it runs code of its own", span, out);
             }
+        }
+    }
+
+    /// What is known of a call that stays opaque as an action: an `assign`
+    /// of the fields its argument names; a call of anything else that may
+    /// return actions (a helper such as `raiseAndAssign(...)`,
+    /// `enqueueActions`, `choose`, a `raise` of a computed event) may do
+    /// anything; `None` for a send to another actor or a start or stop of
+    /// one, which is an effect whatever it sends.
+    fn opaque_kind(&mut self, call: &'a CallExpression<'a>, t: TextId) -> Option<OpaqueKind> {
+        let name = callee_name(&call.callee).unwrap_or_default();
+        if name == "assign" {
+            let fields = call
+                .arguments
+                .first()
+                .and_then(|a| a.as_expression())
+                .and_then(|e| self.assigned_fields(Node { e, t }));
+            return Some(OpaqueKind::Assign(fields));
+        }
+        let composes = matches!(name, "enqueueActions" | "choose" | "pure");
+        let effect = OPAQUE_BUILTINS.contains(&name) && !composes;
+        let to_another_actor = name == "sendTo";
+        (!effect && !to_another_actor).then_some(OpaqueKind::Actions)
+    }
+
+    /// The context fields an `assign` argument writes, where its keys say
+    /// so: an object literal, or a function whose body gives one; a spread
+    /// of the context adds none, any other spread or a computed key makes
+    /// them unknown.
+    fn assigned_fields(&mut self, n: Node<'a>) -> Option<Vec<String>> {
+        let n = self.code(n);
+        let object = match self.function_of(n) {
+            Some((f, t)) => match f.body() {
+                Err(e) => Node { e, t },
+                Ok(statements) => match statements.last()? {
+                    Statement::ReturnStatement(r) => Node {
+                        e: r.argument.as_ref()?,
+                        t,
+                    },
+                    _ => return None,
+                },
+            },
+            None => self.reader.resolve(n).ok()?,
+        };
+        let Expression::ObjectExpression(o) = object.e.get_inner_expression() else {
+            return None;
+        };
+        let mut fields = Vec::new();
+        for p in &o.properties {
+            match p {
+                ObjectPropertyKind::ObjectProperty(p) if !p.computed => {
+                    fields.push(p.key.static_name()?.to_string());
+                }
+                ObjectPropertyKind::SpreadProperty(s)
+                    if matches!(
+                        s.argument.get_inner_expression(),
+                        Expression::Identifier(id) if id.name == "context"
+                    ) => {}
+                _ => return None,
+            }
+        }
+        Some(fields)
+    }
+
+    /// Records the host action `name` (at `span`) as standing for code that
+    /// was not read, named by the code at `code`, for the linter: what rests
+    /// on it is undecided.
+    fn opaque_part(&mut self, name: &str, code: Span, span: Span, kind: OpaqueKind) {
+        let (code, place) = self.code_and_place(code);
+        let what = format!("`{}` at {place}", abbreviated(&code));
+        self.opaque.retain(|p| p.name != name);
+        self.opaque.push(OpaquePart {
+            name: name.to_string(),
+            what,
+            kind,
+            span,
+        });
+    }
+
+    /// The text of a span, in whichever file holds it, and its
+    /// `path:line:column`, for people.
+    fn code_and_place(&self, span: Span) -> (String, String) {
+        let split = self
+            .reader
+            .sources
+            .split(vec![super::note(String::new(), span)]);
+        match split.iter().find(|(_, d)| !d.is_empty()) {
+            Some((file, d)) => {
+                let (line, column) = file.line_col(d[0].span.start);
+                let code = file.text.get(d[0].span.range()).unwrap_or_default();
+                (code.to_string(), format!("{}:{line}:{column}", file.path))
+            }
+            None => (String::new(), "?".to_string()),
         }
     }
 
@@ -593,6 +695,7 @@ impl<'a> Cx<'_, 'a> {
         // Translated in place; where any of it stays opaque, the whole
         // named action is one host action of its name instead.
         let notes = self.notes.len();
+        let parts = self.opaque.len();
         let mut translated = Vec::new();
         for item in self.items(implementation) {
             self.action(item, &mut translated, view, params, depth + 1);
@@ -602,6 +705,37 @@ impl<'a> Cx<'_, 'a> {
             .any(|n| n.message.contains("it is the host action"));
         if opaque {
             self.notes.truncate(notes);
+            // The parts inside stand for the named action now: an assign of
+            // their fields when they are all assigns, else anything.
+            let inner: Vec<OpaquePart> = self.opaque.drain(parts..).collect();
+            let mut kind = OpaqueKind::Assign(Some(Vec::new()));
+            for part in &inner {
+                kind = match (kind, &part.kind) {
+                    (OpaqueKind::Assign(Some(mut a)), OpaqueKind::Assign(Some(b))) => {
+                        a.extend(b.iter().cloned());
+                        OpaqueKind::Assign(Some(a))
+                    }
+                    (OpaqueKind::Assign(_), OpaqueKind::Assign(_)) => OpaqueKind::Assign(None),
+                    _ => OpaqueKind::Actions,
+                };
+            }
+            if !inner.is_empty() {
+                let what = format!(
+                    "the action `{name}` ({})",
+                    inner
+                        .iter()
+                        .map(|p| p.what.as_str())
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                );
+                self.opaque.retain(|p| p.name != name);
+                self.opaque.push(OpaquePart {
+                    name: name.to_string(),
+                    what,
+                    kind,
+                    span,
+                });
+            }
             self.note(
                 format!("the implementation of `{name}` cannot be translated whole; it is the host action `{name}`, whose idempotency the linter treats as unknown"),
                 span,
@@ -1813,6 +1947,25 @@ fn combine(prefix: &str, items: &[Cel], op: &str, level: u8, suffix: &str) -> Ce
 
 fn property_node<'a>(object: Node<'a>, name: &str) -> Option<Node<'a>> {
     property(object.e, name).map(|e| Node { e, t: object.t })
+}
+
+/// Code as a message names it: a call as `callee(...)`, anything else its
+/// first line, cut at 40 characters.
+fn abbreviated(code: &str) -> String {
+    let code = code.trim();
+    if let Some(open) = code.find('(')
+        && code.ends_with(')')
+        && !code[..open].contains(['=', ' ', '\n'])
+        && !code[..open].is_empty()
+    {
+        return format!("{}(...)", &code[..open]);
+    }
+    let first = code.lines().next().unwrap_or_default();
+    let mut cut: String = first.chars().take(40).collect();
+    if cut.len() < code.len() {
+        cut.push_str("...");
+    }
+    cut
 }
 
 fn is_ident(name: &str) -> bool {

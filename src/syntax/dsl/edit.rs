@@ -10,8 +10,9 @@
 use pest::Parser;
 use pest::iterators::Pair;
 
-use crate::fix::{self, Edit};
+use crate::diagnostic::Edit;
 use crate::span::Span;
+use crate::syntax::edit as shared;
 
 use super::format::{dotted, name, string, target};
 use super::{ChartParser, Rule, trimmed_len};
@@ -73,7 +74,7 @@ impl<'t> DslEditor<'t> {
     /// `line` inserted after the item ending at `at`: on a line of its own
     /// at `indent` when the item ends its line, else after it on its line.
     fn after(&self, at: usize, indent: &str, line: &str) -> Edit {
-        match fix::after_item(self.text, at, "//") {
+        match shared::after_item(self.text, at, "//") {
             (at, true) => Edit::insert(at, format!("\n{indent}{line}")),
             (at, false) => Edit::insert(at, format!(" {line}")),
         }
@@ -83,9 +84,9 @@ impl<'t> DslEditor<'t> {
     /// about it, followed by a blank line; inline when it shares its line.
     fn before(&self, item: &Pair<Rule>, lines: &str) -> Edit {
         let at = start(item);
-        if fix::starts_line(self.text, at) {
+        if shared::starts_line(self.text, at) {
             Edit::insert(
-                fix::above_comments(self.text, at, "//"),
+                shared::above_comments(self.text, at, "//"),
                 format!("{lines}\n\n"),
             )
         } else {
@@ -100,7 +101,7 @@ impl<'t> DslEditor<'t> {
         let items = self.top_items();
         let kind = |p: &Pair<Rule>| p.as_rule();
         if let Some(last) = items.iter().rev().find(|p| kind(p) == after) {
-            let indent = fix::indentation(self.text, start(last));
+            let indent = shared::indentation(self.text, start(last));
             return self.after(end(last), indent, line);
         }
         if let Some(first) = items.iter().find(|p| before.contains(&kind(p))) {
@@ -124,7 +125,7 @@ impl<'t> DslEditor<'t> {
     }
 }
 
-impl fix::Editor for DslEditor<'_> {
+impl shared::Editor for DslEditor<'_> {
     fn replace_duration(&self, span: Span, duration: &str) -> Option<Edit> {
         Some(Edit::new(span, duration))
     }
@@ -141,7 +142,7 @@ impl fix::Editor for DslEditor<'_> {
             p.as_rule() == Rule::allow_decl
                 && child(p, Rule::lint_name).is_some_and(|n| start(&n) == lint.start as usize)
         })?;
-        let span = fix::removal(self.text, start(&decl), end(&decl), "//");
+        let span = shared::removal(self.text, start(&decl), end(&decl), "//");
         Some(vec![Edit::delete(span)])
     }
 
@@ -183,7 +184,7 @@ impl fix::Editor for DslEditor<'_> {
             .collect();
         let edit = match fields.last() {
             Some(last) => {
-                let indent = fix::indentation(self.text, start(last));
+                let indent = shared::indentation(self.text, start(last));
                 self.after(end(last), indent, &field)
             }
             None => Edit::insert(end(&child(context, Rule::open)?), format!(" {field} ")),
@@ -256,7 +257,7 @@ impl fix::Editor for DslEditor<'_> {
                 .position(|f| f.as_ref().is_some_and(is_field))?;
             fields[i..].iter().map_while(Option::as_ref).last()?.clone()
         };
-        let indent = fix::indentation(self.text, start(&last));
+        let indent = shared::indentation(self.text, start(&last));
         let line = format!("{} = {expr}", name(new));
         Some(vec![self.after(end(&last), indent, &line)])
     }
@@ -282,7 +283,7 @@ impl fix::Editor for DslEditor<'_> {
             matches!(p.as_rule(), Rule::state_decl | Rule::history_decl)
                 && child(p, Rule::name).is_some_and(|n| start(&n) == key.start as usize)
         })?;
-        let indent = fix::indentation(self.text, start(&decl));
+        let indent = shared::indentation(self.text, start(&decl));
         let Some(body) = child(&decl, Rule::state_body) else {
             return Some(vec![Edit::insert(end(&decl), format!(" {{ {line} }}"))]);
         };
@@ -300,7 +301,7 @@ impl fix::Editor for DslEditor<'_> {
                 .is_some_and(|i| !matches!(i.as_rule(), Rule::state_decl | Rule::history_decl))
         });
         let inner = match items.first() {
-            Some(first) => fix::indentation(self.text, start(first)).to_string(),
+            Some(first) => shared::indentation(self.text, start(first)).to_string(),
             None => format!("{indent}  "),
         };
         Some(vec![match own.last() {
@@ -313,8 +314,8 @@ impl fix::Editor for DslEditor<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::fix::Editor;
     use crate::fix::tests::{edited, span_of};
+    use crate::syntax::edit::Editor;
 
     #[test]
     fn declares_events_after_the_others_or_before_the_states() {

@@ -833,7 +833,14 @@ fn pattern_text(pattern: &Pair<Rule>) -> String {
             } else {
                 ""
             };
-            format!("{}{suffix}", unquoted(&name))
+            // A name of other characters than a plain one's is quoted as
+            // a descriptor quotes it, so that its spaces do not split it.
+            let name = unquoted(&name);
+            if suffix != "*" && !crate::model::is_plain_event_name(&name) {
+                format!("`{name}`{suffix}")
+            } else {
+                format!("{name}{suffix}")
+            }
         }
     }
 }

@@ -975,6 +975,7 @@ mod printer {
             version: Some(2),
             description: Some("Abbreviated.".into()),
             semantics: crate::model::Semantics::Xstate,
+            fact_source: crate::model::FactSource::default(),
             context,
             sources: IndexMap::new(),
             dedup: Some(Dedup {
@@ -988,6 +989,7 @@ mod printer {
             events,
             effects,
             guards: Vec::new(),
+            opaque: Vec::new(),
             states: vec![root, r1, a, h, r2],
             transitions: vec![t0, t1, t2, t3],
             span: Span::default(),

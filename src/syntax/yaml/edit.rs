@@ -7,8 +7,9 @@
 //! every place it changes is one the loader read; what it writes is checked
 //! again by loading the fixed text (`fix::fix_file`).
 
-use crate::fix::{self, Edit};
+use crate::diagnostic::Edit;
 use crate::span::{SourceFile, Span};
+use crate::syntax::edit as shared;
 
 use super::format::scalar;
 use super::node::{Kind, Node};
@@ -129,7 +130,7 @@ impl<'t> YamlEditor<'t> {
 
     /// The column of an offset, in characters from the start of its line.
     fn column(&self, at: usize) -> usize {
-        self.text[fix::line_start(self.text, at)..at]
+        self.text[shared::line_start(self.text, at)..at]
             .chars()
             .count()
     }
@@ -322,14 +323,14 @@ impl<'t> YamlEditor<'t> {
                 let (first, _) = entries.first()?;
                 let indent = self.key_indent(first);
                 match before.map(|i| entries[i].0.span.start as usize) {
-                    Some(at) if fix::starts_line(text, at) => {
-                        let at = fix::above_comments(text, at, "#");
+                    Some(at) if shared::starts_line(text, at) => {
+                        let at = shared::above_comments(text, at, "#");
                         let lines = self.block_entry(key, &value, &indent);
                         Some(Edit::insert(at, format!("{lines}\n")))
                     }
                     _ => {
                         let end = self.entry_end(map, entries.len() - 1)?;
-                        let (at, own_line) = fix::after_item(text, end, "#");
+                        let (at, own_line) = shared::after_item(text, end, "#");
                         own_line.then(|| {
                             let lines = self.block_entry(key, &value, &indent);
                             Edit::insert(at, format!("\n{lines}"))
@@ -341,12 +342,15 @@ impl<'t> YamlEditor<'t> {
                 let end = self.end(key_node)?;
                 // A flow mapping would need the value after the colon, which
                 // never happens in the files these fixes meet.
-                if !fix::starts_line(text, key_node.span.start as usize) {
+                if !shared::starts_line(text, key_node.span.start as usize) {
                     return None;
                 }
                 let indent = format!("{}{}", self.key_indent(key_node), " ".repeat(self.unit));
                 let lines = self.block_entry(key, &value, &indent);
-                Some(Edit::insert(fix::line_end(text, end), format!("\n{lines}")))
+                Some(Edit::insert(
+                    shared::line_end(text, end),
+                    format!("\n{lines}"),
+                ))
             }
         }
     }
@@ -412,11 +416,13 @@ impl<'t> YamlEditor<'t> {
             };
             return Some(Edit::delete(span));
         }
-        if !fix::starts_line(self.text, key_start) {
+        if !shared::starts_line(self.text, key_start) {
             return None;
         }
         let end = self.entry_end(map, i)?;
-        Some(Edit::delete(fix::removal(self.text, key_start, end, "#")))
+        Some(Edit::delete(shared::removal(
+            self.text, key_start, end, "#",
+        )))
     }
 }
 
@@ -435,7 +441,7 @@ pub(crate) fn rename(text: &str, span: Span, name: &str) -> Edit {
     Edit::new(span, replacement)
 }
 
-impl fix::Editor for YamlEditor<'_> {
+impl shared::Editor for YamlEditor<'_> {
     fn replace_duration(&self, span: Span, duration: &str) -> Option<Edit> {
         Some(rename(self.text, span, duration))
     }
@@ -564,8 +570,8 @@ fn top_level_keys() -> Vec<&'static str> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::fix::Editor;
     use crate::fix::tests::{edited, span_of};
+    use crate::syntax::edit::Editor;
 
     #[test]
     fn declares_events_in_the_block_style_of_the_file() {

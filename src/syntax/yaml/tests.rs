@@ -896,6 +896,7 @@ mod printing {
             version: Some(2),
             description: Some("Demo: every construct".into()),
             semantics: crate::model::Semantics::Xstate,
+            fact_source: crate::model::FactSource::default(),
             context,
             sources,
             dedup: Some(Dedup {
@@ -909,6 +910,7 @@ mod printing {
             events,
             effects,
             guards: Vec::new(),
+            opaque: Vec::new(),
             states,
             transitions,
             span,

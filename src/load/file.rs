@@ -55,14 +55,14 @@ pub fn read(path: &Path) -> std::io::Result<Result<SourceFile, (SourceFile, Diag
 /// ```
 /// let path = std::env::temp_dir().join(format!("door-{}.yaml", std::process::id()));
 /// std::fs::write(&path, "machine: door\ninitial: closed\nstates:\n  closed: { on: { OPEN: opend } }\n  opened: {}\n")?;
-/// let error = idemchart::syntax::load_path(&path).unwrap_err();
+/// let error = idemchart::load::load_path(&path).unwrap_err();
 /// // Every problem, each with the file's name, its line and its column.
 /// assert!(error.to_string().ends_with(
 ///     ":4:25: error[S001] unknown-target: unknown target `opend` (help: did you mean `opened`?)"
 /// ));
 ///
 /// std::fs::write(&path, "machine: door\ninitial: closed\nstates:\n  closed: { on: { OPEN: opened } }\n  opened: {}\n")?;
-/// let machine = idemchart::syntax::load_path(&path)?;
+/// let machine = idemchart::load::load_path(&path)?;
 /// assert_eq!(machine.name, "door");
 /// # std::fs::remove_file(&path)?;
 /// # Ok::<(), Box<dyn std::error::Error>>(())
@@ -87,56 +87,6 @@ pub fn load_file(path: &Path) -> std::io::Result<(SourceFile, Result<Machine, Ve
             (file, loaded)
         }
         Err((file, not_utf8)) => (file, Err(vec![not_utf8])),
-    })
-}
-
-/// Reads and loads every machine of a file: a YAML, DSL or SCXML file
-/// holds one (an SCXML document read as written, with notes), an XState source (`.ts`, `.js`, `.json`, ...) any number, read with the
-/// XState settings of `idemchart.toml`. Only a file that cannot be read at
-/// all is an I/O error.
-pub fn load_machines(
-    path: &Path,
-    settings: &crate::import::xstate::Settings,
-) -> std::io::Result<crate::import::xstate::Loaded> {
-    use crate::import::xstate::{self, Loaded, LoadedMachine, SourceKind, Sources};
-    let file = match read(path)? {
-        Ok(file) => file,
-        Err((file, not_utf8)) => {
-            return Ok(Loaded {
-                sources: Sources::new(file),
-                machines: Vec::new(),
-                errors: vec![not_utf8],
-                is_machine_file: true,
-            });
-        }
-    };
-    if SourceKind::of_path(path).is_some() {
-        return Ok(xstate::load(file, settings));
-    }
-    // An SCXML document is read as written, its opaque parts noted.
-    let (machine, notes) = if crate::import::is_scxml(path) {
-        crate::import::load_scxml_as_written(&file.text)
-    } else {
-        (super::load(&file), Vec::new())
-    };
-    let name = match &machine {
-        Ok(m) => m.name.clone(),
-        Err(_) => path
-            .file_stem()
-            .map(|s| s.to_string_lossy().into_owned())
-            .unwrap_or_default(),
-    };
-    Ok(Loaded {
-        sources: Sources::new(file),
-        machines: vec![LoadedMachine {
-            name,
-            version: None,
-            machine,
-            notes,
-            anchors: None,
-        }],
-        errors: Vec::new(),
-        is_machine_file: true,
     })
 }
 

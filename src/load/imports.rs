@@ -1,0 +1,617 @@
+//! Whether a script is an XState source: it imports `xstate` (or
+//! `@xstate/*`), or a module of the repository that re-exports them. Other
+//! libraries export functions called `createMachine` too (Zag's
+//! `@zag-js/core`, for one); a file that imports nothing from XState is not
+//! read, whatever it calls.
+//!
+//! The module specifiers are read by a scan of the text (comments, strings,
+//! template literals and regular expressions skipped), not by a parse: it
+//! runs on every script of a repository, most of which hold no machine.
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+
+/// How many re-exports deep a module is followed toward `xstate`.
+const MAX_REEXPORT_DEPTH: usize = 16;
+
+/// The extensions a module specifier may leave out, in the order a
+/// TypeScript project resolves them.
+const SCRIPT_EXTENSIONS: [&str; 8] = ["ts", "tsx", "mts", "cts", "js", "jsx", "mjs", "cjs"];
+
+/// The module references of a script.
+#[derive(Debug, Default, PartialEq, Eq)]
+pub(crate) struct ModuleRefs {
+    /// Each specifier (`import … from 'S'`, `import 'S'`, `import('S')`,
+    /// `require('S')`, `export … from 'S'`), with whether an `export`
+    /// statement names it (a re-export).
+    pub specifiers: Vec<(String, bool)>,
+    /// Whether the script has an `export { … }` list without `from`, which
+    /// may re-export what it imported.
+    pub export_list: bool,
+}
+
+/// Whether a specifier names XState itself.
+fn is_xstate(specifier: &str) -> bool {
+    specifier == "xstate" || specifier.starts_with("xstate/") || specifier.starts_with("@xstate/")
+}
+
+/// The tokens the scan tells apart.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Token<'a> {
+    Word(&'a str),
+    Punct(char),
+    Str,
+}
+
+/// Reads the module references of a script's text.
+pub(crate) fn module_refs(text: &str) -> ModuleRefs {
+    let bytes = text.as_bytes();
+    let mut refs = ModuleRefs::default();
+    // The last two tokens, newest first.
+    let mut last: [Option<Token>; 2] = [None, None];
+    let mut in_export = false;
+    // The brace depth at which an `export {` list opened, and whether one
+    // just closed (its `from`, if any, comes next).
+    let mut depth = 0usize;
+    let mut export_list_at: Option<usize> = None;
+    let mut list_closed = false;
+    let mut i = 0;
+    fn push<'a>(last: &mut [Option<Token<'a>>; 2], token: Token<'a>) {
+        last[1] = last[0];
+        last[0] = Some(token);
+    }
+    while i < bytes.len() {
+        let b = bytes[i];
+        match b {
+            b'/' if bytes.get(i + 1) == Some(&b'/') => {
+                i = text[i..].find('\n').map_or(bytes.len(), |n| i + n);
+                continue;
+            }
+            b'/' if bytes.get(i + 1) == Some(&b'*') => {
+                i = text[i + 2..]
+                    .find("*/")
+                    .map_or(bytes.len(), |n| i + 2 + n + 2);
+                continue;
+            }
+            b'/' if starts_regex(last[0]) => {
+                i = skip_regex(bytes, i + 1);
+                push(&mut last, Token::Str);
+                continue;
+            }
+            b'\'' | b'"' => {
+                let end = skip_string(bytes, i + 1, b);
+                let value = &text[i + 1..end.saturating_sub(1).max(i + 1)];
+                let specifier = match (last[0], last[1]) {
+                    (Some(Token::Word("from")), _) => Some(in_export),
+                    (Some(Token::Word("import")), _) => Some(false),
+                    (Some(Token::Punct('(')), Some(Token::Word("import" | "require"))) => {
+                        Some(false)
+                    }
+                    _ => None,
+                };
+                if let Some(reexport) = specifier {
+                    refs.specifiers.push((value.to_string(), reexport));
+                }
+                i = end;
+                push(&mut last, Token::Str);
+                continue;
+            }
+            b'`' => {
+                i = skip_template(bytes, i + 1);
+                push(&mut last, Token::Str);
+                continue;
+            }
+            _ if b.is_ascii_alphabetic() || b == b'_' || b == b'$' => {
+                let start = i;
+                while i < bytes.len()
+                    && (bytes[i].is_ascii_alphanumeric() || bytes[i] == b'_' || bytes[i] == b'$')
+                {
+                    i += 1;
+                }
+                let word = &text[start..i];
+                if list_closed {
+                    list_closed = false;
+                    if word != "from" {
+                        refs.export_list = true;
+                    }
+                }
+                // A member named like a keyword (`x.from`, `obj.import`) is none.
+                if last[0] != Some(Token::Punct('.')) {
+                    match word {
+                        "export" => in_export = true,
+                        "import" => in_export = false,
+                        _ => {}
+                    }
+                }
+                push(&mut last, Token::Word(word));
+                continue;
+            }
+            _ if b.is_ascii_whitespace() => {
+                i += 1;
+                continue;
+            }
+            _ => {}
+        }
+        if list_closed && b != b'}' {
+            list_closed = false;
+            refs.export_list = true;
+        }
+        match b {
+            b'{' => {
+                if last[0] == Some(Token::Word("export")) {
+                    export_list_at = Some(depth);
+                }
+                depth += 1;
+            }
+            b'}' => {
+                depth = depth.saturating_sub(1);
+                if export_list_at == Some(depth) {
+                    export_list_at = None;
+                    list_closed = true;
+                }
+            }
+            b';' => in_export = false,
+            _ => {}
+        }
+        // Multi-byte characters are skipped whole.
+        let width = text[i..].chars().next().map_or(1, char::len_utf8);
+        if b.is_ascii() {
+            push(&mut last, Token::Punct(b as char));
+        }
+        i += width;
+    }
+    if list_closed {
+        refs.export_list = true;
+    }
+    refs
+}
+
+/// Whether a `/` after `previous` starts a regular expression (else it
+/// divides): after an operator, an opening bracket, a comma or a keyword.
+fn starts_regex(previous: Option<Token>) -> bool {
+    match previous {
+        None => true,
+        Some(Token::Str) => false,
+        Some(Token::Punct(c)) => !matches!(c, ')' | ']' | '}'),
+        Some(Token::Word(w)) => matches!(
+            w,
+            "return"
+                | "typeof"
+                | "case"
+                | "do"
+                | "else"
+                | "in"
+                | "of"
+                | "new"
+                | "delete"
+                | "void"
+                | "throw"
+                | "yield"
+                | "await"
+        ),
+    }
+}
+
+/// The offset after the quote that closes a string opened before `i`.
+fn skip_string(bytes: &[u8], mut i: usize, quote: u8) -> usize {
+    while i < bytes.len() {
+        match bytes[i] {
+            b'\\' => i += 2,
+            b'\n' => return i,
+            b if b == quote => return i + 1,
+            _ => i += 1,
+        }
+    }
+    bytes.len()
+}
+
+/// The offset after the `/` (and flags) that closes a regular expression.
+fn skip_regex(bytes: &[u8], mut i: usize) -> usize {
+    let mut class = false;
+    while i < bytes.len() {
+        match bytes[i] {
+            b'\\' => i += 1,
+            b'[' => class = true,
+            b']' => class = false,
+            b'/' if !class => {
+                i += 1;
+                while i < bytes.len() && bytes[i].is_ascii_alphabetic() {
+                    i += 1;
+                }
+                return i;
+            }
+            b'\n' => return i,
+            _ => {}
+        }
+        i += 1;
+    }
+    bytes.len()
+}
+
+/// The offset after the backtick that closes a template literal opened
+/// before `i`, past its `${…}` substitutions (and the templates in them).
+fn skip_template(bytes: &[u8], mut i: usize) -> usize {
+    while i < bytes.len() {
+        match bytes[i] {
+            b'\\' => i += 2,
+            b'`' => return i + 1,
+            b'$' if bytes.get(i + 1) == Some(&b'{') => {
+                i += 2;
+                let mut depth = 1;
+                while i < bytes.len() && depth > 0 {
+                    match bytes[i] {
+                        b'{' => depth += 1,
+                        b'}' => depth -= 1,
+                        b'`' => {
+                            i = skip_template(bytes, i + 1);
+                            continue;
+                        }
+                        b'\'' | b'"' => {
+                            i = skip_string(bytes, i + 1, bytes[i]);
+                            continue;
+                        }
+                        _ => {}
+                    }
+                    i += 1;
+                }
+            }
+            _ => i += 1,
+        }
+    }
+    bytes.len()
+}
+
+/// Decides which scripts are XState sources, following relative imports
+/// and the packages of a workspace (a `pnpm-workspace.yaml`, or a
+/// `package.json` with `workspaces`) to the modules that re-export XState.
+/// What it learns of a module is kept for the other scripts of the run.
+#[derive(Debug, Default)]
+pub struct Resolver {
+    /// Whether a module re-exports XState, by path (`false` while it is
+    /// being decided, so that an import cycle ends).
+    provides: HashMap<PathBuf, bool>,
+    /// The root of the workspace a directory is in, by directory.
+    roots: HashMap<PathBuf, Option<PathBuf>>,
+    /// The packages of a workspace, by its root.
+    workspaces: HashMap<PathBuf, std::rc::Rc<Workspace>>,
+}
+
+/// The packages of one workspace: each package's name and directory.
+#[derive(Debug, Default)]
+struct Workspace {
+    packages: HashMap<String, PathBuf>,
+}
+
+impl Resolver {
+    /// Whether the script at `path`, with text `text`, imports XState,
+    /// directly or through a module of the repository that re-exports it.
+    pub fn imports_xstate(&mut self, path: &Path, text: &str) -> bool {
+        let refs = module_refs(text);
+        refs.specifiers.iter().any(|(specifier, _)| {
+            is_xstate(specifier)
+                || self
+                    .resolve(path, specifier)
+                    .is_some_and(|module| self.provides_xstate(&module, 0))
+        })
+    }
+
+    /// Whether the module at `path` re-exports XState: an `export … from`
+    /// of XState or of a module that does, or an `export { … }` list in a
+    /// module that imports one of them.
+    fn provides_xstate(&mut self, path: &Path, depth: usize) -> bool {
+        if let Some(&known) = self.provides.get(path) {
+            return known;
+        }
+        if depth > MAX_REEXPORT_DEPTH {
+            return false;
+        }
+        self.provides.insert(path.to_path_buf(), false);
+        let Ok(text) = std::fs::read_to_string(path) else {
+            return false;
+        };
+        let refs = module_refs(&text);
+        let provides = refs.specifiers.iter().any(|(specifier, reexport)| {
+            (*reexport || refs.export_list)
+                && (is_xstate(specifier)
+                    || self
+                        .resolve(path, specifier)
+                        .is_some_and(|module| self.provides_xstate(&module, depth + 1)))
+        });
+        self.provides.insert(path.to_path_buf(), provides);
+        provides
+    }
+
+    /// The file a specifier in the script at `from` names: a relative path,
+    /// or a package of the workspace (its entry, or a path inside it).
+    /// Installed packages are not followed.
+    fn resolve(&mut self, from: &Path, specifier: &str) -> Option<PathBuf> {
+        let dir = from.parent().unwrap_or(Path::new("."));
+        if specifier.starts_with("./") || specifier.starts_with("../") {
+            return module_file(&dir.join(specifier));
+        }
+        if is_xstate(specifier) || specifier.starts_with('/') {
+            return None;
+        }
+        let workspace = self.workspace(dir);
+        let (name, rest) = package_name(specifier)?;
+        let package = workspace.packages.get(name)?;
+        match rest {
+            Some(rest) => module_file(&package.join(rest))
+                .or_else(|| module_file(&package.join("src").join(rest))),
+            None => package_entry(package),
+        }
+    }
+
+    /// The workspace `dir` is in (an empty one outside any workspace).
+    fn workspace(&mut self, dir: &Path) -> std::rc::Rc<Workspace> {
+        let root = self
+            .roots
+            .entry(dir.to_path_buf())
+            .or_insert_with(|| {
+                // A relative directory is made absolute, so that a run
+                // inside a package still finds the workspace above it.
+                std::path::absolute(dir)
+                    .ok()?
+                    .ancestors()
+                    .find(|d| is_workspace_root(d))
+                    .map(Path::to_path_buf)
+            })
+            .clone();
+        let Some(root) = root else {
+            return Default::default();
+        };
+        self.workspaces
+            .entry(root.clone())
+            .or_insert_with(|| std::rc::Rc::new(Workspace::read(&root)))
+            .clone()
+    }
+}
+
+/// Whether `dir` is the root of a workspace of packages.
+fn is_workspace_root(dir: &Path) -> bool {
+    dir.join("pnpm-workspace.yaml").is_file()
+        || std::fs::read_to_string(dir.join("package.json"))
+            .ok()
+            .and_then(|text| serde_json::from_str::<serde_json::Value>(&text).ok())
+            .is_some_and(|json| json.get("workspaces").is_some())
+}
+
+/// How deep under a workspace's root its packages are looked for.
+const MAX_PACKAGE_DEPTH: usize = 4;
+
+impl Workspace {
+    /// The named packages under `root`, past what `.gitignore` and
+    /// `node_modules/` hold.
+    fn read(root: &Path) -> Workspace {
+        let mut packages = HashMap::new();
+        let walk = super::discover::walker(root)
+            .max_depth(Some(MAX_PACKAGE_DEPTH))
+            .build();
+        for entry in walk.flatten() {
+            if entry.file_name() != "package.json" {
+                continue;
+            }
+            let name = std::fs::read_to_string(entry.path())
+                .ok()
+                .and_then(|text| serde_json::from_str::<serde_json::Value>(&text).ok())
+                .and_then(|json| json.get("name")?.as_str().map(str::to_string));
+            if let (Some(name), Some(dir)) = (name, entry.path().parent()) {
+                packages.entry(name).or_insert_with(|| dir.to_path_buf());
+            }
+        }
+        Workspace { packages }
+    }
+}
+
+/// A bare specifier's package name (`@scope/name` or `name`) and the path
+/// inside the package, if any.
+fn package_name(specifier: &str) -> Option<(&str, Option<&str>)> {
+    let mut parts = specifier.splitn(3, '/');
+    let first = parts.next()?;
+    let (name_end, rest) = if first.starts_with('@') {
+        let second = parts.next()?;
+        (first.len() + 1 + second.len(), parts.next())
+    } else {
+        (first.len(), specifier.get(first.len() + 1..))
+    };
+    Some((&specifier[..name_end], rest.filter(|r| !r.is_empty())))
+}
+
+/// The module a package's `package.json` names as its entry (`exports`,
+/// `module`, `main`, `types`), else its `src/index` or `index`.
+fn package_entry(package: &Path) -> Option<PathBuf> {
+    let json = std::fs::read_to_string(package.join("package.json"))
+        .ok()
+        .and_then(|text| serde_json::from_str::<serde_json::Value>(&text).ok())
+        .unwrap_or_default();
+    let exports = json.get("exports").and_then(|e| match e.get(".") {
+        Some(dot) => first_string(dot),
+        None => first_string(e),
+    });
+    let named = exports
+        .into_iter()
+        .chain(
+            ["module", "main", "types"]
+                .into_iter()
+                .filter_map(|key| json.get(key)?.as_str().map(str::to_string)),
+        )
+        .chain(["src/index".to_string(), "index".to_string()]);
+    named
+        .into_iter()
+        .find_map(|entry| module_file(&package.join(entry)))
+}
+
+/// The first string of an `exports` entry: the string itself, or the first
+/// of its conditions (`import`, `default`, …).
+fn first_string(value: &serde_json::Value) -> Option<String> {
+    match value {
+        serde_json::Value::String(s) => Some(s.clone()),
+        serde_json::Value::Object(conditions) => conditions.values().find_map(first_string),
+        _ => None,
+    }
+}
+
+/// The script file a module path names: itself, with a TypeScript source
+/// for a `.js` name, with an extension added, or its directory's `index`.
+fn module_file(path: &Path) -> Option<PathBuf> {
+    let is_script = |p: &Path| {
+        p.is_file()
+            && p.extension()
+                .and_then(|e| e.to_str())
+                .is_some_and(|e| SCRIPT_EXTENSIONS.contains(&e))
+    };
+    if is_script(path) {
+        return Some(path.to_path_buf());
+    }
+    // `import './x.js'` in TypeScript names `./x.ts`.
+    let stem = match path.extension().and_then(|e| e.to_str()) {
+        Some(e) if SCRIPT_EXTENSIONS.contains(&e) => path.with_extension(""),
+        _ => path.to_path_buf(),
+    };
+    let with = |base: &Path, ext: &str| {
+        let mut name = base.as_os_str().to_owned();
+        name.push(".");
+        name.push(ext);
+        PathBuf::from(name)
+    };
+    SCRIPT_EXTENSIONS
+        .iter()
+        .map(|ext| with(&stem, ext))
+        .chain(
+            SCRIPT_EXTENSIONS
+                .iter()
+                .map(|ext| with(&path.join("index"), ext)),
+        )
+        .find(|candidate| is_script(candidate))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn specifiers(text: &str) -> Vec<(String, bool)> {
+        module_refs(text).specifiers
+    }
+
+    #[test]
+    fn every_form_of_import_is_read() {
+        let text = r#"
+import { createMachine } from "xstate";
+import type { ActorRefFrom } from '@xstate/react';
+import './polyfill';
+const lazy = () => import("./lazy");
+const { assign } = require('xstate');
+export * from "./machines";
+export { checkout as default } from './checkout';
+"#;
+        assert_eq!(
+            specifiers(text),
+            [
+                ("xstate".to_string(), false),
+                ("@xstate/react".to_string(), false),
+                ("./polyfill".to_string(), false),
+                ("./lazy".to_string(), false),
+                ("xstate".to_string(), false),
+                ("./machines".to_string(), true),
+                ("./checkout".to_string(), true),
+            ]
+        );
+        assert!(!module_refs(text).export_list);
+    }
+
+    #[test]
+    fn comments_strings_templates_and_regexes_are_not_imports() {
+        let text = r#"
+// import { createMachine } from 'xstate';
+/* import { createMachine } from "xstate"; */
+const a = "import { createMachine } from 'xstate'";
+const b = `from 'xstate' ${x ? `import 'xstate'` : ''}`;
+const c = /from 'xstate'/g;
+const d = total / 2; const e = from('xstate');
+const f = x.from('xstate');
+import { createMachine } from '@zag-js/core';
+"#;
+        assert_eq!(specifiers(text), [("@zag-js/core".to_string(), false)]);
+    }
+
+    #[test]
+    fn an_export_list_may_re_export_what_was_imported() {
+        let refs =
+            module_refs("import { createMachine } from 'xstate';\nexport { createMachine };\n");
+        assert!(refs.export_list);
+        assert_eq!(refs.specifiers, [("xstate".to_string(), false)]);
+        let from = module_refs("export { createMachine } from 'xstate'\nexport const x = 1;\n");
+        assert!(!from.export_list);
+        assert_eq!(from.specifiers, [("xstate".to_string(), true)]);
+    }
+
+    #[test]
+    fn package_names_split_from_their_paths() {
+        assert_eq!(
+            package_name("@payments/flow"),
+            Some(("@payments/flow", None))
+        );
+        assert_eq!(
+            package_name("@payments/flow/states"),
+            Some(("@payments/flow", Some("states")))
+        );
+        assert_eq!(package_name("lodash/fp"), Some(("lodash", Some("fp"))));
+        assert_eq!(package_name("react"), Some(("react", None)));
+    }
+
+    #[test]
+    fn re_exports_are_followed_through_relative_modules_and_workspace_packages() {
+        let root = std::env::temp_dir().join(format!("idemchart-imports-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&root);
+        let files = [
+            (
+                "package.json",
+                r#"{ "name": "shop", "workspaces": ["packages/*", "apps/*"] }"#,
+            ),
+            (
+                "packages/flow/package.json",
+                r#"{ "name": "@shop/flow", "main": "dist/index.js" }"#,
+            ),
+            ("packages/flow/src/index.ts", "export * from './xstate';\n"),
+            (
+                "packages/flow/src/xstate.ts",
+                "export { createMachine, assign } from 'xstate';\n",
+            ),
+            ("packages/ui/package.json", r#"{ "name": "@shop/ui" }"#),
+            (
+                "packages/ui/index.ts",
+                "export const createMachine = (c: unknown) => c;\n",
+            ),
+            (
+                "apps/web/a.ts",
+                "import { createMachine } from '@shop/flow';\n",
+            ),
+            (
+                "apps/web/b.ts",
+                "import { createMachine } from '@shop/ui';\n",
+            ),
+            (
+                "apps/web/c.ts",
+                "import { createMachine } from '../../packages/flow/src/index.js';\n",
+            ),
+            ("apps/web/d.ts", "import { createMachine } from './d';\n"),
+        ];
+        for (path, text) in files {
+            let path = root.join(path);
+            std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+            std::fs::write(&path, text).unwrap();
+        }
+        let mut resolver = Resolver::default();
+        let mut reads = |name: &str| {
+            let path = root.join(name);
+            let text = std::fs::read_to_string(&path).unwrap();
+            resolver.imports_xstate(&path, &text)
+        };
+        assert!(reads("apps/web/a.ts"));
+        assert!(!reads("apps/web/b.ts"));
+        assert!(reads("apps/web/c.ts"));
+        // A module that imports itself ends.
+        assert!(!reads("apps/web/d.ts"));
+        std::fs::remove_dir_all(&root).unwrap();
+    }
+}

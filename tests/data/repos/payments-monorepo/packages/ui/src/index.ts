@@ -1,0 +1,2 @@
+export { createDropdownMachine } from './dropdown/dropdown.machine';
+export { createDialogMachine } from './dialog/dialog.machine';
