@@ -77,6 +77,7 @@ pub mod span;
 mod stack;
 pub mod store;
 pub mod syntax;
+mod walk;
 
 pub use diagnostic::{Diagnostic, Severity};
 pub use model::Machine;

@@ -26,26 +26,6 @@ pub struct WalkError {
     pub message: String,
 }
 
-/// The walker of a directory, with the rules of every walk of a run. The
-/// `.gitignore` files apply outside a Git checkout too (a tarball of the
-/// repository, a copy), and the user's global excludes do not, so that a
-/// run gives the same files on every machine.
-pub(crate) fn walker(root: &Path) -> ignore::WalkBuilder {
-    let mut builder = ignore::WalkBuilder::new(root);
-    builder
-        .hidden(true)
-        .ignore(true)
-        .git_ignore(true)
-        .git_exclude(true)
-        .git_global(false)
-        .require_git(false)
-        .parents(true)
-        .follow_links(false)
-        // Installed packages hold no machine of the project, ignored or not.
-        .filter_entry(|entry| entry.file_name() != "node_modules");
-    builder
-}
-
 /// The files named by `paths`: a file as given (named), a directory walked
 /// for the files of a kind the loader reads (`FileKind::of_path`), in sorted
 /// order, those that `searches` keeps (the `include` and `exclude` globs of
@@ -68,7 +48,7 @@ pub fn discover(
             continue;
         }
         let mut found = Vec::new();
-        for entry in walker(path).build() {
+        for entry in crate::walk::walker(path).build() {
             let entry = entry.map_err(|e| WalkError {
                 path: path.clone(),
                 message: e.to_string(),

@@ -11,12 +11,10 @@
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
+use crate::import::xstate::modules::Modules;
+
 /// How many re-exports deep a module is followed toward `xstate`.
 const MAX_REEXPORT_DEPTH: usize = 16;
-
-/// The extensions a module specifier may leave out, in the order a
-/// TypeScript project resolves them.
-const SCRIPT_EXTENSIONS: [&str; 8] = ["ts", "tsx", "mts", "cts", "js", "jsx", "mjs", "cjs"];
 
 /// The module references of a script.
 #[derive(Debug, Default, PartialEq, Eq)]
@@ -261,25 +259,16 @@ fn skip_template(bytes: &[u8], mut i: usize) -> usize {
     bytes.len()
 }
 
-/// Decides which scripts are XState sources, following relative imports
-/// and the packages of a workspace (a `pnpm-workspace.yaml`, or a
-/// `package.json` with `workspaces`) to the modules that re-export XState.
-/// What it learns of a module is kept for the other scripts of the run.
+/// Decides which scripts are XState sources, following their imports
+/// (relative, tsconfig-mapped, packages of the workspace:
+/// `import::xstate::modules`) to the modules that re-export XState. What
+/// it learns of a module is kept for the other scripts of the run.
 #[derive(Debug, Default)]
 pub struct Resolver {
     /// Whether a module re-exports XState, by path (`false` while it is
     /// being decided, so that an import cycle ends).
     provides: HashMap<PathBuf, bool>,
-    /// The root of the workspace a directory is in, by directory.
-    roots: HashMap<PathBuf, Option<PathBuf>>,
-    /// The packages of a workspace, by its root.
-    workspaces: HashMap<PathBuf, std::rc::Rc<Workspace>>,
-}
-
-/// The packages of one workspace: each package's name and directory.
-#[derive(Debug, Default)]
-struct Workspace {
-    packages: HashMap<String, PathBuf>,
+    modules: Modules,
 }
 
 impl Resolver {
@@ -321,168 +310,15 @@ impl Resolver {
         provides
     }
 
-    /// The file a specifier in the script at `from` names: a relative path,
-    /// or a package of the workspace (its entry, or a path inside it).
-    /// Installed packages are not followed.
+    /// The file a specifier in the script at `from` names; XState itself
+    /// names none (it is what is looked for).
     fn resolve(&mut self, from: &Path, specifier: &str) -> Option<PathBuf> {
-        let dir = from.parent().unwrap_or(Path::new("."));
-        if specifier.starts_with("./") || specifier.starts_with("../") {
-            return module_file(&dir.join(specifier));
-        }
-        if is_xstate(specifier) || specifier.starts_with('/') {
+        if is_xstate(specifier) {
             return None;
         }
-        let workspace = self.workspace(dir);
-        let (name, rest) = package_name(specifier)?;
-        let package = workspace.packages.get(name)?;
-        match rest {
-            Some(rest) => module_file(&package.join(rest))
-                .or_else(|| module_file(&package.join("src").join(rest))),
-            None => package_entry(package),
-        }
+        let dir = from.parent().unwrap_or(Path::new("."));
+        self.modules.resolve(dir, specifier)
     }
-
-    /// The workspace `dir` is in (an empty one outside any workspace).
-    fn workspace(&mut self, dir: &Path) -> std::rc::Rc<Workspace> {
-        let root = self
-            .roots
-            .entry(dir.to_path_buf())
-            .or_insert_with(|| {
-                // A relative directory is made absolute, so that a run
-                // inside a package still finds the workspace above it.
-                std::path::absolute(dir)
-                    .ok()?
-                    .ancestors()
-                    .find(|d| is_workspace_root(d))
-                    .map(Path::to_path_buf)
-            })
-            .clone();
-        let Some(root) = root else {
-            return Default::default();
-        };
-        self.workspaces
-            .entry(root.clone())
-            .or_insert_with(|| std::rc::Rc::new(Workspace::read(&root)))
-            .clone()
-    }
-}
-
-/// Whether `dir` is the root of a workspace of packages.
-fn is_workspace_root(dir: &Path) -> bool {
-    dir.join("pnpm-workspace.yaml").is_file()
-        || std::fs::read_to_string(dir.join("package.json"))
-            .ok()
-            .and_then(|text| serde_json::from_str::<serde_json::Value>(&text).ok())
-            .is_some_and(|json| json.get("workspaces").is_some())
-}
-
-/// How deep under a workspace's root its packages are looked for.
-const MAX_PACKAGE_DEPTH: usize = 4;
-
-impl Workspace {
-    /// The named packages under `root`, past what `.gitignore` and
-    /// `node_modules/` hold.
-    fn read(root: &Path) -> Workspace {
-        let mut packages = HashMap::new();
-        let walk = super::discover::walker(root)
-            .max_depth(Some(MAX_PACKAGE_DEPTH))
-            .build();
-        for entry in walk.flatten() {
-            if entry.file_name() != "package.json" {
-                continue;
-            }
-            let name = std::fs::read_to_string(entry.path())
-                .ok()
-                .and_then(|text| serde_json::from_str::<serde_json::Value>(&text).ok())
-                .and_then(|json| json.get("name")?.as_str().map(str::to_string));
-            if let (Some(name), Some(dir)) = (name, entry.path().parent()) {
-                packages.entry(name).or_insert_with(|| dir.to_path_buf());
-            }
-        }
-        Workspace { packages }
-    }
-}
-
-/// A bare specifier's package name (`@scope/name` or `name`) and the path
-/// inside the package, if any.
-fn package_name(specifier: &str) -> Option<(&str, Option<&str>)> {
-    let mut parts = specifier.splitn(3, '/');
-    let first = parts.next()?;
-    let (name_end, rest) = if first.starts_with('@') {
-        let second = parts.next()?;
-        (first.len() + 1 + second.len(), parts.next())
-    } else {
-        (first.len(), specifier.get(first.len() + 1..))
-    };
-    Some((&specifier[..name_end], rest.filter(|r| !r.is_empty())))
-}
-
-/// The module a package's `package.json` names as its entry (`exports`,
-/// `module`, `main`, `types`), else its `src/index` or `index`.
-fn package_entry(package: &Path) -> Option<PathBuf> {
-    let json = std::fs::read_to_string(package.join("package.json"))
-        .ok()
-        .and_then(|text| serde_json::from_str::<serde_json::Value>(&text).ok())
-        .unwrap_or_default();
-    let exports = json.get("exports").and_then(|e| match e.get(".") {
-        Some(dot) => first_string(dot),
-        None => first_string(e),
-    });
-    let named = exports
-        .into_iter()
-        .chain(
-            ["module", "main", "types"]
-                .into_iter()
-                .filter_map(|key| json.get(key)?.as_str().map(str::to_string)),
-        )
-        .chain(["src/index".to_string(), "index".to_string()]);
-    named
-        .into_iter()
-        .find_map(|entry| module_file(&package.join(entry)))
-}
-
-/// The first string of an `exports` entry: the string itself, or the first
-/// of its conditions (`import`, `default`, …).
-fn first_string(value: &serde_json::Value) -> Option<String> {
-    match value {
-        serde_json::Value::String(s) => Some(s.clone()),
-        serde_json::Value::Object(conditions) => conditions.values().find_map(first_string),
-        _ => None,
-    }
-}
-
-/// The script file a module path names: itself, with a TypeScript source
-/// for a `.js` name, with an extension added, or its directory's `index`.
-fn module_file(path: &Path) -> Option<PathBuf> {
-    let is_script = |p: &Path| {
-        p.is_file()
-            && p.extension()
-                .and_then(|e| e.to_str())
-                .is_some_and(|e| SCRIPT_EXTENSIONS.contains(&e))
-    };
-    if is_script(path) {
-        return Some(path.to_path_buf());
-    }
-    // `import './x.js'` in TypeScript names `./x.ts`.
-    let stem = match path.extension().and_then(|e| e.to_str()) {
-        Some(e) if SCRIPT_EXTENSIONS.contains(&e) => path.with_extension(""),
-        _ => path.to_path_buf(),
-    };
-    let with = |base: &Path, ext: &str| {
-        let mut name = base.as_os_str().to_owned();
-        name.push(".");
-        name.push(ext);
-        PathBuf::from(name)
-    };
-    SCRIPT_EXTENSIONS
-        .iter()
-        .map(|ext| with(&stem, ext))
-        .chain(
-            SCRIPT_EXTENSIONS
-                .iter()
-                .map(|ext| with(&path.join("index"), ext)),
-        )
-        .find(|candidate| is_script(candidate))
 }
 
 #[cfg(test)]
@@ -546,21 +382,7 @@ import { createMachine } from '@zag-js/core';
     }
 
     #[test]
-    fn package_names_split_from_their_paths() {
-        assert_eq!(
-            package_name("@payments/flow"),
-            Some(("@payments/flow", None))
-        );
-        assert_eq!(
-            package_name("@payments/flow/states"),
-            Some(("@payments/flow", Some("states")))
-        );
-        assert_eq!(package_name("lodash/fp"), Some(("lodash", Some("fp"))));
-        assert_eq!(package_name("react"), Some(("react", None)));
-    }
-
-    #[test]
-    fn re_exports_are_followed_through_relative_modules_and_workspace_packages() {
+    fn re_exports_are_followed_through_relative_modules_aliases_and_workspace_packages() {
         let root = std::env::temp_dir().join(format!("idemchart-imports-{}", std::process::id()));
         let _ = std::fs::remove_dir_all(&root);
         let files = [
@@ -595,6 +417,14 @@ import { createMachine } from '@zag-js/core';
                 "import { createMachine } from '../../packages/flow/src/index.js';\n",
             ),
             ("apps/web/d.ts", "import { createMachine } from './d';\n"),
+            (
+                "apps/web/tsconfig.json",
+                r#"{ "compilerOptions": { "paths": { "@lib/*": ["../../packages/flow/src/*"] } } }"#,
+            ),
+            (
+                "apps/web/e.ts",
+                "import { createMachine } from '@lib/xstate';\n",
+            ),
         ];
         for (path, text) in files {
             let path = root.join(path);
@@ -612,6 +442,8 @@ import { createMachine } from '@zag-js/core';
         assert!(reads("apps/web/c.ts"));
         // A module that imports itself ends.
         assert!(!reads("apps/web/d.ts"));
+        // A tsconfig `paths` alias names a module of the repository too.
+        assert!(reads("apps/web/e.ts"));
         std::fs::remove_dir_all(&root).unwrap();
     }
 }

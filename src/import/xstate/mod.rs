@@ -7,8 +7,12 @@
 //! What is read and what becomes opaque is `docs/xstate.md`; in short:
 //!
 //! - `scope.rs`: the files: parsing with oxc, `const` bindings, spreads and
-//!   relative imports of sibling modules (followed one level), the
-//!   `// idemchart-allow` comments, and the search for machine calls.
+//!   imports (followed to any depth), the `// idemchart-allow` comments,
+//!   and the search for machine calls.
+//! - `modules.rs`: which file an import names (relative, tsconfig `paths`
+//!   and `baseUrl`, a package of the workspace), for the loader too.
+//! - `eval.rs`: the partial evaluator of the repository's own helper calls
+//!   and computed keys.
 //! - `config.rs`: a machine config (states, transitions, invocations,
 //!   context, the `meta.idemchart` facts) into a `MachineDoc`.
 //! - `translate.rs`: guards, actions and values written as functions, into
@@ -29,7 +33,7 @@ mod config;
 pub mod edit;
 mod eval;
 pub mod facts;
-mod modules;
+pub(crate) mod modules;
 mod scope;
 mod sources;
 mod translate;
@@ -90,12 +94,17 @@ pub enum SourceKind {
     Json,
 }
 
+/// The extensions of scripts, in the order in which TypeScript tries them
+/// for a module name written without one.
+pub(crate) const SCRIPT_EXTENSIONS: [&str; 8] =
+    ["ts", "tsx", "mts", "cts", "js", "jsx", "mjs", "cjs"];
+
 impl SourceKind {
     /// The kind a file's extension names, if any.
     pub fn of_path(path: &Path) -> Option<SourceKind> {
         match path.extension()?.to_str()? {
-            "ts" | "tsx" | "mts" | "cts" | "js" | "jsx" | "mjs" | "cjs" => Some(SourceKind::Script),
             "json" => Some(SourceKind::Json),
+            e if SCRIPT_EXTENSIONS.contains(&e) => Some(SourceKind::Script),
             _ => None,
         }
     }

@@ -1,24 +1,33 @@
-//! Which file an `import` names: a relative specifier, or one that the
+//! Which file an `import` names: a relative specifier, one that the
 //! nearest `tsconfig.json` maps through `compilerOptions.paths` or
-//! `baseUrl`, as TypeScript resolves them.
+//! `baseUrl`, as TypeScript resolves them, or a package of the workspace
+//! (a `pnpm-workspace.yaml`, or a `package.json` with `workspaces`). The
+//! one resolver of module names: the XState reader follows imports with
+//! it, and the loader asks it whether a script reaches XState.
 //!
-//! A package import that no tsconfig maps (`xstate`, `lodash`) names no
-//! file here: idemchart reads the repository, not `node_modules`.
+//! A package import that neither maps (`xstate`, `lodash`) names no file
+//! here: idemchart reads the repository, not `node_modules`.
 
 use std::collections::HashMap;
 use std::path::{Component, Path, PathBuf};
+use std::rc::Rc;
 
 use oxc_allocator::Allocator;
 use oxc_ast::ast::*;
 use oxc_span::SourceType;
 
+use super::SCRIPT_EXTENSIONS;
+
 /// How many `extends` a tsconfig chain may have: far beyond a real one,
 /// and an end to a cycle.
 const MAX_EXTENDS: usize = 16;
 
+/// How deep under a workspace's root its packages are looked for.
+const MAX_PACKAGE_DEPTH: usize = 4;
+
 /// What one `tsconfig.json` (with what it extends) says about module names.
 #[derive(Clone, Debug, Default)]
-pub(super) struct TsPaths {
+struct TsPaths {
     /// `baseUrl`, made absolute against the file that sets it.
     base_url: Option<PathBuf>,
     /// `paths`: pattern → substitutions, and the directory they are
@@ -27,17 +36,36 @@ pub(super) struct TsPaths {
     paths_base: PathBuf,
 }
 
-/// The tsconfig settings found for each directory, so that a directory
-/// search reads each tsconfig once per load.
-#[derive(Default)]
-pub(super) struct TsConfigs {
-    by_dir: HashMap<PathBuf, Option<TsPaths>>,
+/// The packages of one workspace: each package's name and directory.
+#[derive(Debug, Default)]
+struct Workspace {
+    packages: HashMap<String, PathBuf>,
 }
 
-impl TsConfigs {
+/// The resolver, with what it has read (tsconfig settings by directory,
+/// workspaces by root), so that a run reads each file of them once.
+#[derive(Debug, Default)]
+pub(crate) struct Modules {
+    tsconfigs: HashMap<PathBuf, Option<TsPaths>>,
+    /// The root of the workspace a directory is in, by directory.
+    roots: HashMap<PathBuf, Option<PathBuf>>,
+    /// The packages of a workspace, by its root.
+    workspaces: HashMap<PathBuf, Rc<Workspace>>,
+}
+
+impl Modules {
+    /// The file a module specifier names from a file in `dir`.
+    pub(crate) fn resolve(&mut self, dir: &Path, source: &str) -> Option<PathBuf> {
+        if source.starts_with('.') {
+            return module_path(&lexically_clean(&dir.join(source)));
+        }
+        self.through_tsconfig(dir, source)
+            .or_else(|| self.in_workspace(dir, source))
+    }
+
     /// The settings of the tsconfig.json nearest above `dir`.
     fn nearest(&mut self, dir: &Path) -> Option<TsPaths> {
-        if let Some(known) = self.by_dir.get(dir) {
+        if let Some(known) = self.tsconfigs.get(dir) {
             return known.clone();
         }
         let own = dir.join("tsconfig.json");
@@ -46,15 +74,12 @@ impl TsConfigs {
         } else {
             dir.parent().and_then(|parent| self.nearest(parent))
         };
-        self.by_dir.insert(dir.to_path_buf(), found.clone());
+        self.tsconfigs.insert(dir.to_path_buf(), found.clone());
         found
     }
 
-    /// The file a module specifier names from a file in `dir`.
-    pub fn resolve(&mut self, dir: &Path, source: &str) -> Option<PathBuf> {
-        if source.starts_with('.') {
-            return module_path(&lexically_clean(&dir.join(source)));
-        }
+    /// The file the nearest tsconfig's `paths` or `baseUrl` maps `source` to.
+    fn through_tsconfig(&mut self, dir: &Path, source: &str) -> Option<PathBuf> {
         let config = self.nearest(dir)?;
         // An exact pattern wins; among wildcard ones, the longest prefix.
         let mut best: Option<(usize, &str, &Vec<String>)> = None;
@@ -86,6 +111,133 @@ impl TsConfigs {
         }
         let base = config.base_url.as_ref()?;
         module_path(&lexically_clean(&base.join(source)))
+    }
+
+    /// The file a package of the workspace `dir` is in names: its entry, or
+    /// a path inside it. Installed packages are not followed.
+    fn in_workspace(&mut self, dir: &Path, source: &str) -> Option<PathBuf> {
+        if source.starts_with('/') {
+            return None;
+        }
+        let workspace = self.workspace(dir)?;
+        let (name, rest) = package_name(source)?;
+        let package = workspace.packages.get(name)?;
+        let found = match rest {
+            Some(rest) => module_path(&package.join(rest))
+                .or_else(|| module_path(&package.join("src").join(rest))),
+            None => package_entry(package),
+        }?;
+        // The root was found from the absolute directory; a run given
+        // relative paths names the module relative to where it runs too.
+        Some(match std::env::current_dir() {
+            Ok(here) if dir.is_relative() => found
+                .strip_prefix(&here)
+                .map(Path::to_path_buf)
+                .unwrap_or(found),
+            _ => found,
+        })
+    }
+
+    /// The workspace `dir` is in, if any.
+    fn workspace(&mut self, dir: &Path) -> Option<Rc<Workspace>> {
+        let root = self
+            .roots
+            .entry(dir.to_path_buf())
+            .or_insert_with(|| {
+                // A relative directory is made absolute, so that a run
+                // inside a package still finds the workspace above it.
+                std::path::absolute(dir)
+                    .ok()?
+                    .ancestors()
+                    .find(|d| is_workspace_root(d))
+                    .map(Path::to_path_buf)
+            })
+            .clone()?;
+        Some(
+            self.workspaces
+                .entry(root.clone())
+                .or_insert_with(|| Rc::new(Workspace::read(&root)))
+                .clone(),
+        )
+    }
+}
+
+/// Whether `dir` is the root of a workspace of packages.
+fn is_workspace_root(dir: &Path) -> bool {
+    dir.join("pnpm-workspace.yaml").is_file()
+        || std::fs::read_to_string(dir.join("package.json"))
+            .ok()
+            .and_then(|text| serde_json::from_str::<serde_json::Value>(&text).ok())
+            .is_some_and(|json| json.get("workspaces").is_some())
+}
+
+impl Workspace {
+    /// The named packages under `root`, past what `.gitignore` and
+    /// `node_modules/` hold.
+    fn read(root: &Path) -> Workspace {
+        let mut packages = HashMap::new();
+        let walk = crate::walk::walker(root)
+            .max_depth(Some(MAX_PACKAGE_DEPTH))
+            .build();
+        for entry in walk.flatten() {
+            if entry.file_name() != "package.json" {
+                continue;
+            }
+            let name = std::fs::read_to_string(entry.path())
+                .ok()
+                .and_then(|text| serde_json::from_str::<serde_json::Value>(&text).ok())
+                .and_then(|json| json.get("name")?.as_str().map(str::to_string));
+            if let (Some(name), Some(dir)) = (name, entry.path().parent()) {
+                packages.entry(name).or_insert_with(|| dir.to_path_buf());
+            }
+        }
+        Workspace { packages }
+    }
+}
+
+/// A bare specifier's package name (`@scope/name` or `name`) and the path
+/// inside the package, if any.
+fn package_name(specifier: &str) -> Option<(&str, Option<&str>)> {
+    let mut parts = specifier.splitn(3, '/');
+    let first = parts.next()?;
+    let (name_end, rest) = if first.starts_with('@') {
+        let second = parts.next()?;
+        (first.len() + 1 + second.len(), parts.next())
+    } else {
+        (first.len(), specifier.get(first.len() + 1..))
+    };
+    Some((&specifier[..name_end], rest.filter(|r| !r.is_empty())))
+}
+
+/// The module a package's `package.json` names as its entry (`exports`,
+/// `module`, `main`, `types`), else its `src/index` or `index`.
+fn package_entry(package: &Path) -> Option<PathBuf> {
+    let json = std::fs::read_to_string(package.join("package.json"))
+        .ok()
+        .and_then(|text| serde_json::from_str::<serde_json::Value>(&text).ok())
+        .unwrap_or_default();
+    let exports = json.get("exports").and_then(|e| match e.get(".") {
+        Some(dot) => first_string(dot),
+        None => first_string(e),
+    });
+    exports
+        .into_iter()
+        .chain(
+            ["module", "main", "types"]
+                .into_iter()
+                .filter_map(|key| json.get(key)?.as_str().map(str::to_string)),
+        )
+        .chain(["src/index".to_string(), "index".to_string()])
+        .find_map(|entry| module_path(&package.join(entry)))
+}
+
+/// The first string of an `exports` entry: the string itself, or the first
+/// of its conditions (`import`, `default`, …).
+fn first_string(value: &serde_json::Value) -> Option<String> {
+    match value {
+        serde_json::Value::String(s) => Some(s.clone()),
+        serde_json::Value::Object(conditions) => conditions.values().find_map(first_string),
+        _ => None,
     }
 }
 
@@ -190,7 +342,7 @@ fn read_options(path: &Path) -> Option<Options> {
 }
 
 /// `a/./b/../c` as `a/c`, so that a module is named as a person would.
-pub(super) fn lexically_clean(path: &Path) -> PathBuf {
+fn lexically_clean(path: &Path) -> PathBuf {
     let mut out = PathBuf::new();
     for component in path.components() {
         match component {
@@ -205,26 +357,32 @@ pub(super) fn lexically_clean(path: &Path) -> PathBuf {
 }
 
 /// The file a module specifier names: as written if it exists, else with
-/// one of the script extensions (also in place of a `.js` that
-/// TypeScript's ESM style writes for a `.ts` file), else its `index`.
-pub(super) fn module_path(base: &Path) -> Option<PathBuf> {
-    const EXTENSIONS: [&str; 8] = ["ts", "tsx", "mts", "cts", "js", "jsx", "mjs", "cjs"];
+/// one of the script extensions (also in place of the `.js`, `.mjs`, …
+/// that TypeScript's ESM style writes for a `.ts` file), else its
+/// directory's `index`.
+pub(crate) fn module_path(base: &Path) -> Option<PathBuf> {
     if base.is_file() {
         return Some(base.to_path_buf());
     }
-    let mut candidates = Vec::new();
-    let text = base.to_string_lossy();
-    if let Some(stem) = text.strip_suffix(".js") {
-        candidates.push(PathBuf::from(format!("{stem}.ts")));
-        candidates.push(PathBuf::from(format!("{stem}.tsx")));
-    }
-    for ext in EXTENSIONS {
-        candidates.push(PathBuf::from(format!("{text}.{ext}")));
-    }
-    for ext in EXTENSIONS {
-        candidates.push(base.join(format!("index.{ext}")));
-    }
-    candidates.into_iter().find(|c| c.is_file())
+    let stem = match base.extension().and_then(|e| e.to_str()) {
+        Some(e) if SCRIPT_EXTENSIONS.contains(&e) => base.with_extension(""),
+        _ => base.to_path_buf(),
+    };
+    let with = |base: &Path, ext: &str| {
+        let mut name = base.as_os_str().to_owned();
+        name.push(".");
+        name.push(ext);
+        PathBuf::from(name)
+    };
+    SCRIPT_EXTENSIONS
+        .iter()
+        .map(|ext| with(&stem, ext))
+        .chain(
+            SCRIPT_EXTENSIONS
+                .iter()
+                .map(|ext| with(&base.join("index"), ext)),
+        )
+        .find(|candidate| candidate.is_file())
 }
 
 #[cfg(test)]
@@ -250,7 +408,7 @@ mod tests {
         write("packages/flow/src/states.ts", "export const a = {};");
         write("lib/util.ts", "export const b = 1;");
         write("app/src/main.ts", "");
-        let mut configs = TsConfigs::default();
+        let mut configs = Modules::default();
         let dir = root.join("app/src");
         assert_eq!(
             configs.resolve(&dir, "@flow"),
@@ -270,5 +428,19 @@ mod tests {
             Some(root.join("app/src/main.ts"))
         );
         std::fs::remove_dir_all(&root).ok();
+    }
+
+    #[test]
+    fn package_names_split_from_their_paths() {
+        assert_eq!(
+            package_name("@payments/flow"),
+            Some(("@payments/flow", None))
+        );
+        assert_eq!(
+            package_name("@payments/flow/states"),
+            Some(("@payments/flow", Some("states")))
+        );
+        assert_eq!(package_name("lodash/fp"), Some(("lodash", Some("fp"))));
+        assert_eq!(package_name("react"), Some(("react", None)));
     }
 }

@@ -178,7 +178,8 @@ pub(super) struct Reader<'a> {
     /// The ids of actors the file spawns (`spawn(logic, 'id')`,
     /// `spawnChild(logic, { id })`), whose completions a machine may handle.
     pub spawned: HashSet<&'a str>,
-    pub(super) tsconfigs: super::modules::TsConfigs,
+    /// The resolver of the file names that imports name.
+    pub(super) module_names: super::modules::Modules,
     /// Calls of XState's `createMachine` whose config is made at run time:
     /// the variable assigned, the callee's place and the config's.
     pub(super) unreadable: Vec<(Option<&'a str>, Span, Span)>,
@@ -200,7 +201,7 @@ impl<'a> Reader<'a> {
             calls: Vec::new(),
             is_machine_file: false,
             spawned: HashSet::new(),
-            tsconfigs: Default::default(),
+            module_names: Default::default(),
             unreadable: Vec::new(),
             evaluations: super::eval::MAX_EVALUATIONS,
         };
@@ -258,7 +259,7 @@ impl<'a> Reader<'a> {
             calls: Vec::new(),
             is_machine_file: false,
             spawned: HashSet::new(),
-            tsconfigs: Default::default(),
+            module_names: Default::default(),
             unreadable: Vec::new(),
             evaluations: super::eval::MAX_EVALUATIONS,
         };
@@ -809,9 +810,9 @@ impl<'a> Reader<'a> {
         }
     }
 
-    /// The module `source` imported from text `t`, parsed: a relative
-    /// one, or one the nearest tsconfig.json maps (`paths`, `baseUrl`), a
-    /// script or a JSON file; `None` for a package, or a module that cannot
+    /// The module `source` imported from text `t`, parsed: one that
+    /// `modules::Modules` names (relative, tsconfig-mapped, a workspace
+    /// package), a script or a JSON file; `None` for a package, or a module that cannot
     /// be read or does not parse (its errors are those of a file of its
     /// own, linted on its own).
     pub(super) fn module(&mut self, t: TextId, source: &str) -> Option<TextId> {
@@ -820,7 +821,7 @@ impl<'a> Reader<'a> {
             return None;
         }
         let dir = self.texts[t].path.as_ref()?.parent()?.to_path_buf();
-        let path = self.tsconfigs.resolve(&dir, source)?;
+        let path = self.module_names.resolve(&dir, source)?;
         if let Some(known) = self.modules.get(&path) {
             return *known;
         }
