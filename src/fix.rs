@@ -27,8 +27,8 @@ use crate::syntax::{self, Syntax};
 use crate::diagnostic::Diagnostic;
 
 // What a fix is and who writes it, for the lints and tools that apply fixes.
-pub use crate::diagnostic::{Applicability, Edit, Fix};
-pub use crate::syntax::edit::Editor;
+use crate::diagnostic::{Edit, Fix};
+use crate::syntax::edit::Editor;
 
 /// The result of [`apply`]: the new text, and which of the fixes given are
 /// in it (a fix identical to one applied counts as applied).

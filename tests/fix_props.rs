@@ -10,7 +10,8 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use common::{Input, apply, inputs, observe};
-use idemchart::fix::{self, Applicability};
+use idemchart::diagnostic::Applicability;
+use idemchart::fix;
 use idemchart::interp::{Actor, Chart};
 use idemchart::lint::{Options, lint_source};
 use idemchart::span::SourceFile;

@@ -6,7 +6,8 @@
 
 use std::path::{Path, PathBuf};
 
-use idemchart::fix::{self, Applicability, Fix};
+use idemchart::diagnostic::{Applicability, Fix};
+use idemchart::fix;
 use idemchart::lint::{Options, lint_source};
 use idemchart::span::SourceFile;
 use idemchart::{Diagnostic, syntax};

@@ -453,36 +453,16 @@ pub(crate) fn project_config() -> Result<idemchart::config::Config, String> {
     }
 }
 
-/// Reads every machine of a file a run is to read (`idemchart::load`);
-/// `None` for a file a directory walk found that holds no machine (YAML or
-/// JSON of another kind, a script that imports nothing from XState or
-/// calls no machine). A file named on the command line that holds none is
-/// an error in it, which says why.
+/// Reads every machine of a file a run is to read
+/// (`idemchart::load::load_candidate`), with the error of a file that
+/// cannot be read said as the CLI says it.
 pub(crate) fn load_candidate(
     candidate: &Candidate,
     config: &idemchart::config::Config,
     resolver: &mut Resolver,
 ) -> Result<Option<idemchart::import::xstate::Loaded>, String> {
-    let path = &candidate.path;
-    let read = idemchart::load::load_machines(path, &config.xstate, resolver)
-        .map_err(|e| format!("cannot read {}: {e}", path.display()))?;
-    match read {
-        Ok(loaded) => Ok(Some(loaded)),
-        Err(_) if !candidate.named => Ok(None),
-        Err(none) => {
-            let file = match idemchart::load::read(path)
-                .map_err(|e| format!("cannot read {}: {e}", path.display()))?
-            {
-                Ok(file) | Err((file, _)) => file,
-            };
-            Ok(Some(idemchart::import::xstate::Loaded {
-                sources: idemchart::import::xstate::Sources::new(file),
-                machines: Vec::new(),
-                errors: vec![none.diagnostic()],
-                is_machine_file: true,
-            }))
-        }
-    }
+    idemchart::load::load_candidate(candidate, &config.xstate, resolver)
+        .map_err(|e| format!("cannot read {}: {e}", candidate.path.display()))
 }
 
 fn read(path: &Path) -> Result<SourceFile, String> {

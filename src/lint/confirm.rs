@@ -487,14 +487,12 @@ impl<'a, 'm> Replayer<'a, 'm> {
             };
         }
         self.reset_opaque();
-        match self.search(claim) {
-            Some(found) => found,
+        match (self.search(claim), self.only_opaque) {
+            (Some(found), _) => found,
             // A run whose repeat changed nothing but what an opaque part
             // does may be the one that shows the harm.
-            None if self.only_opaque.is_some() => {
-                self.rests_on(self.only_opaque.unwrap_or_default())
-            }
-            None => Replay {
+            (None, Some(part)) => self.rests_on(part),
+            (None, None) => Replay {
                 confirmed: Some(false),
                 witness: None,
                 account: Some(format!(

@@ -1,7 +1,7 @@
 use super::analysis::{BlockUpdates, Update};
 use super::{Cx, Finding, Lint, Stage, Witness, analysis};
 use crate::diagnostic::Label;
-use crate::fix::Fix;
+use crate::diagnostic::Fix;
 use crate::graph::{Edge, EventId, Node};
 use crate::model::{Action, StateId, Transition};
 

@@ -2,7 +2,7 @@ use super::confirm::Replayer;
 use super::{Cx, Finding, Lint, Stage, Witness, fact_note};
 use crate::diagnostic::Label;
 use crate::graph::EventId;
-use crate::fix::Fix;
+use crate::diagnostic::Fix;
 use crate::model::{
     EventPattern, ForeignFormat, Machine, PayloadType, StateId, TransitionId, Trigger,
 };

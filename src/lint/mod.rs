@@ -23,11 +23,12 @@ use std::collections::HashMap;
 use std::sync::LazyLock;
 use std::sync::atomic::{AtomicBool, Ordering};
 
+use crate::diagnostic::Fix;
 use crate::diagnostic::{Diagnostic, Label, Severity};
-use crate::fix::{Editor, Fix};
 use crate::graph::{EventId, MachineGraph, Search};
 use crate::model::{Machine, StateId, Transition, TransitionId, Trigger};
 use crate::span::{SourceFile, Span};
+use crate::syntax::edit::Editor;
 
 mod analysis;
 mod confirm;

@@ -1,6 +1,6 @@
 use super::{Cx, Finding, Lint, Stage};
 use crate::diagnostic::Label;
-use crate::fix::Fix;
+use crate::diagnostic::Fix;
 use crate::model::{Duration, StateId};
 
 declare_lint! {

@@ -1,5 +1,5 @@
 use super::{Cx, Finding, Lint, Stage, fact_note};
-use crate::fix::Fix;
+use crate::diagnostic::Fix;
 use crate::model::{EventPattern, Trigger};
 
 declare_lint! {

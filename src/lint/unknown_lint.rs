@@ -1,5 +1,5 @@
 use super::{Finding, Lint, Stage, Used};
-use crate::fix::Editor;
+use crate::syntax::edit::Editor;
 use crate::model::Machine;
 
 declare_lint! {

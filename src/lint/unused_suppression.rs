@@ -1,5 +1,6 @@
 use super::{Finding, Lint, Stage, Used};
-use crate::fix::{Editor, Fix};
+use crate::diagnostic::Fix;
+use crate::syntax::edit::Editor;
 use crate::model::Machine;
 
 declare_lint! {

@@ -222,3 +222,27 @@ pub fn load_machines(
     }
     Ok(Ok(loaded))
 }
+
+/// Reads every machine of a file a run is to read (`load_machines`);
+/// `None` for a file a directory walk found that holds no machine. A file
+/// named on the command line that holds none is an error in it, which says
+/// why (`NoMachine::diagnostic`).
+pub fn load_candidate(
+    candidate: &Candidate,
+    settings: &Settings,
+    resolver: &mut Resolver,
+) -> std::io::Result<Option<Loaded>> {
+    match load_machines(&candidate.path, settings, resolver)? {
+        Ok(loaded) => Ok(Some(loaded)),
+        Err(_) if !candidate.named => Ok(None),
+        Err(none) => {
+            let (Ok(file) | Err((file, _))) = read(&candidate.path)?;
+            Ok(Some(Loaded {
+                sources: Sources::new(file),
+                machines: Vec::new(),
+                errors: vec![none.diagnostic()],
+                is_machine_file: true,
+            }))
+        }
+    }
+}

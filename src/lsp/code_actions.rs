@@ -6,7 +6,8 @@ use std::path::Path;
 
 use crate::config::Config;
 use crate::diagnostic::Diagnostic;
-use crate::fix::{self, Applicability, Edit};
+use crate::diagnostic::{Applicability, Edit};
+use crate::fix;
 use crate::lint::Lint;
 use crate::model::StateId;
 use crate::span::Span;

@@ -9,8 +9,8 @@ use std::path::{Path, PathBuf};
 
 use lsp_types as lsp;
 
+use crate::diagnostic::Edit;
 use crate::diagnostic::{Diagnostic, Severity};
-use crate::fix::Edit;
 use crate::span::{SourceFile, Span};
 
 /// The units of the character offset of a position.

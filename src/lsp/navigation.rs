@@ -1,6 +1,6 @@
 //! Navigation: go to definition, find references, the outline, rename.
 
-use crate::fix::Edit;
+use crate::diagnostic::Edit;
 use crate::model::StateId;
 use crate::span::Span;
 

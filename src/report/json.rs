@@ -4,7 +4,7 @@
 use serde::Serialize;
 
 use super::{FileReport, Region, Summary, portable_path};
-use crate::fix::Fix;
+use crate::diagnostic::Fix;
 use crate::span::SourceFile;
 
 #[derive(Serialize)]

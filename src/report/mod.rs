@@ -98,8 +98,8 @@ impl Summary {
 
 /// How a finding's fix is applied, as ruff marks it (`[*]` where `--fix`
 /// applies it here): the words every output gives after a fixable finding.
-pub(crate) fn fixable_with(fix: &crate::fix::Fix, unsafe_fixes: bool) -> &'static str {
-    use crate::fix::Applicability;
+pub(crate) fn fixable_with(fix: &crate::diagnostic::Fix, unsafe_fixes: bool) -> &'static str {
+    use crate::diagnostic::Applicability;
     match (fix.applicability, unsafe_fixes) {
         (Applicability::Safe, _) => "[*] fixable with `--fix`",
         (Applicability::Unsafe, true) => "[*] fixable with `--fix` (unsafe)",
@@ -235,7 +235,7 @@ pub(crate) mod tests {
     use super::*;
     use crate::config::LintInfo;
     use crate::diagnostic::Label;
-    use crate::fix::{Edit, Fix};
+    use crate::diagnostic::{Edit, Fix};
 
     /// A machine file with a finding on its transition and the handler that
     /// accepts the repeat.

@@ -12,8 +12,8 @@ use serde::Serialize;
 
 use super::{FileReport, Region, portable_path};
 use crate::config::LintInfo;
+use crate::diagnostic::{Applicability, Fix};
 use crate::diagnostic::{Diagnostic, Severity};
-use crate::fix::{Applicability, Fix};
 use crate::span::SourceFile;
 
 const SCHEMA: &str = "https://json.schemastore.org/sarif-2.1.0.json";

@@ -291,7 +291,8 @@ impl XStateEditor<'_> {
 
 #[cfg(test)]
 mod tests {
-    use crate::fix::{Fix, apply, editor};
+    use crate::diagnostic::Fix;
+    use crate::fix::{apply, editor};
     use crate::span::{SourceFile, Span};
 
     /// The text after the editor allows `lint` on the state whose key is

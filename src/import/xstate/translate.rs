@@ -591,6 +591,12 @@ impl<'a> Cx<'_, 'a> {
     fn opaque_part(&mut self, name: &str, code: Span, span: Span, kind: OpaqueKind) {
         let (code, place) = self.code_and_place(code);
         let what = format!("`{}` at {place}", abbreviated(&code));
+        self.record_opaque(name, what, kind, span);
+    }
+
+    /// Records the host action `name` as the opaque part `what`, in place
+    /// of what was recorded under that name before.
+    fn record_opaque(&mut self, name: &str, what: String, kind: OpaqueKind, span: Span) {
         self.opaque.retain(|p| p.name != name);
         self.opaque.push(OpaquePart {
             name: name.to_string(),
@@ -728,13 +734,7 @@ impl<'a> Cx<'_, 'a> {
                         .collect::<Vec<_>>()
                         .join(", ")
                 );
-                self.opaque.retain(|p| p.name != name);
-                self.opaque.push(OpaquePart {
-                    name: name.to_string(),
-                    what,
-                    kind,
-                    span,
-                });
+                self.record_opaque(name, what, kind, span);
             }
             self.note(
                 format!("the implementation of `{name}` cannot be translated whole; it is the host action `{name}`, whose idempotency the linter treats as unknown"),
