@@ -562,7 +562,9 @@ impl Checker<'_, '_> {
             ));
         }
         for ((ty, want), arg) in types.iter().zip(wanted).zip(args) {
-            if *want != Type::Dyn && *ty != Type::Dyn && ty != want {
+            // `merge` takes `null` for no entries.
+            let null_map = name == "merge" && *ty == Type::Null;
+            if *want != Type::Dyn && *ty != Type::Dyn && ty != want && !null_map {
                 return Some(self.invalid(
                     arg.span,
                     format!(

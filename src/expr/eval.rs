@@ -265,7 +265,8 @@ impl Clone for PayloadField {
 /// idioms of JavaScript's assigns (`docs/machine-format.md`).
 #[derive(Clone, Copy, Debug)]
 enum Function {
-    /// `merge(a, b)`: map `a` with `b`'s entries written over it (`{...a, ...b}`).
+    /// `merge(a, b)`: map `a` with `b`'s entries written over it
+    /// (`{...a, ...b}`); `null` stands for no entries.
     Merge,
     /// `distinct(list)`: each element once, where first found (`new Set(list)`).
     Distinct,
@@ -917,6 +918,20 @@ fn apply_function(function: Function, args: &[Cow<Value>], span: Span) -> Result
         })
     };
     Ok(match (function, args) {
+        // `null` has no entries, as a spread of `null` gives none.
+        (Function::Merge, [a, b]) if matches!(**b, Value::Null) && a.as_map().is_some() => {
+            a.clone().into_owned()
+        }
+        (Function::Merge, [a, b]) if matches!(**a, Value::Null) => match &**b {
+            Value::Null => Value::Map(Arc::new(super::value::Map::with_capacity(0))),
+            b if b.as_map().is_some() => b.clone(),
+            b => {
+                return Err(EvalError::new(
+                    format!("`merge` takes two maps, not null and {}", b.described()),
+                    span,
+                ));
+            }
+        },
         (Function::Merge, [a, b]) => {
             let (Some(a), Some(b)) = (a.as_map(), b.as_map()) else {
                 return Err(EvalError::new(

@@ -1067,6 +1067,14 @@ fn the_functions_of_values_merge_dedupe_and_remove() {
             "{\"a\": {\"b\": 1}, \"k\": \"w\", \"z\": 2}",
         ),
         ("merge({}, {\"k\": 1})", "{\"k\": 1}"),
+        // `null` has no entries, as a spread of `null` gives none.
+        ("merge({\"k\": 1}, null)", "{\"k\": 1}"),
+        ("merge(null, {\"k\": 1})", "{\"k\": 1}"),
+        ("merge(null, null)", "{}"),
+        (
+            "merge(null, [1])",
+            "error: `merge` takes two maps, not null and a list",
+        ),
         (
             "merge(context.meta, [1])",
             "error: `merge` takes two maps, not a map and a list",

@@ -161,6 +161,12 @@ pub(super) struct Cx<'r, 'a> {
     pub effects: HashSet<String>,
     /// Initial values of the context, for the types translations depend on.
     pub context: HashMap<String, serde_json::Value>,
+    /// The context's fields in the order the config declares them.
+    pub context_order: Vec<String>,
+    /// How many copies function bodies made (`const next = [...list]`),
+    /// and those read since, which the body may no longer change.
+    pub copies: u32,
+    pub read_copies: HashSet<u32>,
     /// Payload types declared in the facts, by event and field.
     pub payloads: HashMap<String, HashMap<String, String>>,
     /// Host guards, by the name written (as declared).
@@ -367,6 +373,9 @@ impl<'r, 'a> Cx<'r, 'a> {
             notes: Vec::new(),
             effects: HashSet::new(),
             context: HashMap::new(),
+            context_order: Vec::new(),
+            copies: 0,
+            read_copies: HashSet::new(),
             payloads: HashMap::new(),
             host_guards: Vec::new(),
             opaque: Vec::new(),
@@ -702,6 +711,7 @@ impl<'a> Cx<'_, 'a> {
         for field in &doc.context {
             self.context
                 .insert(field.name.text.clone(), field.value.clone());
+            self.context_order.push(field.name.text.clone());
         }
         if let Some(description) = entries.iter().find(|e| e.key == "description")
             && let Some((text, _)) = self.string(description.value)

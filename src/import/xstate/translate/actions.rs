@@ -371,7 +371,7 @@ impl<'a> Cx<'_, 'a> {
         match name {
             "assign" => {
                 let arg = *args.first().ok_or_else(missing)?;
-                let fields = self.fields(arg, view, params)?;
+                let fields = self.assign_fields(arg, view, params)?;
                 let mut fields_out = Vec::new();
                 for (field, mut text) in fields {
                     let valid = field

@@ -95,7 +95,12 @@ impl<'a> Cx<'_, 'a> {
                 let name = id.name.as_str();
                 match env.get(name).cloned() {
                     Some(Bind::Field(base, field)) => self.field(base, &field, env, node)?,
-                    Some(Bind::Local(c)) => c,
+                    Some(Bind::Local(c, copy)) => {
+                        if let Some(copy) = copy {
+                            self.read_copies.insert(copy);
+                        }
+                        c
+                    }
                     Some(Bind::Value(v)) => self.cel(v, &Env::empty(env.view))?,
                     Some(Bind::Context) => return Err(self.why("the whole context cannot be translated, only its fields", node)),
                     Some(Bind::Event) => return Err(self.why("the whole event cannot be translated, only its fields", node)),
@@ -154,7 +159,13 @@ impl<'a> Cx<'_, 'a> {
                             return self.cel(field, &Env::empty(env.view));
                         }
                         let inner = self.cel(object, env)?;
-                        if name == "length" {
+                        if name == "size" && inner.ty == Ty::Set {
+                            Cel::new(format!("size({})", inner.text), 7, Ty::Number)
+                        } else if inner.ty == Ty::Set {
+                            return Err(
+                                self.why(format!("`.{name}` of a set cannot be translated"), node)
+                            );
+                        } else if name == "length" {
                             // SCXML documents write `.length` of arrays only.
                             if inner.ty != Ty::List && self.scxml.is_none() {
                                 return Err(self.why("`.length` is translated for lists only, and this is not known to be one", node));
@@ -244,6 +255,16 @@ impl<'a> Cx<'_, 'a> {
                 };
                 let left = self.cel(sub(&b.left), env)?;
                 let right = self.cel(sub(&b.right), env)?;
+                if op == "+"
+                    && [left.ty, right.ty]
+                        .iter()
+                        .any(|t| matches!(t, Ty::List | Ty::Set | Ty::Map))
+                {
+                    return Err(self.why(
+                        "`+` of a list or an object joins their texts in JavaScript",
+                        node,
+                    ));
+                }
                 let ty = if op == "+" {
                     match (left.ty, right.ty) {
                         (Ty::List, Ty::List) => Ty::List,
@@ -314,8 +335,8 @@ impl<'a> Cx<'_, 'a> {
                     match el {
                         ArrayExpressionElement::SpreadElement(s) => {
                             let spread = self.cel(sub(&s.argument), env)?;
-                            if spread.ty != Ty::List {
-                                return Err(self.why("a spread is translated for lists only, and this is not known to be one", sub(&s.argument)));
+                            if !matches!(spread.ty, Ty::List | Ty::Set) {
+                                return Err(self.why("a spread is translated for lists and sets only, and this is not known to be one", sub(&s.argument)));
                             }
                             if !items.is_empty() {
                                 segments.push(Cel::new(
@@ -344,24 +365,16 @@ impl<'a> Cx<'_, 'a> {
                 if segments.len() == 1 {
                     let mut only = segments.remove(0);
                     only.ty = Ty::List;
+                    only.set_of = None;
                     only
                 } else {
                     let text: Vec<String> = segments.iter().map(|s| s.at(5)).collect();
                     Cel::new(text.join(" + "), 4, Ty::List)
                 }
             }
-            Expression::ObjectExpression(o) => {
-                let mut entries: Vec<(String, String)> = Vec::new();
-                self.map_entries(o, n.t, env, &mut entries)?;
-                let items: Vec<String> = entries
-                    .into_iter()
-                    .map(|(k, v)| {
-                        let mut key = String::new();
-                        crate::expr::write_quoted(&k, &mut key).ok();
-                        format!("{key}: {v}")
-                    })
-                    .collect();
-                Cel::new(format!("{{{}}}", items.join(", ")), 7, Ty::Map)
+            Expression::ObjectExpression(o) => self.object(o, node, env)?,
+            Expression::NewExpression(e) if e.callee.is_specific_id("Set") => {
+                self.new_set(e, node, env)?
             }
             Expression::ArrowFunctionExpression(_) | Expression::FunctionExpression(_) => {
                 return Err(self.why("a function inside an expression cannot be translated", node));
@@ -370,46 +383,97 @@ impl<'a> Cx<'_, 'a> {
         })
     }
 
-    /// The entries of an object literal as a map literal's, with spreads
-    /// of object literals flattened.
-    pub(super) fn map_entries(
+    /// An object literal as a map: its static keys in map literals, each
+    /// computed key in one of its own, and the parts merged in order
+    /// (`{...a, k: v, ...b}` is `merge(merge(a, {"k": v}), b)`), so that a
+    /// later key wins as in JavaScript. Spreads of object literals are
+    /// flattened.
+    pub(super) fn object(
+        &mut self,
+        o: &'a ObjectExpression<'a>,
+        at: Node<'a>,
+        env: &Env<'a>,
+    ) -> Result<Cel, Why> {
+        let t = at.t;
+        let mut parts: Vec<Cel> = Vec::new();
+        let mut entries: Vec<(String, String)> = Vec::new();
+        self.object_parts(o, t, env, &mut parts, &mut entries, 0)?;
+        flush(&mut parts, &mut entries);
+        let mut parts = parts.into_iter();
+        let Some(first) = parts.next() else {
+            return Ok(Cel::new("{}".into(), 7, Ty::Map));
+        };
+        let mut value = self.merge_first(first, at)?;
+        for part in parts {
+            value = self.merged(value, part, at)?;
+        }
+        Ok(value)
+    }
+
+    fn object_parts(
         &mut self,
         o: &'a ObjectExpression<'a>,
         t: TextId,
         env: &Env<'a>,
-        out: &mut Vec<(String, String)>,
+        parts: &mut Vec<Cel>,
+        entries: &mut Vec<(String, String)>,
+        depth: u32,
     ) -> Result<(), Why> {
         for p in &o.properties {
             match p {
                 ObjectPropertyKind::ObjectProperty(p) => {
-                    let Some(key) = p.key.static_name().filter(|_| !p.computed) else {
+                    if p.kind != PropertyKind::Init || p.method {
                         return Err(Why {
-                            message: "a computed key cannot be translated".into(),
-                            span: self.reader.span(t, p.key.span()),
+                            message: "a method or accessor cannot be translated".into(),
+                            span: self.reader.span(t, p.span),
                         });
-                    };
+                    }
                     let value = self.cel(Node { e: &p.value, t }, env)?;
-                    out.retain(|(k, _)| k != key.as_ref());
-                    out.push((key.to_string(), value.text));
+                    let key = match p.key.static_name().filter(|_| !p.computed) {
+                        Some(key) => key.to_string(),
+                        None => {
+                            let Some(key) = p.key.as_expression() else {
+                                return Err(Why {
+                                    message: "this key cannot be translated".into(),
+                                    span: self.reader.span(t, p.key.span()),
+                                });
+                            };
+                            let key = self.map_key(Node { e: key, t }, env)?;
+                            match crate::expr::parse(&key.text, 0).map(|e| e.kind) {
+                                Ok(crate::expr::ExprKind::String(k)) => k,
+                                _ => {
+                                    // A key known only when it runs: a
+                                    // map of its own, merged in order.
+                                    flush(parts, entries);
+                                    parts.push(Cel::new(
+                                        format!("{{{}: {}}}", key.text, value.text),
+                                        7,
+                                        Ty::Map,
+                                    ));
+                                    continue;
+                                }
+                            }
+                        }
+                    };
+                    match entries.iter_mut().find(|(k, _)| *k == key) {
+                        Some(entry) => entry.1 = value.text,
+                        None => entries.push((key, value.text)),
+                    }
                 }
                 ObjectPropertyKind::SpreadProperty(s) => {
                     let spread = Node { e: &s.argument, t };
-                    match self.reader.resolve(spread) {
-                        Ok(r) if env.depth < 32 => match r.e {
-                            Expression::ObjectExpression(inner) => {
-                                self.map_entries(inner, r.t, env, out)?
-                            }
-                            _ => {
-                                return Err(self.why("a spread of anything but an object literal cannot be translated", spread));
-                            }
-                        },
-                        _ => {
-                            return Err(self.why(
-                                "a spread of anything but an object literal cannot be translated",
-                                spread,
-                            ));
-                        }
+                    let bound = matches!(spread.e.get_inner_expression(), Expression::Identifier(id) if env.get(id.name.as_str()).is_some());
+                    if !bound
+                        && depth < 32
+                        && let Ok(r) = self.reader.resolve(spread)
+                        && let Expression::ObjectExpression(inner) = r.e
+                    {
+                        self.object_parts(inner, r.t, env, parts, entries, depth + 1)?;
+                        continue;
                     }
+                    let value = self.cel(spread, env)?;
+                    flush(parts, entries);
+                    parts.push(value);
                 }
             }
         }
@@ -508,4 +572,20 @@ impl<'a> Cx<'_, 'a> {
             _ => None,
         }
     }
+}
+
+/// The static entries gathered so far, as one map literal part.
+fn flush(parts: &mut Vec<Cel>, entries: &mut Vec<(String, String)>) {
+    if entries.is_empty() {
+        return;
+    }
+    let items: Vec<String> = entries
+        .drain(..)
+        .map(|(k, v)| {
+            let mut key = String::new();
+            crate::expr::write_quoted(&k, &mut key).ok();
+            format!("{key}: {v}")
+        })
+        .collect();
+    parts.push(Cel::new(format!("{{{}}}", items.join(", ")), 7, Ty::Map));
 }

@@ -60,6 +60,9 @@ pub(super) struct Why {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Ty {
     List,
+    /// A JavaScript `Set`: a list of distinct elements, with `.add`,
+    /// `.has` and `.size` but no `.length` or `.includes`.
+    Set,
     Map,
     Bool,
     Number,
@@ -78,6 +81,9 @@ pub(super) struct Cel {
     /// The translated functions inside the text: (byte position, length,
     /// key of the JavaScript), so that a checker error can be traced back.
     parts: Vec<(u32, u32, u32)>,
+    /// For a `Set` written `distinct(L)`: the list `L`, which `.add(x)`
+    /// extends to `distinct(L + [x])` rather than nesting `distinct`.
+    set_of: Option<Box<Cel>>,
 }
 
 impl Cel {
@@ -87,6 +93,7 @@ impl Cel {
             level,
             ty,
             parts: Vec::new(),
+            set_of: None,
         }
     }
 
@@ -110,8 +117,12 @@ enum Bind<'a> {
     Field(Base, String),
     /// A value known at translation time (a literal `params`).
     Value(Node<'a>),
-    /// A `const` of the body, already translated.
-    Local(Cel),
+    /// A `const` or `let` of the body (or a helper's parameter), already
+    /// translated; with the number of the copy it holds where it was bound
+    /// to a list, set or object the body made (`[...list]`, `new Set(s)`,
+    /// `{...o}`), which the body may change (`next.push(x)`) until it reads
+    /// it.
+    Local(Cel, Option<u32>),
     /// A parameter that has no counterpart (`self`, `system`, v4's meta).
     Other(String),
     /// SCXML's `_event`: `.name` is the event's type, `.data` its payload.
@@ -267,6 +278,7 @@ impl Cel {
             level: 7,
             ty: self.ty,
             parts,
+            set_of: self.set_of,
         }
     }
 }
@@ -298,6 +310,7 @@ fn combine(prefix: &str, items: &[Cel], op: &str, level: u8, suffix: &str) -> Ce
         level,
         ty: Ty::Bool,
         parts,
+        set_of: None,
     }
 }
 
