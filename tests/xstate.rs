@@ -143,6 +143,43 @@ fn the_same_flow_behind_a_set_of_charge_ids_has_no_cumulative_update() {
     assert!(findings.is_empty(), "{findings:#?}");
 }
 
+/// The idioms of real assigns (`tests/xstate/fixtures/idioms/`): merges,
+/// sets, removals and branches on the event are idempotent; appends,
+/// `concat`, `push` on a copy and counters are cumulative, confirmed by
+/// the replay; what stays unread leaves its findings undecided.
+#[test]
+fn the_idioms_of_real_assigns_get_the_right_findings() {
+    let [profile] = machines("idioms/idempotent.mjs")
+        .try_into()
+        .expect("one machine");
+    let findings = idemchart::lint::lint(&profile);
+    assert_eq!(codes(&findings), ["I006"], "{findings:#?}");
+
+    let [payment] = machines("idioms/cumulative.mjs")
+        .try_into()
+        .expect("one machine");
+    let findings = idemchart::lint::lint(&payment);
+    let i004: Vec<&Diagnostic> = findings.iter().filter(|d| d.code == "I004").collect();
+    assert_eq!(i004.len(), 5, "{findings:#?}");
+    assert!(i004.iter().all(|d| d.confirmed == Some(true)), "{i004:#?}");
+
+    let [ledger] = machines("idioms/opaque.mjs")
+        .try_into()
+        .expect("one machine");
+    let findings = idemchart::lint::lint(&ledger);
+    let i001: Vec<&Diagnostic> = findings.iter().filter(|d| d.code == "I001").collect();
+    assert_eq!(i001.len(), 2, "{findings:#?}");
+    for d in i001 {
+        assert_eq!(d.confirmed, None, "{d:#?}");
+        assert!(
+            d.replay
+                .as_deref()
+                .is_some_and(|r| r.contains("which idemchart could not read")),
+            "{d:#?}"
+        );
+    }
+}
+
 /// XState source → model → YAML (and DSL) → model gives the same model,
 /// but for the reach of suppressions written above transitions.
 #[test]
@@ -157,6 +194,9 @@ fn every_fixture_round_trips_through_both_syntaxes() {
         "approvals/machine.ts",
         "order-tojson.json",
         "refund-export.json",
+        "idioms/idempotent.mjs",
+        "idioms/cumulative.mjs",
+        "idioms/opaque.mjs",
     ] {
         for machine in machines(name) {
             // The machine format has no `allow` on a transition: the export
@@ -428,6 +468,43 @@ fn javascript_fixtures_run_alike_in_xstate() {
                 json!({ "type": "EDIT", "editId": "e2" }),
             ],
         ),
+        // The idioms, each event twice: the context after each delivery
+        // is XState's.
+        (
+            "idioms/idempotent.mjs",
+            twice(&[
+                json!({ "type": "FIELD_CHANGED", "name": "city", "value": "Lyon" }),
+                json!({ "type": "FIELD_CHANGED", "name": "zip", "value": "69001" }),
+                json!({ "type": "ADDRESS_CHANGED", "address": { "city": "Lyon", "line1": "1 rue" } }),
+                json!({ "type": "ADDRESS_CHANGED", "address": { "city": "Paris" } }),
+                json!({ "type": "ADDRESS_CHANGED", "address": null }),
+                json!({ "type": "BILLING_SAME_AS_SHIPPING" }),
+                json!({ "type": "SETTINGS_LOADED", "data": { "theme": "dark", "email": "a@b.c" } }),
+                json!({ "type": "TAGGED", "tag": "vip" }),
+                json!({ "type": "TAGGED", "tag": "new" }),
+                json!({ "type": "ITEM_SEEN", "itemId": "i1" }),
+                json!({ "type": "ITEM_ADDED", "itemId": "i2" }),
+                json!({ "type": "ITEM_ADDED", "itemId": "i1" }),
+                json!({ "type": "LINE_REMOVED", "sku": "a" }),
+                json!({ "type": "LINE_DROPPED", "sku": "b" }),
+                json!({ "type": "UNTAGGED", "tag": "vip" }),
+                json!({ "type": "CONTACT_CHANGED", "field": "email", "value": "x@y.z" }),
+                json!({ "type": "CONTACT_CHANGED", "field": "phone", "value": "123" }),
+                json!({ "type": "THEME_PICKED", "theme": "light" }),
+                json!({ "type": "THEME_PICKED", "theme": "dark" }),
+            ]),
+        ),
+        (
+            "idioms/cumulative.mjs",
+            twice(&[
+                json!({ "type": "PAYMENT_FAILED", "error": "declined" }),
+                json!({ "type": "COUPON_APPLIED", "code": "SPRING" }),
+                json!({ "type": "NOTE_ADDED", "note": "gift" }),
+                json!({ "type": "RETRY_REQUESTED" }),
+                json!({ "type": "AUDITED", "entry": { "by": "ana" } }),
+                json!({ "type": "PAYMENT_SUCCEEDED" }),
+            ]),
+        ),
     ];
     let input: Vec<Value> = cases
         .iter()
@@ -463,16 +540,39 @@ fn javascript_fixtures_run_alike_in_xstate() {
             assert_eq!(theirs["id"], machine.name.as_str(), "{file}");
             let mut actor = Actor::new(Arc::new(Chart::new(machine)));
             let mut steps = vec![sorted(actor.configuration_paths())];
+            let mut contexts = vec![actor.context().to_json()];
             for event in events {
                 let name = event["type"].as_str().expect("a type");
                 actor.send(&Event::new(name, None, ExprValue::from(event)));
                 steps.push(sorted(actor.configuration_paths()));
+                contexts.push(actor.context().to_json());
             }
-            let theirs: Vec<Vec<String>> =
+            let their_steps: Vec<Vec<String>> =
                 serde_json::from_value(theirs["steps"].clone()).expect("steps");
-            assert_eq!(steps, theirs, "{file}: idemchart (left) and XState (right)");
+            assert_eq!(
+                steps, their_steps,
+                "{file}: idemchart (left) and XState (right)"
+            );
+            let their_contexts: Vec<Value> =
+                serde_json::from_value(theirs["contexts"].clone()).expect("contexts");
+            for (i, (ours, theirs)) in contexts.iter().zip(&their_contexts).enumerate() {
+                let after = if i == 0 {
+                    json!("the start")
+                } else {
+                    events[i - 1].clone()
+                };
+                assert_eq!(
+                    ours, theirs,
+                    "{file}: the context after {after}: idemchart (left) and XState (right)"
+                );
+            }
         }
     }
+}
+
+/// Each event, then the same again: a redelivery.
+fn twice(events: &[serde_json::Value]) -> Vec<serde_json::Value> {
+    events.iter().flat_map(|e| [e.clone(), e.clone()]).collect()
 }
 
 fn sorted(mut paths: Vec<String>) -> Vec<String> {

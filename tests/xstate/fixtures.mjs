@@ -1,8 +1,9 @@
 // Runs the JavaScript fixtures of tests/xstate.rs in XState v5 itself:
 // reads a JSON list of `{ file, events }` on stdin, imports each fixture,
 // starts every machine it exports and sends it the events; prints, for
-// each machine (by id), the sorted active leaf state paths after the start
-// and after every event, or `{ error }` when XState fails.
+// each machine (by id), the sorted active leaf state paths and the context
+// after the start and after every event (a `Set` as the list of its
+// members), or `{ error }` when XState fails.
 import { readFileSync } from "node:fs";
 import { pathToFileURL } from "node:url";
 import { createActor } from "xstate";
@@ -12,6 +13,13 @@ function states(actor) {
   const out = [];
   leafPaths(actor.getSnapshot().value, "", out);
   return out.sort();
+}
+
+function context(actor) {
+  const text = JSON.stringify(actor.getSnapshot().context, (_, value) =>
+    value instanceof Set ? [...value] : value,
+  );
+  return text === undefined ? null : JSON.parse(text);
 }
 
 const cases = JSON.parse(readFileSync(0, "utf8"));
@@ -27,12 +35,14 @@ for (const { file, events } of cases) {
       const actor = createActor(machine);
       actor.start();
       const steps = [states(actor)];
+      const contexts = [context(actor)];
       for (const event of events) {
         actor.send(event);
         steps.push(states(actor));
+        contexts.push(context(actor));
       }
       actor.stop();
-      found.push({ id: machine.id, steps });
+      found.push({ id: machine.id, steps, contexts });
     }
     results.push({ file, machines: found });
   } catch (error) {
