@@ -15,9 +15,11 @@
 //!   and computed keys.
 //! - `config.rs`: a machine config (states, transitions, invocations,
 //!   context, the `meta.idemchart` facts) into a `MachineDoc`.
-//! - `translate.rs`: guards, actions and values written as functions, into
-//!   expressions where the meaning is exact; anything else is a host guard
-//!   or host action (the linter's unknown), with a note at its place.
+//! - `translate/`: guards, actions and values written as functions, into
+//!   expressions where the meaning is exact (with the idioms assigns are
+//!   made of: merges, sets, appends, removals, branches, inlined helpers);
+//!   anything else is a host guard or host action (the linter's unknown),
+//!   with a note at its place.
 //! - `sources.rs`: the files of one load in one offset space, so that every
 //!   span names its file.
 //! - `facts.rs`: the idempotency facts of `meta.idemchart` and

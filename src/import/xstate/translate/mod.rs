@@ -4,20 +4,25 @@
 //! A function is read through its parameters: v5's `({ context, event })`
 //! (destructured further, or as `args.context`), v4's `(context, event)`,
 //! and a second parameter for the `params` of a named implementation. Its
-//! body is one expression, or `const` declarations and a `return`. The
-//! translated part of JavaScript is the machine format's: literals, context
-//! and event fields, comparisons (`===` as `==`), `!`, `&&`, `||`, `??`
-//! (as a test for null), `?:`, arithmetic but `/` (CEL divides integers
-//! without a fraction), `.length` and `.includes(x)` of a list (as `size`
-//! and `in`), `[...a, x]` (as `a + [x]`), object literals (as maps) and
-//! `Math.max`/`Math.min` of two values. Names bound by a top-level `const`
-//! of the file to a literal are inlined.
+//! body is one expression, or statements read one by one (`body.rs`):
+//! declarations, `if`/`else` and early returns (as conditionals), changes
+//! of copies the body made (`next.push(x)`), and a `return`. The translated
+//! part of JavaScript is the machine format's (`expr.rs`): literals, context
+//! and event fields, comparisons (`===` as `==`), `!`, `&&`, `||`, `??` (as
+//! a test for null), `?:`, arithmetic but `/` (CEL divides integers without
+//! a fraction), `.length` and `.includes(x)` of a list (as `size` and
+//! `in`), `[...a, x]` (as `a + [x]`), object literals (as maps, merged
+//! where they spread), and the calls of `idioms.rs`: `Math.max`/`min`,
+//! `Object.assign`, `Set`s, `concat`, `filter` removing by a key, and the
+//! repository's own pure helpers, inlined. Names bound by a top-level
+//! `const` of the file to a literal are inlined. What an `assign` function
+//! returns is a partial context, read field by field (`fields.rs`).
 //!
 //! Anything else is opaque: a guard becomes a host guard and an action a
 //! host action, named by the implementation's name or `inline_LxCy` for one
 //! written in place, which the linter treats as unknown, never as safe.
 //!
-//! SCXML's `cond` and `expr` are translated here too (`scxml_to_cel`): the
+//! SCXML's `cond` and `expr` are translated here too (`scxml.rs`): the
 //! text is parsed with oxc as one expression, data model variables are
 //! context fields, `_event` is SCXML's event and `In('id')` a state test.
 
