@@ -168,7 +168,7 @@ fn the_idioms_of_real_assigns_get_the_right_findings() {
         .expect("one machine");
     let findings = idemchart::lint::lint(&ledger);
     let i001: Vec<&Diagnostic> = findings.iter().filter(|d| d.code == "I001").collect();
-    assert_eq!(i001.len(), 2, "{findings:#?}");
+    assert_eq!(i001.len(), 3, "{findings:#?}");
     for d in i001 {
         assert_eq!(d.confirmed, None, "{d:#?}");
         assert!(
