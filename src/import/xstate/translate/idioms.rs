@@ -151,6 +151,20 @@ impl<'a> Cx<'_, 'a> {
         n: Node<'a>,
         env: &Env<'a>,
     ) -> Result<Cel, Why> {
+        // Members written as objects or lists are compared by reference.
+        if let [Argument::ArrayExpression(a)] = e.arguments.as_slice()
+            && a.elements.iter().any(|el| {
+                matches!(
+                    el.as_expression().map(|x| x.get_inner_expression()),
+                    Some(Expression::ObjectExpression(_) | Expression::ArrayExpression(_))
+                )
+            })
+        {
+            return Err(self.why(
+                "JavaScript compares objects and lists by reference, the machine format by value",
+                n,
+            ));
+        }
         let list = match e.arguments.as_slice() {
             [] => Cel::new("[]".into(), 7, Ty::List),
             [arg] => match arg.as_expression() {

@@ -319,6 +319,10 @@ fn what_is_not_exact_stays_opaque() {
             "assign({ ids: ({ context, event }) => [...new Set(context.ids).add({ id: event.id })] })",
             "by reference",
         ),
+        (
+            "assign({ ids: ({ context, event }) => [...new Set([...context.ids, [event.a]])] })",
+            "by reference",
+        ),
         // `+` of lists joins texts.
         (
             "assign({ list: ({ context, event }) => context.list + [event.x] })",
