@@ -54,6 +54,16 @@ fn the_order_is_the_same_machine_in_both_syntaxes() {
     );
 }
 
+/// The README's tour shows `examples/orders/` in both syntaxes as one machine.
+#[test]
+fn the_readme_order_is_the_same_machine_in_both_syntaxes() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/orders");
+    assert_eq!(
+        load(&dir.join("order.yaml")),
+        load(&dir.join("order.chart"))
+    );
+}
+
 #[test]
 fn every_machine_keeps_its_idempotency_policies() {
     for path in machine_files() {
