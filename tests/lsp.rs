@@ -78,14 +78,15 @@ macro_rules! snapshot {
     };
 }
 
+fn code(diagnostic: &lsp::Diagnostic) -> String {
+    match &diagnostic.code {
+        Some(lsp::NumberOrString::String(code)) => code.clone(),
+        _ => String::new(),
+    }
+}
+
 fn codes(diagnostics: &[lsp::Diagnostic]) -> Vec<String> {
-    diagnostics
-        .iter()
-        .map(|d| match &d.code {
-            Some(lsp::NumberOrString::String(code)) => code.clone(),
-            _ => String::new(),
-        })
-        .collect()
+    diagnostics.iter().map(code).collect()
 }
 
 #[test]
@@ -985,6 +986,43 @@ fn xstate_json_gets_no_comment() {
         outcomes(&actions, &uri, config)
     );
     client.shutdown();
+}
+
+/// An SCXML document is read as `idemchart lint` reads it: as written,
+/// what cannot be imported (a `<script>`, another namespace's attributes)
+/// an opaque part with its note, not a load error; the editor shows what
+/// the CLI reports, code for code and line for line.
+#[test]
+fn scxml_documents_are_read_as_lint_reads_them() {
+    let path = "tests/scxml/order-approval.scxml";
+    let source = std::fs::read_to_string(path).expect("the SCXML fixture");
+    let mut client = Client::start("scxml-as-written", capabilities());
+    let uri = client.open("order-approval.scxml", &source);
+    let mut editor: Vec<(String, u32)> = client
+        .diagnostics(&uri)
+        .iter()
+        .map(|d| (code(d), d.range.start.line + 1))
+        .collect();
+    editor.sort();
+    client.shutdown();
+    let output = std::process::Command::new(env!("CARGO_BIN_EXE_idemchart"))
+        .args(["lint", "--format", "json", path])
+        .output()
+        .expect("idemchart runs");
+    let report: Value = serde_json::from_slice(&output.stdout).expect("JSON");
+    let mut cli: Vec<(String, u32)> = report["diagnostics"]
+        .as_array()
+        .expect("diagnostics")
+        .iter()
+        .map(|d| {
+            let code = d["code"].as_str().unwrap().to_string();
+            (code, d["line"].as_u64().unwrap() as u32)
+        })
+        .collect();
+    cli.sort();
+    assert!(editor.iter().any(|(c, _)| c == "S011"), "{editor:?}");
+    assert!(!editor.iter().any(|(c, _)| c == "E003"), "{editor:?}");
+    assert_eq!(editor, cli);
 }
 
 #[test]
