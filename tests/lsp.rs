@@ -1062,3 +1062,76 @@ fn scxml_documents_get_diagnostics_and_navigation() {
     snapshot!(client, "scxml_definition", definition);
     client.shutdown();
 }
+
+/// `idemchart lsp` as a client's process: writes `input` to its standard
+/// input, closes it, and returns the exit code and standard error once it
+/// ends (within 10 s, or the test fails).
+fn lsp_process(input: &[u8]) -> (Option<i32>, String) {
+    use std::io::Write;
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_idemchart"))
+        .args(["lsp", "--max-message-bytes", "1000000"])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("idemchart lsp starts");
+    // The server may stop reading before the input ends: a refused write is fine.
+    let _ = child.stdin.take().unwrap().write_all(input);
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    let status = loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            break status;
+        }
+        if std::time::Instant::now() > deadline {
+            let _ = child.kill();
+            panic!("idemchart lsp did not end within 10 s");
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    };
+    let mut stderr = String::new();
+    std::io::Read::read_to_string(&mut child.stderr.take().unwrap(), &mut stderr).unwrap();
+    assert!(!stderr.contains("panicked"), "{stderr}");
+    (status.code(), stderr)
+}
+
+/// Absurd and oversized `Content-Length` headers end the connection with an
+/// error that names the limit, before anything is allocated for them (the
+/// process ends at once: it never reads the announced body); a frame cut
+/// short and an input closed after the handshake end it too.
+#[test]
+fn the_stdio_transport_bounds_what_a_client_can_make_it_read() {
+    for length in ["18446744073709551615", "40000000000", "1000001"] {
+        let (code, stderr) =
+            lsp_process(format!("Content-Length: {length}\r\n\r\n{{}}").as_bytes());
+        assert_eq!(code, Some(2), "{length}: {stderr}");
+        assert!(
+            stderr.contains(&format!(
+                "a message of {length} bytes is larger than the limit of 1000000 bytes"
+            )),
+            "{length}: {stderr}"
+        );
+    }
+    let (code, stderr) = lsp_process(b"Content-Length: 50\r\n\r\n{\"jsonrpc\"");
+    assert_eq!(code, Some(2), "{stderr}");
+    assert!(
+        stderr.contains("the input ended 10 bytes into a message of 50"),
+        "{stderr}"
+    );
+
+    let initialize = json!({
+        "jsonrpc": "2.0", "id": 1, "method": "initialize",
+        "params": { "capabilities": {} }
+    })
+    .to_string();
+    let initialized = json!({"jsonrpc": "2.0", "method": "initialized", "params": {}}).to_string();
+    let mut input = Vec::new();
+    for message in [initialize, initialized] {
+        input.extend(format!("Content-Length: {}\r\n\r\n{message}", message.len()).bytes());
+    }
+    let (code, stderr) = lsp_process(&input);
+    assert_eq!(
+        code,
+        Some(0),
+        "a closed input after the handshake ends the server: {stderr}"
+    );
+}

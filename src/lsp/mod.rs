@@ -16,6 +16,7 @@ mod hover;
 mod navigation;
 mod server;
 mod symbols;
+mod transport;
 
 use std::path::{Path, PathBuf};
 
