@@ -83,8 +83,8 @@ fn project(name: &str) -> PathBuf {
             .expect("the machine copies");
     }
     std::fs::copy(
-        manifest_dir().join("examples/lint/cobros-contador.yaml"),
-        dir.join("machines/cobros-contador.yaml"),
+        manifest_dir().join("examples/lint/partial-payments.yaml"),
+        dir.join("machines/partial-payments.yaml"),
     )
     .expect("the example copies");
     dir

@@ -215,20 +215,20 @@ fn findings_are_deterministic() {
 /// replay, and the same order keeping the ids it has counted is clean.
 #[test]
 fn the_readme_pair_shows_the_hazard_and_its_fix() {
-    let (file, before) = load(&root().join("examples/lint/cobros-contador.yaml"));
+    let (file, before) = load(&root().join("examples/lint/partial-payments.yaml"));
     let found = lint(&before);
     let i004: Vec<&Diagnostic> = found.iter().filter(|d| d.code == "I004").collect();
     assert_eq!(i004.len(), 1, "{}", describe(&file, &found));
     assert_eq!(i004[0].confirmed, Some(true));
-    assert_eq!(i004[0].witness, ["COBRO_PARCIAL", "COBRO_PARCIAL*"]);
+    assert_eq!(i004[0].witness, ["PARTIAL_PAYMENT", "PARTIAL_PAYMENT*"]);
     assert!(
         i004[0]
             .help
             .as_deref()
-            .is_some_and(|h| h.contains("event.cobroId"))
+            .is_some_and(|h| h.contains("event.paymentId"))
     );
 
-    let (file, after) = load(&root().join("examples/lint/cobros-vistos.yaml"));
+    let (file, after) = load(&root().join("examples/lint/partial-payments-deduplicated.yaml"));
     let found = lint(&after);
     assert!(found.is_empty(), "{}", describe(&file, &found));
 }

@@ -78,14 +78,15 @@ macro_rules! snapshot {
     };
 }
 
+fn code(diagnostic: &lsp::Diagnostic) -> String {
+    match &diagnostic.code {
+        Some(lsp::NumberOrString::String(code)) => code.clone(),
+        _ => String::new(),
+    }
+}
+
 fn codes(diagnostics: &[lsp::Diagnostic]) -> Vec<String> {
-    diagnostics
-        .iter()
-        .map(|d| match &d.code {
-            Some(lsp::NumberOrString::String(code)) => code.clone(),
-            _ => String::new(),
-        })
-        .collect()
+    diagnostics.iter().map(code).collect()
 }
 
 #[test]
@@ -987,6 +988,43 @@ fn xstate_json_gets_no_comment() {
     client.shutdown();
 }
 
+/// An SCXML document is read as `idemchart lint` reads it: as written,
+/// what cannot be imported (a `<script>`, another namespace's attributes)
+/// an opaque part with its note, not a load error; the editor shows what
+/// the CLI reports, code for code and line for line.
+#[test]
+fn scxml_documents_are_read_as_lint_reads_them() {
+    let path = "tests/scxml/order-approval.scxml";
+    let source = std::fs::read_to_string(path).expect("the SCXML fixture");
+    let mut client = Client::start("scxml-as-written", capabilities());
+    let uri = client.open("order-approval.scxml", &source);
+    let mut editor: Vec<(String, u32)> = client
+        .diagnostics(&uri)
+        .iter()
+        .map(|d| (code(d), d.range.start.line + 1))
+        .collect();
+    editor.sort();
+    client.shutdown();
+    let output = std::process::Command::new(env!("CARGO_BIN_EXE_idemchart"))
+        .args(["lint", "--format", "json", path])
+        .output()
+        .expect("idemchart runs");
+    let report: Value = serde_json::from_slice(&output.stdout).expect("JSON");
+    let mut cli: Vec<(String, u32)> = report["diagnostics"]
+        .as_array()
+        .expect("diagnostics")
+        .iter()
+        .map(|d| {
+            let code = d["code"].as_str().unwrap().to_string();
+            (code, d["line"].as_u64().unwrap() as u32)
+        })
+        .collect();
+    cli.sort();
+    assert!(editor.iter().any(|(c, _)| c == "S011"), "{editor:?}");
+    assert!(!editor.iter().any(|(c, _)| c == "E003"), "{editor:?}");
+    assert_eq!(editor, cli);
+}
+
 #[test]
 fn scxml_documents_get_diagnostics_and_navigation() {
     let mut client = Client::start("scxml", capabilities());
@@ -1023,4 +1061,77 @@ fn scxml_documents_get_diagnostics_and_navigation() {
     });
     snapshot!(client, "scxml_definition", definition);
     client.shutdown();
+}
+
+/// `idemchart lsp` as a client's process: writes `input` to its standard
+/// input, closes it, and returns the exit code and standard error once it
+/// ends (within 10 s, or the test fails).
+fn lsp_process(input: &[u8]) -> (Option<i32>, String) {
+    use std::io::Write;
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_idemchart"))
+        .args(["lsp", "--max-message-bytes", "1000000"])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("idemchart lsp starts");
+    // The server may stop reading before the input ends: a refused write is fine.
+    let _ = child.stdin.take().unwrap().write_all(input);
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    let status = loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            break status;
+        }
+        if std::time::Instant::now() > deadline {
+            let _ = child.kill();
+            panic!("idemchart lsp did not end within 10 s");
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    };
+    let mut stderr = String::new();
+    std::io::Read::read_to_string(&mut child.stderr.take().unwrap(), &mut stderr).unwrap();
+    assert!(!stderr.contains("panicked"), "{stderr}");
+    (status.code(), stderr)
+}
+
+/// Absurd and oversized `Content-Length` headers end the connection with an
+/// error that names the limit, before anything is allocated for them (the
+/// process ends at once: it never reads the announced body); a frame cut
+/// short and an input closed after the handshake end it too.
+#[test]
+fn the_stdio_transport_bounds_what_a_client_can_make_it_read() {
+    for length in ["18446744073709551615", "40000000000", "1000001"] {
+        let (code, stderr) =
+            lsp_process(format!("Content-Length: {length}\r\n\r\n{{}}").as_bytes());
+        assert_eq!(code, Some(2), "{length}: {stderr}");
+        assert!(
+            stderr.contains(&format!(
+                "a message of {length} bytes is larger than the limit of 1000000 bytes"
+            )),
+            "{length}: {stderr}"
+        );
+    }
+    let (code, stderr) = lsp_process(b"Content-Length: 50\r\n\r\n{\"jsonrpc\"");
+    assert_eq!(code, Some(2), "{stderr}");
+    assert!(
+        stderr.contains("the input ended 10 bytes into a message of 50"),
+        "{stderr}"
+    );
+
+    let initialize = json!({
+        "jsonrpc": "2.0", "id": 1, "method": "initialize",
+        "params": { "capabilities": {} }
+    })
+    .to_string();
+    let initialized = json!({"jsonrpc": "2.0", "method": "initialized", "params": {}}).to_string();
+    let mut input = Vec::new();
+    for message in [initialize, initialized] {
+        input.extend(format!("Content-Length: {}\r\n\r\n{message}", message.len()).bytes());
+    }
+    let (code, stderr) = lsp_process(&input);
+    assert_eq!(
+        code,
+        Some(0),
+        "a closed input after the handshake ends the server: {stderr}"
+    );
 }

@@ -1063,3 +1063,30 @@ fn a_node_host_gets_the_same_answer_twice() {
         insta::assert_snapshot!("node_output", stdout);
     }
 }
+
+/// Two files of one machine name stop startup with one error that names
+/// both, and nothing else: no "does not load", which is not what happened.
+#[test]
+fn two_files_of_one_machine_name_are_the_only_error() {
+    let dir = scratch().join(unique("twins"));
+    std::fs::create_dir_all(&dir).expect("the machines directory");
+    let order = std::fs::read_to_string(format!("{MACHINES}/order.yaml")).expect("order.yaml");
+    std::fs::write(dir.join("order.yaml"), &order).expect("the first file");
+    std::fs::write(dir.join("order-copy.yaml"), &order).expect("the second file");
+    let output = Command::new(env!("CARGO_BIN_EXE_idemchart"))
+        .args(["serve", "--machines"])
+        .arg(&dir)
+        .args(["--store", &sqlite_store("twins"), "--listen", "127.0.0.1:0"])
+        .output()
+        .expect("idemchart runs");
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(1), "{stderr}");
+    let errors: Vec<&str> = stderr.lines().filter(|l| l.starts_with("error")).collect();
+    assert_eq!(errors.len(), 1, "{stderr}");
+    assert!(
+        errors[0].contains("machine `order` is in ")
+            && errors[0].contains("order-copy.yaml")
+            && errors[0].contains("each name serves one machine"),
+        "{stderr}"
+    );
+}

@@ -120,7 +120,12 @@ enum Command {
     },
     /// Serve the Language Server Protocol on standard input and output:
     /// diagnostics as you type, quick fixes, hover, navigation, completion.
-    Lsp,
+    Lsp {
+        /// The largest message read, in bytes; a larger one ends the
+        /// connection with an error (exit 2) before anything is allocated.
+        #[arg(long, default_value_t = 64 << 20)]
+        max_message_bytes: usize,
+    },
     #[command(flatten)]
     Durable(apply::DurableCommand),
     /// Serve the machines of a directory over HTTP: events applied exactly
@@ -189,9 +194,10 @@ pub fn main() -> ExitCode {
         } => import::import(&file, to, machine.as_deref(), strict),
         Command::Durable(command) => apply::run(command),
         Command::Serve(args) => serve::serve(args),
-        Command::Lsp => {
+        Command::Lsp { max_message_bytes } => {
             let options = idemchart::lsp::Options {
                 release_memory: Some(release_memory),
+                max_message_bytes,
                 ..Default::default()
             };
             idemchart::lsp::run_stdio(options)

@@ -91,7 +91,10 @@ fn load_charts(dir: &std::path::Path) -> Result<Option<BTreeMap<String, Arc<Char
     let config = super::project_config()?;
     let mut charts = BTreeMap::new();
     let mut where_from: BTreeMap<String, String> = BTreeMap::new();
+    // A machine that does not load and two machines of one name are told
+    // apart: each is said once, and only the first needs the closing line.
     let mut failed = false;
+    let mut name_clash = false;
     let mut resolver = idemchart::load::Resolver::default();
     for candidate in super::candidates(&[dir.to_path_buf()], &config)? {
         let path = &candidate.path;
@@ -110,7 +113,7 @@ fn load_charts(dir: &std::path::Path) -> Result<Option<BTreeMap<String, Arc<Char
                             first,
                             path.display()
                         ));
-                        failed = true;
+                        name_clash = true;
                         continue;
                     }
                     where_from.insert(machine.name.clone(), path.display().to_string());
@@ -135,6 +138,9 @@ fn load_charts(dir: &std::path::Path) -> Result<Option<BTreeMap<String, Arc<Char
             "error: not serving: a machine of {} does not load",
             dir.display()
         ));
+        return Ok(None);
+    }
+    if name_clash {
         return Ok(None);
     }
     if charts.is_empty() {

@@ -16,6 +16,7 @@ mod hover;
 mod navigation;
 mod server;
 mod symbols;
+mod transport;
 
 use std::path::{Path, PathBuf};
 
@@ -116,6 +117,8 @@ pub fn analyze(
             left_out: Vec::new(),
         });
     }
+    // What a front-end reading as written could not read, noted at its place.
+    let mut notes: Vec<Diagnostic> = Vec::new();
     let (doc, loaded) = match kind {
         Kind::Machine(syntax) => match syntax::parse_tree(&file, syntax) {
             Ok(doc) => {
@@ -143,10 +146,16 @@ pub fn analyze(
                 (None, Err(errors))
             }
         },
-        Kind::Scxml => match crate::import::scxml::import(&file.text) {
-            Ok(doc) => (Some(doc.clone()), syntax::lower(doc)),
-            Err(errors) => (None, Err(errors)),
-        },
+        // As `idemchart lint` reads it: as written, what cannot be imported
+        // an opaque part with its note.
+        Kind::Scxml => {
+            let (doc, found) = crate::import::scxml::import_as_written(&file.text);
+            notes = found;
+            match doc {
+                Ok(doc) => (Some(doc.clone()), syntax::lower(doc)),
+                Err(errors) => (None, Err(errors)),
+            }
+        }
         Kind::Xstate => {
             let loaded = crate::import::xstate::load(file.clone(), &config.xstate);
             let diagnostics = xstate_diagnostics(&file, &loaded, config, &options, cancel)?;
@@ -175,10 +184,14 @@ pub fn analyze(
             // An SCXML document has no fix editor: its findings come
             // without fixes, as in `idemchart lint`.
             let findings = crate::lint::lint_source_cancellable(&machine, &file, &options, cancel)?;
-            let diagnostics = config.apply(path, findings);
+            notes.extend(findings);
+            let diagnostics = config.apply(path, notes);
             (Some(machine), diagnostics)
         }
-        Err(errors) => (None, errors),
+        Err(mut errors) => {
+            errors.extend(notes);
+            (None, errors)
+        }
     };
     // The YAML node tree the lint's fixes read is not kept with the open
     // document: a later code action parses it again.

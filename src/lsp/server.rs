@@ -45,6 +45,9 @@ pub struct Options {
     /// it dropped analyses: where the binary's allocator can hand freed
     /// pages back to the system, which an idle server would otherwise keep.
     pub release_memory: Option<fn()>,
+    /// The largest message the stdio transport reads; a larger one ends the
+    /// connection with an error before anything is allocated for it.
+    pub max_message_bytes: usize,
 }
 
 impl Default for Options {
@@ -53,6 +56,7 @@ impl Default for Options {
             debounce: Duration::from_millis(20),
             keep_analyses_of_bytes: 1 << 20,
             release_memory: None,
+            max_message_bytes: 64 << 20,
         }
     }
 }
@@ -60,9 +64,13 @@ impl Default for Options {
 /// Serves the protocol on standard input and output until the client
 /// shuts the server down.
 pub fn run_stdio(options: Options) -> Result<(), String> {
-    let (connection, io) = Connection::stdio();
-    run(connection, options)?;
-    io.join().map_err(|e| format!("the connection failed: {e}"))
+    let (connection, io) = super::transport::stdio(options.max_message_bytes);
+    let served = run(connection, options);
+    // The reader's error (a message over the limit, a broken frame) is why
+    // the loop ended, so it comes first.
+    io.join()
+        .map_err(|e| format!("the connection closed: {e}"))?;
+    served
 }
 
 /// Serves the protocol on `connection` (standard I/O, or an in-memory pair

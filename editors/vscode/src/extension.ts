@@ -13,7 +13,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
   const server: ServerOptions = { command, args: ["lsp"] };
   const options: LanguageClientOptions = {
     documentSelector: [
-      { scheme: "file", pattern: "**/*.{yaml,yml,chart,scxml}" },
+      { scheme: "file", pattern: "**/*.{yaml,yml,chart,scxml,json}" },
       { scheme: "file", language: "javascript" },
       { scheme: "file", language: "typescript" },
       { scheme: "file", language: "javascriptreact" },
