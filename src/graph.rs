@@ -1165,6 +1165,19 @@ fn event_table(machine: &Machine) -> EventTable {
             }
         }
     }
+    // Under XState's semantics, the completion of an actor no state invokes
+    // (one an action spawns, `spawn(logic, 'id')`, which the XState reader
+    // declares as an event from outside) comes from XState as an
+    // invocation's does: once per actor, never redelivered.
+    if machine.semantics == Semantics::Xstate {
+        for name in machine.events.keys() {
+            if Completion::of_event(name).is_some()
+                && let Some(id) = table.get(name)
+            {
+                table.completion[id.index()] = true;
+            }
+        }
+    }
     table
 }
 

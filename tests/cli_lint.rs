@@ -771,6 +771,75 @@ fn a_web_project_is_searched_for_machines() {
     assert_eq!(report["summary"]["files"], 1, "{report:#}");
 }
 
+/// A JSON machine config that a script makes its machine of, with the
+/// implementations of a `setup(...)` another module exports, is linted
+/// once, through the script: the reading on its own, without them, would
+/// say less and say it twice. A config no script reads is linted alone.
+#[test]
+fn a_json_config_a_script_reads_is_linted_through_the_script_only() {
+    let root = std::env::temp_dir().join(format!("idemchart-engine-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&root);
+    let definition = |id: &str| {
+        format!(
+            "{{ \"id\": \"{id}\", \"initial\": \"open\", \"context\": {{ \"lines\": [] }},\n  \"states\": {{ \"open\": {{ \"on\": {{ \"line item added\": {{ \"actions\": \"appendLine\" }} }} }} }} }}\n"
+        )
+    };
+    for (path, text) in [
+        (
+            "src/engine/setup.ts",
+            "import { assign, setup } from 'xstate';\n\
+             export const engine = setup({\n\
+               actions: { appendLine: assign({ lines: ({ context, event }) => [...context.lines, event.line] }) },\n\
+             });\n"
+                .to_string(),
+        ),
+        ("definitions/invoice.json", definition("invoice")),
+        ("definitions/vendor.json", definition("vendor")),
+        (
+            "src/workflows/invoice.ts",
+            "import definition from '../../definitions/invoice.json' with { type: 'json' };\n\
+             import { engine } from '../engine/setup.js';\n\
+             export const invoiceMachine = engine.createMachine(definition);\n"
+                .to_string(),
+        ),
+    ] {
+        let path = root.join(path);
+        std::fs::create_dir_all(path.parent().expect("a parent")).expect("dir");
+        std::fs::write(&path, text).expect("write");
+    }
+    let report = json(&run_in(&root, &["lint", "--format", "json", "."]));
+    let found: Vec<(String, String, u64)> = report["diagnostics"]
+        .as_array()
+        .expect("a list")
+        .iter()
+        .map(|d| {
+            (
+                d["code"].as_str().expect("a code").to_string(),
+                d["file"]
+                    .as_str()
+                    .expect("a file")
+                    .trim_start_matches("./")
+                    .to_string(),
+                d["line"].as_u64().expect("a line"),
+            )
+        })
+        .collect();
+    let at = |code: &str, file: &str| {
+        found
+            .iter()
+            .filter(|(c, f, _)| c == code && f == file)
+            .count()
+    };
+    // Through the script: the append is read, in the setup's module.
+    assert_eq!(at("I004", "src/engine/setup.ts"), 1, "{found:?}");
+    assert_eq!(at("I001", "definitions/invoice.json"), 1, "{found:?}");
+    assert_eq!(at("I006", "definitions/invoice.json"), 1, "{found:?}");
+    // Alone: its named action is a host action, and it is still linted.
+    assert_eq!(at("I001", "definitions/vendor.json"), 1, "{found:?}");
+    assert_eq!(at("I004", "definitions/vendor.json"), 0, "{found:?}");
+    std::fs::remove_dir_all(&root).ok();
+}
+
 #[test]
 fn a_file_of_several_machines_needs_a_name_for_one_machine_commands() {
     let file = "tests/xstate/fixtures/several.ts";

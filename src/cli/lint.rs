@@ -5,6 +5,7 @@
 //! `--warn` and `--allow` flags in the order they were given; see
 //! `idemchart::config` for the rules.
 
+use std::collections::HashSet;
 use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -121,6 +122,31 @@ pub fn lint(args: &LintArgs, matches: Option<&ArgMatches>) -> CommandResult {
     // What the summary counts: the machines read, and the files passed
     // over because they hold none.
     let mut reach = Reach::default();
+    // The XState JSON configs a walk finds are linted after the scripts: a
+    // config that a script of the run makes its machine of (`import
+    // definition from './order.json'`, `engine.createMachine(definition)`)
+    // is linted there, with the implementations the script gives it, and
+    // not a second time on its own without them. Each keeps its place in
+    // the report (`reports[slot]`, empty until then).
+    let mut deferred: Vec<(usize, idemchart::import::xstate::Loaded)> = Vec::new();
+    let mut read_through: HashSet<PathBuf> = HashSet::new();
+    let lint_into = |reports: &mut Vec<FileReport>, loaded: &idemchart::import::xstate::Loaded| {
+        // A machine that does not load has only its load errors, which no
+        // level changes (levels apply to lint findings only); a file may
+        // hold several machines, each linted on its own.
+        let by_file = idemchart::lint::lint_loaded(loaded, &options, None).unwrap_or_default();
+        for (file, found) in by_file {
+            let found = config.apply(std::path::Path::new(&file.path), found);
+            match reports.iter_mut().find(|r| r.file.path == file.path) {
+                Some(report) => {
+                    let mut all = std::mem::take(&mut report.diagnostics);
+                    all.extend(found);
+                    *report = FileReport::new(file, all);
+                }
+                None => reports.push(FileReport::new(file, found)),
+            }
+        }
+    };
     for candidate in candidates(&args.paths, &config)? {
         let path = candidate.path.clone();
         let kind = FileKind::of_path(&path);
@@ -175,6 +201,25 @@ pub fn lint(args: &LintArgs, matches: Option<&ArgMatches>) -> CommandResult {
             reach.without_machine += 1;
             continue;
         };
+        read_through.extend(
+            loaded
+                .sources
+                .files()
+                .skip(1)
+                .filter_map(|f| std::fs::canonicalize(&f.path).ok()),
+        );
+        // Named on the command line, or fixed in place, it is linted now.
+        if !(candidate.named || args.fix || args.diff)
+            && kind
+                == Some(FileKind::Xstate(
+                    idemchart::import::xstate::SourceKind::Json,
+                ))
+        {
+            let main = loaded.sources.main().clone();
+            deferred.push((reports.len(), loaded));
+            reports.push(FileReport::new(main, Vec::new()));
+            continue;
+        }
         reach.machines += loaded.machines.len();
         // An XState source of one machine, all in the file, is fixed as our
         // own syntaxes are, with its notes among the findings.
@@ -199,21 +244,20 @@ pub fn lint(args: &LintArgs, matches: Option<&ArgMatches>) -> CommandResult {
             reports.push(FileReport::new(fixed, outcome.diagnostics));
             continue;
         }
-        // A machine that does not load has only its load errors, which no
-        // level changes (levels apply to lint findings only); a file may
-        // hold several machines, each linted on its own.
-        let by_file = idemchart::lint::lint_loaded(&loaded, &options, None).unwrap_or_default();
-        for (file, found) in by_file {
-            let found = config.apply(std::path::Path::new(&file.path), found);
-            match reports.iter_mut().find(|r| r.file.path == file.path) {
-                Some(report) => {
-                    let mut all = std::mem::take(&mut report.diagnostics);
-                    all.extend(found);
-                    *report = FileReport::new(file, all);
-                }
-                None => reports.push(FileReport::new(file, found)),
-            }
+        lint_into(&mut reports, &loaded);
+    }
+    let mut read_elsewhere = Vec::new();
+    for (slot, loaded) in deferred {
+        let main = std::fs::canonicalize(&loaded.sources.main().path);
+        if main.is_ok_and(|p| read_through.contains(&p)) {
+            read_elsewhere.push(slot);
+            continue;
         }
+        reach.machines += loaded.machines.len();
+        lint_into(&mut reports, &loaded);
+    }
+    for slot in read_elsewhere.into_iter().rev() {
+        reports.remove(slot);
     }
     for reverted in &fixes.reverted {
         errln(reverted);

@@ -1671,6 +1671,28 @@ impl<'a, 'm> Replayer<'a, 'm> {
                 data.push((field, value.clone()));
                 continue;
             }
+            // A field whose own fields the handlers read (`event.line.amount`)
+            // is an object of them, each made as an untyped field is, the
+            // literals the guards compare it with first.
+            let inner = match ty {
+                None | Some(PayloadType::Map | PayloadType::Any) => self.nested(event, &field),
+                _ => Vec::new(),
+            };
+            if !inner.is_empty() {
+                let mut made = Vec::with_capacity(inner.len());
+                for sub in inner {
+                    let compared = self.compared(event, &format!("{field}.{sub}"));
+                    let value = match (compared.get(variant), variant) {
+                        (Some(value), _) => value.clone(),
+                        (None, 0) => Value::from(format!("{sub}-{}", i + 1)),
+                        (None, 1) => Value::Int(1),
+                        (None, _) => Value::Bool(true),
+                    };
+                    made.push((sub, value));
+                }
+                data.push((field, Value::map(made)));
+                continue;
+            }
             let value = match (ty, variant) {
                 (Some(PayloadType::String | PayloadType::Any), _) => fresh,
                 (Some(PayloadType::Number | PayloadType::Integer), 0) => Value::Int(1),
@@ -1781,6 +1803,21 @@ impl<'a, 'm> Replayer<'a, 'm> {
             .and_then(|by_field| by_field.iter().find(|(f, _)| f == field))
             .map(|(_, values)| values.clone())
             .unwrap_or_default()
+    }
+
+    /// The fields of the payload field `field` that the event's handlers
+    /// read (`event.line.amount`: `amount`), in document order.
+    fn nested(&self, event: EventId, field: &str) -> Vec<String> {
+        let mut nested: Vec<String> = Vec::new();
+        for_each_handler_expr(self.cx, event, |x| {
+            if let crate::expr::ExprKind::Member(base, sub) = &x.kind
+                && analysis::event_field(base) == Some(field)
+                && !nested.contains(sub)
+            {
+                nested.push(sub.clone());
+            }
+        });
+        nested
     }
 
     /// The payload fields of an event: as declared, else those that the

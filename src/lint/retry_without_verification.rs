@@ -8,7 +8,8 @@ use super::{WitnessStep, Cx, Finding, Lint, Stage, Witness, WitnessEnd};
 use crate::diagnostic::Label;
 use crate::graph::{Cost, Edge, Node};
 use crate::model::{
-    Action, Argument, EffectDecl, Idempotency, StateId, StateKind, TransitionId, Trigger,
+    Action, Argument, Completion, EffectDecl, Idempotency, StateId, StateKind, TransitionId,
+    Trigger,
 };
 
 declare_lint! {
@@ -47,6 +48,9 @@ declare_lint! {
     /// - or a timer (`after`) fires before any event is delivered: the
     ///   attempt timed out. A timer that fires after an answer came is a
     ///   schedule (a renewal, a reminder), not a timeout.
+    ///
+    /// An invocation's outcome is its own completion: the error of another
+    /// invocation (`xstate.error.actor.OTHER`) is no failure of its attempt.
     ///
     /// A second performance after plain answers only (`PAGO_OK`, then
     /// `OTRA_COMPRA`) is a new attempt, not a retry. In a parallel state
@@ -298,11 +302,34 @@ fn check(cx: &mut Cx) {
         let ops = operations(m, name);
         let several = ops.len() > 1;
         for op in &ops {
+            let signals = own_signals(cx, op, &signals);
             if let Some(finding) = retry_finding(cx, op, several, decl, &left, &signals) {
                 cx.report(finding);
             }
         }
     }
+}
+
+/// The signals as an attempt of `op` sees them: an invocation's outcome is
+/// its own completion, so the failure of another invocation
+/// (`xstate.error.actor.OTHER`) tells nothing of it, and is an answer like
+/// any other event.
+fn own_signals(cx: &Cx, op: &Operation, signals: &[Signal]) -> Vec<Signal> {
+    let mut own = signals.to_vec();
+    let Some((_, id)) = op.invoker else {
+        return own;
+    };
+    for (index, signal) in own.iter_mut().enumerate() {
+        let t = TransitionId(index as u32);
+        if *signal == Signal::Failure
+            && let Trigger::Event(_) = cx.machine.transition(t).trigger
+            && let Some((Completion::Error, other)) = Completion::of_event(&trigger_name(cx, t))
+            && other != id
+        {
+            *signal = Signal::Nothing;
+        }
+    }
+    own
 }
 
 /// What the trigger of `t` says about an attempt before it.
@@ -830,6 +857,36 @@ states:
         assert!(retries(&keyed).is_empty());
         let none = verification("effects:\n  verificarDocumento: { idempotency: none }");
         assert_eq!(retries(&none).len(), 1);
+    }
+
+    /// An invocation's outcome is its own completion: another invocation's
+    /// failure on the way is no failure of its attempt.
+    #[test]
+    fn the_failure_of_another_invocation_makes_no_retry() {
+        let text = "machine: authenticator
+events:
+  SIGN_IN: { id: requestId }
+  SIGN_OUT: { id: requestId }
+initial: signedOut
+states:
+  signedOut: { on: { SIGN_IN: syncing } }
+  syncing:
+    invoke:
+      src: syncDevices
+      onDone: ready
+      onError: ready
+  ready:
+    invoke:
+      src: refreshSession
+    on: { SIGN_OUT: signedOut }
+";
+        let found = retries(text);
+        assert_eq!(found.len(), 1, "{found:#?}");
+        assert!(found[0].message.contains("`syncDevices`"), "{found:#?}");
+        assert_eq!(
+            found[0].witness,
+            ["SIGN_IN", "xstate.error.actor.syncDevices", "SIGN_OUT", "SIGN_IN*"]
+        );
     }
 
     #[test]

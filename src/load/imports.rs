@@ -26,6 +26,11 @@ pub(crate) struct ModuleRefs {
     /// Whether the script has an `export { … }` list without `from`, which
     /// may re-export what it imported.
     pub export_list: bool,
+    /// Whether the script exports a `setup(...)` of its own (`export const
+    /// engine = setup({...})`), which other modules make machines of
+    /// (`engine.createMachine(config)`); a machine made on the spot
+    /// (`setup({...}).createMachine(...)`) is none.
+    pub exports_setup: bool,
 }
 
 /// Whether a specifier names XState itself.
@@ -53,6 +58,13 @@ pub(crate) fn module_refs(text: &str) -> ModuleRefs {
     let mut depth = 0usize;
     let mut export_list_at: Option<usize> = None;
     let mut list_closed = false;
+    // An exported `= setup` seen (its `(` comes next), the parenthesis
+    // depth its call opened at, and whether that call just closed (a `.`
+    // next chains `.createMachine` on it).
+    let mut setup_next = false;
+    let mut setup_at: Option<usize> = None;
+    let mut setup_closed = false;
+    let mut parens = 0usize;
     let mut i = 0;
     fn push<'a>(last: &mut [Option<Token<'a>>; 2], token: Token<'a>) {
         last[1] = last[0];
@@ -60,6 +72,15 @@ pub(crate) fn module_refs(text: &str) -> ModuleRefs {
     }
     while i < bytes.len() {
         let b = bytes[i];
+        let comment = b == b'/' && matches!(bytes.get(i + 1), Some(b'/' | b'*'));
+        if !b.is_ascii_whitespace() && !comment {
+            if std::mem::take(&mut setup_closed) && b != b'.' {
+                refs.exports_setup = true;
+            }
+            if std::mem::take(&mut setup_next) && b == b'(' {
+                setup_at = Some(parens);
+            }
+        }
         match b {
             b'/' if bytes.get(i + 1) == Some(&b'/') => {
                 i = text[i..].find('\n').map_or(bytes.len(), |n| i + n);
@@ -118,6 +139,9 @@ pub(crate) fn module_refs(text: &str) -> ModuleRefs {
                     match word {
                         "export" => in_export = true,
                         "import" => in_export = false,
+                        "setup" if in_export && last[0] == Some(Token::Punct('=')) => {
+                            setup_next = true;
+                        }
                         _ => {}
                     }
                 }
@@ -148,6 +172,14 @@ pub(crate) fn module_refs(text: &str) -> ModuleRefs {
                     list_closed = true;
                 }
             }
+            b'(' => parens += 1,
+            b')' => {
+                parens = parens.saturating_sub(1);
+                if setup_at == Some(parens) {
+                    setup_at = None;
+                    setup_closed = true;
+                }
+            }
             b';' => in_export = false,
             _ => {}
         }
@@ -160,6 +192,9 @@ pub(crate) fn module_refs(text: &str) -> ModuleRefs {
     }
     if list_closed {
         refs.export_list = true;
+    }
+    if setup_closed {
+        refs.exports_setup = true;
     }
     refs
 }
@@ -284,9 +319,10 @@ impl Resolver {
         })
     }
 
-    /// Whether the module at `path` re-exports XState: an `export … from`
-    /// of XState or of a module that does, or an `export { … }` list in a
-    /// module that imports one of them.
+    /// Whether the module at `path` provides XState: re-exports it (an
+    /// `export … from` of XState or of a module that does, or an `export
+    /// { … }` list in a module that imports one of them), or exports a
+    /// `setup(...)` of XState that other modules make machines of.
     fn provides_xstate(&mut self, path: &Path, depth: usize) -> bool {
         if let Some(&known) = self.provides.get(path) {
             return known;
@@ -300,7 +336,7 @@ impl Resolver {
         };
         let refs = module_refs(&text);
         let provides = refs.specifiers.iter().any(|(specifier, reexport)| {
-            (*reexport || refs.export_list)
+            (*reexport || refs.export_list || refs.exports_setup)
                 && (is_xstate(specifier)
                     || self
                         .resolve(path, specifier)
@@ -370,6 +406,38 @@ import { createMachine } from '@zag-js/core';
         assert_eq!(specifiers(text), [("@zag-js/core".to_string(), false)]);
     }
 
+    /// An exported `setup(...)` is what other modules make machines of; a
+    /// machine made of one on the spot, or a `setup` of no export, is not.
+    #[test]
+    fn an_exported_setup_is_told_from_a_machine() {
+        for (text, exports) in [
+            (
+                "export const engine = setup({ actions: { a: () => f(')') } });\n",
+                true,
+            ),
+            (
+                "export const engine = setup({})\nexport const x = 1;\n",
+                true,
+            ),
+            ("export const engine = setup({}) // the engine\n", true),
+            (
+                "export const m = setup({ guards: {} }).createMachine({ id: 'm' });\n",
+                false,
+            ),
+            (
+                "export const m = setup({ guards: {} })\n  // made here\n  .createMachine({ id: 'm' });\n",
+                false,
+            ),
+            (
+                "const engine = setup({});\nexport const m = engine.createMachine({});\n",
+                false,
+            ),
+            ("export const s = x.setup({});\n", false),
+        ] {
+            assert_eq!(module_refs(text).exports_setup, exports, "{text}");
+        }
+    }
+
     #[test]
     fn an_export_list_may_re_export_what_was_imported() {
         let refs =
@@ -425,6 +493,22 @@ import { createMachine } from '@zag-js/core';
                 "apps/web/e.ts",
                 "import { createMachine } from '@lib/xstate';\n",
             ),
+            (
+                "packages/flow/src/engine.ts",
+                "import { setup } from './xstate';\nexport const engine = setup({ actions: {} });\n",
+            ),
+            (
+                "packages/flow/src/order.ts",
+                "import { setup } from 'xstate';\nexport const order = setup({}).createMachine({ id: 'o' });\n",
+            ),
+            (
+                "apps/web/f.ts",
+                "import { engine } from '@lib/engine';\nexport const m = engine.createMachine(config);\n",
+            ),
+            (
+                "apps/web/g.ts",
+                "import { order } from '@lib/order';\nexport const m = createMachine(order.config);\n",
+            ),
         ];
         for (path, text) in files {
             let path = root.join(path);
@@ -444,6 +528,10 @@ import { createMachine } from '@zag-js/core';
         assert!(!reads("apps/web/d.ts"));
         // A tsconfig `paths` alias names a module of the repository too.
         assert!(reads("apps/web/e.ts"));
+        // A module that exports a `setup(...)` of XState provides it; one
+        // that exports a machine does not.
+        assert!(reads("apps/web/f.ts"));
+        assert!(!reads("apps/web/g.ts"));
         std::fs::remove_dir_all(&root).unwrap();
     }
 }

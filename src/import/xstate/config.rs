@@ -70,7 +70,13 @@ pub(super) fn machine_call<'a>(
     // machine that cannot be read, which is said.
     let resolved = reader.resolve(config).ok();
     let Some(resolved) = resolved.filter(|r| matches!(r.e, Expression::ObjectExpression(_))) else {
-        if reader.is_xstate_name(t, callee) {
+        // `engine.createMachine(definition)`, `engine` a `setup(...)` of
+        // this module or an imported one, is XState's too.
+        let of_setup = object.is_some_and(|o| {
+            matches!(reader.resolve(Node { e: o, t }).ok().map(|r| r.e),
+                Some(Expression::CallExpression(setup)) if callee_name(&setup.callee) == Some("setup"))
+        });
+        if of_setup || reader.is_xstate_name(t, callee) {
             reader
                 .unreadable
                 .push((name_hint, span, reader.span(t, config.e.span())));
@@ -351,11 +357,16 @@ impl<'a> Reader<'a> {
         if super::facts::repository_declares(settings) {
             doc.fact_source = FactSource::Declarations;
         }
+        // A part read twice (a helper's states built for two events) is
+        // noted once.
+        let mut notes = cx.notes;
+        let mut seen = HashSet::new();
+        notes.retain(|n| seen.insert((n.span.start, n.span.end, n.message.clone())));
         let built = Built {
             name: name.text,
             version,
             doc,
-            notes: cx.notes,
+            notes,
             translated: cx.translated,
         };
         (built, cx.marker_v4, cx.marker_v5)
@@ -1346,9 +1357,9 @@ impl<'a> Cx<'_, 'a> {
             return;
         }
         for (delay, span, item) in pairs {
-            let d = match self.reader.resolve(delay).ok().map(|r| r.e) {
-                Some(Expression::NumericLiteral(x)) => duration(x.value),
-                _ => match self.string(delay) {
+            let d = match self.reader.number(delay) {
+                Some(ms) => duration(ms),
+                None => match self.string(delay) {
                     Some((name, _)) => {
                         let name: &'a str = self.reader.alloc.alloc_str(&name);
                         self.named_delay(name)
@@ -1374,9 +1385,9 @@ impl<'a> Cx<'_, 'a> {
         let Some(value) = self.impls.delays.get(name).copied() else {
             return Err("names no delay of `setup({ delays })`".into());
         };
-        match self.reader.resolve(value).ok().map(|r| r.e) {
-            Some(Expression::NumericLiteral(x)) => duration(x.value),
-            _ => Err("is computed by a function, which only XState can run".into()),
+        match self.reader.number(value) {
+            Some(ms) => duration(ms),
+            None => Err("is computed by a function, which only XState can run".into()),
         }
     }
 

@@ -323,9 +323,11 @@ impl<'a> Reader<'a> {
         }
         let r = self.resolve(n).ok()?;
         let span = self.span(r.t, r.e.span());
+        if numbers && let Some(value) = self.number_at(r, depth) {
+            return Some((number_key(value), span));
+        }
         let text = match r.e {
             Expression::StringLiteral(s) => s.value.to_string(),
-            Expression::NumericLiteral(x) if numbers => number_key(x.value),
             Expression::TemplateLiteral(t) => {
                 let mut out = String::new();
                 for (i, quasi) in t.quasis.iter().enumerate() {
@@ -344,7 +346,8 @@ impl<'a> Reader<'a> {
                 };
                 let (left, _) = self.literal_text(left, true, depth + 1)?;
                 let (right, _) = self.literal_text(right, true, depth + 1)?;
-                // A sum of two numbers is no text; one string makes it one.
+                // A sum of two numbers is no text (a key's sum is read
+                // above); one string makes it one.
                 if !numbers || left.parse::<f64>().is_err() || right.parse::<f64>().is_err() {
                     format!("{left}{right}")
                 } else {
@@ -354,6 +357,57 @@ impl<'a> Reader<'a> {
             _ => return None,
         };
         Some((text, span))
+    }
+
+    /// The number an expression computes from number literals, through
+    /// consts and enum members: `15 * 60 * 1000`, `-1`, `(a + b) / 2`.
+    pub(super) fn number(&mut self, n: Node<'a>) -> Option<f64> {
+        let r = self.resolve(n).ok()?;
+        self.number_at(r, 0)
+    }
+
+    fn number_at(&mut self, r: Node<'a>, depth: u32) -> Option<f64> {
+        if depth > MAX_DEPTH {
+            return None;
+        }
+        let operand = |reader: &mut Self, e: &'a Expression<'a>| {
+            let r = reader.resolve(Node { e, t: r.t }).ok()?;
+            reader.number_at(r, depth + 1)
+        };
+        match r.e {
+            Expression::NumericLiteral(x) => Some(x.value),
+            Expression::UnaryExpression(u) if u.operator == UnaryOperator::UnaryNegation => {
+                Some(-operand(self, &u.argument)?)
+            }
+            Expression::UnaryExpression(u) if u.operator == UnaryOperator::UnaryPlus => {
+                operand(self, &u.argument)
+            }
+            Expression::BinaryExpression(b) => {
+                let op = b.operator;
+                if !matches!(
+                    op,
+                    BinaryOperator::Addition
+                        | BinaryOperator::Subtraction
+                        | BinaryOperator::Multiplication
+                        | BinaryOperator::Division
+                        | BinaryOperator::Remainder
+                        | BinaryOperator::Exponential
+                ) {
+                    return None;
+                }
+                let (left, right) = (operand(self, &b.left)?, operand(self, &b.right)?);
+                let value = match op {
+                    BinaryOperator::Addition => left + right,
+                    BinaryOperator::Subtraction => left - right,
+                    BinaryOperator::Multiplication => left * right,
+                    BinaryOperator::Division => left / right,
+                    BinaryOperator::Remainder => left % right,
+                    _ => left.powf(right),
+                };
+                value.is_finite().then_some(value)
+            }
+            _ => None,
+        }
     }
 
     /// The value of member `name` of enum `decl` (in text `t`): its

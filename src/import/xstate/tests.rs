@@ -576,3 +576,255 @@ fn a_helper_that_returns_actions_stands_for_anything() {
     let i001 = finding(&found, "I001", "SUBMIT", text);
     assert_eq!(i001.confirmed, None, "{i001:#?}");
 }
+
+/// Delays and keys a program computes from number literals, as timing
+/// constants are written (`15 * 60 * 1000`), are read: left out, the
+/// state they lead to would be unreachable.
+#[test]
+fn delays_computed_from_number_literals_are_read() {
+    let text = "import { createMachine, setup } from 'xstate';\n\
+        const HOLD_TTL_MS = 15 * 60 * 1000;\n\
+        const GRACE = HOLD_TTL_MS / 3 - -(2 ** 3) * 1000 % 7000;\n\
+        export const m = setup({ delays: { retry: 2 * 30_000 } }).createMachine({\n\
+          id: 'm',\n\
+          initial: 'held',\n\
+          states: {\n\
+            held: { after: { [HOLD_TTL_MS]: 'expired', retry: 'retried' } },\n\
+            retried: { after: [{ delay: GRACE, target: 'expired' }] },\n\
+            expired: { type: 'final' },\n\
+          },\n\
+        });\n";
+    let (machine, notes) = loaded_machine(text);
+    assert!(notes.is_empty(), "{notes:#?}");
+    let triggers: Vec<String> = machine
+        .transitions
+        .iter()
+        .map(|t| t.trigger.to_string())
+        .collect();
+    // 15m / 3 = 300s, minus -8 * 1000 % 7000 = -1s.
+    assert_eq!(
+        triggers,
+        ["after 15m", "after 1m", "after 301s"],
+        "{triggers:?}"
+    );
+    assert!(crate::lint::lint(&machine).iter().all(|d| d.code != "S002"));
+}
+
+/// States a helper builds twice (for two flows) with the same unreadable
+/// part are noted once, at the part.
+#[test]
+fn a_part_a_helper_builds_twice_is_noted_once() {
+    let text = "import { assign, createMachine } from 'xstate';\n\
+        const step = (event: string) => ({ on: { [event]: { actions: assign({ error: ({ event }) => String(event.error) }) } } });\n\
+        export const m = createMachine({\n\
+          id: 'm',\n\
+          context: { error: '' },\n\
+          initial: 'a',\n\
+          states: { a: { ...step('A') }, b: { ...step('B') } },\n\
+        });\n";
+    let (_, notes) = loaded_machine(text);
+    let at = text.find("String(").expect("there") as u32;
+    let here: Vec<&Diagnostic> = notes.iter().filter(|n| n.span.start == at).collect();
+    assert_eq!(here.len(), 1, "{notes:#?}");
+}
+
+/// The completion of an actor the machine spawns comes from XState once
+/// per actor, as an invocation's does: no redelivery hazard rests on it.
+#[test]
+fn a_spawned_actors_completion_is_never_a_repeat() {
+    let text = "import { assign, createMachine } from 'xstate';\n\
+        import { signInMachine } from './signIn';\n\
+        export const m = createMachine({\n\
+          id: 'authenticator',\n\
+          predictableActionArguments: true,\n\
+          context: { ref: null },\n\
+          initial: 'signIn',\n\
+          states: {\n\
+            signIn: {\n\
+              entry: assign({ ref: ({ spawn }) => spawn(signInMachine, 'signInActor') }),\n\
+              on: { 'done.invoke.signInActor': 'authenticated' },\n\
+            },\n\
+            authenticated: { on: { SIGN_OUT: 'signIn' } },\n\
+          },\n\
+        });\n";
+    let found = lint_ts(text);
+    let on_completion: Vec<&Diagnostic> = found
+        .iter()
+        .filter(|d| d.message.contains("xstate.done.actor.signInActor"))
+        .collect();
+    assert!(on_completion.is_empty(), "{on_completion:#?}");
+    // The event from outside still is one.
+    assert!(
+        found
+            .iter()
+            .any(|d| d.code == "I003" && d.message.contains("SIGN_OUT")),
+        "{found:#?}"
+    );
+}
+
+/// A repository on disk for the tests that follow imports: `files` written
+/// under a fresh directory, which is returned.
+fn repository(name: &str, files: &[(&str, &str)]) -> std::path::PathBuf {
+    let root = std::env::temp_dir().join(format!("idemchart-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&root);
+    for (path, text) in files {
+        let path = root.join(path);
+        std::fs::create_dir_all(path.parent().expect("a parent")).expect("a directory");
+        std::fs::write(path, text).expect("written");
+    }
+    root
+}
+
+/// The file at `path` under `root`, loaded.
+fn load_at(root: &std::path::Path, path: &str) -> Loaded {
+    let path = root.join(path);
+    let text = std::fs::read_to_string(&path).expect("readable");
+    load(
+        SourceFile::new(path.to_string_lossy(), text),
+        &Settings::default(),
+    )
+}
+
+/// States spread from a module that the tsconfig's `paths` names (`import
+/// { idleStates } from '@bookings/flow'`) are read whole, and a finding in
+/// them is reported in that module.
+#[test]
+fn states_spread_from_a_tsconfig_alias_are_read() {
+    let root = repository(
+        "alias",
+        &[
+            (
+                "tsconfig.json",
+                "{\n  // the app's aliases\n  \"compilerOptions\": { \"baseUrl\": \".\", \"paths\": { \"@bookings/flow\": [\"src/flow/index.ts\"], \"@bookings/*\": [\"src/*\"] } },\n}\n",
+            ),
+            ("src/flow/index.ts", "export * from './idle';\n"),
+            (
+                "src/flow/idle.ts",
+                "export const idleStates = { idle: { on: { SEARCH: 'searching' } } };\n",
+            ),
+            ("src/domain/timing.ts", "export const DEBOUNCE_MS = 300;\n"),
+            (
+                "src/machines/search.machine.ts",
+                "import { assign, createMachine } from 'xstate';\n\
+                 import { idleStates } from '@bookings/flow';\n\
+                 import { DEBOUNCE_MS } from '@bookings/domain/timing';\n\
+                 export const m = createMachine({\n\
+                   id: 'search',\n\
+                   context: { searches: 0 },\n\
+                   initial: 'idle',\n\
+                   states: {\n\
+                     ...idleStates,\n\
+                     searching: {\n\
+                       entry: assign({ searches: ({ context }) => context.searches + 1 }),\n\
+                       after: { [DEBOUNCE_MS]: 'idle' },\n\
+                     },\n\
+                   },\n\
+                 });\n",
+            ),
+        ],
+    );
+    let loaded = load_at(&root, "src/machines/search.machine.ts");
+    let machine = loaded.machines[0].machine.as_ref().expect("loads");
+    assert!(
+        loaded.machines[0].notes.is_empty(),
+        "{:#?}",
+        loaded.machines[0].notes
+    );
+    let paths: Vec<&str> = machine.states.iter().map(|s| s.path.as_str()).collect();
+    assert_eq!(paths, ["", "idle", "searching"]);
+    let triggers: Vec<String> = machine
+        .transitions
+        .iter()
+        .map(|t| t.trigger.to_string())
+        .collect();
+    assert_eq!(triggers, ["SEARCH", "after 300ms"]);
+    // The repeated SEARCH re-enters `searching` from `idle`, in the aliased module.
+    let found = crate::lint::lint(machine);
+    let by_file = loaded.sources.split(found);
+    assert!(
+        by_file
+            .iter()
+            .any(|(file, found)| file.path.ends_with("src/flow/idle.ts")
+                && found.iter().any(|d| d.code == "I003")),
+        "{by_file:#?}"
+    );
+    std::fs::remove_dir_all(&root).ok();
+}
+
+/// A `setup(...)` exported by one module and made into machines by others
+/// (`engine.createMachine(definition)`): a JSON definition is read with
+/// the implementations of the setup, and a definition made at run time is
+/// a machine that is not read, with a note.
+#[test]
+fn machines_of_an_imported_setup_are_xstates() {
+    let root = repository(
+        "setup",
+        &[
+            (
+                "src/engine/setup.ts",
+                "import { assign, setup } from 'xstate';\n\
+                 export const engine = setup({\n\
+                   actions: { appendLine: assign({ lines: ({ context, event }) => [...context.lines, event.line] }) },\n\
+                 });\n",
+            ),
+            (
+                "definitions/invoice.json",
+                "{ \"id\": \"invoice\", \"initial\": \"open\", \"context\": { \"lines\": [] },\n  \"states\": { \"open\": { \"on\": { \"line item added\": { \"actions\": \"appendLine\" } } } } }\n",
+            ),
+            (
+                "src/workflows/invoice.ts",
+                "import definition from '../../definitions/invoice.json' with { type: 'json' };\n\
+                 import { engine } from '../engine/setup.js';\n\
+                 export const invoiceMachine = engine.createMachine(definition);\n",
+            ),
+            (
+                "src/workflows/registry.ts",
+                "import { engine } from '../engine/setup.js';\n\
+                 export const build = (definition: unknown) => engine.createMachine(definition as never);\n",
+            ),
+        ],
+    );
+    let loaded = load_at(&root, "src/workflows/invoice.ts");
+    let machine = loaded.machines[0].machine.as_ref().expect("loads");
+    assert_eq!(machine.name, "invoice");
+    let found = crate::lint::lint(machine);
+    let i004 = found
+        .iter()
+        .find(|d| d.code == "I004")
+        .expect("the append is read");
+    assert_eq!(i004.confirmed, Some(true), "{i004:#?}");
+    let loaded = load_at(&root, "src/workflows/registry.ts");
+    assert!(loaded.is_machine_file);
+    let notes = loaded.machines[0].machine.as_ref().expect_err("not read");
+    assert!(notes[0].message.contains("made at run time"), "{notes:#?}");
+    std::fs::remove_dir_all(&root).ok();
+}
+
+/// A handler that reads a field of a payload field (`event.line.amountCents`)
+/// gets an object of those fields in the replay's payloads (a field a guard
+/// compares with a literal taking it), so that the repeat it applies is
+/// shown, not refused by a failing expression.
+#[test]
+fn a_payload_field_of_fields_is_made_for_the_replay() {
+    let text = "import { assign, createMachine } from 'xstate';\n\
+        export const m = createMachine({\n\
+          id: 'invoice',\n\
+          context: { lines: [], totalCents: 0 },\n\
+          initial: 'open',\n\
+          states: { open: { on: {\n\
+            'line item added': { actions: assign({\n\
+              lines: ({ context, event }) => [...context.lines, event.line],\n\
+              totalCents: ({ context, event }) => context.totalCents + event.line.amountCents,\n\
+            }) },\n\
+            'note added': { guard: ({ event }) => event.note.kind === 'billing', actions: assign({\n\
+              notes: ({ context, event }) => [...context.notes, event.note],\n\
+            }) },\n\
+          } } },\n\
+        });\n";
+    let text = &text.replace("totalCents: 0 }", "totalCents: 0, notes: [] }");
+    let found = lint_ts(text);
+    for field in ["lines: (", "totalCents: (", "notes: ("] {
+        let i004 = finding(&found, "I004", field, text);
+        assert_eq!(i004.confirmed, Some(true), "{i004:#?}");
+    }
+}

@@ -1,0 +1,3 @@
+export * from './availability.machine';
+export * from './reservation.machine';
+export * from './waitlist.machine';
