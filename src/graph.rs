@@ -740,7 +740,9 @@ impl<'m> MachineGraph<'m> {
                 return (Some(anc), !compound);
             }
         }
-        (Some(StateId::ROOT), true)
+        // A target is the root: XState keeps it unless the transition
+        // re-enters (`Chart::domain_of`).
+        (Some(StateId::ROOT), !xstate || transition.reenter)
     }
 
     /// The handlers of `event` for a configuration containing `leaf`, in the

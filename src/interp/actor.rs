@@ -123,10 +123,19 @@ pub(crate) struct Core {
     /// The parallel states one `enter` completed (XState raises each one's
     /// `done.state` once).
     completed: Vec<StateId>,
-    /// Under `semantics: xstate`, the active atomic states in the order they
-    /// were entered, which XState's eventless selection follows; empty
-    /// otherwise.
+    /// Under `semantics: xstate`, the active states in the order of
+    /// XState's set of nodes (the snapshot's `_nodes`): the order they were
+    /// entered in, which XState's eventless selection follows (its atomic
+    /// states) and its snapshot's value (the order of a state's children);
+    /// empty otherwise.
     pub(crate) entry_order: Vec<StateId>,
+    /// Under `semantics: xstate`, whether the active states are a
+    /// configuration SCXML could not reach, which XState's snapshot value
+    /// shows otherwise than they are: a history target that restored its
+    /// own source left a compound state with two active children, or a
+    /// state active without its parent (docs/semantics.md, 5). Events are
+    /// then selected by that value, worked out as XState does.
+    pub(crate) irregular: bool,
     /// Under `semantics: xstate`, whether the current microstep changed
     /// what XState's snapshot holds (its set of active states, its history,
     /// its context by any `assign`, its children by an invocation started
@@ -169,6 +178,7 @@ impl Core {
             guard_errors: Vec::new(),
             completed: Vec::new(),
             entry_order: self.entry_order.clone(),
+            irregular: self.irregular,
             changed: self.changed,
             budget: self.budget,
             #[cfg(test)]
@@ -203,6 +213,7 @@ impl Clone for Core {
             guard_errors: self.guard_errors.clone(),
             completed: self.completed.clone(),
             entry_order: self.entry_order.clone(),
+            irregular: self.irregular,
             changed: self.changed,
             budget: self.budget,
             #[cfg(test)]
@@ -236,6 +247,7 @@ impl Clone for Core {
             guard_errors,
             completed,
             entry_order,
+            irregular,
             changed,
             budget,
             #[cfg(test)]
@@ -264,6 +276,7 @@ impl Clone for Core {
         self.guard_errors.clone_from(guard_errors);
         self.completed.clone_from(completed);
         self.entry_order.clone_from(entry_order);
+        self.irregular = *irregular;
         self.changed = *changed;
         self.budget = *budget;
         #[cfg(test)]
@@ -307,6 +320,7 @@ impl Actor {
             guard_errors: Vec::new(),
             completed: Vec::new(),
             entry_order: Vec::new(),
+            irregular: false,
             changed: false,
             budget: 0,
             #[cfg(test)]
@@ -587,7 +601,7 @@ impl Actor {
             .entry_order
             .iter()
             .copied()
-            .filter(move |_| xstate);
+            .filter(move |&s| xstate && self.chart.state(s).children.is_empty());
         entered.chain(self.configuration().filter(move |_| !xstate))
     }
 
@@ -717,6 +731,9 @@ impl Core {
             // XState takes eventless transitions in the order their states
             // were entered, not in document order.
             for &leaf in &self.entry_order {
+                if !chart.state(leaf).children.is_empty() {
+                    continue;
+                }
                 walk_up(
                     chart,
                     leaf,
@@ -819,7 +836,11 @@ impl Core {
     /// at its own only when no region enables anything. Conflicts are then
     /// resolved as in SCXML.
     fn select_xstate(&mut self, chart: &Chart, event: &Event, name: &Arc<str>) {
-        self.visit_xstate(chart, StateId::ROOT, event, name);
+        if self.irregular {
+            self.select_by_value(chart, event, name);
+        } else {
+            self.visit_xstate(chart, StateId::ROOT, event, name);
+        }
         if self.enabled.len() > 1 {
             self.remove_conflicts(chart);
         }
@@ -840,20 +861,12 @@ impl Core {
         let info = chart.state(state);
         let mut found = false;
         if info.kind == StateKind::Compound {
-            // XState selects by the snapshot's value, which holds one child
-            // of a compound state: the first of its active children in
-            // XState's set of nodes. Two are active only where a history
-            // target restored its own source while a sibling was entered
-            // (docs/semantics.md, 5).
-            let mut active = info
+            // One active child: the configuration is regular.
+            let child = info
                 .children
                 .iter()
                 .copied()
-                .filter(|&c| self.active.contains(c));
-            let child = match (active.next(), active.next()) {
-                (Some(_), Some(_)) => self.first_entered_child(chart, state),
-                (only, _) => only,
-            };
+                .find(|&c| self.active.contains(c));
             if let Some(child) = child {
                 found = self.visit_xstate(chart, child, event, name);
             }
@@ -864,10 +877,19 @@ impl Core {
                 }
             }
         }
-        if found {
-            return true;
-        }
-        let own = info.on.iter().copied().find(|&t| {
+        found || self.own_xstate(chart, state, event, name)
+    }
+
+    /// Adds the state's first own transition that the event enables
+    /// (XState's `StateNode.next`); whether there was one.
+    fn own_xstate(
+        &mut self,
+        chart: &Chart,
+        state: StateId,
+        event: &Event,
+        name: &Arc<str>,
+    ) -> bool {
+        let own = chart.state(state).on.iter().copied().find(|&t| {
             chart.accepts(t, name)
                 && guard_passes(
                     chart,
@@ -882,26 +904,117 @@ impl Core {
         own.is_some()
     }
 
-    /// The active child of `state` entered first: the one holding the
-    /// earliest active atomic state in entry order (XState enters a state
-    /// before its descendants, so its place in XState's set of nodes is
-    /// that of its first descendant).
+    /// XState's selection for an event where the configuration is
+    /// irregular: by the snapshot's value, made as XState makes it from its
+    /// set of nodes (`getAllStateNodes`, then `getValueFromAdj`), and
+    /// walked as `transitionNode` walks it. The value adds what the set
+    /// lacks: every ancestor of an active state, a default entry below an
+    /// active compound state without an active child and for each region of
+    /// an active parallel state that is not active. A state's children in
+    /// the value come in the set's order; a compound state's value is its
+    /// first child when that child is atomic, and otherwise all of them, as
+    /// if it were parallel.
     #[cold]
-    fn first_entered_child(&self, chart: &Chart, state: StateId) -> Option<StateId> {
-        let end = chart.state(state).subtree_end;
-        let leaf = self
-            .entry_order
-            .iter()
-            .copied()
-            .find(|leaf| state.0 < leaf.0 && leaf.0 < end)?;
-        let mut at = leaf;
-        while let Some(parent) = chart.state(at).parent {
-            if parent == state {
-                return Some(at);
+    fn select_by_value(&mut self, chart: &Chart, event: &Event, name: &Arc<str>) {
+        let n = chart.states.len();
+        let mut config = self.entry_order.clone();
+        let mut member = vec![false; n];
+        let mut has_child = vec![false; n];
+        for &s in &config {
+            member[s.0 as usize] = true;
+            if let Some(p) = chart.state(s).parent {
+                has_child[p.0 as usize] = true;
             }
-            at = parent;
         }
-        None
+        let mut i = 0;
+        while i < config.len() {
+            let s = config[i];
+            let info = chart.state(s);
+            match info.kind {
+                StateKind::Compound if !has_child[s.0 as usize] => {
+                    initial_with_ancestors(chart, s, &mut config, &mut member);
+                }
+                StateKind::Parallel => {
+                    for &c in &info.children {
+                        if !matches!(chart.state(c).kind, StateKind::History(_))
+                            && !member[c.0 as usize]
+                        {
+                            initial_with_ancestors(chart, c, &mut config, &mut member);
+                        }
+                    }
+                }
+                _ => {}
+            }
+            i += 1;
+        }
+        let mut i = 0;
+        while i < config.len() {
+            let mut at = chart.state(config[i]).parent;
+            while let Some(p) = at {
+                if !member[p.0 as usize] {
+                    member[p.0 as usize] = true;
+                    config.push(p);
+                }
+                at = chart.state(p).parent;
+            }
+            i += 1;
+        }
+        let mut adjacent: Vec<Vec<StateId>> = vec![Vec::new(); n];
+        for &s in &config {
+            if let Some(p) = chart.state(s).parent {
+                adjacent[p.0 as usize].push(s);
+            }
+        }
+        self.visit_value(chart, &adjacent, StateId::ROOT, event, name);
+    }
+
+    /// `transitionNode` over the value below `state`, whose children in the
+    /// value are `adjacent`; whether it enabled anything.
+    fn visit_value(
+        &mut self,
+        chart: &Chart,
+        adjacent: &[Vec<StateId>],
+        state: StateId,
+        event: &Event,
+        name: &Arc<str>,
+    ) -> bool {
+        let children = &adjacent[state.0 as usize];
+        let found = match children.first() {
+            Some(&first)
+                if chart.state(state).kind == StateKind::Compound
+                    && chart.state(first).children.is_empty() =>
+            {
+                self.own_xstate(chart, first, event, name)
+            }
+            _ => {
+                let mut found = false;
+                for &child in children {
+                    found |= self.visit_value(chart, adjacent, child, event, name);
+                }
+                found
+            }
+        };
+        found || self.own_xstate(chart, state, event, name)
+    }
+
+    /// Whether the active states form a configuration as SCXML defines it:
+    /// each one's parent active, one active child of each active compound
+    /// state, every region of each active parallel state.
+    pub(crate) fn regular(&self, chart: &Chart) -> bool {
+        self.active.iter().all(|s| {
+            let info = chart.state(s);
+            if info.parent.is_some_and(|p| !self.active.contains(p)) {
+                return false;
+            }
+            let active = |c: &&StateId| self.active.contains(**c);
+            match info.kind {
+                StateKind::Compound => info.children.iter().filter(active).count() == 1,
+                StateKind::Parallel => info.children.iter().all(|&c| {
+                    matches!(chart.state(c).kind, StateKind::History(_)) || self.active.contains(c)
+                }),
+                _ => true,
+            }
+        })
     }
 
     fn guard(&mut self, chart: &Chart, t: TransitionId, event: Option<&Event>) -> bool {
@@ -1099,10 +1212,14 @@ impl Core {
             // Most transitions need none of the checks below (the chart
             // knows), which spares a step of a flat machine their cost.
             let plain = chart.transition(t).plain_entry;
+            let source = chart.transition(t).source;
             for &target in &chart.transition(t).targets {
                 // A target that is the domain is a kept source's self-target:
                 // the source stays, its children take their default entry.
-                if !plain && target == domain {
+                // (Under `xstate` the domain is also the kept root a
+                // transition of another state targets, which is entered
+                // again, as XState enters every target but a kept source.)
+                if !plain && target == domain && (source == domain || !chart.xstate) {
                     self.add_default_children(chart, target);
                 } else {
                     self.add_descendants(chart, target);
@@ -1134,6 +1251,17 @@ impl Core {
                 self.entry_order = order;
             } else {
                 self.changed = true;
+            }
+            // Only a history target can make the configuration irregular
+            // (a source it restores is entered again in place), and only a
+            // microstep can make it regular again.
+            if self.irregular
+                || self
+                    .enabled
+                    .iter()
+                    .any(|&t| chart.transition(t).history_targets)
+            {
+                self.irregular = !self.regular(chart);
             }
         }
     }
@@ -1288,7 +1416,7 @@ impl Core {
         for &s in &entering {
             // A state entered again without an exit (XState's history
             // quirk) keeps its place, as in XState's set of nodes.
-            if chart.xstate && chart.state(s).children.is_empty() && !self.active.contains(s) {
+            if chart.xstate && !self.active.contains(s) {
                 self.entry_order.push(s);
             }
             self.active.insert(s);
@@ -1717,6 +1845,56 @@ fn walk_up(
             }
         }
         at = info.parent;
+    }
+}
+
+/// Adds to XState's value nodes what `getInitialStateNodesWithTheirAncestors`
+/// gives for `state`: the state and its default entry, in that order.
+fn initial_with_ancestors(
+    chart: &Chart,
+    state: StateId,
+    config: &mut Vec<StateId>,
+    member: &mut [bool],
+) {
+    let mut add = |s: StateId, config: &mut Vec<StateId>| {
+        if !member[s.0 as usize] {
+            member[s.0 as usize] = true;
+            config.push(s);
+        }
+    };
+    let mut stack = vec![state];
+    let mut initial = Vec::new();
+    while let Some(s) = stack.pop() {
+        add(s, config);
+        let info = chart.state(s);
+        match info.kind {
+            StateKind::Compound => {
+                let first = info.initial.first().or(info.children.first()).copied();
+                if let Some(first) = first {
+                    initial.push(first);
+                    stack.push(first);
+                }
+            }
+            StateKind::Parallel => stack.extend(
+                info.children
+                    .iter()
+                    .rev()
+                    .copied()
+                    .filter(|&c| !matches!(chart.state(c).kind, StateKind::History(_))),
+            ),
+            _ => {}
+        }
+    }
+    // An initial state below a child of its compound state brings the
+    // states between.
+    for s in initial {
+        let mut at = chart.state(s).parent;
+        while let Some(a) = at
+            && a != state
+        {
+            add(a, config);
+            at = chart.state(a).parent;
+        }
     }
 }
 

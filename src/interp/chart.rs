@@ -436,6 +436,12 @@ impl Chart {
             }
             at = self.state(anc).parent;
         }
+        // XState keeps the root when no state contains the source and every
+        // target (a target is the root itself, or the source is), unless the
+        // transition re-enters.
+        if self.xstate && !reenter {
+            return Some(StateId::ROOT);
+        }
         Some(OUTSIDE_ROOT)
     }
 

@@ -464,6 +464,107 @@ fn xstate_selects_one_child_of_a_compound_state() {
     });
 }
 
+/// A transition whose target is the root: XState takes the root as its
+/// domain, so it exits the source and enters the root again without
+/// exiting it (and its default child); with `reenter` it exits the root
+/// too. SCXML exits and re-enters the root either way. XState 5.33.3 logs
+/// `ex:b t en:m en:a`, then `ex:b ex:m t en:m en:a`. Shrunk from seed 248
+/// of the differential test.
+#[test]
+fn xstate_keeps_the_root_a_transition_targets() {
+    let yaml = "machine: m\n\
+         id: top\n\
+         initial: a\n\
+         entry: [ { log: '\"en:m\"' } ]\n\
+         exit: [ { log: '\"ex:m\"' } ]\n\
+         states:\n  \
+           a:\n    \
+             entry: [ { log: '\"en:a\"' } ]\n    \
+             exit: [ { log: '\"ex:a\"' } ]\n    \
+             on: { N: b }\n  \
+           b:\n    \
+             entry: [ { log: '\"en:b\"' } ]\n    \
+             exit: [ { log: '\"ex:b\"' } ]\n    \
+             on:\n      \
+               R: { target: '#top', actions: [ { log: '\"t\"' } ] }\n      \
+               X: { target: '#top', reenter: true, actions: [ { log: '\"t\"' } ] }\n";
+    let reentered = ["ex:b", "ex:m", "t", "en:m", "en:a"];
+    under("xstate", yaml, |actor| {
+        send(actor, "N");
+        assert_eq!(send(actor, "R"), ["ex:b", "t", "en:m", "en:a"]);
+        send(actor, "N");
+        assert_eq!(send(actor, "X"), reentered);
+        assert_eq!(actor.configuration_paths(), ["a"]);
+    });
+    under("scxml", yaml, |actor| {
+        send(actor, "N");
+        assert_eq!(send(actor, "R"), reentered);
+    });
+}
+
+/// A history target that restores its own source, taken with a transition
+/// of another region that re-enters the parallel state above both, leaves
+/// the source active without its parent: the other transition exits the
+/// region, and its default entry skips the region, since the source is
+/// entered there already. XState selects events by its snapshot's value,
+/// which adds the parent back, after the states it holds: so the source's
+/// handler is taken again, after the other region's (which then enters the
+/// parent, since the source is not entered yet). XState 5.33.3 logs these
+/// three steps. Shrunk from seeds 73 and 297 of the differential test.
+#[test]
+fn xstate_selects_by_the_value_where_a_state_is_active_without_its_parent() {
+    let yaml = "machine: m\n\
+         initial: s5\n\
+         states:\n  \
+           s5:\n    \
+             type: parallel\n    \
+             states:\n      \
+               s6:\n        \
+                 initial: s7\n        \
+                 entry: [ { log: '\"en:s6\"' } ]\n        \
+                 exit: [ { log: '\"ex:s6\"' } ]\n        \
+                 states:\n          \
+                   s7:\n            \
+                     entry: [ { log: '\"en:s7\"' } ]\n            \
+                     exit: [ { log: '\"ex:s7\"' } ]\n            \
+                     on: { A: { target: '#i8', actions: [ { log: '\"t7\"' } ] } }\n          \
+                   h8: { type: history, history: deep, id: i8 }\n      \
+               s9:\n        \
+                 type: parallel\n        \
+                 id: i9\n        \
+                 entry: [ { log: '\"en:s9\"' } ]\n        \
+                 exit: [ { log: '\"ex:s9\"' } ]\n        \
+                 states:\n          \
+                   s10:\n            \
+                     entry: [ { log: '\"en:s10\"' } ]\n            \
+                     exit: [ { log: '\"ex:s10\"' } ]\n            \
+                     on: { A: { target: '#i9', actions: [ { log: '\"t10\"' } ] } }\n";
+    under("xstate", yaml, |actor| {
+        let all = ["s5.s6.s7", "s5.s9.s10"];
+        assert_eq!(
+            send(actor, "A"),
+            [
+                "ex:s10", "ex:s9", "ex:s7", "ex:s6", "t7", "t10", "en:s7", "en:s9", "en:s10"
+            ]
+        );
+        assert_eq!(actor.configuration_paths(), all);
+        assert!(!actor.is_active(actor.chart().state_by_path("s5.s6").unwrap()));
+        assert_eq!(
+            send(actor, "A"),
+            [
+                "ex:s10", "ex:s9", "ex:s7", "t10", "t7", "en:s6", "en:s7", "en:s9", "en:s10"
+            ]
+        );
+        assert_eq!(
+            send(actor, "A"),
+            [
+                "ex:s10", "ex:s9", "ex:s7", "ex:s6", "t7", "t10", "en:s7", "en:s9", "en:s10"
+            ]
+        );
+        assert_eq!(actor.configuration_paths(), all);
+    });
+}
+
 /// An action-only targetless `always` changes nothing XState's snapshot
 /// holds, so XState takes it once after each microstep that is not its own
 /// (the start, every event, even one that enables nothing, every raised

@@ -197,6 +197,7 @@ impl Actor {
                 state(&chart, path)?,
             );
         }
+        actor.core.irregular = chart.xstate && !actor.core.regular(&chart);
         actor.core.history = restore_history(&chart, &snapshot.history)?;
         actor.core.timers = snapshot
             .timers
@@ -283,8 +284,22 @@ pub(super) fn activate(
     (active, order): (&mut StateSet, &mut Vec<StateId>),
     leaf: StateId,
 ) {
-    if chart.xstate && chart.state(leaf).children.is_empty() && !active.contains(leaf) {
-        order.push(leaf);
+    if chart.xstate && !active.contains(leaf) {
+        // XState's order of nodes: the root first, each state after its
+        // parent, leaves in the order the snapshot lists them.
+        if order.is_empty() {
+            order.push(StateId::ROOT);
+        }
+        let start = order.len();
+        let mut at = Some(leaf);
+        while let Some(s) = at
+            && s != StateId::ROOT
+            && !active.contains(s)
+        {
+            order.push(s);
+            at = chart.state(s).parent;
+        }
+        order[start..].reverse();
     }
     active.insert(leaf);
     let mut at = chart.state(leaf).parent;

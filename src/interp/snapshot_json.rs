@@ -247,6 +247,7 @@ impl Actor {
             return Err(RestoreError::UnknownState(path).into());
         }
         core.active.insert(StateId::ROOT);
+        core.irregular = chart.xstate && !core.regular(chart);
         // The idle actor has neither history nor timers: most snapshots
         // have none to restore either.
         if !read.history.is_empty() {

@@ -11,7 +11,13 @@
 //! Every machine settles: a transition that raises an event, an eventless
 //! one and a completion (`onDone`) handler always carry a guard `n < K` and
 //! an `inc`, so each can be taken at most K times, and entry and exit actions
-//! raise nothing.
+//! raise nothing. The exception is a targetless `always` that only logs
+//! (issue 27), which XState takes once after each microstep that is not its
+//! own, and SCXML without end: under `scxml` only the machines for the test
+//! that classifies the differences have it.
+//!
+//! The shapes issue 27 asked for (`Shape`) are added after the rest of the
+//! machine, drawing from a random generator of their own.
 
 use serde_json::{Map, Value, json};
 
@@ -41,6 +47,41 @@ enum Act {
     Raise(&'static str),
 }
 
+/// The shapes issue 27 asked the generator for, recorded on the
+/// transitions that have them so that a test can count which ones ran.
+#[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Debug)]
+pub enum Shape {
+    /// A targetless `always` whose actions only log, with or without a
+    /// guard, in a state of the kind named (`docs/semantics.md`, 6).
+    LogAlways(&'static str),
+    /// A targetless `always` that assigns (`inc`, guarded by `below`).
+    AssignAlways(&'static str),
+    /// A transition of a state inside a parallel state whose target is the
+    /// history of one of its ancestors, which may restore the source itself
+    /// (`docs/semantics.md`, 5).
+    OwnHistory,
+    /// A transition of another region of that parallel state, on the same
+    /// event, into the history's parent: taken together with the history
+    /// target it leaves two children of one compound state active.
+    IntoHistoryParent,
+    /// A transition of a state active from the start into that history's
+    /// parent, so that the events reach it.
+    IntoParallel,
+}
+
+impl Kind {
+    /// A state of the kind, in words.
+    fn name(self) -> &'static str {
+        match self {
+            Kind::Atomic => "an atomic state",
+            Kind::Compound => "a compound state",
+            Kind::Parallel => "a parallel state",
+            Kind::Final => "a final state",
+            Kind::History { .. } => "a history state",
+        }
+    }
+}
+
 #[derive(Clone)]
 struct Transition {
     /// The targets as written in both formats; none for a targetless
@@ -50,6 +91,7 @@ struct Transition {
     bound: Option<u64>,
     actions: Vec<Act>,
     reenter: bool,
+    shape: Option<Shape>,
 }
 
 #[derive(Clone)]
@@ -68,6 +110,17 @@ struct Node {
     on: Vec<(&'static str, Vec<Transition>)>,
     always: Vec<Transition>,
     on_done: Option<Transition>,
+}
+
+/// What `Case::difference_prerequisites` names for the sixth difference.
+pub const LOG_ONLY_ALWAYS: &str = "a targetless `always` that only logs";
+
+/// A transition with one of issue 27's shapes: its label (the first
+/// action's log) and its source's path.
+pub struct Shaped {
+    pub shape: Shape,
+    pub label: String,
+    pub source: String,
 }
 
 /// One generated case.
@@ -105,8 +158,10 @@ pub struct Features {
     pub multiple_targets: bool,
     /// Whether to generate, under `scxml`, the machines where SCXML and
     /// XState differ on purpose (several eventless transitions active
-    /// together, a history target that restores its own source), for a
-    /// test that classifies each disagreement.
+    /// together, a history target that restores its own source, a
+    /// targetless `always` that only logs), for a test that classifies
+    /// each disagreement. Under `xstate`, and under `scxml` with this, the
+    /// machines get issue 27's shapes.
     pub differences: bool,
 }
 
@@ -135,9 +190,23 @@ pub fn case(seed: u64, features: Features) -> Case {
     for index in 0..b.nodes.len() {
         b.add_transitions(index);
     }
-    let events = (0..3 + b.rng.below(6))
+    let mut events: Vec<&'static str> = (0..3 + b.rng.below(6))
         .map(|_| *b.rng.pick(&EVENTS))
         .collect();
+    if features.semantics == "xstate" || features.differences {
+        // The shapes added for issue 27 draw from a generator of their own,
+        // so that the rest of the machine a seed gives stays what it was.
+        b.rng = Rng::new(seed ^ 0x3C6E_F372_FE94_F82B);
+        if features.parallel && features.history {
+            b.add_parallel_with_regions(&events);
+        }
+        b.add_targetless_always();
+        if features.parallel && features.history {
+            for _ in 0..2 {
+                b.add_own_history_in_parallel(&mut events);
+            }
+        }
+    }
     let machine = Machine {
         semantics: features.semantics,
         nodes: b.nodes,
@@ -165,20 +234,74 @@ impl Case {
         Case::new(self.seed, machine, self.events.clone())
     }
 
-    /// The kinds of state the documented differences between SCXML and
-    /// XState need that the machine has: `parallel` (the first four) and
-    /// `history` (the fifth).
+    /// What the documented differences between SCXML and XState need that
+    /// the machine has: parallel states (the first four), history states
+    /// (the fifth), a targetless `always` that only logs (the sixth).
     pub fn difference_prerequisites(&self) -> Vec<&'static str> {
         let live = self.machine.live();
         let has = |kind: fn(&Kind) -> bool| live.iter().any(|&i| kind(&self.machine.nodes[i].kind));
         let mut out = Vec::new();
         if has(|k| *k == Kind::Parallel) {
-            out.push("parallel");
+            out.push("parallel states");
         }
         if has(|k| matches!(k, Kind::History { .. })) {
-            out.push("history");
+            out.push("history states");
+        }
+        if self
+            .shapes()
+            .iter()
+            .any(|s| matches!(s.shape, Shape::LogAlways(_)))
+        {
+            out.push(LOG_ONLY_ALWAYS);
         }
         out
+    }
+
+    /// The transitions of the live states that have one of issue 27's
+    /// shapes, with their labels and their sources' paths.
+    pub fn shapes(&self) -> Vec<Shaped> {
+        let mut out = Vec::new();
+        for index in self.machine.live() {
+            let node = &self.machine.nodes[index];
+            let transitions = node
+                .on
+                .iter()
+                .flat_map(|(_, list)| list)
+                .chain(&node.always);
+            for t in transitions {
+                let (Some(shape), Some(Act::Log(label))) = (t.shape, t.actions.first()) else {
+                    continue;
+                };
+                out.push(Shaped {
+                    shape,
+                    label: label.clone(),
+                    source: node.path.clone(),
+                });
+            }
+        }
+        out
+    }
+
+    /// Whether the active states (dotted paths) hold two children of one
+    /// compound state, as a history target that restores its own source
+    /// can leave them under XState (`docs/semantics.md`, 5).
+    pub fn two_children_active(&self, states: &[String]) -> bool {
+        let mut seen: Vec<(usize, usize)> = Vec::new();
+        for path in states {
+            let Some(mut at) = self.machine.nodes.iter().position(|n| n.path == *path) else {
+                continue;
+            };
+            while let Some(parent) = self.machine.nodes[at].parent {
+                if self.machine.nodes[parent].kind == Kind::Compound {
+                    if seen.iter().any(|&(p, c)| p == parent && c != at) {
+                        return true;
+                    }
+                    seen.push((parent, at));
+                }
+                at = parent;
+            }
+        }
+        false
     }
 
     /// The cases one step smaller than this one: an event fewer, a
@@ -451,7 +574,391 @@ impl Builder {
             bound,
             actions,
             reenter,
+            shape: None,
         }
+    }
+
+    /// In half the machines that have no compound state inside a parallel
+    /// one, such a place for the shape of `add_own_history_in_parallel`: a
+    /// parallel state whose regions are compound states (each with its
+    /// own children, transitions, and now and then a history), the last
+    /// child of the root or of another compound state, entered by a
+    /// transition of that state on an event the case sends.
+    fn add_parallel_with_regions(&mut self, events: &[&'static str]) {
+        let has_place = (1..self.nodes.len())
+            .any(|i| self.nodes[i].kind == Kind::Compound && self.parallel_ancestor(i).is_some());
+        if has_place || !self.rng.chance(80) {
+            return;
+        }
+        let compounds: Vec<usize> = (0..self.nodes.len())
+            .filter(|&i| self.nodes[i].kind == Kind::Compound)
+            .collect();
+        let Some(&other) = compounds.get(self.rng.below(compounds.len())) else {
+            return;
+        };
+        let host = if self.rng.chance(60) || compounds.is_empty() {
+            0
+        } else {
+            other
+        };
+        if self.nodes[host].kind != Kind::Compound {
+            return;
+        }
+        let parallel = self.child(host, Kind::Parallel);
+        let first_new = parallel;
+        for _ in 0..2 + self.rng.below(2) {
+            let region = self.child(parallel, Kind::Compound);
+            // Now and then a region's children are compound or parallel
+            // states themselves (`grow` nests below depth 2).
+            let depth = 1 + self.rng.below(2);
+            self.grow(region, depth);
+        }
+        for index in first_new..self.nodes.len() {
+            self.add_transitions(index);
+        }
+        let event = *self.rng.pick(events);
+        let event = if EVENTS[..4].contains(&event) {
+            event
+        } else {
+            "A"
+        };
+        let mut inside = Vec::new();
+        self.subtree(parallel, &mut inside);
+        let target = if self.rng.chance(50) {
+            parallel
+        } else {
+            *self.rng.pick(&inside)
+        };
+        let id = self.id_of(target);
+        let mut actions = vec![self.label()];
+        let bound = self
+            .rng
+            .chance(30)
+            .then(|| 1 + self.rng.below(MAX_BOUND as usize) as u64);
+        if bound.is_some() {
+            actions.push(Act::Inc);
+        }
+        let into = Transition {
+            targets: vec![format!("#{id}")],
+            bound,
+            actions,
+            reenter: false,
+            shape: None,
+        };
+        self.attach(host, event, false, into);
+    }
+
+    /// A new child of a compound or parallel state, last among its
+    /// children, with no children of its own yet.
+    fn child(&mut self, parent: usize, kind: Kind) -> usize {
+        let child = self.nodes.len();
+        let key = format!("s{child}");
+        let parent_path = &self.nodes[parent].path;
+        let path = if parent_path.is_empty() {
+            key.clone()
+        } else {
+            format!("{parent_path}.{key}")
+        };
+        self.nodes.push(Node::new(key, path, Some(parent), kind));
+        self.nodes[parent].children.push(child);
+        child
+    }
+
+    /// Action-only targetless `always` transitions, now and then in any
+    /// state that is not final: one that only logs, unguarded or guarded by
+    /// `below` (under `xstate` taken once after each microstep that is not
+    /// its own; under `scxml` again and again, which only the test that
+    /// classifies the differences generates), or one that assigns, guarded
+    /// so that it ends (taken while the guard holds, under both). First or
+    /// last among the state's eventless transitions.
+    fn add_targetless_always(&mut self) {
+        for index in 0..self.nodes.len() {
+            let kind = self.nodes[index].kind;
+            let percent = if kind == Kind::Parallel { 25 } else { 8 };
+            if !matches!(kind, Kind::Atomic | Kind::Compound | Kind::Parallel)
+                || !self.rng.chance(percent)
+            {
+                continue;
+            }
+            let mut actions = vec![self.label()];
+            let assigns = self.rng.chance(40);
+            let bound = if assigns || self.rng.chance(40) {
+                Some(1 + self.rng.below(MAX_BOUND as usize) as u64)
+            } else {
+                None
+            };
+            if assigns {
+                actions.push(Act::Inc);
+                if self.rng.chance(20) {
+                    let event = *self.rng.pick(&EVENTS[..4]);
+                    actions.push(Act::Raise(event));
+                }
+            }
+            let shape = if assigns {
+                Shape::AssignAlways(kind.name())
+            } else {
+                Shape::LogAlways(kind.name())
+            };
+            let transition = Transition {
+                targets: Vec::new(),
+                bound,
+                actions,
+                reenter: false,
+                shape: Some(shape),
+            };
+            let first = self.rng.chance(50);
+            let always = &mut self.nodes[index].always;
+            if first {
+                always.insert(0, transition);
+            } else {
+                always.push(transition);
+            }
+        }
+    }
+
+    /// The shape of `docs/semantics.md`, 5, inside a parallel state, in
+    /// most machines that have a compound state `p` inside one: a
+    /// transition of a state `s` below `p` whose target is `p`'s history
+    /// (added when `p` has none), which restores `s` itself when the history
+    /// holds it or `s` is `p`'s default; and often a transition of another
+    /// region, on the same event, into `p` or one of its states, which
+    /// enters them in the same microstep. Both on an event the case sends
+    /// (and sends again, appended to its events), or both eventless
+    /// (guarded, with an `inc`). When `p` is not active from the start, a
+    /// state that is gets a transition into it first, on an event appended
+    /// before those.
+    fn add_own_history_in_parallel(&mut self, events: &mut Vec<&'static str>) {
+        let candidates: Vec<usize> = (1..self.nodes.len())
+            .filter(|&i| {
+                self.nodes[i].kind == Kind::Compound && self.parallel_ancestor(i).is_some()
+            })
+            .collect();
+        if candidates.is_empty() || !self.rng.chance(80) {
+            return;
+        }
+        let parent = *self.rng.pick(&candidates);
+        let history = match self.nodes[parent]
+            .children
+            .iter()
+            .copied()
+            .find(|&c| matches!(self.nodes[c].kind, Kind::History { .. }))
+        {
+            Some(h) => h,
+            None => {
+                self.add_history(parent);
+                *self.nodes[parent].children.last().expect("the history")
+            }
+        };
+        let history_id = self.id_of(history);
+        // The source: `p`'s initial child (its history's default when it
+        // has none), or any state below `p` that may take a transition.
+        let mut within = Vec::new();
+        for &c in &self.nodes[parent].children {
+            self.subtree(c, &mut within);
+        }
+        within.retain(|&s| self.nodes[s].kind != Kind::Final);
+        if within.is_empty() {
+            return;
+        }
+        let first = self.nodes[parent].children[0];
+        let source = if self.nodes[first].kind != Kind::Final && self.rng.chance(70) {
+            first
+        } else {
+            *self.rng.pick(&within)
+        };
+        let eventless = self.rng.chance(25);
+        let event = *self.rng.pick(&EVENTS[..4]);
+        if !self.initially_active(parent) && self.rng.chance(85) {
+            let entry_event = *self.rng.pick(&EVENTS[..4]);
+            let start = self.default_leaf(0);
+            if self.nodes[start].kind != Kind::Final {
+                let id = self.id_of(parent);
+                let into = self.shaped(vec![format!("#{id}")], false, Shape::IntoParallel);
+                self.attach_first(start, entry_event, into);
+                events.push(entry_event);
+            }
+        }
+        let own = self.shaped(vec![format!("#{history_id}")], eventless, Shape::OwnHistory);
+        self.attach(source, event, eventless, own);
+        events.push(event);
+        if self.rng.chance(50) {
+            events.push(event);
+        }
+        if !self.rng.chance(75) {
+            return;
+        }
+        // The other region's transition, from the state of that region
+        // active after a default entry, or any state of it.
+        let parallel = self.parallel_ancestor(parent).expect("a parallel ancestor");
+        let regions: Vec<usize> = self.nodes[parallel]
+            .children
+            .iter()
+            .copied()
+            .filter(|&r| !self.contains(r, parent))
+            .collect();
+        if regions.is_empty() {
+            return;
+        }
+        let region = *self.rng.pick(&regions);
+        let mut states = Vec::new();
+        self.subtree(region, &mut states);
+        states.retain(|&s| self.nodes[s].kind != Kind::Final);
+        let from = match self.rng.below(3) {
+            0 => region,
+            1 => self.default_leaf(region),
+            _ if !states.is_empty() => *self.rng.pick(&states),
+            _ => region,
+        };
+        if self.nodes[from].kind == Kind::Final {
+            return;
+        }
+        // A state of `p` outside the source, which leaves two of `p`'s
+        // children active when both transitions are taken; or one outside
+        // `p`'s region, the parallel state itself or beyond, whose exit
+        // and default entry then leave `p`'s region out: the restored
+        // source stays active without its parent.
+        let mut into = vec![parent];
+        let mut beside = Vec::new();
+        for &c in &self.nodes[parent].children {
+            self.subtree(c, &mut into);
+            if !self.contains(c, source) {
+                self.subtree(c, &mut beside);
+            }
+        }
+        let own_region = self.nodes[parallel]
+            .children
+            .iter()
+            .copied()
+            .find(|&r| self.contains(r, parent))
+            .expect("the region of the history's parent");
+        let mut elsewhere = Vec::new();
+        self.subtree(0, &mut elsewhere);
+        elsewhere.retain(|&s| s != 0 && !self.contains(own_region, s));
+        let target = match self.rng.below(10) {
+            0..5 if !beside.is_empty() => *self.rng.pick(&beside),
+            0..5 => *self.rng.pick(&into),
+            5..7 => *self.rng.pick(&into),
+            7 => parallel,
+            _ => *self.rng.pick(&elsewhere),
+        };
+        let target_id = self.id_of(target);
+        let partner = self.shaped(
+            vec![format!("#{target_id}")],
+            eventless,
+            Shape::IntoHistoryParent,
+        );
+        self.attach(from, event, eventless, partner);
+    }
+
+    /// The atomic state below `state` that a default entry enters first
+    /// (the state itself when it is atomic).
+    fn default_leaf(&self, state: usize) -> usize {
+        let mut at = state;
+        while let Some(&first) = self.nodes[at].children.first() {
+            at = first;
+        }
+        at
+    }
+
+    /// Adds `transition` to the state, first among its handlers of `event`.
+    fn attach_first(&mut self, state: usize, event: &'static str, transition: Transition) {
+        let on = &mut self.nodes[state].on;
+        match on.iter_mut().find(|(e, _)| *e == event) {
+            Some((_, list)) => list.insert(0, transition),
+            None => on.push((event, vec![transition])),
+        }
+    }
+
+    /// A transition to `targets` with a label, guarded with an `inc` when
+    /// eventless, else now and then.
+    fn shaped(&mut self, targets: Vec<String>, eventless: bool, shape: Shape) -> Transition {
+        let mut actions = vec![self.label()];
+        let bounded = eventless || self.rng.chance(30);
+        let bound = bounded.then(|| 1 + self.rng.below(MAX_BOUND as usize) as u64);
+        if bounded {
+            actions.push(Act::Inc);
+        }
+        Transition {
+            targets,
+            bound,
+            actions,
+            reenter: false,
+            shape: Some(shape),
+        }
+    }
+
+    /// Adds `transition` to the state, mostly first among its handlers of
+    /// `event` (or its eventless ones), else last.
+    fn attach(
+        &mut self,
+        state: usize,
+        event: &'static str,
+        eventless: bool,
+        transition: Transition,
+    ) {
+        let first = self.rng.chance(75);
+        let node = &mut self.nodes[state];
+        let list = if eventless {
+            &mut node.always
+        } else {
+            match node.on.iter().position(|(e, _)| *e == event) {
+                Some(i) => &mut node.on[i].1,
+                None => {
+                    node.on.push((event, Vec::new()));
+                    &mut node.on.last_mut().expect("just pushed").1
+                }
+            }
+        };
+        if first {
+            list.insert(0, transition);
+        } else {
+            list.push(transition);
+        }
+    }
+
+    /// The state's id, given one (`i` and its index) if it has none.
+    fn id_of(&mut self, state: usize) -> String {
+        self.nodes[state]
+            .id
+            .get_or_insert_with(|| format!("i{state}"))
+            .clone()
+    }
+
+    /// Whether the state is active once the machine has started: each
+    /// compound state above it enters the child on the way to it.
+    fn initially_active(&self, state: usize) -> bool {
+        let mut at = state;
+        while let Some(parent) = self.nodes[at].parent {
+            if self.nodes[parent].kind == Kind::Compound && self.nodes[parent].children[0] != at {
+                return false;
+            }
+            at = parent;
+        }
+        true
+    }
+
+    /// The nearest parallel proper ancestor of the state.
+    fn parallel_ancestor(&self, state: usize) -> Option<usize> {
+        let mut at = self.nodes[state].parent;
+        while let Some(a) = at {
+            if self.nodes[a].kind == Kind::Parallel {
+                return Some(a);
+            }
+            at = self.nodes[a].parent;
+        }
+        None
+    }
+
+    /// Whether `inner` is `outer` or lies inside it.
+    fn contains(&self, outer: usize, inner: usize) -> bool {
+        let mut at = Some(inner);
+        while let Some(s) = at {
+            if s == outer {
+                return true;
+            }
+            at = self.nodes[s].parent;
+        }
+        false
     }
 
     /// A target written as both formats read it: a sibling (the state
