@@ -244,16 +244,23 @@ mod tests {
 
     #[test]
     fn own_line_comments_go_to_the_next_node_and_trailing_ones_to_their_line() {
-        let text = "# top\nmachine: m\n# before a\ninitial: a\nstates:\n  a: {}  # on a\n  b: {}\n# end\n";
+        let text =
+            "# top\nmachine: m\n# before a\ninitial: a\nstates:\n  a: {}  # on a\n  b: {}\n# end\n";
         let machine = crate::syntax::parse(text, crate::syntax::Syntax::Yaml).unwrap();
         let keys = vec![(6, "machine".to_string()), (28, "initial".to_string())];
         let comments = Comments::attach(text, found(text, "#"), keys, &machine);
         let pending = Pending::new(&comments);
-        assert_eq!(pending.take(&Anchor::Key("machine".into())).before, [" top"]);
+        assert_eq!(
+            pending.take(&Anchor::Key("machine".into())).before,
+            [" top"]
+        );
         assert_eq!(pending.take_key("initial"), [" before a"]);
         let a = pending.take(&Anchor::State("a".into()));
         assert_eq!((a.before.len(), a.trailing.as_deref()), (0, Some(" on a")));
-        assert_eq!(pending.take(&Anchor::State("b".into())), Attached::default());
+        assert_eq!(
+            pending.take(&Anchor::State("b".into())),
+            Attached::default()
+        );
         assert_eq!(pending.rest(), [" end"]);
         assert_eq!(comments.texts(), [" top", " before a", " on a", " end"]);
     }

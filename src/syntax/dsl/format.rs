@@ -92,49 +92,39 @@ pub fn format_with(machine: &Machine, comments: &Comments) -> String {
     sections.push(senders);
 
     let mut events = comment_lines(p.take_key("events"));
-    events.extend(
-        machine
-            .events
-            .iter()
-            .flat_map(|(event_name, event)| {
-                let mut line = format!("event {}", dotted(event_name));
-                if let Some(payload) = &event.payload {
-                    let fields: Vec<String> = payload
-                        .iter()
-                        .map(|(field, ty)| format!("{}: {}", name(field), ty.ty.as_str()))
-                        .collect();
-                    line.push_str(&format!("({})", fields.join(", ")));
-                }
-                if let Some(id) = &event.id_field {
-                    line.push_str(&format!(" id {}", name(&id.text)));
-                }
-                if let Some(source) = &event.source {
-                    line.push_str(&format!(" from {}", name(&source.text)));
-                }
-                push_description(&mut line, &event.description);
-                commented(p, Anchor::Event(event_name.clone()), vec![line])
-            }),
-    );
+    events.extend(machine.events.iter().flat_map(|(event_name, event)| {
+        let mut line = format!("event {}", dotted(event_name));
+        if let Some(payload) = &event.payload {
+            let fields: Vec<String> = payload
+                .iter()
+                .map(|(field, ty)| format!("{}: {}", name(field), ty.ty.as_str()))
+                .collect();
+            line.push_str(&format!("({})", fields.join(", ")));
+        }
+        if let Some(id) = &event.id_field {
+            line.push_str(&format!(" id {}", name(&id.text)));
+        }
+        if let Some(source) = &event.source {
+            line.push_str(&format!(" from {}", name(&source.text)));
+        }
+        push_description(&mut line, &event.description);
+        commented(p, Anchor::Event(event_name.clone()), vec![line])
+    }));
     sections.push(events);
 
     let mut effects = comment_lines(p.take_key("effects"));
-    effects.extend(
-        machine
-            .effects
-            .iter()
-            .flat_map(|(effect_name, effect)| {
-                let mut line = format!(
-                    "effect {} idempotent {}",
-                    name(effect_name),
-                    effect.idempotency.as_str()
-                );
-                if let Some(verify) = &effect.verify {
-                    line.push_str(&format!(" verify {}", target(&verify.text)));
-                }
-                push_description(&mut line, &effect.description);
-                commented(p, Anchor::Effect(effect_name.clone()), vec![line])
-            }),
-    );
+    effects.extend(machine.effects.iter().flat_map(|(effect_name, effect)| {
+        let mut line = format!(
+            "effect {} idempotent {}",
+            name(effect_name),
+            effect.idempotency.as_str()
+        );
+        if let Some(verify) = &effect.verify {
+            line.push_str(&format!(" verify {}", target(&verify.text)));
+        }
+        push_description(&mut line, &effect.description);
+        commented(p, Anchor::Effect(effect_name.clone()), vec![line])
+    }));
     sections.push(effects);
 
     if !machine.guards.is_empty() {
@@ -237,7 +227,11 @@ fn items(machine: &Machine, state: &State, p: &Pending) -> Vec<String> {
     }
     lines.extend(key("entry", entry_exit("entry", &state.entry)));
     lines.extend(key("exit", entry_exit("exit", &state.exit)));
-    for (section, ids) in [("on", &state.on), ("always", &state.always), ("after", &state.after)] {
+    for (section, ids) in [
+        ("on", &state.on),
+        ("always", &state.always),
+        ("after", &state.after),
+    ] {
         let mut first = true;
         for &t in ids {
             // The handlers of invocations are printed with their invocation.

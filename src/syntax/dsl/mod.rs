@@ -168,7 +168,12 @@ pub(crate) fn comments(text: &str) -> (Vec<crate::syntax::comments::Found>, Vec<
 }
 
 /// The `// ...` comments of `text[from..to]`, a stretch between tokens.
-fn gap_comments(text: &str, from: usize, to: usize, found: &mut Vec<crate::syntax::comments::Found>) {
+fn gap_comments(
+    text: &str,
+    from: usize,
+    to: usize,
+    found: &mut Vec<crate::syntax::comments::Found>,
+) {
     let mut at = from;
     while let Some(i) = text[at..to].find("//") {
         let start = at + i;
