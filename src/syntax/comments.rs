@@ -140,7 +140,7 @@ impl Comments {
                             .filter(|(at, _)| after_previous.is_none_or(|p| p < *at))
                     });
                 if let Some((_, anchor)) = on_line {
-                    let slot = &mut comments.attached.entry(anchor.clone()).or_default();
+                    let slot = comments.attached.entry(anchor.clone()).or_default();
                     if slot.trailing.is_none() {
                         slot.trailing = Some(comment.text);
                         continue;

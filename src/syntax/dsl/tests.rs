@@ -1236,7 +1236,7 @@ context {
   cobrosVistos = []
 }
 
-source pasarela retry 3d
+source pasarela retry 72h
 dedup retention 7d
 
 event PAGO_CONFIRMADO id pagoId from pasarela
