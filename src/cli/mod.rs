@@ -160,12 +160,7 @@ pub fn main() -> ExitCode {
         Command::Lint(args) => lint::lint(&args, matches.subcommand_matches("lint")),
         Command::Explain { lint } => lint::explain(&lint),
         Command::Check { paths, color } => check(&paths, color),
-        Command::Fmt { to, file, machine } => {
-            with_machine(&file, machine.as_deref(), |machine| match to {
-                Format::Yaml => syntax::yaml::format(machine),
-                Format::Dsl => syntax::dsl::format(machine),
-            })
-        }
+        Command::Fmt { to, file, machine } => fmt(&file, machine.as_deref(), to),
         Command::Graph {
             format,
             lint,
@@ -217,6 +212,26 @@ pub fn main() -> ExitCode {
             ExitCode::from(2)
         }
     }
+}
+
+/// `fmt`: the machine in canonical form, with the comments of its file where
+/// the file is a machine file (YAML or DSL); the other formats' comments are
+/// not read.
+fn fmt(file: &Path, machine: Option<&str>, to: Format) -> CommandResult {
+    let to = match to {
+        Format::Yaml => syntax::Syntax::Yaml,
+        Format::Dsl => syntax::Syntax::Dsl,
+    };
+    let from = syntax::Syntax::of_path(file);
+    with_machine(file, machine, |machine| {
+        let comments = from
+            .and_then(|from| {
+                let source = read(file).ok()?;
+                Some(syntax::comments(&source, from, machine))
+            })
+            .unwrap_or_default();
+        syntax::format(machine, to, &comments)
+    })
 }
 
 fn check(paths: &[PathBuf], color: Color) -> CommandResult {

@@ -1045,9 +1045,7 @@ impl<'a, 'm> Replayer<'a, 'm> {
                 Move::Advance(to) => {
                     rendered.push(format!(
                         "after {}",
-                        Duration {
-                            millis: to.saturating_sub(now)
-                        }
+                        Duration::from_millis(to.saturating_sub(now))
                     ));
                     now = *to;
                 }

@@ -2,6 +2,7 @@
 //! the lowering that resolves names and checks the machine. Which front-end
 //! reads a file (these, SCXML's or XState's) is `crate::load`'s to decide.
 
+pub mod comments;
 pub mod dsl;
 pub(crate) mod edit;
 mod lower;
@@ -52,6 +53,25 @@ pub fn parse_tree(file: &SourceFile, syntax: Syntax) -> Result<tree::MachineDoc,
     match syntax {
         Syntax::Yaml => yaml::parse_file(file),
         Syntax::Dsl => dsl::parse(&file.text),
+    }
+}
+
+/// The comments of a machine file in `syntax`, attached to the nodes of
+/// `machine`, the machine read from it, for the printers
+/// ([`yaml::format_with`], [`dsl::format_with`]).
+pub fn comments(file: &SourceFile, syntax: Syntax, machine: &Machine) -> comments::Comments {
+    let (found, keys) = match syntax {
+        Syntax::Yaml => yaml::comments::find(file),
+        Syntax::Dsl => dsl::comments(&file.text),
+    };
+    comments::Comments::attach(&file.text, found, keys, machine)
+}
+
+/// The text of `machine` in `syntax`, with `comments` where they belong.
+pub fn format(machine: &Machine, syntax: Syntax, comments: &comments::Comments) -> String {
+    match syntax {
+        Syntax::Yaml => yaml::format_with(machine, comments),
+        Syntax::Dsl => dsl::format_with(machine, comments),
     }
 }
 

@@ -2,7 +2,9 @@
 //!
 //! The layout is fixed (two-space indent, the order of the spec's examples),
 //! so formatting a model always gives the same text and formatting the text's
-//! model gives it again. Comments are not part of the model and are lost.
+//! model gives it again. The comments of the file the model was read from, if
+//! given, are written as `//` lines above the node they were attached to, or at
+//! the end of its first line.
 
 use crate::expr::{Expr, ExprKind};
 use crate::model::{
@@ -10,6 +12,7 @@ use crate::model::{
     StateKind, Target, Transition, TransitionId, Trigger,
 };
 use crate::span::Span;
+use crate::syntax::comments::{Anchor, Attached, Comments, Pending};
 
 use super::errors::KEYWORDS;
 
@@ -19,6 +22,14 @@ const INLINE_WIDTH: usize = 100;
 
 /// The canonical DSL text of `machine`.
 pub fn format(machine: &Machine) -> String {
+    format_with(machine, &Comments::default())
+}
+
+/// The canonical DSL text of `machine`, with the comments of the file it was
+/// read from (`syntax::comments`).
+pub fn format_with(machine: &Machine, comments: &Comments) -> String {
+    let pending = Pending::new(comments);
+    let p = &pending;
     let root = machine.root();
     let mut sections: Vec<Vec<String>> = Vec::new();
 
@@ -34,12 +45,17 @@ pub fn format(machine: &Machine) -> String {
     if let Some(version) = machine.version {
         header.push_str(&format!(" version {version}"));
     }
-    let mut head = vec![header];
+    let mut head = commented(p, Anchor::Key("machine".into()), vec![header]);
     if let Some(description) = &machine.description {
         head.push(string(description));
     }
+    // The YAML keys that the header holds have no line of their own here.
+    for key in ["version", "description", "type", "id"] {
+        head.extend(comment_lines(p.take_key(key)));
+    }
     if machine.semantics != Semantics::default() {
-        head.push(format!("semantics {}", machine.semantics));
+        let line = format!("semantics {}", machine.semantics);
+        head.extend(commented(p, Anchor::Key("semantics".into()), vec![line]));
     }
     sections.push(head);
 
@@ -47,88 +63,84 @@ pub fn format(machine: &Machine) -> String {
         let fields: Vec<String> = machine
             .context
             .iter()
-            .map(|(field, value)| format!("{} = {}", name(field), value_expr(&value.value)))
+            .flat_map(|(field, value)| {
+                let line = format!("{} = {}", name(field), value_expr(&value.value));
+                commented(p, Anchor::Context(field.clone()), vec![line])
+            })
             .collect();
-        sections.push(block("context".into(), fields));
+        let lines = block("context".into(), fields);
+        sections.push(commented(p, Anchor::Key("context".into()), lines));
     }
 
-    let mut senders: Vec<String> = machine
-        .sources
-        .iter()
-        .map(|(source_name, source)| {
-            let mut line = format!("source {}", name(source_name));
-            if let Some(horizon) = source.retry_horizon {
-                line.push_str(&format!(" retry {horizon}"));
-            }
-            push_description(&mut line, &source.description);
-            line
-        })
-        .collect();
+    let mut senders = comment_lines(p.take_key("sources"));
+    senders.extend(machine.sources.iter().flat_map(|(source_name, source)| {
+        let mut line = format!("source {}", name(source_name));
+        if let Some(horizon) = source.retry_horizon {
+            line.push_str(&format!(" retry {horizon}"));
+        }
+        push_description(&mut line, &source.description);
+        commented(p, Anchor::Source(source_name.clone()), vec![line])
+    }));
     if let Some(dedup) = &machine.dedup {
-        senders.push(format!("dedup retention {}", dedup.retention));
+        let line = format!("dedup retention {}", dedup.retention);
+        senders.extend(commented(p, Anchor::Key("dedup".into()), vec![line]));
     }
     if let Some(limits) = &machine.limits {
-        senders.push(format!("limits microsteps {}", limits.microsteps));
+        let line = format!("limits microsteps {}", limits.microsteps);
+        senders.extend(commented(p, Anchor::Key("limits".into()), vec![line]));
     }
     sections.push(senders);
 
-    sections.push(
-        machine
-            .events
-            .iter()
-            .map(|(event_name, event)| {
-                let mut line = format!("event {}", dotted(event_name));
-                if let Some(payload) = &event.payload {
-                    let fields: Vec<String> = payload
-                        .iter()
-                        .map(|(field, ty)| format!("{}: {}", name(field), ty.ty.as_str()))
-                        .collect();
-                    line.push_str(&format!("({})", fields.join(", ")));
-                }
-                if let Some(id) = &event.id_field {
-                    line.push_str(&format!(" id {}", name(&id.text)));
-                }
-                if let Some(source) = &event.source {
-                    line.push_str(&format!(" from {}", name(&source.text)));
-                }
-                push_description(&mut line, &event.description);
-                line
-            })
-            .collect(),
-    );
+    let mut events = comment_lines(p.take_key("events"));
+    events.extend(machine.events.iter().flat_map(|(event_name, event)| {
+        let mut line = format!("event {}", dotted(event_name));
+        if let Some(payload) = &event.payload {
+            let fields: Vec<String> = payload
+                .iter()
+                .map(|(field, ty)| format!("{}: {}", name(field), ty.ty.as_str()))
+                .collect();
+            line.push_str(&format!("({})", fields.join(", ")));
+        }
+        if let Some(id) = &event.id_field {
+            line.push_str(&format!(" id {}", name(&id.text)));
+        }
+        if let Some(source) = &event.source {
+            line.push_str(&format!(" from {}", name(&source.text)));
+        }
+        push_description(&mut line, &event.description);
+        commented(p, Anchor::Event(event_name.clone()), vec![line])
+    }));
+    sections.push(events);
 
-    sections.push(
-        machine
-            .effects
-            .iter()
-            .map(|(effect_name, effect)| {
-                let mut line = format!(
-                    "effect {} idempotent {}",
-                    name(effect_name),
-                    effect.idempotency.as_str()
-                );
-                if let Some(verify) = &effect.verify {
-                    line.push_str(&format!(" verify {}", target(&verify.text)));
-                }
-                push_description(&mut line, &effect.description);
-                line
-            })
-            .collect(),
-    );
+    let mut effects = comment_lines(p.take_key("effects"));
+    effects.extend(machine.effects.iter().flat_map(|(effect_name, effect)| {
+        let mut line = format!(
+            "effect {} idempotent {}",
+            name(effect_name),
+            effect.idempotency.as_str()
+        );
+        if let Some(verify) = &effect.verify {
+            line.push_str(&format!(" verify {}", target(&verify.text)));
+        }
+        push_description(&mut line, &effect.description);
+        commented(p, Anchor::Effect(effect_name.clone()), vec![line])
+    }));
+    sections.push(effects);
 
     if !machine.guards.is_empty() {
         let names: Vec<String> = machine.guards.iter().map(|g| name(&g.text)).collect();
-        sections.push(vec![format!("guards {}", names.join(" "))]);
+        let line = format!("guards {}", names.join(" "));
+        sections.push(commented(p, Anchor::Key("guards".into()), vec![line]));
     }
 
-    sections.push(items(machine, root));
+    sections.push(items(machine, root, p));
 
     // At the top level a blank line sets apart every state of more than one
     // line; one-line states stay together (`final enviado`, `final cancelado`).
-    let mut states: Vec<String> = Vec::new();
+    let mut states = comment_lines(p.take_key("states"));
     let mut previous_multiline = false;
     for &child in &root.children {
-        let lines = state_block(machine, child);
+        let lines = state_block(machine, child, p);
         let multiline = lines.len() > 1;
         if !states.is_empty() && (multiline || previous_multiline) {
             states.push(String::new());
@@ -137,6 +149,9 @@ pub fn format(machine: &Machine) -> String {
         states.extend(lines);
     }
     sections.push(states);
+    // What no printed node took (the comments after the last node, and those
+    // of keys this syntax has no place for) ends the file.
+    sections.push(comment_lines(p.rest()));
 
     let mut out = String::new();
     for section in sections.iter().filter(|s| !s.is_empty()) {
@@ -152,7 +167,7 @@ pub fn format(machine: &Machine) -> String {
 }
 
 /// A state and its body, unindented.
-fn state_block(machine: &Machine, id: StateId) -> Vec<String> {
+fn state_block(machine: &Machine, id: StateId, p: &Pending) -> Vec<String> {
     let state = machine.state(id);
     let mut header = match state.kind {
         StateKind::Atomic | StateKind::Compound => "state",
@@ -176,36 +191,71 @@ fn state_block(machine: &Machine, id: StateId) -> Vec<String> {
     }
     push_description(&mut header, &state.description);
 
-    let mut body = items(machine, state);
+    let attached = p.take(&Anchor::State(state.path.clone()));
+    let mut body = items(machine, state, p);
     if !body.is_empty() && !state.children.is_empty() {
         body.push(String::new());
     }
     for &child in &state.children {
-        body.extend(state_block(machine, child));
+        body.extend(state_block(machine, child, p));
     }
-    block(header, body)
+    around(attached, block(header, body))
 }
 
-/// The items of a state body, in the canonical order.
-fn items(machine: &Machine, state: &State) -> Vec<String> {
+/// The items of a state body, in the canonical order. The root's items take
+/// the comments of the top-level YAML keys they stand for.
+fn items(machine: &Machine, state: &State, p: &Pending) -> Vec<String> {
+    let is_root = state.parent.is_none();
+    let key = |key: &str, lines: Vec<String>| {
+        if is_root {
+            commented(p, Anchor::Key(key.into()), lines)
+        } else {
+            lines
+        }
+    };
+    let key_lines = |key: &str| {
+        if is_root {
+            comment_lines(p.take_key(key))
+        } else {
+            Vec::new()
+        }
+    };
     let mut lines = Vec::new();
     if !state.initial.is_empty() && !matches!(state.kind, StateKind::History(_)) {
-        lines.push(format!("initial {}", targets(&state.initial)));
+        let line = format!("initial {}", targets(&state.initial));
+        lines.extend(key("initial", vec![line]));
     }
-    lines.extend(entry_exit("entry", &state.entry));
-    lines.extend(entry_exit("exit", &state.exit));
-    for &t in state.on.iter().chain(&state.always).chain(&state.after) {
-        // The handlers of invocations are printed with their invocation.
-        if machine.completion_handler(t).is_none() {
-            lines.extend(transition(machine, t));
+    lines.extend(key("entry", entry_exit("entry", &state.entry)));
+    lines.extend(key("exit", entry_exit("exit", &state.exit)));
+    for (section, ids) in [
+        ("on", &state.on),
+        ("always", &state.always),
+        ("after", &state.after),
+    ] {
+        let mut first = true;
+        for &t in ids {
+            // The handlers of invocations are printed with their invocation.
+            if machine.completion_handler(t).is_none() {
+                if first {
+                    lines.extend(key_lines(section));
+                    first = false;
+                }
+                lines.extend(transition(machine, t, p));
+            }
         }
     }
+    if !state.invoke.is_empty() {
+        lines.extend(key_lines("invoke"));
+    }
     for invocation in &state.invoke {
-        lines.extend(invoke(machine, invocation));
+        lines.extend(invoke(machine, invocation, p));
     }
     if !state.tags.is_empty() {
         let tags: Vec<String> = state.tags.iter().map(|t| string(t)).collect();
-        lines.push(format!("tags {}", tags.join(" ")));
+        lines.extend(key("tags", vec![format!("tags {}", tags.join(" "))]));
+    }
+    if !state.allow.is_empty() {
+        lines.extend(key_lines("allow"));
     }
     for (lint, allow) in &state.allow {
         lines.push(format!(
@@ -215,6 +265,30 @@ fn items(machine: &Machine, state: &State) -> Vec<String> {
         ));
     }
     lines
+}
+
+/// `lines`, the text of a node, with the comments attached to `anchor`.
+fn commented(p: &Pending, anchor: Anchor, lines: Vec<String>) -> Vec<String> {
+    around(p.take(&anchor), lines)
+}
+
+/// `lines` with `attached` above them and at the end of their first line.
+fn around(attached: Attached, mut lines: Vec<String>) -> Vec<String> {
+    let mut out = comment_lines(attached.before);
+    match (attached.trailing, lines.first_mut()) {
+        (Some(trailing), Some(first)) => {
+            first.push_str("  //");
+            first.push_str(&trailing);
+        }
+        (Some(trailing), None) => out.push(format!("//{trailing}")),
+        (None, _) => {}
+    }
+    out.extend(lines);
+    out
+}
+
+fn comment_lines(texts: Vec<String>) -> Vec<String> {
+    texts.into_iter().map(|text| format!("//{text}")).collect()
 }
 
 fn entry_exit(keyword: &str, actions: &[Action]) -> Vec<String> {
@@ -231,7 +305,7 @@ fn entry_exit(keyword: &str, actions: &[Action]) -> Vec<String> {
 }
 
 /// `invoke SRC (INPUT) id ID { done ... error ... }`.
-fn invoke(machine: &Machine, invocation: &Invocation) -> Vec<String> {
+fn invoke(machine: &Machine, invocation: &Invocation, p: &Pending) -> Vec<String> {
     let mut head = format!("invoke {}", name(&invocation.src.text));
     head.push_str(&arguments(&invocation.input));
     if invocation.id.text != invocation.src.text {
@@ -245,14 +319,16 @@ fn invoke(machine: &Machine, invocation: &Invocation) -> Vec<String> {
         .into_iter()
         .flat_map(|(keyword, ids)| {
             ids.iter().flat_map(move |&t| {
-                transition_lines(keyword.to_string(), machine.transition(t), handler_target)
+                let transition = machine.transition(t);
+                let lines = transition_lines(keyword.to_string(), transition, handler_target);
+                commented(p, Anchor::Transition(transition.span.start), lines)
             })
         })
         .collect();
     block(head, body)
 }
 
-fn transition(machine: &Machine, id: TransitionId) -> Vec<String> {
+fn transition(machine: &Machine, id: TransitionId, p: &Pending) -> Vec<String> {
     let transition = machine.transition(id);
     let head = match &transition.trigger {
         Trigger::Event(descriptor) => {
@@ -270,7 +346,8 @@ fn transition(machine: &Machine, id: TransitionId) -> Vec<String> {
         Trigger::Always => "always".to_string(),
         Trigger::After(delay) => format!("after {delay}"),
     };
-    transition_lines(head, transition, target)
+    let lines = transition_lines(head, transition, target);
+    commented(p, Anchor::Transition(transition.span.start), lines)
 }
 
 /// A target of an invocation's handler: where `done` or `error` would
@@ -391,11 +468,14 @@ fn arguments(args: &indexmap::IndexMap<String, Assignment>) -> String {
 }
 
 /// `head { line }` when the body is one short line, `head` alone when there
-/// is none, and the body indented between braces otherwise.
+/// is none, and the body indented between braces otherwise. A line that may
+/// end in a comment is never followed by the closing brace, which the comment
+/// would swallow; `//` in a string keeps its block open too, which costs
+/// only a line.
 fn block(head: String, body: Vec<String>) -> Vec<String> {
     match body.as_slice() {
         [] => vec![head],
-        [line] if head.len() + line.len() + 6 <= INLINE_WIDTH => {
+        [line] if head.len() + line.len() + 6 <= INLINE_WIDTH && !line.contains("//") => {
             vec![format!("{head} {{ {line} }}")]
         }
         _ => {

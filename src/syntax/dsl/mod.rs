@@ -23,7 +23,7 @@ pub(crate) mod edit;
 mod errors;
 pub mod format;
 
-pub use format::format;
+pub use format::{format, format_with};
 
 #[derive(Parser)]
 #[grammar = "../grammar/expr.pest"]
@@ -98,6 +98,92 @@ pub fn keywords_at_end(before: &str) -> Vec<String> {
     words.sort_unstable();
     words.dedup();
     words
+}
+
+/// The comments of a `*.chart` file, in order, and the offsets of its
+/// top-level declarations that have no name of their own (the header is
+/// `machine`; the others go by their YAML keys); nothing where the text does
+/// not parse.
+///
+/// The grammar's comments are silent, so they are found between the
+/// tokens: every character of the file is inside a token (a leaf of the
+/// parse) or between two, and between two there is only whitespace, the
+/// punctuation of silent rules, and comments.
+pub(crate) fn comments(text: &str) -> (Vec<crate::syntax::comments::Found>, Vec<(u32, String)>) {
+    let Ok(levels) = crate::expr::bracket_depth(text) else {
+        return (Vec::new(), Vec::new());
+    };
+    crate::stack::with_stack(crate::stack::for_brackets(levels), || {
+        let Ok(mut pairs) = ChartParser::parse(Rule::chart, text) else {
+            return (Vec::new(), Vec::new());
+        };
+        let Some(chart) = pairs.next() else {
+            return (Vec::new(), Vec::new());
+        };
+        let mut keys = Vec::new();
+        for item in chart.clone().into_inner() {
+            let decl = match item.as_rule() {
+                Rule::top_item => item.into_inner().next(),
+                _ => Some(item),
+            };
+            let Some(decl) = decl else { continue };
+            let decl = match decl.as_rule() {
+                Rule::state_item => match decl.into_inner().next() {
+                    Some(inner) => inner,
+                    None => continue,
+                },
+                _ => decl,
+            };
+            let key = match decl.as_rule() {
+                Rule::header => "machine",
+                Rule::semantics_decl => "semantics",
+                Rule::context_block => "context",
+                Rule::dedup_decl => "dedup",
+                Rule::limits_decl => "limits",
+                Rule::guards_decl => "guards",
+                Rule::initial_decl => "initial",
+                Rule::entry_decl => "entry",
+                Rule::exit_decl => "exit",
+                Rule::tags_decl => "tags",
+                Rule::allow_decl => "allow",
+                _ => continue,
+            };
+            keys.push((decl.as_span().start() as u32, key.to_string()));
+        }
+        let mut found = Vec::new();
+        let mut at = 0usize;
+        for pair in chart.into_inner().flatten() {
+            if pair.clone().into_inner().next().is_some() {
+                continue;
+            }
+            let span = pair.as_span();
+            if span.start() > at {
+                gap_comments(text, at, span.start(), &mut found);
+            }
+            at = at.max(span.end());
+        }
+        gap_comments(text, at, text.len(), &mut found);
+        (found, keys)
+    })
+}
+
+/// The `// ...` comments of `text[from..to]`, a stretch between tokens.
+fn gap_comments(
+    text: &str,
+    from: usize,
+    to: usize,
+    found: &mut Vec<crate::syntax::comments::Found>,
+) {
+    let mut at = from;
+    while let Some(i) = text[at..to].find("//") {
+        let start = at + i;
+        let end = text[start..to].find('\n').map_or(to, |n| start + n);
+        found.push(crate::syntax::comments::Found {
+            start: start as u32,
+            text: text[start + 2..end].trim_end_matches('\r').to_string(),
+        });
+        at = end;
+    }
 }
 
 /// `parse` of a text whose levels stay within the limit, on a stack with

@@ -1236,7 +1236,7 @@ context {
   cobrosVistos = []
 }
 
-source pasarela retry 3d
+source pasarela retry 72h
 dedup retention 7d
 
 event PAGO_CONFIRMADO id pagoId from pasarela
@@ -1350,4 +1350,16 @@ fn the_keywords_at_the_end_are_those_the_grammar_expects_there() {
     // A text that fails before its end says nothing about the cursor.
     assert_eq!(words("machine m\nstate a {\n  on -> ) "), "");
     assert_eq!(words("machine m\nstate a \"unclosed "), "");
+}
+
+/// Comments are found between the tokens only: `//` in a string or a quoted
+/// name is text, and the header and the unnamed declarations are keys.
+#[test]
+fn comments_are_found_between_tokens() {
+    let text = "// top\nmachine m \"a // b\"  // after\ncontext { x = \"//\" }\ninitial `s//t` // first\nstate `s//t`\n// end\n";
+    let (found, keys) = comments(text);
+    let texts: Vec<&str> = found.iter().map(|f| f.text.as_str()).collect();
+    assert_eq!(texts, [" top", " after", " first", " end"]);
+    let keys: Vec<&str> = keys.iter().map(|(_, k)| k.as_str()).collect();
+    assert_eq!(keys, ["machine", "context", "initial"]);
 }

@@ -5,7 +5,10 @@
 //! (`E: target`, `entry: [name]`, a bare name for an effect without arguments).
 //! A mapping or list whose items are all scalars is written in flow style
 //! (`{ id: pagoId }`) when it fits on its line. Reading the text back and
-//! lowering it gives a model equal to the one printed.
+//! lowering it gives a model equal to the one printed. The comments of the
+//! file the model was read from, if given, are written as `#` lines above the
+//! key or item they were attached to, or at the end of its first line; a
+//! value with comments inside is written in block style, where they fit.
 
 use indexmap::IndexMap;
 
@@ -15,6 +18,7 @@ use crate::model::{
 };
 
 use crate::expr::Expr;
+use crate::syntax::comments::{Anchor, Attached, Comments, Pending};
 
 use super::node::{reads_as_string, reads_as_text};
 
@@ -29,6 +33,19 @@ enum Yaml {
     /// A section of the file (`states`, `on`, `context`, ...): always in block
     /// style, so that each of its entries starts a line.
     Section(Vec<(String, Yaml)>),
+    /// A value with the comments of its node, written around its key or its
+    /// list item's dash; never in flow style.
+    Commented(Attached, Box<Yaml>),
+}
+
+/// `value` with the comments attached to `anchor`, if it has any.
+fn commented(p: &Pending, anchor: Anchor, value: Yaml) -> Yaml {
+    let attached = p.take(&anchor);
+    if attached == Attached::default() {
+        value
+    } else {
+        Yaml::Commented(attached, Box::new(value))
+    }
 }
 
 /// Entries of a mapping under construction, skipping absent values.
@@ -54,6 +71,14 @@ impl Entries {
 
 /// The canonical YAML text of a machine.
 pub fn format(machine: &Machine) -> String {
+    format_with(machine, &Comments::default())
+}
+
+/// The canonical YAML text of a machine, with the comments of the file it
+/// was read from (`syntax::comments`).
+pub fn format_with(machine: &Machine, comments: &Comments) -> String {
+    let pending = Pending::new(comments);
+    let p = &pending;
     let mut top = Entries::default();
     top.add("machine", text(&machine.name));
     top.add_opt(
@@ -68,7 +93,10 @@ pub fn format(machine: &Machine) -> String {
         let fields = machine
             .context
             .iter()
-            .map(|(name, field)| (scalar(name), json(&field.value)))
+            .map(|(name, field)| {
+                let value = commented(p, Anchor::Context(name.clone()), json(&field.value));
+                (scalar(name), value)
+            })
             .collect();
         top.add("context", Yaml::Section(fields));
     }
@@ -80,7 +108,8 @@ pub fn format(machine: &Machine) -> String {
                 source.retry_horizon.map(|d| text(&d.to_string())),
             );
             e.add_opt("description", source.description.as_deref().map(text));
-            (scalar(name), e.into_yaml())
+            let value = commented(p, Anchor::Source(name.clone()), e.into_yaml());
+            (scalar(name), value)
         });
         top.add("sources", Yaml::Section(sources.collect()));
     }
@@ -111,7 +140,8 @@ pub fn format(machine: &Machine) -> String {
                 }),
             );
             e.add_opt("description", event.description.as_deref().map(text));
-            (scalar(name), e.into_yaml())
+            let value = commented(p, Anchor::Event(name.clone()), e.into_yaml());
+            (scalar(name), value)
         });
         top.add("events", Yaml::Section(events.collect()));
     }
@@ -121,7 +151,8 @@ pub fn format(machine: &Machine) -> String {
             e.add("idempotency", text(effect.idempotency.as_str()));
             e.add_opt("verify", effect.verify.as_ref().map(|t| text(&t.text)));
             e.add_opt("description", effect.description.as_deref().map(text));
-            (scalar(name), e.into_yaml())
+            let value = commented(p, Anchor::Effect(name.clone()), e.into_yaml());
+            (scalar(name), value)
         });
         top.add("effects", Yaml::Section(effects.collect()));
     }
@@ -129,15 +160,30 @@ pub fn format(machine: &Machine) -> String {
         let guards = machine.guards.iter().map(|g| text(&g.text)).collect();
         top.add("guards", Yaml::List(guards));
     }
-    state_entries(machine, machine.root(), StateId::ROOT, &mut top);
+    state_entries(machine, machine.root(), StateId::ROOT, &mut top, p);
+    let top: Vec<(String, Yaml)> = top
+        .0
+        .into_iter()
+        .map(|(key, value)| {
+            let value = commented(p, Anchor::Key(key.clone()), value);
+            (key, value)
+        })
+        .collect();
 
     let mut out = String::new();
-    write_block_map(&mut out, &top.0, 0);
+    write_block_map(&mut out, &top, 0);
+    // What no printed node took (the comments after the last node, and those
+    // of keys this syntax has no place for) ends the file.
+    for comment in p.rest() {
+        out.push('#');
+        out.push_str(&comment);
+        out.push('\n');
+    }
     out
 }
 
 /// The keys of a state, in the order of the spec's table.
-fn state_entries(machine: &Machine, state: &State, id: StateId, e: &mut Entries) {
+fn state_entries(machine: &Machine, state: &State, id: StateId, e: &mut Entries, p: &Pending) {
     let has_children = !state.children.is_empty();
     // Compound and atomic follow from having children; the type is written
     // only where it says something else.
@@ -175,26 +221,26 @@ fn state_entries(machine: &Machine, state: &State, id: StateId, e: &mut Entries)
         .filter(|&t| machine.completion_handler(t).is_none())
         .collect();
     if !written_on.is_empty() {
-        let on = grouped(written_on.iter().map(|&t| machine.transition(t)));
+        let on = grouped(written_on.iter().map(|&t| machine.transition(t)), p);
         e.add("on", on);
     }
     if !state.always.is_empty() {
         let always = state
             .always
             .iter()
-            .map(|&t| transition(machine.transition(t)))
+            .map(|&t| commented_transition(machine.transition(t), p))
             .collect();
         e.add("always", Yaml::List(always));
     }
     if !state.after.is_empty() {
-        let after = grouped(state.after.iter().map(|&t| machine.transition(t)));
+        let after = grouped(state.after.iter().map(|&t| machine.transition(t)), p);
         e.add("after", after);
     }
     if !state.invoke.is_empty() {
         let mut invocations: Vec<Yaml> = state
             .invoke
             .iter()
-            .map(|i| invocation(machine, i))
+            .map(|i| invocation(machine, i, p))
             .collect();
         let value = if invocations.len() == 1 {
             invocations.remove(0)
@@ -207,8 +253,9 @@ fn state_entries(machine: &Machine, state: &State, id: StateId, e: &mut Entries)
         let children = state.children.iter().map(|&child| {
             let child_state = machine.state(child);
             let mut ce = Entries::default();
-            state_entries(machine, child_state, child, &mut ce);
-            (scalar(&child_state.key), ce.into_yaml())
+            state_entries(machine, child_state, child, &mut ce, p);
+            let value = commented(p, Anchor::State(child_state.path.clone()), ce.into_yaml());
+            (scalar(&child_state.key), value)
         });
         e.add("states", Yaml::Section(children.collect()));
     }
@@ -236,7 +283,7 @@ fn state_entries(machine: &Machine, state: &State, id: StateId, e: &mut Entries)
 ///
 /// A YAML mapping holds each key once, so transitions of one trigger are
 /// written together even where another trigger came between them.
-fn grouped<'m>(transitions: impl Iterator<Item = &'m Transition>) -> Yaml {
+fn grouped<'m>(transitions: impl Iterator<Item = &'m Transition>, p: &Pending) -> Yaml {
     let mut groups: IndexMap<String, Vec<Yaml>> = IndexMap::new();
     for t in transitions {
         let key = match &t.trigger {
@@ -244,7 +291,10 @@ fn grouped<'m>(transitions: impl Iterator<Item = &'m Transition>) -> Yaml {
             Trigger::After(delay) => delay.to_string(),
             Trigger::Always => String::new(),
         };
-        groups.entry(key).or_default().push(transition(t));
+        groups
+            .entry(key)
+            .or_default()
+            .push(commented_transition(t, p));
     }
     Yaml::Section(
         groups
@@ -261,7 +311,7 @@ fn grouped<'m>(transitions: impl Iterator<Item = &'m Transition>) -> Yaml {
     )
 }
 
-fn invocation(machine: &Machine, invocation: &Invocation) -> Yaml {
+fn invocation(machine: &Machine, invocation: &Invocation, p: &Pending) -> Yaml {
     let mut e = Entries::default();
     e.add("src", text(&invocation.src.text));
     if invocation.id.text != invocation.src.text {
@@ -276,7 +326,7 @@ fn invocation(machine: &Machine, invocation: &Invocation) -> Yaml {
     ] {
         let mut list: Vec<Yaml> = handlers
             .iter()
-            .map(|&t| transition(machine.transition(t)))
+            .map(|&t| commented_transition(machine.transition(t), p))
             .collect();
         match list.len() {
             0 => {}
@@ -285,6 +335,11 @@ fn invocation(machine: &Machine, invocation: &Invocation) -> Yaml {
         }
     }
     e.into_yaml()
+}
+
+/// A transition with its comments, which are keyed by where it was written.
+fn commented_transition(t: &Transition, p: &Pending) -> Yaml {
+    commented(p, Anchor::Transition(t.span.start), transition(t))
 }
 
 /// A transition: its target alone when it has nothing else.
@@ -453,7 +508,7 @@ fn flow(value: &Yaml) -> Option<String> {
     match value {
         Yaml::Scalar(s) => Some(s.clone()),
         Yaml::Section(entries) if entries.is_empty() => Some("{}".to_string()),
-        Yaml::Section(_) => None,
+        Yaml::Section(_) | Yaml::Commented(..) => None,
         Yaml::List(items) if items.is_empty() => Some("[]".to_string()),
         Yaml::Map(entries) if entries.is_empty() => Some("{}".to_string()),
         Yaml::List(items) => {
@@ -487,8 +542,40 @@ fn fitting_flow(value: &Yaml, column: usize) -> Option<String> {
     (always || column + text.len() <= WIDTH).then_some(text)
 }
 
+/// A value's comments apart from it: those above it and its trailing one.
+fn uncommented(value: &Yaml) -> (&[String], Option<&str>, &Yaml) {
+    match value {
+        Yaml::Commented(attached, inner) => (
+            &attached.before,
+            attached.trailing.as_deref(),
+            inner.as_ref(),
+        ),
+        _ => (&[], None, value),
+    }
+}
+
+fn write_comments(out: &mut String, comments: &[String], indent: usize) {
+    for comment in comments {
+        out.push_str(&" ".repeat(indent));
+        out.push('#');
+        out.push_str(comment);
+        out.push('\n');
+    }
+}
+
+/// Ends the line being written, with `trailing` as its comment.
+fn end_line(out: &mut String, trailing: Option<&str>) {
+    if let Some(comment) = trailing {
+        out.push_str("  #");
+        out.push_str(comment);
+    }
+    out.push('\n');
+}
+
 fn write_block_map(out: &mut String, entries: &[(String, Yaml)], indent: usize) {
     for (key, value) in entries {
+        let (before, trailing, value) = uncommented(value);
+        write_comments(out, before, indent);
         out.push_str(&" ".repeat(indent));
         out.push_str(key);
         out.push(':');
@@ -497,10 +584,10 @@ fn write_block_map(out: &mut String, entries: &[(String, Yaml)], indent: usize) 
             Some(text) => {
                 out.push(' ');
                 out.push_str(&text);
-                out.push('\n');
+                end_line(out, trailing);
             }
             None => {
-                out.push('\n');
+                end_line(out, trailing);
                 write_block(out, value, indent + 2);
             }
         }
@@ -509,6 +596,8 @@ fn write_block_map(out: &mut String, entries: &[(String, Yaml)], indent: usize) 
 
 fn write_block_list(out: &mut String, items: &[Yaml], indent: usize) {
     for item in items {
+        let (before, trailing, item) = uncommented(item);
+        write_comments(out, before, indent);
         // A mapping in a list reads best as `- key: value` lines.
         let flow = match item {
             Yaml::Map(entries) if !entries.is_empty() => None,
@@ -519,16 +608,20 @@ fn write_block_list(out: &mut String, items: &[Yaml], indent: usize) {
                 out.push_str(&" ".repeat(indent));
                 out.push_str("- ");
                 out.push_str(&text);
-                out.push('\n');
+                end_line(out, trailing);
             }
             None => {
                 // The item is written one level deeper, then its first
-                // line's indentation becomes the dash.
+                // line's indentation becomes the dash, and its trailing
+                // comment ends that line.
                 let mut inner = String::new();
                 write_block(&mut inner, item, indent + 2);
+                let first = inner.find('\n').unwrap_or(inner.len());
                 out.push_str(&" ".repeat(indent));
                 out.push_str("- ");
-                out.push_str(&inner[indent + 2..]);
+                out.push_str(&inner[indent + 2..first]);
+                end_line(out, trailing);
+                out.push_str(inner.get(first + 1..).unwrap_or_default());
             }
         }
     }
@@ -536,6 +629,13 @@ fn write_block_list(out: &mut String, items: &[Yaml], indent: usize) {
 
 fn write_block(out: &mut String, value: &Yaml, indent: usize) {
     match value {
+        // Only entries and items carry comments; one elsewhere is written
+        // above its value all the same.
+        Yaml::Commented(attached, inner) => {
+            write_comments(out, &attached.before, indent);
+            write_comments(out, attached.trailing.as_slice(), indent);
+            write_block(out, inner, indent);
+        }
         Yaml::Map(entries) | Yaml::Section(entries) => write_block_map(out, entries, indent),
         Yaml::List(items) => write_block_list(out, items, indent),
         Yaml::Scalar(s) => {

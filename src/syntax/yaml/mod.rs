@@ -6,12 +6,13 @@
 //! written, with their places; the lowering resolves and checks them, so that
 //! YAML and DSL files get the same checks.
 
+pub(crate) mod comments;
 pub(crate) mod edit;
 mod format;
 mod node;
 mod plain;
 
-pub use format::format;
+pub use format::{format, format_with};
 
 use crate::diagnostic::{Diagnostic, LoadError};
 use crate::model::Name;

@@ -930,7 +930,7 @@ context:
     a: [1, 'x, y']
     b: null
 sources:
-  web: { retry_horizon: 3d }
+  web: { retry_horizon: 72h }
 dedup: { retention: 7d }
 limits: { microsteps: 500 }
 events:
@@ -1132,9 +1132,10 @@ mod round_trip {
         check_round_trip("sample", &super::printing::sample());
     }
 
-    /// The canonical form differs from the spec's file only where the spec
-    /// chose a longer spelling: `72h` is `3d`, and nothing is quoted that
-    /// YAML reads the same without quotes.
+    /// The canonical form differs from the spec's file only in its layout
+    /// (no blank lines, no column of comments: `format` is given none) and
+    /// its quotes: nothing is quoted that YAML reads the same without quotes.
+    /// `72h` stays as written.
     #[test]
     fn pedido_prints_in_canonical_form() {
         let expected = r#"machine: pedido
@@ -1145,7 +1146,7 @@ context:
   cobrado: 0
   cobrosVistos: []
 sources:
-  pasarela: { retry_horizon: 3d }
+  pasarela: { retry_horizon: 72h }
 dedup: { retention: 7d }
 events:
   PAGO_CONFIRMADO: { id: pagoId, source: pasarela }
