@@ -246,7 +246,10 @@ impl<'a> Cx<'_, 'a> {
         let n = self.code(n);
         if depth > MAX_DEPTH {
             let span = self.span(n);
-            return self.host_guard(&self.inline_name(span), "it nests too deeply", span);
+            return {
+                let name = self.in_place(span, "guard");
+                self.host_guard(&name, "it nests too deeply", span)
+            };
         }
         let r = match self.reader.resolve(n) {
             Ok(r) => r,
@@ -265,7 +268,7 @@ impl<'a> Cx<'_, 'a> {
                     property(r.e, "type").and_then(|t| self.string(Node { e: t, t: r.t }))
                 else {
                     let span = self.span(r);
-                    let name = self.inline_name(span);
+                    let name = self.in_place(span, "guard");
                     return self.host_guard(&name, "it is an object without a `type`", span);
                 };
                 // v5 passes `params`; a v4 guard object is its own params.
@@ -313,13 +316,13 @@ impl<'a> Cx<'_, 'a> {
                         }
                         None => {
                             let span = self.span(r);
-                            let name = self.inline_name(span);
+                            let name = self.in_place(span, "guard");
                             self.host_guard(&name, "`stateIn` of a state value object cannot be translated; write `stateIn('#id')`", span)
                         }
                     },
                     _ => {
                         let span = self.span(r);
-                        let host = self.inline_name(span);
+                        let host = self.in_place(span, "guard");
                         self.host_guard(&host, &format!("it calls `{name}`"), span)
                     }
                 }
@@ -331,18 +334,18 @@ impl<'a> Cx<'_, 'a> {
                     match self.translate_fn(f, t, params, view, key) {
                         Ok(c) if matches!(c.ty, Ty::Bool | Ty::Unknown) => c,
                         Ok(_) => {
-                            let name = self.inline_name(span);
+                            let name = self.in_place(span, "guard");
                             self.host_guard(&name, "it does not give a boolean", span)
                         }
                         Err(why) => {
-                            let name = self.inline_name(span);
+                            let name = self.in_place(span, "guard");
                             self.host_guard(&name, &why.message, why.span)
                         }
                     }
                 }
                 None => {
                     let span = self.span(r);
-                    let name = self.inline_name(span);
+                    let name = self.in_place(span, "guard");
                     self.host_guard(&name, "it is neither a name nor a function", span)
                 }
             },
@@ -416,10 +419,16 @@ impl<'a> Cx<'_, 'a> {
                 ident
             }
         };
-        self.note(
-            format!("the guard `{name}` cannot be translated: {why}; it is the host guard `{ident}`, which the linter treats as unknown"),
-            span,
-        );
+        let message = if self.stand_ins.contains_key(name) {
+            format!(
+                "this guard cannot be translated: {why}; the linter treats it as a host guard, whose answer it does not know"
+            )
+        } else {
+            format!(
+                "the guard `{name}` cannot be translated: {why}; it is the host guard `{ident}`, which the linter treats as unknown"
+            )
+        };
+        self.note(message, span);
         Cel::new(ident, 7, Ty::Bool)
     }
 
@@ -443,7 +452,7 @@ impl<'a> Cx<'_, 'a> {
         let n = self.code(n);
         let span = self.span(n);
         if depth > MAX_DEPTH {
-            let name = self.inline_name(span);
+            let name = self.in_place(span, "action");
             self.opaque_part(&name, span, span, OpaqueKind::Actions);
             self.host_action(&name, "it nests too deeply", span, out);
             return;
@@ -476,7 +485,7 @@ impl<'a> Cx<'_, 'a> {
                         self.named_action(&name, params, span, out, view, depth);
                     }
                     None => {
-                        let name = self.inline_name(span);
+                        let name = self.in_place(span, "action");
                         self.opaque_part(&name, span, span, OpaqueKind::Actions);
                         self.host_action(&name, "it is an object without a `type`", span, out);
                     }
@@ -485,7 +494,7 @@ impl<'a> Cx<'_, 'a> {
             Expression::CallExpression(call) => {
                 let key = self.key(r);
                 if let Some(message) = self.refused.get(&key).cloned() {
-                    let name = self.inline_name(span);
+                    let name = self.in_place(span, "action");
                     if let Some(kind) = self.opaque_kind(call, r.t) {
                         self.opaque_part(&name, span, span, kind);
                     }
@@ -500,7 +509,7 @@ impl<'a> Cx<'_, 'a> {
                 match self.builtin(call, r.t, view, params, key) {
                     Ok(actions) => out.extend(actions),
                     Err(why) => {
-                        let name = self.inline_name(span);
+                        let name = self.in_place(span, "action");
                         if let Some(kind) = self.opaque_kind(call, r.t) {
                             self.opaque_part(&name, why.span, span, kind);
                         }
@@ -518,7 +527,7 @@ impl<'a> Cx<'_, 'a> {
                 });
             }
             _ => {
-                let name = self.inline_name(span);
+                let name = self.in_place(span, "action");
                 self.host_action(&name, "it runs code of its own", span, out);
             }
         }
@@ -608,7 +617,7 @@ impl<'a> Cx<'_, 'a> {
 
     /// The text of a span, in whichever file holds it, and its
     /// `path:line:column`, for people.
-    fn code_and_place(&self, span: Span) -> (String, String) {
+    pub(super) fn code_and_place(&self, span: Span) -> (String, String) {
         let split = self
             .reader
             .sources
@@ -625,10 +634,22 @@ impl<'a> Cx<'_, 'a> {
 
     /// A host action with a note.
     fn host_action(&mut self, name: &str, why: &str, span: Span, out: &mut Vec<ActionDoc>) {
-        self.note(
-            format!("this action cannot be translated: {why}; it is the host action `{name}`, whose idempotency the linter treats as unknown"),
-            span,
-        );
+        self.host_actions += 1;
+        let message = if self.stand_ins.contains_key(name) {
+            let undecided = if self.opaque.iter().any(|p| p.name == name) {
+                ", and a finding that rests on it as undecided"
+            } else {
+                ""
+            };
+            format!(
+                "this action cannot be translated: {why}; the linter treats it as a host action whose idempotency is unknown{undecided}"
+            )
+        } else {
+            format!(
+                "this action cannot be translated: {why}; it is the host action `{name}`, whose idempotency the linter treats as unknown"
+            )
+        };
+        self.note(message, span);
         out.push(ActionDoc::Named {
             name: Name {
                 text: name.to_string(),
@@ -702,14 +723,12 @@ impl<'a> Cx<'_, 'a> {
         // named action is one host action of its name instead.
         let notes = self.notes.len();
         let parts = self.opaque.len();
+        let hosts = self.host_actions;
         let mut translated = Vec::new();
         for item in self.items(implementation) {
             self.action(item, &mut translated, view, params, depth + 1);
         }
-        let opaque = self.notes[notes..]
-            .iter()
-            .any(|n| n.message.contains("it is the host action"));
-        if opaque {
+        if self.host_actions > hosts {
             self.notes.truncate(notes);
             // The parts inside stand for the named action now: an assign of
             // their fields when they are all assigns, else anything.
@@ -736,6 +755,7 @@ impl<'a> Cx<'_, 'a> {
                 );
                 self.record_opaque(name, what, kind, span);
             }
+            self.host_actions += 1;
             self.note(
                 format!("the implementation of `{name}` cannot be translated whole; it is the host action `{name}`, whose idempotency the linter treats as unknown"),
                 span,
