@@ -994,6 +994,7 @@ mod tests {
                     effects: IndexMap::new(),
                     guards: Vec::new(),
                     opaque: Vec::new(),
+                    stand_ins: Default::default(),
                     states: Vec::new(),
                     transitions: Vec::new(),
                     span: Span::default(),

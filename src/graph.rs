@@ -1128,6 +1128,27 @@ pub fn components(graph: &DiGraph<Node, Edge>) -> Vec<u32> {
     component
 }
 
+/// Whether events of this name, or a family of this prefix, are the
+/// machine's own: the interpreter raises `done.*` and `error.*` itself,
+/// and XState's `xstate.*` are its runtime's.
+fn is_own_family(name: &str) -> bool {
+    ["done", "error", "xstate"]
+        .iter()
+        .any(|own| EventPattern::Prefix(own.to_string()).matches(name))
+}
+
+/// Whether a pattern may match an event that no one names: one the
+/// interpreter raises itself (`done.state.ID`, `error.execution`), which
+/// a run takes without a delivery. `*` matches them all; a prefix only
+/// within their families.
+pub fn may_match_own(pattern: &EventPattern) -> bool {
+    match pattern {
+        EventPattern::Exact(_) => false,
+        EventPattern::Prefix(name) => is_own_family(name),
+        EventPattern::Any => true,
+    }
+}
+
 fn event_table(machine: &Machine) -> EventTable {
     let mut table = EventTable::default();
     for name in machine.events.keys() {
@@ -1141,13 +1162,28 @@ fn event_table(machine: &Machine) -> EventTable {
         }
     }
     let mut handled = Vec::new();
+    let mut families = Vec::new();
     for t in &machine.transitions {
         if let Trigger::Event(descriptor) = &t.trigger {
             for pattern in &descriptor.patterns {
-                if let EventPattern::Exact(name) = pattern {
-                    handled.push(table.add(name));
+                match pattern {
+                    EventPattern::Exact(name) => handled.push(table.add(name)),
+                    EventPattern::Prefix(name) => families.push(name),
+                    EventPattern::Any => {}
                 }
             }
+        }
+    }
+    // A descriptor `E.*` (SCXML's `E`) takes a delivery of `E` itself, as
+    // well as the `E.x` the machine names: `E` is an event of its own,
+    // unless the machine's own events make up the family (`done.*`,
+    // `error.*`) or the author declares which events of the family come
+    // from outside (`pago.recibido`, `pago.devuelto` for `pago.*`).
+    for name in families {
+        let family = EventPattern::Prefix(name.clone());
+        let declared = machine.events.keys().any(|e| family.matches(e));
+        if !declared && !is_own_family(name) {
+            handled.push(table.add(name));
         }
     }
     for id in handled {
@@ -1227,6 +1263,54 @@ parallel q {
   always -> p if in_state("q.left.l2")
 }
 "#;
+
+    /// A descriptor `E.*` (SCXML's `E`) takes a delivery of `E` itself: `E`
+    /// is an event of the table from outside, and of the transition, beside
+    /// the `E.x` the machine names. Not so where the author declares which
+    /// events of the family come from outside, nor for the families the
+    /// interpreter raises itself, and `*` stays a wildcard over the named.
+    #[test]
+    fn a_prefix_descriptor_takes_its_own_name() {
+        let yaml = |text: &str| parse(text, Syntax::Yaml).expect("loads");
+        let m = yaml(
+            "machine: m\ninitial: a\nstates:\n  a:\n    entry: [{ raise: match.partial }]\n    \
+             on:\n      match.*: b\n      error.*: b\n      '*': a\n  b: {}\n",
+        );
+        let g = MachineGraph::new(&m);
+        let names: Vec<&str> = (0..g.events.len() as u32)
+            .map(|e| g.events.name(EventId(e)))
+            .collect();
+        assert_eq!(names, ["match.partial", "match"]);
+        let matched = g.events.get("match").expect("match");
+        assert!(g.events.is_redeliverable(matched));
+        assert!(
+            !g.events
+                .is_external(g.events.get("match.partial").expect("raised"))
+        );
+        let on = &m.state(state(&m, "a")).on;
+        let trigger = |i: usize| -> Vec<&str> {
+            g.trigger_events(on[i])
+                .iter()
+                .map(|&e| g.events.name(e))
+                .collect()
+        };
+        assert_eq!(trigger(0), ["match.partial", "match"]);
+        assert_eq!(g.representative(on[0]), Some(matched));
+        assert!(trigger(1).is_empty(), "the interpreter's own errors");
+        assert_eq!(
+            trigger(2),
+            ["match.partial", "match"],
+            "`*` matches what is named"
+        );
+
+        let declared = yaml(
+            "machine: m\nevents:\n  pago.recibido: { id: pagoId }\ninitial: a\nstates:\n  \
+             a: { on: { pago.*: b } }\n  b: {}\n",
+        );
+        let g = MachineGraph::new(&declared);
+        assert_eq!(g.events.get("pago"), None, "the family is declared");
+        assert!(g.events.get("pago.recibido").is_some());
+    }
 
     #[test]
     fn handlers_come_own_first_in_document_order_then_ancestors() {

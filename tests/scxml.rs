@@ -18,6 +18,13 @@ fn shown(run: &Run) -> String {
     )
 }
 
+/// A fixture of `tests/scxml`, named as the CLI names it.
+fn scxml_file(name: &str) -> idemchart::SourceFile {
+    let path = format!("tests/scxml/{name}.scxml");
+    let text = std::fs::read_to_string(manifest_dir().join(&path)).expect("fixture");
+    idemchart::SourceFile::new(path, text)
+}
+
 fn relative(path: &std::path::Path) -> String {
     path.strip_prefix(manifest_dir())
         .expect("the fixture lies in the crate")
@@ -84,10 +91,7 @@ fn import_strict_and_run_refuse_what_has_no_counterpart() {
 /// state's `error.execution` transitions.
 #[test]
 fn invoke_maps_onto_the_invocation_and_its_completion_handlers() {
-    let (machine, notes) = idemchart::import::load_scxml_as_written(
-        &std::fs::read_to_string(manifest_dir().join("tests/scxml/order-approval.scxml"))
-            .expect("fixture"),
-    );
+    let (machine, notes) = idemchart::import::load_scxml_as_written(&scxml_file("order-approval"));
     let machine = machine.expect("the workflow loads as written");
     assert!(notes.iter().all(|n| n.code == "S011"));
     let charging = machine.find_path("charging").expect("charging");
@@ -104,4 +108,82 @@ fn invoke_maps_onto_the_invocation_and_its_completion_handlers() {
         "paid",
         "done.invoke.payment goes where the document says"
     );
+}
+
+/// The graph hazards (I001–I004) of a machine, as what each says and
+/// whether its replay confirms it, in the order reported.
+fn hazards(machine: &idemchart::Machine) -> Vec<String> {
+    idemchart::lint::lint(machine)
+        .into_iter()
+        .filter(|d| matches!(d.code, "I001" | "I002" | "I003" | "I004"))
+        .map(|d| {
+            format!(
+                "{} {} [{}] confirmed: {:?}",
+                d.code,
+                d.message,
+                d.witness.join(" → "),
+                d.confirmed
+            )
+        })
+        .collect()
+}
+
+/// SCXML's `event="match"` is the descriptor `match.*`, which takes a
+/// delivery of `match` itself: the settlement chart as written has the
+/// hazards of its translation by hand into the machine format, where each
+/// descriptor is the one event its sender sends, and so does the machine
+/// `idemchart import` writes (with `match.*`).
+#[test]
+fn scxml_descriptors_take_their_own_name_as_the_translation_does() {
+    let (machine, _) = idemchart::import::load_scxml_as_written(&scxml_file("settlement"));
+    let as_written = hazards(&machine.expect("the chart loads as written"));
+    assert!(
+        as_written.iter().any(
+            |h| h.starts_with("I003 `match` is accepted again after a cycle")
+                && h.contains("[instruct → match → fail → retry → match*] confirmed: Some(true)")
+        ),
+        "{as_written:#?}"
+    );
+    let twin = std::fs::read_to_string(manifest_dir().join("tests/scxml/twins/settlement.yaml"))
+        .expect("twin");
+    let twin =
+        idemchart::syntax::parse(&twin, idemchart::syntax::Syntax::Yaml).expect("twin loads");
+    assert_eq!(as_written, hazards(&twin));
+
+    let imported = idemchart(&["import", "tests/scxml/settlement.scxml"]);
+    assert!(imported.stdout.contains("match.*"), "{}", imported.stdout);
+    let imported = idemchart::syntax::parse(&imported.stdout, idemchart::syntax::Syntax::Yaml)
+        .expect("the import loads");
+    assert_eq!(as_written, hazards(&imported));
+}
+
+/// An `<invoke>` written inside `<onentry>` is no executable content, but
+/// some processor runs it: as written it is an opaque part with a note at
+/// its place, and what rests on it is undecided; strictly it is an error.
+#[test]
+fn misplaced_executable_content_is_an_opaque_part_as_written() {
+    let (machine, notes) = idemchart::import::load_scxml_as_written(&scxml_file("firmware-update"));
+    let machine = machine.expect("the chart loads as written");
+    let part = machine.opaque_part("invoke_L20C7").expect("an opaque part");
+    assert_eq!(part.kind, idemchart::model::OpaqueKind::Actions);
+    assert!(
+        part.what
+            .ends_with("at tests/scxml/firmware-update.scxml:20:7"),
+        "{}",
+        part.what
+    );
+    assert!(
+        notes
+            .iter()
+            .any(|n| n.code == "S011"
+                && n.message.starts_with("`<invoke>` is no executable content")),
+        "{notes:#?}"
+    );
+    let downloading = machine.find_path("downloading").expect("downloading");
+    assert!(machine.state(downloading).invoke.is_empty());
+    let found = idemchart::lint::lint(&machine);
+    let cycle = found.iter().find(|d| d.code == "I003").expect("an I003");
+    assert_eq!(cycle.confirmed, None, "{cycle:#?}");
+    let strict = idemchart::import::load_scxml(&scxml_file("firmware-update").text);
+    assert!(strict.is_err());
 }

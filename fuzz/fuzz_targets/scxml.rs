@@ -9,7 +9,8 @@ use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|text: &str| {
     let _ = idemchart::import::load_scxml(text);
-    if let (Ok(machine), _) = idemchart::import::load_scxml_as_written(text) {
+    let file = idemchart::span::SourceFile::new("fuzz.scxml", text);
+    if let (Ok(machine), _) = idemchart::import::load_scxml_as_written(&file) {
         let _ = idemchart::lint::lint(&machine);
     }
 });

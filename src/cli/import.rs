@@ -24,7 +24,7 @@ pub fn import(file: &Path, to: Format, machine: Option<&str>, strict: bool) -> C
     let (machine, notes) = if strict {
         (idemchart::import::load_scxml(&source.text), Vec::new())
     } else {
-        idemchart::import::load_scxml_as_written(&source.text)
+        idemchart::import::load_scxml_as_written(&source)
     };
     let color = std::io::stderr().is_terminal();
     let report = |diagnostics: &[idemchart::diagnostic::Diagnostic]| {

@@ -43,8 +43,10 @@ pub fn load_scxml(text: &str) -> Result<Machine, Vec<Diagnostic>> {
 /// Imports an SCXML document as written (`import_as_written`: what the
 /// machine format cannot say is opaque, with a note) and checks the
 /// machine it makes: the machine or every problem, and the notes.
-pub fn load_scxml_as_written(text: &str) -> (Result<Machine, Vec<Diagnostic>>, Vec<Diagnostic>) {
-    let (doc, notes) = import_as_written(text);
+pub fn load_scxml_as_written(
+    file: &crate::span::SourceFile,
+) -> (Result<Machine, Vec<Diagnostic>>, Vec<Diagnostic>) {
+    let (doc, notes) = import_as_written(file);
     (doc.and_then(crate::syntax::lower), notes)
 }
 

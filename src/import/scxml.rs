@@ -79,7 +79,7 @@ use indexmap::IndexMap;
 use super::xml::{self, Attribute, Element};
 use super::xstate::{self, DataModel, View};
 use crate::diagnostic::{Diagnostic, LoadError};
-use crate::model::{EventDescriptor, EventPattern, Name};
+use crate::model::{EventDescriptor, EventPattern, Name, OpaqueKind, OpaquePart};
 use crate::span::{SourceFile, Span};
 use crate::syntax::tree::{
     ActionDoc, ContextDoc, ExprText, InvokeDoc, MachineDoc, StateDoc, TransitionDoc,
@@ -88,15 +88,17 @@ use crate::syntax::tree::{
 /// Converts an SCXML document to the syntax-neutral document tree, or
 /// reports everything in it that cannot be converted.
 pub fn import(text: &str) -> Result<MachineDoc, Vec<Diagnostic>> {
-    import_with(text, Mode::Strict).0
+    import_with("", text, Mode::Strict).0
 }
 
 /// Converts an SCXML document as it is written, for the linter: what the
 /// machine format cannot say is made opaque (host guards, actions and
 /// services) or left out, each with a note, given with the document. What
 /// is wrong in the document itself is still an error.
-pub fn import_as_written(text: &str) -> (Result<MachineDoc, Vec<Diagnostic>>, Vec<Diagnostic>) {
-    import_with(text, Mode::AsWritten)
+pub fn import_as_written(
+    file: &SourceFile,
+) -> (Result<MachineDoc, Vec<Diagnostic>>, Vec<Diagnostic>) {
+    import_with(&file.path, &file.text, Mode::AsWritten)
 }
 
 /// How an importer treats what the machine format cannot say.
@@ -109,16 +111,23 @@ enum Mode {
     AsWritten,
 }
 
-fn import_with(text: &str, mode: Mode) -> (Result<MachineDoc, Vec<Diagnostic>>, Vec<Diagnostic>) {
+/// Imports the document `text` of the file `path` (which names the
+/// places of opaque parts for people).
+fn import_with(
+    path: &str,
+    text: &str,
+    mode: Mode,
+) -> (Result<MachineDoc, Vec<Diagnostic>>, Vec<Diagnostic>) {
     // Its JavaScript goes through oxc and the XState front-end's translator,
     // which recurse per level of an expression, up to `expr::MAX_DEPTH`.
     let levels = crate::expr::MAX_DEPTH;
     crate::stack::with_stack(crate::stack::for_scripts(levels), || {
-        import_on_this_stack(text, mode)
+        import_on_this_stack(path, text, mode)
     })
 }
 
 fn import_on_this_stack(
+    path: &str,
     text: &str,
     mode: Mode,
 ) -> (Result<MachineDoc, Vec<Diagnostic>>, Vec<Diagnostic>) {
@@ -138,7 +147,7 @@ fn import_on_this_stack(
     }
     let mut importer = Importer {
         mode,
-        lines: SourceFile::new("", text),
+        lines: SourceFile::new(path, text),
         ..Importer::default()
     };
     importer.collect(&root, None);
@@ -194,6 +203,10 @@ struct Importer {
     notes: Vec<Diagnostic>,
     /// Host guards made for conditions that cannot be translated.
     host_guards: Vec<Name>,
+    /// The host actions that stand for executable content not imported.
+    opaque: Vec<OpaquePart>,
+    /// The names made up for opaque parts, with what the author sees.
+    stand_ins: IndexMap<String, String>,
     /// What `_event.data` is where expressions are translated: the event's
     /// payload, or the output or error in the handlers of an invocation's
     /// completion.
@@ -252,6 +265,26 @@ impl DataModel for Importer {
 
 const SCXML_NAMESPACE: &str = "http://www.w3.org/2005/07/scxml";
 
+/// The elements of SCXML that are no executable content.
+const SCXML_ELEMENTS: [&str; 16] = [
+    "scxml",
+    "state",
+    "parallel",
+    "final",
+    "history",
+    "initial",
+    "transition",
+    "onentry",
+    "onexit",
+    "datamodel",
+    "data",
+    "donedata",
+    "content",
+    "param",
+    "invoke",
+    "finalize",
+];
+
 /// Whether an element is SCXML's: in its namespace, or in none.
 fn in_scxml(element: &Element) -> bool {
     element
@@ -309,6 +342,23 @@ impl Importer {
     fn opaque_name(&self, what: &str, span: Span) -> String {
         let (line, column) = self.lines.line_col(span.start);
         format!("{what}_L{line}C{column}")
+    }
+
+    /// `path:line:column` of a place, for people.
+    fn place(&self, span: Span) -> String {
+        let (line, column) = self.lines.line_col(span.start);
+        format!("{}:{line}:{column}", self.lines.path)
+    }
+
+    /// The name of an opaque part made for `what` at `span`, recorded with
+    /// what the author sees instead (`the `<if>` at chart.scxml:26:9`):
+    /// `seen` with the place filled in.
+    fn stand_in(&mut self, what: &str, span: Span, seen: &str) -> String {
+        let name = self.opaque_name(what, span);
+        let place = self.place(span);
+        self.stand_ins
+            .insert(name.clone(), format!("{seen} at {place}"));
+        name
     }
 
     /// Numbers the states and gathers ids and data model variables.
@@ -573,6 +623,8 @@ impl Importer {
             fact_source: crate::model::FactSource::Nowhere(crate::model::ForeignFormat::Scxml),
             context,
             guards: std::mem::take(&mut self.host_guards),
+            opaque: std::mem::take(&mut self.opaque),
+            stand_ins: std::mem::take(&mut self.stand_ins),
             root: top,
             ..MachineDoc::default()
         }
@@ -673,7 +725,7 @@ impl Importer {
             }
             Err(why) => why,
         };
-        let name = self.opaque_name("cond", cond.span);
+        let name = self.stand_in("cond", cond.span, "the condition");
         if !self.host_guards.iter().any(|g| g.text == name) {
             self.host_guards.push(Name {
                 text: name.clone(),
@@ -682,7 +734,7 @@ impl Importer {
         }
         self.note(
             format!(
-                "the condition `{}` cannot be translated: {}; it is the host guard `{name}`, which the linter treats as unknown",
+                "the condition `{}` cannot be translated: {}; the linter treats it as a host guard, whose answer it does not know",
                 cond.value, why.message
             ),
             cond.span,
@@ -940,9 +992,10 @@ impl Importer {
                 } else {
                     "it names no service (`src`)"
                 };
-                let service = self.opaque_name("invoke", element.span);
+                let service =
+                    self.stand_in("invoke", element.span, "the service of the `<invoke>`");
                 self.note(
-                    format!("the service of this `<invoke>` has no name: {why}; it is the host service `{service}`, whose idempotency the linter treats as unknown"),
+                    format!("the service of this `<invoke>` has no name: {why}; the linter treats it as a host service whose idempotency is unknown"),
                     element.span,
                 );
                 Name {
@@ -957,11 +1010,18 @@ impl Importer {
                 ty.span,
             );
         }
+        if element.attribute("id").is_none() {
+            // A made-up id: named by its place, as its service may be.
+            let place = self.place(element.span);
+            self.stand_ins
+                .entry(id.clone())
+                .or_insert_with(|| format!("the `<invoke>` at {place}"));
+        }
         let id = match (element.attribute("id"), element.attribute("idlocation")) {
             (Some(written), _) => name_of(written),
             (None, Some(location)) => {
                 self.note(
-                    format!("the id of this invocation is made at run time and stored in `{}`, which is not assigned here; it is the invocation `{id}`, whose completion `done.invoke` takes", location.value),
+                    format!("the id of this invocation is made at run time and stored in `{}`, which is not assigned here; as written, `done.invoke` of this state takes its completion", location.value),
                     location.span,
                 );
                 Name {
@@ -1292,11 +1352,33 @@ impl Importer {
                 // The element is opaque: what was made of its parts goes.
                 self.notes.truncate(marks.1);
                 actions.truncate(marks.2);
-                let name = self.opaque_name(&child.name, child.span);
+                let name =
+                    self.stand_in(&child.name, child.span, &format!("the `<{}>`", child.name));
                 self.note(
-                    format!("{}; as written, it is the host action `{name}`, whose idempotency the linter treats as unknown", why.message),
+                    format!("{}; as written, the linter treats it as a host action whose idempotency is unknown, and a finding that rests on it as undecided", why.message),
                     child.span,
                 );
+                let kind = match child.name.as_str() {
+                    // An assign writes its location's variable, and nothing else.
+                    "assign" => OpaqueKind::Assign(child.attribute("location").map(|l| {
+                        vec![
+                            l.value
+                                .split(['.', '['])
+                                .next()
+                                .unwrap_or_default()
+                                .trim()
+                                .to_string(),
+                        ]
+                    })),
+                    _ => OpaqueKind::Actions,
+                };
+                let code = self.lines.text.get(child.span.range()).unwrap_or_default();
+                self.opaque.push(OpaquePart {
+                    name: name.clone(),
+                    what: format!("`{}` at {}", abbreviated(code), self.place(child.span)),
+                    kind,
+                    span: child.span,
+                });
                 actions.push(ActionDoc::Named {
                     name: Name {
                         text: name,
@@ -1382,10 +1464,19 @@ impl Importer {
                 "foreach" => self.unsupported(child, "the machine format has no loops"),
                 "script" => self.unsupported(child, "the machine format runs no scripts"),
                 name => {
-                    self.error(
-                        format!("unknown executable content `<{name}>` inside `<{parent}>`"),
-                        child.span,
-                    );
+                    let message = if SCXML_ELEMENTS.contains(&name) {
+                        format!(
+                            "`<{name}>` is no executable content: SCXML does not allow it inside `<{parent}>`"
+                        )
+                    } else {
+                        format!("unknown executable content `<{name}>` inside `<{parent}>`")
+                    };
+                    // Found in the wild (an `<invoke>` in `<onentry>`): as
+                    // written, some processor runs it, so it is opaque.
+                    match self.mode {
+                        Mode::Strict => self.error(message, child.span),
+                        Mode::AsWritten => self.cannot(message, child.span),
+                    }
                 }
             }
         }
@@ -1917,4 +2008,14 @@ fn takes_errors(event: &str) -> bool {
 fn quote(s: &str, out: &mut String) {
     // Writing to a `String` cannot fail.
     let _ = crate::expr::write_quoted(s, out);
+}
+
+/// A short excerpt of an element's start tag, for people.
+fn abbreviated(code: &str) -> String {
+    let first = code.trim().lines().next().unwrap_or_default();
+    let mut cut: String = first.chars().take(40).collect();
+    if cut.len() < code.trim().len() {
+        cut.push_str("...");
+    }
+    cut
 }

@@ -248,6 +248,9 @@ pub fn rerun_hazard(machine: &Machine, block: &BlockUpdates, action: &Action) ->
                 .unwrap_or(Idempotency::None);
             (idempotency != Idempotency::Natural).then(|| format!("effect `{}`", name.text))
         }
+        Action::Host { name, .. } if machine.is_stand_in(&name.text) => {
+            Some(machine.host_name(&name.text))
+        }
         Action::Host { name, .. } => Some(format!("host action `{}`", name.text)),
         Action::Assign { fields, .. } => fields
             .keys()

@@ -56,11 +56,9 @@ use super::Cx;
 use super::analysis;
 use super::witness::{Witness, WitnessEnd, WitnessStep};
 use crate::expr::{Event, Value};
-use crate::graph::{EventId, MachineGraph};
+use crate::graph::{self, EventId, MachineGraph};
 use crate::interp::{Actor, Chart};
-use crate::model::{
-    Action, Completion, Duration, EventPattern, PayloadType, StateId, TransitionId, Trigger,
-};
+use crate::model::{Action, Completion, Duration, PayloadType, StateId, TransitionId, Trigger};
 
 const MAX_REPLAYS: usize = 500;
 /// One budget per lint.
@@ -655,10 +653,7 @@ impl<'a, 'm> Replayer<'a, 'm> {
         let graph = &self.cx.graph;
         let costs_a_move = |t: TransitionId| match &m.transition(t).trigger {
             Trigger::Event(descriptor) => {
-                descriptor
-                    .patterns
-                    .iter()
-                    .all(|p| matches!(p, EventPattern::Exact(_)))
+                descriptor.patterns.iter().all(|p| !graph::may_match_own(p))
                     && !graph.trigger_events(t).is_empty()
                     && graph
                         .trigger_events(t)
@@ -978,7 +973,11 @@ impl<'a, 'm> Replayer<'a, 'm> {
                         let step = actor.send(&event);
                         self.charge(step);
                         performs(step, effect).then_some(()).ok_or_else(|| {
-                            format!("the repeated `{}` did not perform `{effect}`", event.name)
+                            format!(
+                                "the repeated `{}` did not perform {}",
+                                event.name,
+                                self.cx.machine.host_name(effect)
+                            )
                         })
                     }
                     None => self.repeat_changes(&actor, &event, None),
@@ -995,7 +994,12 @@ impl<'a, 'm> Replayer<'a, 'm> {
                 self.play(&mut actor, witness.steps.len() - 1, step, 0);
                 performs(actor.last_step(), effect)
                     .then_some(())
-                    .ok_or_else(|| format!("the last step did not perform `{effect}` again"))
+                    .ok_or_else(|| {
+                        format!(
+                            "the last step did not perform {} again",
+                            self.cx.machine.host_name(effect)
+                        )
+                    })
             }
         };
         match outcome {

@@ -32,7 +32,9 @@ declare_lint! {
     /// facts gets one note instead, at its `id`, naming every such action
     /// and invoked actor and where their idempotency is declared
     /// (`idemchart.toml`'s `[machines.ID]`, `meta.idemchart`); once the
-    /// repository declares facts, one finding per name, as above.
+    /// repository declares facts, one finding per name, as above. An action
+    /// or actor written in place is named by where it is (`the action
+    /// written at src/cart.ts:46:20`), never by the name made up for it.
     ///
     /// ### Why is this bad?
     ///
@@ -136,20 +138,27 @@ fn check(cx: &mut Cx) {
 }
 
 /// The one note of a machine whose facts have no place: what it performs
-/// or invokes, by name, whose idempotency nothing declares.
+/// or invokes whose idempotency nothing declares, as the author knows it
+/// (by name, or where it is written).
 fn undeclared_note(m: &Machine, format: ForeignFormat, found: &[(&str, Vec<Use>)]) -> Finding {
     let names: Vec<String> = found
         .iter()
         .map(|(name, uses)| {
             if uses.iter().all(|u| matches!(u.place, Place::Invoke(_))) {
-                format!("`{name}` (invoked)")
+                format!("{} (invoked)", m.host_name(name))
             } else {
-                format!("`{name}`")
+                m.host_name(name)
             }
         })
         .collect();
     let list = fact_note::listed(&names);
-    fact_note::note(
+    // The example names a part the author can declare by name, if any.
+    let example = found
+        .iter()
+        .map(|(name, _)| *name)
+        .find(|name| !m.is_stand_in(name))
+        .unwrap_or("NAME");
+    let mut note = fact_note::note(
         m,
         format,
         Lint::EffectWithoutKey,
@@ -159,14 +168,23 @@ fn undeclared_note(m: &Machine, format: ForeignFormat, found: &[(&str, Vec<Use>)
         ),
         (
             "effects",
-            format!(
-                "{} = {{ idempotency = \"key\" }}",
-                fact_note::toml_key(found[0].0)
-            ),
+            example,
+            &[("idempotency", "key")],
             "`idempotency` is `key` when its receiver recognises a repeated request by its idempotency key, `natural` when a repeat changes nothing, `none` when it acts twice",
         ),
-    )
+    );
+    if format == ForeignFormat::Xstate
+        && found.iter().any(|(name, _)| m.is_stand_in(name))
+        && let Some(help) = &mut note.help
+    {
+        help.push_str(&format!("; {IN_PLACE}"));
+    }
+    note
 }
+
+/// What an author does to declare the idempotency of code written in
+/// place, which has no name to declare it by.
+const IN_PLACE: &str = "an action or actor written in place has no name to declare it by: give it one in `setup({ actions })` or `setup({ actors })` (v4: the machine's options) and use it by that name";
 
 /// The one finding of an effect or host action and its uses.
 fn finding(m: &Machine, name: &str, uses: &[Use], witness: Option<Witness>) -> Finding {
@@ -174,35 +192,59 @@ fn finding(m: &Machine, name: &str, uses: &[Use], witness: Option<Witness>) -> F
         1 => String::new(),
         n => format!(" (performed in {n} places)"),
     };
+    let shown = m.host_name(name);
     let (span, message, help, labelled) = match m.effects.get(name) {
         Some(decl) => (
             decl.span,
             format!(
                 "effect `{name}` has `idempotency: none`: performing it again acts twice{places}"
             ),
-            "use a receiver that honours idempotency keys (`idempotency: key`); where there is none, name a `verify` state and `allow` this lint with the reason".to_string(),
+            match fact_note::xstate_place(m, "effects", name, &[("idempotency", "none"), ("verify", "STATE")]) {
+                Some(place) => format!(
+                    "use a receiver that honours idempotency keys (`idempotency: 'key'`); where there is none, name a `verify` state {place} and allow this lint with the reason (`// idemchart-allow effect-without-key: REASON` above the state)"
+                ),
+                None => "use a receiver that honours idempotency keys (`idempotency: key`); where there is none, name a `verify` state and `allow` this lint with the reason".to_string(),
+            },
             uses,
         ),
-        None => (
-            uses[0].span,
-            format!(
-                "{} `{name}` is not a declared effect, so nothing says what a repeat does{places}",
-                match uses[0].place {
-                    Place::Invoke(_) => "host service",
-                    _ => "host action",
+        None => {
+            let kind = match uses[0].place {
+                Place::Invoke(_) => "host service",
+                _ => "host action",
+            };
+            // One written in place is named by its place, which says what
+            // it is (`the action written at …`).
+            let what = if m.is_stand_in(name) {
+                shown.clone()
+            } else {
+                format!("{kind} {shown}")
+            };
+            let help = match fact_note::xstate_place(m, "effects", name, &[("idempotency", "key")]) {
+                Some(_) if m.is_stand_in(name) => format!(
+                    "{IN_PLACE}, then declare that name {} with the idempotency its receiver has",
+                    fact_note::xstate_place(m, "effects", "NAME", &[("idempotency", "key")])
+                        .unwrap_or_default()
+                ),
+                Some(place) => {
+                    format!("declare `{name}` {place}, with the idempotency its receiver has")
                 }
-            ),
-            format!("declare `{name}` under `effects:` with the idempotency its receiver has"),
-            &uses[1..],
-        ),
+                None => format!("declare `{name}` under `effects:` with the idempotency its receiver has"),
+            };
+            (
+                uses[0].span,
+                format!("{what} is not a declared effect, so nothing says what a repeat does{places}"),
+                help,
+                &uses[1..],
+            )
+        }
     };
     let labels = labelled
         .iter()
         .map(|u| Label {
             span: u.span,
             message: match u.place {
-                Place::Invoke(_) => format!("`{name}` is invoked here"),
-                _ => format!("`{name}` is performed here"),
+                Place::Invoke(_) => format!("{shown} is invoked here"),
+                _ => format!("{shown} is performed here"),
             },
         })
         .collect();

@@ -132,9 +132,14 @@ fn event_finding(m: &Machine, e: &Missing, witness: Option<Witness>) -> Finding 
             format!(
                 "event `{name}` declares no `id` field, so a repeat cannot be told from a new delivery"
             ),
-            format!(
-                "add `id: FIELD` to `{name}`, naming the payload field its sender fills with a stable id"
-            ),
+            match fact_note::xstate_place(m, "events", name, &[("id", "FIELD")]) {
+                Some(place) => format!(
+                    "give `{name}` its `id` {place}, naming the payload field its sender fills with a stable id"
+                ),
+                None => format!(
+                    "add `id: FIELD` to `{name}`, naming the payload field its sender fills with a stable id"
+                ),
+            },
             vec![Label {
                 span: m.transition(e.handler).span,
                 message: format!("`{name}` is accepted here"),
@@ -145,9 +150,14 @@ fn event_finding(m: &Machine, e: &Missing, witness: Option<Witness>) -> Finding 
             format!(
                 "event `{name}` is not declared, so it has no `id` field and a repeat cannot be told from a new delivery"
             ),
-            format!(
-                "declare `{name}` under `events:` with `id: FIELD`, naming the payload field its sender fills with a stable id"
-            ),
+            match fact_note::xstate_place(m, "events", name, &[("id", "FIELD")]) {
+                Some(place) => format!(
+                    "declare `{name}` with its `id` {place}, naming the payload field its sender fills with a stable id"
+                ),
+                None => format!(
+                    "declare `{name}` under `events:` with `id: FIELD`, naming the payload field its sender fills with a stable id"
+                ),
+            },
             Vec::new(),
         )
     };
@@ -179,10 +189,8 @@ fn undeclared_note(m: &Machine, format: ForeignFormat, missing: &[Missing]) -> F
         ),
         (
             "events",
-            format!(
-                "{} = {{ id = \"FIELD\" }}",
-                fact_note::toml_key(missing[0].name)
-            ),
+            missing[0].name,
+            &[("id", "FIELD")],
             "`id` names the payload field its sender fills with a stable id",
         ),
     )
@@ -213,8 +221,12 @@ fn machine_finding(m: &Machine, missing: &[Missing], witness: Option<Witness>) -
         ),
         labels,
         help: Some(
-            "give each event `id: FIELD` under `events:`, naming the payload field its sender fills with a stable id"
-                .to_string(),
+            match fact_note::xstate_place(m, "events", missing[0].name, &[("id", "FIELD")]) {
+                Some(place) => format!(
+                    "give each event its `id` {place}, naming the payload field its sender fills with a stable id"
+                ),
+                None => "give each event `id: FIELD` under `events:`, naming the payload field its sender fills with a stable id".to_string(),
+            },
         ),
         witness,
         claim: None,

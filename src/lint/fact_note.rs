@@ -14,7 +14,7 @@ const LISTED: usize = 8;
 pub(super) fn undeclared(m: &Machine) -> Option<ForeignFormat> {
     match m.fact_source {
         FactSource::Nowhere(format) => Some(format),
-        FactSource::Declarations => None,
+        FactSource::Declarations | FactSource::XstateDeclarations => None,
     }
 }
 
@@ -35,20 +35,20 @@ pub(super) fn listed(items: &[String]) -> String {
 }
 
 /// The note of `lint` at the machine's name: `message`, and the help that
-/// says where facts of `section` (`events`, `effects`) go, with `example`
-/// as one entry of that section in TOML (`PAY = { id = "paymentId" }`)
-/// and `meaning` saying what its values mean.
+/// says where facts of `section` (`events`, `effects`) go, with one entry
+/// `key` of `fields` as the example of their shape (`PAY` with `id`) and
+/// `meaning` saying what its values mean.
 pub(super) fn note(
     m: &Machine,
     format: ForeignFormat,
     lint: Lint,
     message: String,
-    (section, example, meaning): (&str, String, &str),
+    (section, key, fields, meaning): (&str, &str, &[(&str, &str)], &str),
 ) -> Finding {
     let help = match format {
         ForeignFormat::Xstate => format!(
-            "XState has no place for these facts: declare them in idemchart.toml under `[machines.{}]` (`{section} = {{ {example} }}`) or in `meta.idemchart.{section}` on the root config, where {meaning}; each missing one is then reported on its own (docs/xstate.md, \"Idempotency facts\")",
-            toml_key(&m.name)
+            "XState has no place for these facts: declare them {}, where {meaning}; each missing one is then reported on its own (docs/xstate.md, \"Idempotency facts\")",
+            xstate_shapes(&m.name, section, key, fields)
         ),
         ForeignFormat::Scxml => format!(
             "SCXML has no place for these facts: convert the chart with `idemchart import --to yaml` and declare them under `{section}:`, where {meaning} (docs/machine-format.md)"
@@ -64,6 +64,67 @@ pub(super) fn note(
         witness: None,
         claim: None,
         fix: None,
+    }
+}
+
+/// Whether the machine was read from XState, whose author declares facts
+/// beside its config rather than at the top of a machine file.
+pub(super) fn from_xstate(m: &Machine) -> bool {
+    matches!(
+        m.fact_source,
+        FactSource::XstateDeclarations | FactSource::Nowhere(ForeignFormat::Xstate)
+    )
+}
+
+/// For a machine read from XState, where one entry of the facts'
+/// `section` (`events`, `effects`) is written, with its exact shape:
+/// `key` with `fields` (a field and its text value each), in
+/// `meta.idemchart` of the machine config or in idemchart.toml, both
+/// written out. `None` for a machine file, whose findings say
+/// ``under `events:` ``.
+pub(super) fn xstate_place(
+    m: &Machine,
+    section: &str,
+    key: &str,
+    fields: &[(&str, &str)],
+) -> Option<String> {
+    from_xstate(m).then(|| xstate_shapes(&m.name, section, key, fields))
+}
+
+/// ``in `meta.idemchart.events` of the machine config (`meta: { … }`) or
+/// in idemchart.toml under `[machines.ID]` (`events = { … }`)``.
+fn xstate_shapes(machine: &str, section: &str, key: &str, fields: &[(&str, &str)]) -> String {
+    let join = |field: &dyn Fn(&str, &str) -> String| {
+        fields
+            .iter()
+            .map(|(f, v)| field(f, v))
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    format!(
+        "in `meta.idemchart.{section}` of the machine config (`meta: {{ idemchart: {{ {section}: {{ {}: {{ {} }} }} }} }}`) or in idemchart.toml under `[machines.{}]` (`{section} = {{ {} = {{ {} }} }}`)",
+        js_key(key),
+        join(&|f, v| format!("{f}: '{v}'")),
+        toml_key(machine),
+        toml_key(key),
+        join(&|f, v| format!("{f} = \"{v}\"")),
+    )
+}
+
+/// A JavaScript property key for a name: bare when it is an identifier,
+/// else quoted.
+fn js_key(name: &str) -> String {
+    let bare = name
+        .chars()
+        .next()
+        .is_some_and(|c| c.is_ascii_alphabetic() || c == '_' || c == '$')
+        && name
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '$');
+    if bare {
+        name.to_string()
+    } else {
+        format!("'{}'", name.replace('\\', "\\\\").replace('\'', "\\'"))
     }
 }
 
@@ -165,6 +226,83 @@ mod tests {
             1,
             "CANCEL is undeclared: {found:?}"
         );
+    }
+
+    /// Once the repository declares facts, each missing one is asked for
+    /// where an XState author writes it: in `meta.idemchart` of the
+    /// machine config or in idemchart.toml, with both shapes, never under
+    /// the machine format's `events:` or `effects:`.
+    #[test]
+    fn an_xstate_machine_is_told_to_declare_where_its_author_writes_facts() {
+        let found = lint_xstate("meta: { idemchart: { events: { PAY: { id: 'paymentId' } } } },");
+        let help = |code: &str| -> Vec<String> {
+            found
+                .iter()
+                .filter(|d| d.code == code)
+                .filter_map(|d| d.help.clone())
+                .collect()
+        };
+        let s005 = found.iter().find(|d| d.code == "S005").expect("S005");
+        assert_eq!(
+            s005.message,
+            "event `CANCEL` is not declared in `meta.idemchart.events` or idemchart.toml and the machine does not raise it"
+        );
+        assert_eq!(
+            help("S005"),
+            [
+                "declare it with its `id` field in `meta.idemchart.events` of the machine config \
+              (`meta: { idemchart: { events: { CANCEL: { id: 'FIELD' } } } }`) or in idemchart.toml \
+              under `[machines.orders]` (`events = { CANCEL = { id = \"FIELD\" } }`)"
+            ]
+        );
+        assert!(
+            help("I005").iter().any(|h| h.starts_with(
+                "declare `notifyWarehouse` in `meta.idemchart.effects` of the machine config \
+                 (`meta: { idemchart: { effects: { notifyWarehouse: { idempotency: 'key' } } } }`) \
+                 or in idemchart.toml under `[machines.orders]` \
+                 (`effects = { notifyWarehouse = { idempotency = \"key\" } }`)"
+            )),
+            "{found:?}"
+        );
+        for d in &found {
+            let text = format!("{} {}", d.message, d.help.clone().unwrap_or_default());
+            assert!(
+                !text.contains("under `events:`") && !text.contains("under `effects:`"),
+                "{d:?}"
+            );
+        }
+    }
+
+    /// An action written in place is named where it is written, never by
+    /// the name made up for it, and the help says how to give it a name to
+    /// declare.
+    #[test]
+    fn an_action_written_in_place_is_named_by_its_place() {
+        let text = "import { createMachine } from 'xstate';\n\
+                    export const m = createMachine({\n  id: 'orders',\n  initial: 'a',\n  \
+                    states: {\n    a: { entry: ['notifyWarehouse', () => track('a')], on: { PAY: 'b' } },\n    \
+                    b: {},\n  },\n});\n";
+        let mut read = load(SourceFile::new("src/orders.ts", text), &Settings::default());
+        let machine = read.machines.remove(0).machine.expect("loads");
+        let found = crate::lint::lint(&machine);
+        let note = found.iter().find(|d| d.code == "I005").expect("I005");
+        assert_eq!(
+            note.message,
+            "machine `orders` has no idempotency facts, so nothing says whether performing \
+             `notifyWarehouse`, the action written at src/orders.ts:6:37 again acts twice"
+        );
+        let help = note.help.clone().unwrap_or_default();
+        assert!(
+            help.contains("notifyWarehouse: { idempotency: 'key' }"),
+            "{help}"
+        );
+        assert!(
+            help.contains("an action or actor written in place has no name"),
+            "{help}"
+        );
+        for d in &found {
+            assert!(!format!("{d:?}").contains("inline_L"), "{d:?}");
+        }
     }
 
     #[test]

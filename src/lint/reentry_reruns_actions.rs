@@ -92,7 +92,13 @@ fn check(cx: &mut Cx) {
                     span: invocation.span,
                     message: format!("entering `{}` invokes this again", m.display_name(s)),
                 });
-                let what = format!("invocation `{}`", invocation.id.text);
+                // An invocation without an id of its own is named by its
+                // service, as the author knows it.
+                let what = if m.is_stand_in(&invocation.id.text) {
+                    format!("the invocation of {}", m.host_name(&invocation.src.text))
+                } else {
+                    format!("invocation `{}`", invocation.id.text)
+                };
                 if !reruns.contains(&what) {
                     reruns.push(what);
                 }

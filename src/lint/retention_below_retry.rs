@@ -1,4 +1,4 @@
-use super::{Cx, Finding, Lint, Stage};
+use super::{Cx, Finding, Lint, Stage, fact_note};
 use crate::diagnostic::Label;
 use crate::diagnostic::Fix;
 use crate::model::{Duration, StateId};
@@ -70,9 +70,14 @@ fn check(cx: &mut Cx) {
                 span: source.span,
                 message: format!("redelivers for up to {horizon}"),
             }],
-            help: Some(format!(
-                "set `dedup.retention` to at least {horizon}, with a margin"
-            )),
+            help: Some(if fact_note::from_xstate(cx.machine) {
+                format!(
+                    "set `dedup.retention` to at least {horizon}, with a margin, in `meta.idemchart` of the machine config (`meta: {{ idemchart: {{ dedup: {{ retention: '{horizon}' }} }} }}`) or in idemchart.toml under `[machines.{}]` (`dedup = {{ retention = \"{horizon}\" }}`)",
+                    fact_note::toml_key(&cx.machine.name)
+                )
+            } else {
+                format!("set `dedup.retention` to at least {horizon}, with a margin")
+            }),
             witness,
             claim: None,
             fix: retention_fix(cx),

@@ -4,7 +4,7 @@ use indexmap::IndexMap;
 use petgraph::graph::{EdgeIndex, NodeIndex};
 use petgraph::visit::EdgeRef;
 
-use super::{WitnessStep, Cx, Finding, Lint, Stage, Witness, WitnessEnd};
+use super::{Cx, Finding, Lint, Stage, Witness, WitnessEnd, WitnessStep, fact_note};
 use crate::diagnostic::Label;
 use crate::graph::{Cost, Edge, Node};
 use crate::model::{
@@ -203,14 +203,15 @@ impl Operation<'_> {
     /// "enviado")` ``) when the effect has other operations, which they
     /// tell apart; an invocation by its id (`` the invocation `cobro` of
     /// `cobrar` ``) when it has one of its own.
-    fn display(&self, several: bool) -> String {
+    fn display(&self, m: &crate::model::Machine, several: bool) -> String {
         if let Some((_, id)) = self.invoker
             && id != self.effect
+            && !m.is_stand_in(id)
         {
-            return format!("the invocation `{id}` of `{}`", self.effect);
+            return format!("the invocation `{id}` of {}", m.host_name(self.effect));
         }
         if !several || self.args.is_empty() || self.invoker.is_some() {
-            return format!("`{}`", self.effect);
+            return m.host_name(self.effect);
         }
         let args: Vec<String> = self
             .args
@@ -410,8 +411,9 @@ fn retry_finding(
     });
 
     let cause = cause(cx, &found, signals);
-    let what = op.display(several);
+    let what = op.display(m, several);
     let name = op.effect;
+    let shown = m.host_name(name);
     let t = m.transition(found.transition);
     let mut labels = Vec::new();
     match decl {
@@ -421,7 +423,7 @@ fn retry_finding(
         }),
         None => labels.extend(op.invocation(m).map(|i| Label {
             span: i.span,
-            message: format!("`{name}` is invoked here; nothing declares its idempotency"),
+            message: format!("{shown} is invoked here; nothing declares its idempotency"),
         })),
     }
     let message = match verify {
@@ -436,18 +438,34 @@ fn retry_finding(
             )
         }
         None if decl.is_some() => format!(
-            "this transition performs {what} again after {cause}, and `{name}` names no `verify` state to ask first"
+            "this transition performs {what} again after {cause}, and {shown} names no `verify` state to ask first"
         ),
         None => format!(
-            "this transition performs {what} again after {cause}, and nothing says whether `{name}` acts twice or names a `verify` state to ask first"
+            "this transition performs {what} again after {cause}, and nothing says whether {shown} acts twice or names a `verify` state to ask first"
         ),
     };
-    let help = match decl {
-        Some(_) => format!(
+    let declared_name = if m.is_stand_in(name) { "NAME" } else { name };
+    let help = match (decl, fact_note::xstate_place(m, "effects", declared_name, &[("verify", "STATE")])) {
+        (Some(_), Some(place)) => format!(
+            "give `{name}` a `verify` state that asks the receiver whether it already happened, {place}, and retry only from there"
+        ),
+        (Some(_), None) => format!(
             "give `{name}` a `verify` state that asks the receiver whether it already happened, and retry only from there"
         ),
-        None => format!(
-            "declare `{name}` as an effect: `idempotency: key` where its receiver honours idempotency keys; otherwise give it a `verify` state that asks whether the call already happened, and retry only from there"
+        (None, Some(_)) => {
+            let place = fact_note::xstate_place(m, "effects", declared_name, &[("idempotency", "key")])
+                .unwrap_or_default();
+            let named = if m.is_stand_in(name) {
+                "give it a name in `setup({ actors })` or `setup({ actions })` (v4: the machine's options) and declare that name".to_string()
+            } else {
+                format!("declare `{name}`")
+            };
+            format!(
+                "where its receiver honours idempotency keys, {named} as an effect {place}; otherwise declare it with `idempotency: 'none'` and a `verify` state that asks whether the call already happened (`verify: 'STATE'`), and retry only from there"
+            )
+        }
+        (None, None) => format!(
+            "declare {shown} as an effect: `idempotency: key` where its receiver honours idempotency keys; otherwise give it a `verify` state that asks whether the call already happened, and retry only from there"
         ),
     };
     Some(Finding {

@@ -12,6 +12,9 @@ declare_lint! {
     /// TypeScript types state are declared. A machine read from XState or
     /// SCXML in a repository that declares no facts is not checked: the note
     /// of `event-without-id` names its events and where to declare them.
+    /// Once the repository declares facts, an XState machine's finding says
+    /// to declare the event in `meta.idemchart.events` of its config or in
+    /// idemchart.toml, with both shapes.
     ///
     /// ### Why is this bad?
     ///
@@ -68,9 +71,16 @@ fn check(cx: &mut Cx) {
             }
             let declared: Vec<&str> = m.events.keys().map(String::as_str).collect();
             let close = crate::diagnostic::did_you_mean(name, declared);
-            let help = match close {
-                Some(close) => format!("did you mean `{close}`?"),
-                None => format!("declare it under `events:` with its `id` field: `{name}: {{ id: FIELD }}`"),
+            let place = fact_note::xstate_place(m, "events", name, &[("id", "FIELD")]);
+            let help = match (close, &place) {
+                (Some(close), _) => format!("did you mean `{close}`?"),
+                (None, Some(place)) => format!("declare it with its `id` field {place}"),
+                (None, None) => format!("declare it under `events:` with its `id` field: `{name}: {{ id: FIELD }}`"),
+            };
+            let declared_where = if place.is_some() {
+                "in `meta.idemchart.events` or idemchart.toml"
+            } else {
+                "under `events:`"
             };
             // Declaring a likely typo would keep it: only a name close to no
             // declared one is declared. A declaration without payload or id
@@ -84,7 +94,7 @@ fn check(cx: &mut Cx) {
                 lint: Lint::UndeclaredEvent,
                 span: t.span,
                 state: t.source,
-                message: format!("event `{name}` is not declared under `events:` and the machine does not raise it"),
+                message: format!("event `{name}` is not declared {declared_where} and the machine does not raise it"),
                 labels: Vec::new(),
                 help: Some(help),
                 witness: None,

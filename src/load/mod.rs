@@ -152,7 +152,7 @@ pub fn load_text(file: SourceFile, kind: FileKind, settings: &Settings) -> Loade
     }
     // An SCXML document is read as written, its opaque parts noted.
     let (machine, notes) = match kind {
-        FileKind::Scxml => crate::import::load_scxml_as_written(&file.text),
+        FileKind::Scxml => crate::import::load_scxml_as_written(&file),
         _ => (load(&file), Vec::new()),
     };
     one_machine(file, machine, notes)

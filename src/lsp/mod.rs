@@ -149,7 +149,7 @@ pub fn analyze(
         // As `idemchart lint` reads it: as written, what cannot be imported
         // an opaque part with its note.
         Kind::Scxml => {
-            let (doc, found) = crate::import::scxml::import_as_written(&file.text);
+            let (doc, found) = crate::import::scxml::import_as_written(&file);
             notes = found;
             match doc {
                 Ok(doc) => (Some(doc.clone()), syntax::lower(doc)),

@@ -101,6 +101,12 @@ pub struct Machine {
     /// The host actions that stand for code a front-end could not read
     /// (`OpaquePart`), in the order read; empty for our own formats.
     pub opaque: Vec<OpaquePart>,
+    /// The names a front-end made up for host actions, guards and services
+    /// written in place, which the author never wrote (`inline_L46C20`,
+    /// SCXML's `if_L26C9`), each with what the author sees instead: `the
+    /// action written at src/cart.machine.ts:46:20`. Messages name such a
+    /// part so (`Machine::host_name`); empty for our own formats.
+    pub stand_ins: IndexMap<String, String>,
     /// All states, the root first; `StateId` indexes this.
     pub states: Vec<State>,
     /// All transitions, grouped by source state in document order.
@@ -153,12 +159,15 @@ impl OpaquePart {
 /// idempotency, sources, retention) are declared.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
 pub enum FactSource {
-    /// In declarations the author keeps: the top level of our own formats,
-    /// or, for a machine read as written, `meta.idemchart` or
-    /// `idemchart.toml` once the repository declares facts there. Each
-    /// missing fact is a finding of its own.
+    /// In declarations the author keeps at the top level of our own
+    /// formats. Each missing fact is a finding of its own.
     #[default]
     Declarations,
+    /// For a machine read from XState, in `meta.idemchart` of its config or
+    /// `idemchart.toml`'s `[machines.ID]`, once the repository declares
+    /// facts there. Each missing fact is a finding of its own, whose help
+    /// says to declare it there.
+    XstateDeclarations,
     /// Nowhere: the machine was read from a format that has no place for
     /// them and its repository declares none. The declaration lints say
     /// once per machine how to declare them.
@@ -765,6 +774,22 @@ impl Machine {
 
     pub fn root(&self) -> &State {
         &self.states[0]
+    }
+
+    /// A host action, guard or service as the author knows it: `` `name` ``
+    /// as written, or for one written in place, where it is (`the action
+    /// written at src/cart.machine.ts:46:20`).
+    pub fn host_name(&self, name: &str) -> String {
+        match self.stand_ins.get(name) {
+            Some(what) => what.clone(),
+            None => format!("`{name}`"),
+        }
+    }
+
+    /// Whether the name is one a front-end made up for a part written in
+    /// place, which the author cannot declare facts of by name.
+    pub fn is_stand_in(&self, name: &str) -> bool {
+        self.stand_ins.contains_key(name)
     }
 
     /// The opaque part a host action of this name stands for, if any.

@@ -320,6 +320,7 @@ impl Lowering {
             effects,
             guards,
             opaque: doc.opaque,
+            stand_ins: doc.stand_ins,
             states: Vec::new(),
             transitions: Vec::new(),
             span: name.span,

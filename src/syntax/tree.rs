@@ -27,6 +27,9 @@ pub struct MachineDoc {
     pub guards: Vec<Name>,
     /// What a front-end could not read, among the host actions it wrote.
     pub opaque: Vec<crate::model::OpaquePart>,
+    /// The names it made up for parts written in place, with what the
+    /// author sees instead (`Machine::stand_ins`).
+    pub stand_ins: indexmap::IndexMap<String, String>,
     /// The root state: top-level `initial`, `type`, `states`, `on`, ...; its
     /// `key` is unused.
     pub root: StateDoc,

@@ -163,6 +163,7 @@ pub fn machine_doc(seed: u64) -> MachineDoc {
         ],
         guards,
         opaque: Vec::new(),
+        stand_ins: Default::default(),
         root,
     }
 }

@@ -179,6 +179,10 @@ pub(super) struct Cx<'r, 'a> {
     pub host_guards: Vec<(String, Name)>,
     /// The host actions that stand for code the translator could not read.
     pub opaque: Vec<crate::model::OpaquePart>,
+    /// The names made up for parts written in place (`in_place`).
+    pub stand_ins: indexmap::IndexMap<String, String>,
+    /// How many host actions stand for code not translated so far.
+    pub host_actions: usize,
     /// Translations the checker refused in an earlier reading: the key of
     /// the JavaScript and the checker's message.
     pub refused: HashMap<u32, String>,
@@ -355,7 +359,7 @@ impl<'a> Reader<'a> {
         }
         let mut doc = cx.machine(call, name.clone(), settings.machines.get(&name.text));
         if super::facts::repository_declares(settings) {
-            doc.fact_source = FactSource::Declarations;
+            doc.fact_source = FactSource::XstateDeclarations;
         }
         // A part read twice (a helper's states built for two events) is
         // noted once.
@@ -390,6 +394,8 @@ impl<'r, 'a> Cx<'r, 'a> {
             payloads: HashMap::new(),
             host_guards: Vec::new(),
             opaque: Vec::new(),
+            stand_ins: Default::default(),
+            host_actions: 0,
             refused: HashMap::new(),
             translated: Vec::new(),
             marker_v4: None,
@@ -697,7 +703,7 @@ impl<'a> Cx<'_, 'a> {
         // What TypeScript says of the payloads is no declaration of facts:
         // only the author's own (`meta.idemchart`, `[machines.ID]`) are.
         if !declarations.is_empty() {
-            doc.fact_source = FactSource::Declarations;
+            doc.fact_source = FactSource::XstateDeclarations;
         }
         super::types::add_event_types(self, call, &entries, &mut declarations);
         self.effects = declarations
@@ -762,6 +768,7 @@ impl<'a> Cx<'_, 'a> {
         doc.dedup = declarations.dedup;
         doc.guards = self.host_guards.iter().map(|(_, n)| n.clone()).collect();
         doc.opaque = std::mem::take(&mut self.opaque);
+        doc.stand_ins = std::mem::take(&mut self.stand_ins);
         self.complete_context(&mut doc);
         doc
     }
@@ -1627,18 +1634,25 @@ impl<'a> Cx<'_, 'a> {
             };
         }
         let span = self.span(n);
-        let name = self.inline_name(span);
+        let name = self.in_place(span, "actor");
         self.note(
-            format!("this actor is written in place; it is the service `{name}`, whose idempotency is unknown"),
+            "this actor is written in place: the linter treats it as a host service whose idempotency is unknown".to_string(),
             span,
         );
         Name { text: name, span }
     }
 
-    /// `inline_L12C7`: the name of an opaque part written in place.
-    pub fn inline_name(&self, span: Span) -> String {
+    /// `inline_L12C7`: the name of a part written in place, which the
+    /// author never wrote; recorded with what the author sees instead
+    /// (`the action written at src/cart.machine.ts:12:7`), `kind` saying
+    /// what it is (`action`, `guard`, `actor`).
+    pub fn in_place(&mut self, span: Span, kind: &str) -> String {
         let (line, column) = self.reader.line_col(span);
-        format!("inline_L{line}C{column}")
+        let name = format!("inline_L{line}C{column}");
+        let (_, place) = self.code_and_place(span);
+        self.stand_ins
+            .insert(name.clone(), format!("the {kind} written at {place}"));
+        name
     }
 
     /// The final pass, once every state exists: `#` targets and `done.state`

@@ -358,8 +358,9 @@ fn lexically_clean(path: &Path) -> PathBuf {
 
 /// The file a module specifier names: as written if it exists, else with
 /// one of the script extensions (also in place of the `.js`, `.mjs`, …
-/// that TypeScript's ESM style writes for a `.ts` file), else its
-/// directory's `index`.
+/// that TypeScript's ESM style writes for a `.ts` file), or as a
+/// declaration file (`.d.ts`, where an import of types may lead), else
+/// its directory's `index`.
 pub(crate) fn module_path(base: &Path) -> Option<PathBuf> {
     if base.is_file() {
         return Some(base.to_path_buf());
@@ -374,14 +375,10 @@ pub(crate) fn module_path(base: &Path) -> Option<PathBuf> {
         name.push(ext);
         PathBuf::from(name)
     };
-    SCRIPT_EXTENSIONS
-        .iter()
+    let extensions = || SCRIPT_EXTENSIONS.iter().chain(&["d.ts"]);
+    extensions()
         .map(|ext| with(&stem, ext))
-        .chain(
-            SCRIPT_EXTENSIONS
-                .iter()
-                .map(|ext| with(&base.join("index"), ext)),
-        )
+        .chain(extensions().map(|ext| with(&base.join("index"), ext)))
         .find(|candidate| candidate.is_file())
 }
 

@@ -121,11 +121,20 @@ fn what_has_no_exact_meaning_is_a_host_guard_named_by_its_place() {
         let (doc, notes) = with_guard("createMachine", &format!("guard: {js}"));
         assert_eq!(guard_text(&doc), "inline_L7C48", "{js}");
         assert_eq!(doc.guards.len(), 1, "{js}");
+        // The name is made up: the note and the messages about the guard
+        // say where it is written instead.
         assert!(
             notes
                 .iter()
-                .any(|n| n.message.contains("host guard `inline_L7C48`")),
+                .any(|n| n.message.starts_with("this guard cannot be translated")
+                    && n.message.contains("treats it as a host guard")
+                    && !n.message.contains("inline_L")),
             "{js}: {notes:?}"
+        );
+        assert_eq!(
+            doc.stand_ins.get("inline_L7C48").map(String::as_str),
+            Some("the guard written at m.ts:7:48"),
+            "{js}"
         );
     }
 }

@@ -2,17 +2,21 @@
 //! `types: {} as { events: E }`, `setup({ types: { events: {} as E } })`,
 //! v4's `schema: { events: {} as E }`, the machine's generic arguments
 //! (`createMachine<C, E>`), and `schemas: { events: { E: { properties } } }`.
-//! `E` is a union of object types written in place or named by a type
-//! alias or interface of the same module.
+//! `E` is a union of object types written in place or named by type
+//! aliases and interfaces, of the same module or imported from another
+//! (`import type { OrderEvent } from './events'`, through tsconfig aliases
+//! and workspace packages as values are, re-exports and `export *`
+//! followed), to a depth bound.
 //!
 //! Each event read whole becomes a declared event with its payload fields
 //! and their types, and no id: a field named like an id is no fact about
 //! identity, which only the author states (`meta.idemchart`,
 //! `idemchart.toml`). The replay's payload search then synthesizes values
 //! of the declared types, and the translator types `event.f` by them. An
-//! event whose shape cannot be read whole (an imported type, an index
-//! signature, a generic) is left undeclared, as if no type were written:
-//! a payload declared in part would refuse the fields it leaves out.
+//! event whose shape cannot be read whole (a type of a package or of a
+//! module that cannot be followed, an index signature, a generic) is left
+//! undeclared, as if no type were written: a payload declared in part
+//! would refuse the fields it leaves out.
 
 use std::collections::HashMap;
 
@@ -85,11 +89,11 @@ pub(super) fn add_event_types<'a>(
         .collect();
     for typing in typings {
         if let Some((ty, t)) = events_type(cx, typing) {
-            add(Types::of(cx.reader, t).events(ty));
+            add(Types::new(cx.reader).events(ty, t));
         }
     }
     if let Some(ty) = call.event_type {
-        add(Types::of(cx.reader, call.config.t).events(ty));
+        add(Types::new(cx.reader).events(ty, call.config.t));
     }
     for schemas in config("schemas").into_iter().chain(in_setup("schemas")) {
         add(schema_events(cx, schemas));
@@ -140,12 +144,11 @@ fn asserted<'a>(e: &'a Expression<'a>) -> Option<&'a TSType<'a>> {
 /// (`{ events: {} as E }`).
 fn events_type<'a>(cx: &mut Cx<'_, 'a>, value: Node<'a>) -> Option<(&'a TSType<'a>, TextId)> {
     if let Some(whole) = asserted(value.e) {
-        let events = Types::of(cx.reader, value.t)
-            .shape(whole, 0)?
+        let events = Types::new(cx.reader)
+            .shape(whole, value.t, 0)?
             .into_iter()
-            .find(|m| m.key == "events")?
-            .ty?;
-        return Some((events, value.t));
+            .find(|m| m.key == "events")?;
+        return Some((events.ty?, events.t));
     }
     let object = cx.reader.resolve(value).ok()?;
     let events = property(object.e, "events")?;
@@ -235,117 +238,288 @@ fn static_key<'a>(key: &'a PropertyKey<'a>) -> Option<&'a str> {
     }
 }
 
-/// A type alias or an interface of the module.
+/// A type alias, an interface or an enum, and the text it is written in.
 #[derive(Clone, Copy)]
 enum Named<'a> {
     Alias(&'a TSTypeAliasDeclaration<'a>),
     Interface(&'a TSInterfaceDeclaration<'a>),
+    Enum(&'a TSEnumDeclaration<'a>),
 }
 
-/// One property of an object type: its key, where it is written, and its
-/// type (`None` when written without one, which TypeScript reads as `any`).
+/// One property of an object type: its key, where it is written (in text
+/// `t`), and its type (`None` when written without one, which TypeScript
+/// reads as `any`).
 struct Member<'a> {
     key: &'a str,
     span: oxc_span::Span,
+    t: TextId,
     ty: Option<&'a TSType<'a>>,
 }
 
-/// The named types of one module, for reading the types written in it.
+/// What a module exports under a name, as far as types go.
+#[derive(Clone, Copy)]
+enum Export<'a> {
+    /// A name of its own (declared, or imported and passed on).
+    Local(&'a str),
+    /// `export { a as b } from './m'`: the module and its name there.
+    From(&'a str, &'a str),
+}
+
+/// The names of types one module declares, imports and exports.
+#[derive(Default)]
+struct TypeScope<'a> {
+    declared: HashMap<&'a str, Named<'a>>,
+    /// Local name → (module, its name there; `None` for `* as local`).
+    imports: HashMap<&'a str, (&'a str, Option<&'a str>)>,
+    exports: HashMap<&'a str, Export<'a>>,
+    /// `export * from './m'`.
+    stars: Vec<&'a str>,
+}
+
+impl<'a> TypeScope<'a> {
+    fn of(program: &'a Program<'a>) -> TypeScope<'a> {
+        let mut scope = TypeScope::default();
+        let declare = |d: &'a Declaration<'a>, scope: &mut TypeScope<'a>, export: bool| {
+            let (name, named) = match d {
+                Declaration::TSTypeAliasDeclaration(a) => (a.id.name.as_str(), Named::Alias(a)),
+                Declaration::TSInterfaceDeclaration(i) => (i.id.name.as_str(), Named::Interface(i)),
+                Declaration::TSEnumDeclaration(e) => (e.id.name.as_str(), Named::Enum(e)),
+                _ => return,
+            };
+            scope.declared.insert(name, named);
+            if export {
+                scope.exports.insert(name, Export::Local(name));
+            }
+        };
+        for statement in &program.body {
+            match statement {
+                Statement::ExportDeclaration(export) => {
+                    declare(&export.declaration, &mut scope, true)
+                }
+                Statement::ExportNamedDeclaration(export) => {
+                    for s in &export.specifiers {
+                        if let (Some(local), Some(exported)) =
+                            (export_name(&s.local), export_name(&s.exported))
+                        {
+                            scope.exports.insert(exported, Export::Local(local));
+                        }
+                    }
+                }
+                Statement::ExportFromDeclaration(export) => {
+                    for s in &export.specifiers {
+                        if let (Some(local), Some(exported)) =
+                            (export_name(&s.local), export_name(&s.exported))
+                        {
+                            scope.exports.insert(
+                                exported,
+                                Export::From(export.source.value.as_str(), local),
+                            );
+                        }
+                    }
+                }
+                Statement::ExportAllDeclaration(export) => match &export.exported {
+                    // `export * as ns from './m'` names a namespace, no type.
+                    Some(_) => {}
+                    None => scope.stars.push(export.source.value.as_str()),
+                },
+                Statement::ImportDeclaration(import) => {
+                    let source = import.source.value.as_str();
+                    for s in import.specifiers.iter().flatten() {
+                        match s {
+                            ImportDeclarationSpecifier::ImportSpecifier(s) => {
+                                if let Some(name) = export_name(&s.imported) {
+                                    scope
+                                        .imports
+                                        .insert(s.local.name.as_str(), (source, Some(name)));
+                                }
+                            }
+                            ImportDeclarationSpecifier::ImportNamespaceSpecifier(s) => {
+                                scope.imports.insert(s.local.name.as_str(), (source, None));
+                            }
+                            ImportDeclarationSpecifier::ImportDefaultSpecifier(_) => {}
+                        }
+                    }
+                }
+                other => {
+                    if let Some(d) = other.as_declaration() {
+                        declare(d, &mut scope, false);
+                    }
+                }
+            }
+        }
+        scope
+    }
+}
+
+fn export_name<'a>(name: &ModuleExportName<'a>) -> Option<&'a str> {
+    match name {
+        ModuleExportName::IdentifierName(n) => Some(n.name.as_str()),
+        ModuleExportName::IdentifierReference(n) => Some(n.name.as_str()),
+        ModuleExportName::StringLiteral(s) => Some(s.value.as_str()),
+    }
+}
+
+/// The named types of the modules types are read in: those written in
+/// the machine's module, and those its imports name, followed through
+/// re-exports and `export *` (by the reader's one resolver of module
+/// names: relative, tsconfig `paths`/`baseUrl`, workspace packages) to
+/// `MAX_TYPE_DEPTH`.
 struct Types<'r, 'a> {
-    reader: &'r Reader<'a>,
-    t: TextId,
-    named: HashMap<&'a str, Named<'a>>,
+    reader: &'r mut Reader<'a>,
+    scopes: HashMap<TextId, TypeScope<'a>>,
 }
 
 impl<'r, 'a> Types<'r, 'a> {
-    /// The type aliases and interfaces declared at the top level of text
-    /// `t`, exported or not.
-    fn of(reader: &'r Reader<'a>, t: TextId) -> Types<'r, 'a> {
-        let mut named = HashMap::new();
-        for statement in reader.texts[t].program.iter().flat_map(|p| &p.body) {
-            let declaration = match statement {
-                Statement::ExportDeclaration(export) => &export.declaration,
-                other => match other.as_declaration() {
-                    Some(d) => d,
-                    None => continue,
-                },
-            };
-            match declaration {
-                Declaration::TSTypeAliasDeclaration(a) => {
-                    named.insert(a.id.name.as_str(), Named::Alias(a));
-                }
-                Declaration::TSInterfaceDeclaration(i) => {
-                    named.insert(i.id.name.as_str(), Named::Interface(i));
-                }
-                _ => {}
-            }
+    fn new(reader: &'r mut Reader<'a>) -> Types<'r, 'a> {
+        Types {
+            reader,
+            scopes: HashMap::new(),
         }
-        Types { reader, t, named }
     }
 
-    fn name(&self, text: &str, span: oxc_span::Span) -> Name {
+    /// The type names of text `t` (of the file a function body is in).
+    fn scope(&mut self, t: TextId) -> (TextId, &TypeScope<'a>) {
+        let t = self.reader.base(t);
+        let program = self.reader.texts[t].program;
+        let scope = self.scopes.entry(t).or_insert_with(|| match program {
+            Some(program) => TypeScope::of(program),
+            None => TypeScope::default(),
+        });
+        (t, scope)
+    }
+
+    fn name(&self, text: &str, span: oxc_span::Span, t: TextId) -> Name {
         Name {
             text: text.to_string(),
-            span: self.reader.span(self.t, span),
+            span: self.reader.span(t, span),
         }
     }
 
-    /// The local alias or interface a name refers to, if it takes no type
-    /// arguments.
-    fn lookup(&self, name: &TSTypeName<'a>, arguments: bool) -> Option<Named<'a>> {
-        let TSTypeName::IdentifierReference(id) = name else {
-            return None;
+    /// The alias, interface or enum a name refers to in text `t`, if it
+    /// takes no type arguments, and the text it is written in: declared
+    /// there, or imported (`import type { E } from './events'`, `import {
+    /// type E }`, `Ns.E` of `import type * as Ns`).
+    fn lookup(
+        &mut self,
+        name: &TSTypeName<'a>,
+        arguments: bool,
+        t: TextId,
+        depth: u32,
+    ) -> Option<(Named<'a>, TextId)> {
+        let (named, at) = match name {
+            TSTypeName::IdentifierReference(id) => self.named(t, id.name.as_str(), depth)?,
+            TSTypeName::QualifiedName(q) => {
+                let TSTypeName::IdentifierReference(ns) = &q.left else {
+                    return None;
+                };
+                let (t, scope) = self.scope(t);
+                let (source, None) = *scope.imports.get(ns.name.as_str())? else {
+                    return None;
+                };
+                let module = self.reader.module(t, source)?;
+                self.exported(module, q.right.name.as_str(), depth + 1)?
+            }
+            TSTypeName::ThisExpression(_) => return None,
         };
-        let named = *self.named.get(id.name.as_str())?;
         let generic = match named {
             Named::Alias(a) => a.type_parameters.is_some(),
             Named::Interface(i) => i.type_parameters.is_some(),
+            Named::Enum(_) => false,
         };
-        (!generic && !arguments).then_some(named)
+        (!generic && !arguments).then_some((named, at))
+    }
+
+    /// What `name` names in text `t`: its own declaration, or an import.
+    fn named(&mut self, t: TextId, name: &str, depth: u32) -> Option<(Named<'a>, TextId)> {
+        if depth > MAX_TYPE_DEPTH {
+            return None;
+        }
+        let (t, scope) = self.scope(t);
+        if let Some(&named) = scope.declared.get(name) {
+            return Some((named, t));
+        }
+        let (source, Some(imported)) = *scope.imports.get(name)? else {
+            return None;
+        };
+        let module = self.reader.module(t, source)?;
+        self.exported(module, imported, depth + 1)
+    }
+
+    /// What module `m` exports as the type `name`.
+    fn exported(&mut self, m: TextId, name: &str, depth: u32) -> Option<(Named<'a>, TextId)> {
+        if depth > MAX_TYPE_DEPTH {
+            return None;
+        }
+        let (m, scope) = self.scope(m);
+        let export = scope.exports.get(name).copied();
+        let stars = scope.stars.clone();
+        match export {
+            Some(Export::Local(local)) => return self.named(m, local, depth + 1),
+            Some(Export::From(source, there)) => {
+                let module = self.reader.module(m, source)?;
+                return self.exported(module, there, depth + 1);
+            }
+            None => {}
+        }
+        stars.into_iter().find_map(|source| {
+            let module = self.reader.module(m, source)?;
+            self.exported(module, name, depth + 1)
+        })
     }
 
     /// The events of a union of event object types, each read whole.
-    fn events(&self, ty: &'a TSType<'a>) -> Vec<TypedEvent> {
+    fn events(&mut self, ty: &'a TSType<'a>, t: TextId) -> Vec<TypedEvent> {
         let mut members = Vec::new();
-        self.union_members(ty, 0, &mut members);
-        members.into_iter().flat_map(|m| self.event(m)).collect()
+        self.union_members(ty, t, 0, &mut members);
+        members
+            .into_iter()
+            .flat_map(|(m, t)| self.event(m, t))
+            .collect()
     }
 
-    /// The members of a union, unions and aliases of unions flattened.
-    fn union_members(&self, ty: &'a TSType<'a>, depth: u32, out: &mut Vec<&'a TSType<'a>>) {
+    /// The members of a union, unions and aliases of unions flattened,
+    /// each with the text it is written in.
+    fn union_members(
+        &mut self,
+        ty: &'a TSType<'a>,
+        t: TextId,
+        depth: u32,
+        out: &mut Vec<(&'a TSType<'a>, TextId)>,
+    ) {
         if depth > MAX_TYPE_DEPTH {
             return;
         }
         match ty {
             TSType::TSUnionType(u) => {
                 for member in &u.types {
-                    self.union_members(member, depth + 1, out);
+                    self.union_members(member, t, depth + 1, out);
                 }
             }
             TSType::TSParenthesizedType(p) => {
-                self.union_members(&p.type_annotation, depth + 1, out)
+                self.union_members(&p.type_annotation, t, depth + 1, out)
             }
             TSType::TSTypeReference(r) => {
-                match self.lookup(&r.type_name, r.type_arguments.is_some()) {
-                    Some(Named::Alias(a)) => self.union_members(&a.type_annotation, depth + 1, out),
-                    _ => out.push(ty),
+                match self.lookup(&r.type_name, r.type_arguments.is_some(), t, depth) {
+                    Some((Named::Alias(a), at)) => {
+                        self.union_members(&a.type_annotation, at, depth + 1, out)
+                    }
+                    _ => out.push((ty, t)),
                 }
             }
-            _ => out.push(ty),
+            _ => out.push((ty, t)),
         }
     }
 
     /// The events one object type of the union states: one per name its
     /// `type` may have (`type: 'A' | 'B'` states two), with the same fields.
-    fn event(&self, ty: &'a TSType<'a>) -> Vec<TypedEvent> {
-        let Some(members) = self.shape(ty, 0) else {
+    fn event(&mut self, ty: &'a TSType<'a>, t: TextId) -> Vec<TypedEvent> {
+        let Some(members) = self.shape(ty, t, 0) else {
             return Vec::new();
         };
-        let Some(names) = members
+        let Some((names, at)) = members
             .iter()
             .find(|m| m.key == "type")
-            .and_then(|m| m.ty)
-            .and_then(string_literals)
+            .and_then(|m| Some((string_literals(m.ty?)?, m.t)))
         else {
             return Vec::new();
         };
@@ -353,63 +527,73 @@ impl<'r, 'a> Types<'r, 'a> {
             .iter()
             .filter(|m| m.key != "type")
             .map(|m| {
-                let word = m.ty.map_or("any", |t| self.payload_type(t, 0));
-                (self.name(m.key, m.span), self.name(word, m.span))
+                let word = match m.ty {
+                    Some(ty) => self.payload_type(ty, m.t, 0),
+                    None => "any",
+                };
+                (self.name(m.key, m.span, m.t), self.name(word, m.span, m.t))
             })
             .collect();
         names
             .into_iter()
             .map(|(text, span)| TypedEvent {
-                name: self.name(text, span),
+                name: self.name(text, span, at),
                 fields: fields.clone(),
             })
             .collect()
     }
 
     /// The properties of an object type, read whole: a type literal, an
-    /// intersection of such, or a local alias or interface (with what it
-    /// extends). `None` where some part cannot be read: an index or method
-    /// signature, a computed key, a type of another module, a generic.
-    fn shape(&self, ty: &'a TSType<'a>, depth: u32) -> Option<Vec<Member<'a>>> {
+    /// intersection of such, or an alias or interface, here or imported
+    /// (with what it extends). `None` where some part cannot be read: an
+    /// index or method signature, a computed key, a type of a module that
+    /// cannot be followed, a generic.
+    fn shape(&mut self, ty: &'a TSType<'a>, t: TextId, depth: u32) -> Option<Vec<Member<'a>>> {
         if depth > MAX_TYPE_DEPTH {
             return None;
         }
         match ty {
-            TSType::TSTypeLiteral(l) => signatures(&l.members),
-            TSType::TSParenthesizedType(p) => self.shape(&p.type_annotation, depth + 1),
+            TSType::TSTypeLiteral(l) => signatures(&l.members, t),
+            TSType::TSParenthesizedType(p) => self.shape(&p.type_annotation, t, depth + 1),
             TSType::TSIntersectionType(i) => {
                 let mut out = Vec::new();
                 for part in &i.types {
-                    merge(&mut out, self.shape(part, depth + 1)?);
+                    merge(&mut out, self.shape(part, t, depth + 1)?);
                 }
                 Some(out)
             }
-            TSType::TSTypeReference(r) => self.named_shape(
-                self.lookup(&r.type_name, r.type_arguments.is_some())?,
-                depth,
-            ),
+            TSType::TSTypeReference(r) => {
+                let (named, at) =
+                    self.lookup(&r.type_name, r.type_arguments.is_some(), t, depth)?;
+                self.named_shape(named, at, depth)
+            }
             _ => None,
         }
     }
 
-    /// The properties of a local alias or interface; an interface's own
-    /// after those of what it extends.
-    fn named_shape(&self, named: Named<'a>, depth: u32) -> Option<Vec<Member<'a>>> {
+    /// The properties of an alias or interface written in text `t`; an
+    /// interface's own after those of what it extends.
+    fn named_shape(&mut self, named: Named<'a>, t: TextId, depth: u32) -> Option<Vec<Member<'a>>> {
         if depth > MAX_TYPE_DEPTH {
             return None;
         }
         match named {
-            Named::Alias(a) => self.shape(&a.type_annotation, depth + 1),
+            Named::Alias(a) => self.shape(&a.type_annotation, t, depth + 1),
             Named::Interface(i) => {
                 let mut out = Vec::new();
                 for heritage in &i.extends {
-                    let parent =
-                        self.lookup(&heritage.type_name, heritage.type_arguments.is_some())?;
-                    merge(&mut out, self.named_shape(parent, depth + 1)?);
+                    let (parent, at) = self.lookup(
+                        &heritage.type_name,
+                        heritage.type_arguments.is_some(),
+                        t,
+                        depth + 1,
+                    )?;
+                    merge(&mut out, self.named_shape(parent, at, depth + 1)?);
                 }
-                merge(&mut out, signatures(&i.body.body)?);
+                merge(&mut out, signatures(&i.body.body, t)?);
                 Some(out)
             }
+            Named::Enum(_) => None,
         }
     }
 
@@ -417,7 +601,7 @@ impl<'r, 'a> Types<'r, 'a> {
     /// `null` and `undefined` in a union are dropped (an optional field is
     /// typed by what it holds when present), and a union of several types
     /// is `any`.
-    fn payload_type(&self, ty: &'a TSType<'a>, depth: u32) -> &'static str {
+    fn payload_type(&mut self, ty: &'a TSType<'a>, t: TextId, depth: u32) -> &'static str {
         if depth > MAX_TYPE_DEPTH {
             return "any";
         }
@@ -434,22 +618,24 @@ impl<'r, 'a> Types<'r, 'a> {
             TSType::TSArrayType(_) | TSType::TSTupleType(_) => "list",
             TSType::TSTypeOperatorType(o) => match o.operator {
                 TSTypeOperatorOperator::Readonly => {
-                    self.payload_type(&o.type_annotation, depth + 1)
+                    self.payload_type(&o.type_annotation, t, depth + 1)
                 }
                 _ => "any",
             },
             TSType::TSTypeLiteral(_) | TSType::TSMappedType(_) => "map",
-            TSType::TSParenthesizedType(p) => self.payload_type(&p.type_annotation, depth + 1),
+            TSType::TSParenthesizedType(p) => self.payload_type(&p.type_annotation, t, depth + 1),
             TSType::TSUnionType(u) => {
-                let mut words = u
-                    .types
-                    .iter()
-                    .filter(|t| {
-                        !matches!(t, TSType::TSNullKeyword(_) | TSType::TSUndefinedKeyword(_))
-                    })
-                    .map(|t| self.payload_type(t, depth + 1));
-                match words.next() {
-                    Some(first) if words.all(|w| w == first) => first,
+                let mut words = Vec::new();
+                for member in &u.types {
+                    if !matches!(
+                        member,
+                        TSType::TSNullKeyword(_) | TSType::TSUndefinedKeyword(_)
+                    ) {
+                        words.push(self.payload_type(member, t, depth + 1));
+                    }
+                }
+                match words.split_first() {
+                    Some((first, rest)) if rest.iter().all(|w| w == first) => first,
                     _ => "any",
                 }
             }
@@ -461,14 +647,40 @@ impl<'r, 'a> Types<'r, 'a> {
                         _ => {}
                     }
                 }
-                match self.lookup(&r.type_name, r.type_arguments.is_some()) {
-                    Some(Named::Alias(a)) => self.payload_type(&a.type_annotation, depth + 1),
-                    Some(Named::Interface(_)) => "map",
+                match self.lookup(&r.type_name, r.type_arguments.is_some(), t, depth) {
+                    Some((Named::Alias(a), at)) => {
+                        self.payload_type(&a.type_annotation, at, depth + 1)
+                    }
+                    Some((Named::Interface(_), _)) => "map",
+                    Some((Named::Enum(e), _)) => enum_type(e),
                     None => "any",
                 }
             }
             _ => "any",
         }
+    }
+}
+
+/// The payload type of an enum's values: `string` when every member is
+/// a string, `number` when every one is a number or unset (counted on
+/// from the one before), else `any`.
+fn enum_type(e: &TSEnumDeclaration<'_>) -> &'static str {
+    let strings = e.body.members.iter().all(|m| {
+        matches!(
+            m.initializer,
+            Some(Expression::StringLiteral(_) | Expression::TemplateLiteral(_))
+        )
+    });
+    let numbers = e.body.members.iter().all(|m| {
+        matches!(
+            m.initializer,
+            None | Some(Expression::NumericLiteral(_) | Expression::UnaryExpression(_))
+        )
+    });
+    match (strings, numbers) {
+        (true, false) => "string",
+        (false, true) => "number",
+        _ => "any",
     }
 }
 
@@ -483,15 +695,16 @@ fn merge<'a>(members: &mut Vec<Member<'a>>, more: Vec<Member<'a>>) {
     }
 }
 
-/// The property signatures of an object type; `None` when it has another
-/// kind of member or a key that is not written plainly.
-fn signatures<'a>(members: &'a [TSSignature<'a>]) -> Option<Vec<Member<'a>>> {
+/// The property signatures of an object type written in text `t`; `None`
+/// when it has another kind of member or a key that is not written plainly.
+fn signatures<'a>(members: &'a [TSSignature<'a>], t: TextId) -> Option<Vec<Member<'a>>> {
     members
         .iter()
         .map(|m| match m {
             TSSignature::TSPropertySignature(p) if !p.computed => Some(Member {
                 key: static_key(&p.key)?,
                 span: oxc_span::GetSpan::span(&p.key),
+                t,
                 ty: p.type_annotation.as_ref().map(|a| &a.type_annotation),
             }),
             _ => None,
@@ -643,13 +856,174 @@ mod tests {
                       | { type: 'RETRY'; attempt: number };";
         let text = with_types(head, "createMachine", "types: {} as { events: Ev },");
         assert_eq!(names_and_fields(&doc(&text)), ["RETRY(attempt: number)"]);
-        // An imported union: nothing is known of its events.
+        // A union imported from a module that cannot be read: nothing is
+        // known of its events.
         let imported = with_types(
             "import type { OrderEvent } from './events';",
             "createMachine",
             "types: {} as { events: OrderEvent },",
         );
         assert!(doc(&imported).events.is_empty());
+    }
+
+    /// A repository in a fresh directory: its files, by path. Dropped, it
+    /// is removed.
+    struct Repo(std::path::PathBuf);
+
+    impl Repo {
+        fn new(name: &str, files: &[(&str, &str)]) -> Repo {
+            let root =
+                std::env::temp_dir().join(format!("idemchart-types-{name}-{}", std::process::id()));
+            for (path, text) in files {
+                let path = root.join(path);
+                std::fs::create_dir_all(path.parent().expect("a parent")).expect("dir");
+                std::fs::write(path, text).expect("write");
+            }
+            Repo(root)
+        }
+
+        /// The events a machine file of the repository declares.
+        fn events(&self, file: &str) -> Vec<String> {
+            let path = self.0.join(file);
+            let text = std::fs::read_to_string(&path).expect("machine file");
+            let mut read = extract(
+                SourceFile::new(path.display().to_string(), text),
+                &Settings::default(),
+            );
+            assert!(read.errors.is_empty(), "{:?}", read.errors);
+            names_and_fields(&read.machines.remove(0).2)
+        }
+    }
+
+    impl Drop for Repo {
+        fn drop(&mut self) {
+            std::fs::remove_dir_all(&self.0).ok();
+        }
+    }
+
+    #[test]
+    fn types_imported_from_other_modules_are_followed() {
+        let machine = |head: &str, call: &str, types: &str| with_types(head, call, types);
+        let repo = Repo::new(
+            "imported",
+            &[
+                (
+                    "tsconfig.json",
+                    r#"{ "compilerOptions": { "baseUrl": ".", "paths": { "@app/*": ["packages/*/src"] } } }"#,
+                ),
+                // A package of shared types, re-exported from its index.
+                (
+                    "packages/types/src/index.ts",
+                    "export * from './events';\n\
+                     export type { Machine as MachineTypes } from './machine';\n",
+                ),
+                (
+                    "packages/types/src/base.ts",
+                    "export interface Base { requestId: string }\n\
+                     export enum Currency { Eur = 'EUR', Usd = 'USD' }\n",
+                ),
+                (
+                    "packages/types/src/events.ts",
+                    "import type { Base, Currency } from './base';\n\
+                     interface Pay extends Base { type: 'PAY'; amount: number; currency: Currency }\n\
+                     type Cancel = Base & { type: 'CANCEL'; reason: string };\n\
+                     export type Events = Pay | Cancel;\n\
+                     export { Pay as PayEvent };\n",
+                ),
+                (
+                    "packages/types/src/machine.ts",
+                    "import type { Events } from './events';\n\
+                     export interface Machine { context: {}; events: Events }\n",
+                ),
+                // A module of the app's own, and a declaration file.
+                (
+                    "src/events.ts",
+                    "export type OrderEvent = { type: 'PAY'; paymentId: string } | { type: 'CANCEL' };\n",
+                ),
+                (
+                    "src/legacy.d.ts",
+                    "export type LegacyEvent = { type: 'PAY'; cents: number };\n",
+                ),
+                (
+                    "src/v5.ts",
+                    &machine(
+                        "import type { OrderEvent } from './events';",
+                        "createMachine",
+                        "types: {} as { events: OrderEvent },",
+                    ),
+                ),
+                (
+                    "src/alias.ts",
+                    &machine(
+                        "import { type Events } from '@app/types';",
+                        "setup({ types: { events: {} as Events } }).createMachine",
+                        "",
+                    ),
+                ),
+                (
+                    "src/whole.ts",
+                    &machine(
+                        "import type { MachineTypes } from '@app/types';",
+                        "setup({ types: {} as MachineTypes }).createMachine",
+                        "",
+                    ),
+                ),
+                (
+                    "src/generic.ts",
+                    &machine(
+                        "import type * as types from '@app/types';",
+                        "createMachine<{}, types.PayEvent | types.Events>",
+                        "",
+                    ),
+                ),
+                (
+                    "src/old.ts",
+                    &machine(
+                        "import type { LegacyEvent } from './legacy';",
+                        "createMachine",
+                        "schema: { events: {} as LegacyEvent },",
+                    ),
+                ),
+            ],
+        );
+        assert_eq!(
+            repo.events("src/v5.ts"),
+            ["PAY(paymentId: string)", "CANCEL()"]
+        );
+        let shared = [
+            "PAY(requestId: string, amount: number, currency: string)",
+            "CANCEL(requestId: string, reason: string)",
+        ];
+        assert_eq!(repo.events("src/alias.ts"), shared);
+        assert_eq!(repo.events("src/whole.ts"), shared);
+        assert_eq!(repo.events("src/generic.ts"), shared);
+        assert_eq!(repo.events("src/old.ts"), ["PAY(cents: number)"]);
+    }
+
+    #[test]
+    fn imports_that_go_round_in_a_cycle_end() {
+        let repo = Repo::new(
+            "cycle",
+            &[
+                (
+                    "src/a.ts",
+                    "export * from './b';\nimport type { B } from './b';\nexport type A = B;\n",
+                ),
+                (
+                    "src/b.ts",
+                    "export * from './a';\nimport type { A } from './a';\nexport type B = A;\n",
+                ),
+                (
+                    "src/m.ts",
+                    &with_types(
+                        "import type { A, Missing } from './a';",
+                        "createMachine",
+                        "types: {} as { events: A | Missing | { type: 'PAY' } },",
+                    ),
+                ),
+            ],
+        );
+        assert_eq!(repo.events("src/m.ts"), ["PAY()"]);
     }
 
     #[test]
@@ -717,7 +1091,10 @@ mod tests {
             "createMachine",
             "meta: { idemchart: { effects: { charge: { idempotency: 'key' } } } },",
         );
-        assert_eq!(machine(&declared).fact_source, FactSource::Declarations);
+        assert_eq!(
+            machine(&declared).fact_source,
+            FactSource::XstateDeclarations
+        );
         // An `allow` is no fact.
         let allowed = with_types(
             "",
@@ -738,7 +1115,7 @@ mod tests {
         settings.machines.insert("another".into(), other);
         assert_eq!(
             machine_with(&typed, &settings).fact_source,
-            FactSource::Declarations
+            FactSource::XstateDeclarations
         );
     }
 

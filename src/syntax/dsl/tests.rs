@@ -990,6 +990,7 @@ mod printer {
             effects,
             guards: Vec::new(),
             opaque: Vec::new(),
+            stand_ins: Default::default(),
             states: vec![root, r1, a, h, r2],
             transitions: vec![t0, t1, t2, t3],
             span: Span::default(),

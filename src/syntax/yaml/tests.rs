@@ -911,6 +911,7 @@ mod printing {
             effects,
             guards: Vec::new(),
             opaque: Vec::new(),
+            stand_ins: Default::default(),
             states,
             transitions,
             span,

@@ -32,7 +32,7 @@ impl<'a> Cx<'_, 'a> {
         let n = self.code(n);
         let span = self.span(n);
         if depth > MAX_DEPTH {
-            let name = self.inline_name(span);
+            let name = self.in_place(span, "action");
             self.opaque_part(&name, span, span, OpaqueKind::Actions);
             self.host_action(&name, "it nests too deeply", span, out);
             return;
@@ -65,7 +65,7 @@ impl<'a> Cx<'_, 'a> {
                         self.named_action(&name, params, span, out, view, depth);
                     }
                     None => {
-                        let name = self.inline_name(span);
+                        let name = self.in_place(span, "action");
                         self.opaque_part(&name, span, span, OpaqueKind::Actions);
                         self.host_action(&name, "it is an object without a `type`", span, out);
                     }
@@ -74,7 +74,7 @@ impl<'a> Cx<'_, 'a> {
             Expression::CallExpression(call) => {
                 let key = self.key(r);
                 if let Some(message) = self.refused.get(&key).cloned() {
-                    let name = self.inline_name(span);
+                    let name = self.in_place(span, "action");
                     if let Some(kind) = self.opaque_kind(call, r.t) {
                         self.opaque_part(&name, span, span, kind);
                     }
@@ -89,7 +89,7 @@ impl<'a> Cx<'_, 'a> {
                 match self.builtin(call, r.t, view, params, key) {
                     Ok(actions) => out.extend(actions),
                     Err(why) => {
-                        let name = self.inline_name(span);
+                        let name = self.in_place(span, "action");
                         if let Some(kind) = self.opaque_kind(call, r.t) {
                             self.opaque_part(&name, why.span, span, kind);
                         }
@@ -107,7 +107,7 @@ impl<'a> Cx<'_, 'a> {
                 });
             }
             _ => {
-                let name = self.inline_name(span);
+                let name = self.in_place(span, "action");
                 self.host_action(&name, "it runs code of its own", span, out);
             }
         }
@@ -201,7 +201,7 @@ impl<'a> Cx<'_, 'a> {
 
     /// The text of a span, in whichever file holds it, and its
     /// `path:line:column`, for people.
-    pub(super) fn code_and_place(&self, span: Span) -> (String, String) {
+    pub(in crate::import::xstate) fn code_and_place(&self, span: Span) -> (String, String) {
         let split = self
             .reader
             .sources
@@ -224,10 +224,22 @@ impl<'a> Cx<'_, 'a> {
         span: Span,
         out: &mut Vec<ActionDoc>,
     ) {
-        self.note(
-            format!("this action cannot be translated: {why}; it is the host action `{name}`, whose idempotency the linter treats as unknown"),
-            span,
-        );
+        self.host_actions += 1;
+        let message = if self.stand_ins.contains_key(name) {
+            let undecided = if self.opaque.iter().any(|p| p.name == name) {
+                ", and a finding that rests on it as undecided"
+            } else {
+                ""
+            };
+            format!(
+                "this action cannot be translated: {why}; the linter treats it as a host action whose idempotency is unknown{undecided}"
+            )
+        } else {
+            format!(
+                "this action cannot be translated: {why}; it is the host action `{name}`, whose idempotency the linter treats as unknown"
+            )
+        };
+        self.note(message, span);
         out.push(ActionDoc::Named {
             name: Name {
                 text: name.to_string(),
@@ -301,14 +313,12 @@ impl<'a> Cx<'_, 'a> {
         // named action is one host action of its name instead.
         let notes = self.notes.len();
         let parts = self.opaque.len();
+        let hosts = self.host_actions;
         let mut translated = Vec::new();
         for item in self.items(implementation) {
             self.action(item, &mut translated, view, params, depth + 1);
         }
-        let opaque = self.notes[notes..]
-            .iter()
-            .any(|n| n.message.contains("it is the host action"));
-        if opaque {
+        if self.host_actions > hosts {
             self.notes.truncate(notes);
             // The parts inside stand for the named action now: an assign of
             // their fields when they are all assigns, else anything.
@@ -335,6 +345,7 @@ impl<'a> Cx<'_, 'a> {
                 );
                 self.record_opaque(name, what, kind, span);
             }
+            self.host_actions += 1;
             self.note(
                 format!("the implementation of `{name}` cannot be translated whole; it is the host action `{name}`, whose idempotency the linter treats as unknown"),
                 span,

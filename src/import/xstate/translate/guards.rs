@@ -31,7 +31,8 @@ impl<'a> Cx<'_, 'a> {
         let n = self.code(n);
         if depth > MAX_DEPTH {
             let span = self.span(n);
-            return self.host_guard(&self.inline_name(span), "it nests too deeply", span);
+            let name = self.in_place(span, "guard");
+            return self.host_guard(&name, "it nests too deeply", span);
         }
         let r = match self.reader.resolve(n) {
             Ok(r) => r,
@@ -50,7 +51,7 @@ impl<'a> Cx<'_, 'a> {
                     property(r.e, "type").and_then(|t| self.string(Node { e: t, t: r.t }))
                 else {
                     let span = self.span(r);
-                    let name = self.inline_name(span);
+                    let name = self.in_place(span, "guard");
                     return self.host_guard(&name, "it is an object without a `type`", span);
                 };
                 // v5 passes `params`; a v4 guard object is its own params.
@@ -98,13 +99,13 @@ impl<'a> Cx<'_, 'a> {
                         }
                         None => {
                             let span = self.span(r);
-                            let name = self.inline_name(span);
+                            let name = self.in_place(span, "guard");
                             self.host_guard(&name, "`stateIn` of a state value object cannot be translated; write `stateIn('#id')`", span)
                         }
                     },
                     _ => {
                         let span = self.span(r);
-                        let host = self.inline_name(span);
+                        let host = self.in_place(span, "guard");
                         self.host_guard(&host, &format!("it calls `{name}`"), span)
                     }
                 }
@@ -116,18 +117,18 @@ impl<'a> Cx<'_, 'a> {
                     match self.translate_fn(f, t, params, view, key) {
                         Ok(c) if matches!(c.ty, Ty::Bool | Ty::Unknown) => c,
                         Ok(_) => {
-                            let name = self.inline_name(span);
+                            let name = self.in_place(span, "guard");
                             self.host_guard(&name, "it does not give a boolean", span)
                         }
                         Err(why) => {
-                            let name = self.inline_name(span);
+                            let name = self.in_place(span, "guard");
                             self.host_guard(&name, &why.message, why.span)
                         }
                     }
                 }
                 None => {
                     let span = self.span(r);
-                    let name = self.inline_name(span);
+                    let name = self.in_place(span, "guard");
                     self.host_guard(&name, "it is neither a name nor a function", span)
                 }
             },
@@ -201,10 +202,16 @@ impl<'a> Cx<'_, 'a> {
                 ident
             }
         };
-        self.note(
-            format!("the guard `{name}` cannot be translated: {why}; it is the host guard `{ident}`, which the linter treats as unknown"),
-            span,
-        );
+        let message = if self.stand_ins.contains_key(name) {
+            format!(
+                "this guard cannot be translated: {why}; the linter treats it as a host guard, whose answer it does not know"
+            )
+        } else {
+            format!(
+                "the guard `{name}` cannot be translated: {why}; it is the host guard `{ident}`, which the linter treats as unknown"
+            )
+        };
+        self.note(message, span);
         Cel::new(ident, 7, Ty::Bool)
     }
 }

@@ -1,6 +1,8 @@
 // Room bookings for onboarding events (XState v5, `types` on the config).
 // A deposit counts towards the booking only when it covers what is due.
+// The events' type comes from the shared types, through the `@app/*` alias.
 import { assign, createMachine } from 'xstate';
+import { type BookingEvent } from '@app/types';
 
 interface BookingContext {
   roomId: string | null;
@@ -8,12 +10,6 @@ interface BookingContext {
   depositDue: number;
   paid: number;
 }
-
-type BookingEvent =
-  | { type: 'SELECT_ROOM'; roomId: string; nights: number }
-  | { type: 'PAY_DEPOSIT'; paymentId: string; amount: number }
-  | { type: 'CONFIRM'; bookingRef: string }
-  | { type: 'CANCEL'; reason?: string };
 
 export const bookingMachine = createMachine({
   id: 'booking',

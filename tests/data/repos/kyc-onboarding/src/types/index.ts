@@ -1,0 +1,2 @@
+// The types the API and the web client share.
+export * from './booking';
