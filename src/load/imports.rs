@@ -307,6 +307,11 @@ pub struct Resolver {
 }
 
 impl Resolver {
+    /// The module resolver, for the readers of the run's files.
+    pub(crate) fn modules(&mut self) -> &mut Modules {
+        &mut self.modules
+    }
+
     /// Whether the script at `path`, with text `text`, imports XState,
     /// directly or through a module of the repository that re-exports it.
     pub fn imports_xstate(&mut self, path: &Path, text: &str) -> bool {

@@ -147,8 +147,18 @@ pub fn load(file: &SourceFile) -> Result<Machine, Vec<Diagnostic>> {
 /// holds one (an SCXML document read as written, with notes), an XState
 /// source any number, read with the XState settings of `idemchart.toml`.
 pub fn load_text(file: SourceFile, kind: FileKind, settings: &Settings) -> Loaded {
+    load_text_with(file, kind, settings, &mut Default::default())
+}
+
+/// `load_text` with the run's module resolver (`xstate::load_with`).
+fn load_text_with(
+    file: SourceFile,
+    kind: FileKind,
+    settings: &Settings,
+    modules: &mut crate::import::xstate::modules::Modules,
+) -> Loaded {
     if let FileKind::Xstate(_) = kind {
-        return xstate::load(file, settings);
+        return xstate::load_with(file, settings, modules);
     }
     // An SCXML document is read as written, its opaque parts noted.
     let (machine, notes) = match kind {
@@ -216,7 +226,7 @@ pub fn load_machines(
             is_machine_file: true,
         }));
     }
-    let loaded = load_text(file, kind, settings);
+    let loaded = load_text_with(file, kind, settings, resolver.modules());
     if !loaded.is_machine_file || (loaded.machines.is_empty() && loaded.errors.is_empty()) {
         return Ok(Err(NoMachine::NoMachineCall));
     }

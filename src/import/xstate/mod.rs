@@ -185,16 +185,33 @@ pub type Extracted = FileRead<(String, Version, MachineDoc, Vec<Diagnostic>)>;
 /// Reads every machine of a file and lowers each one. A file whose text
 /// shows no machine (`may_hold_machine`) is not parsed at all.
 pub fn load(file: SourceFile, settings: &Settings) -> Loaded {
-    read(file, |reader| reader.machines(settings))
+    load_with(file, settings, &mut Default::default())
+}
+
+/// `load` with the run's module resolver, which keeps what it read of the
+/// repository's tsconfigs and workspaces for the next file: a run over a
+/// monorepo reads each package manifest once, not once a file.
+pub(crate) fn load_with(
+    file: SourceFile,
+    settings: &Settings,
+    modules: &mut modules::Modules,
+) -> Loaded {
+    read(file, modules, |reader| reader.machines(settings))
 }
 
 /// Reads every machine of a file into documents, without lowering them,
 /// for the tests and for tools.
 pub fn extract(file: SourceFile, settings: &Settings) -> Extracted {
-    read(file, |reader| reader.documents(settings))
+    read(file, &mut Default::default(), |reader| {
+        reader.documents(settings)
+    })
 }
 
-fn read<M>(file: SourceFile, machines: impl FnOnce(&mut scope::Reader) -> Vec<M>) -> FileRead<M> {
+fn read<M>(
+    file: SourceFile,
+    modules: &mut modules::Modules,
+    machines: impl FnOnce(&mut scope::Reader) -> Vec<M>,
+) -> FileRead<M> {
     let kind = SourceKind::of_path(Path::new(&file.path)).unwrap_or(SourceKind::Script);
     if !may_hold_machine(&file.text, kind) {
         return FileRead {
@@ -208,9 +225,11 @@ fn read<M>(file: SourceFile, machines: impl FnOnce(&mut scope::Reader) -> Vec<M>
     // they read, which their limits bound; the stack has room for those.
     crate::stack::with_stack(crate::stack::for_scripts(scope::MAX_SCRIPT_DEPTH), || {
         let allocator = oxc_allocator::Allocator::default();
-        let mut reader = scope::Reader::new(&allocator, file, kind);
+        let mut reader =
+            scope::Reader::with_modules(&allocator, file, kind, std::mem::take(modules));
         let machines = machines(&mut reader);
-        let (sources, errors, is_machine_file) = reader.finish();
+        let ((sources, errors, is_machine_file), resolver) = reader.finish_with_modules();
+        *modules = resolver;
         FileRead {
             sources,
             machines,

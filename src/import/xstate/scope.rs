@@ -189,7 +189,15 @@ pub(super) struct Reader<'a> {
 }
 
 impl<'a> Reader<'a> {
-    pub fn new(alloc: &'a Allocator, file: SourceFile, kind: SourceKind) -> Reader<'a> {
+    /// A reader of `file` that resolves module names with `module_names`, a
+    /// resolver that may have read the repository's tsconfigs and
+    /// workspaces for other files of the run already.
+    pub fn with_modules(
+        alloc: &'a Allocator,
+        file: SourceFile,
+        kind: SourceKind,
+        module_names: super::modules::Modules,
+    ) -> Reader<'a> {
         let text: &'a str = alloc.alloc_str(&file.text);
         let path = PathBuf::from(&file.path);
         let mut reader = Reader {
@@ -201,7 +209,7 @@ impl<'a> Reader<'a> {
             calls: Vec::new(),
             is_machine_file: false,
             spawned: HashSet::new(),
-            module_names: Default::default(),
+            module_names,
             unreadable: Vec::new(),
             evaluations: super::eval::MAX_EVALUATIONS,
         };
@@ -268,8 +276,15 @@ impl<'a> Reader<'a> {
     }
 
     /// The files, the file's own problems, and whether it holds machines.
-    pub fn finish(self) -> (Sources, Vec<Diagnostic>, bool) {
-        (self.sources, self.errors, self.is_machine_file)
+    /// What the reader read, and its module resolver back for the next
+    /// file.
+    pub fn finish_with_modules(
+        self,
+    ) -> ((Sources, Vec<Diagnostic>, bool), super::modules::Modules) {
+        (
+            (self.sources, self.errors, self.is_machine_file),
+            self.module_names,
+        )
     }
 
     /// The machines, lowered; a machine whose config is made at run time
