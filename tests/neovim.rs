@@ -37,16 +37,11 @@ fn neovim_applies_the_quick_fix_of_a_hazard() {
     let path = dir.join("caja.yaml");
     std::fs::write(&path, MACHINE).unwrap();
     let script = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/neovim/quickfix.lua");
-    let child = Command::new("nvim")
-        .args(["--headless", "--clean", "-n", "-c"])
+    let child = headless_nvim(&dir)
+        .args(["--clean", "-c"])
         .arg(format!("luafile {}", script.display()))
         .arg(&path)
         .env("IDEMCHART_BIN", env!("CARGO_BIN_EXE_idemchart"))
-        .env("XDG_STATE_HOME", &dir)
-        .env("XDG_DATA_HOME", &dir)
-        .stdin(std::process::Stdio::null())
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::piped())
         .spawn()
         .expect("nvim starts");
     finish(child);
@@ -66,6 +61,19 @@ fn neovim_applies_the_quick_fix_of_a_hazard() {
     let report = String::from_utf8_lossy(&output.stderr);
     assert!(!report.contains("I004"), "{fixed}\n{report}");
     let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// Neovim headless, its state and data under `dir`, its standard error
+/// kept for `finish`.
+fn headless_nvim(dir: &std::path::Path) -> Command {
+    let mut nvim = Command::new("nvim");
+    nvim.args(["--headless", "-n"])
+        .env("XDG_STATE_HOME", dir)
+        .env("XDG_DATA_HOME", dir)
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped());
+    nvim
 }
 
 /// Waits for Neovim to end, a minute at most (it never ends on its own if a
@@ -145,8 +153,8 @@ fn the_documented_snippet_attaches_to_xstate_and_scxml_files() {
         let copy = dir.join(name);
         std::fs::copy(root.join(file), &copy).unwrap();
         let codes = dir.join(format!("{}.codes", name.to_string_lossy()));
-        let child = Command::new("nvim")
-            .args(["--headless", "-n", "-i", "NONE", "-u"])
+        let child = headless_nvim(&dir)
+            .args(["-i", "NONE", "-u"])
             .arg(&init)
             .arg("-c")
             .arg(format!("luafile {}", script.display()))
@@ -155,12 +163,7 @@ fn the_documented_snippet_attaches_to_xstate_and_scxml_files() {
             .env("PATH", &path)
             .env("IDEMCHART_CODES", &codes)
             .env("IDEMCHART_EXPECT", expected)
-            .env("XDG_STATE_HOME", &dir)
-            .env("XDG_DATA_HOME", &dir)
             .env("XDG_CONFIG_HOME", &dir)
-            .stdin(std::process::Stdio::null())
-            .stdout(std::process::Stdio::null())
-            .stderr(std::process::Stdio::piped())
             .spawn()
             .expect("nvim starts");
         finish(child);

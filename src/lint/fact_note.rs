@@ -114,14 +114,7 @@ fn xstate_shapes(machine: &str, section: &str, key: &str, fields: &[(&str, &str)
 /// A JavaScript property key for a name: bare when it is an identifier,
 /// else quoted.
 fn js_key(name: &str) -> String {
-    let bare = name
-        .chars()
-        .next()
-        .is_some_and(|c| c.is_ascii_alphabetic() || c == '_' || c == '$')
-        && name
-            .chars()
-            .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '$');
-    if bare {
+    if crate::import::xstate::edit::is_identifier(name) {
         name.to_string()
     } else {
         format!("'{}'", name.replace('\\', "\\\\").replace('\'', "\\'"))

@@ -119,14 +119,7 @@ impl<'t> XStateEditor<'t> {
     }
 
     fn key(&self, name: &str) -> String {
-        let identifier = name
-            .chars()
-            .next()
-            .is_some_and(|c| c.is_ascii_alphabetic() || c == '_' || c == '$')
-            && name
-                .chars()
-                .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '$');
-        if identifier && !self.json {
+        if is_identifier(name) && !self.json {
             name.to_string()
         } else {
             self.string(name)
@@ -287,6 +280,17 @@ impl XStateEditor<'_> {
         }
         Some(vec![self.insert(object, name, value)?])
     }
+}
+
+/// Whether `name` may stand bare as a JavaScript property key (ASCII
+/// identifiers only, which is all a fix writes unquoted).
+pub(crate) fn is_identifier(name: &str) -> bool {
+    name.chars()
+        .next()
+        .is_some_and(|c| c.is_ascii_alphabetic() || c == '_' || c == '$')
+        && name
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '$')
 }
 
 #[cfg(test)]
