@@ -45,7 +45,7 @@ fn describe_with(name: &str, settings: &Settings) -> String {
                     out.push_str(&format!(
                         "    witness: {} (confirmed: {:?})\n",
                         d.witness.join(" → "),
-                        d.confirmed
+                        idemchart::Verdict::confirmed(d.verdict)
                     ));
                 }
             }
@@ -129,7 +129,11 @@ fn a_partial_charge_that_adds_to_the_total_is_a_confirmed_cumulative_update() {
         .iter()
         .find(|d| d.code == "I004")
         .expect("the running total is a cumulative update");
-    assert_eq!(i004.confirmed, Some(true), "{i004:?}");
+    assert_eq!(
+        i004.verdict,
+        Some(idemchart::Verdict::Confirmed),
+        "{i004:?}"
+    );
     assert_eq!(i004.witness, ["CHARGE_SUCCEEDED", "CHARGE_SUCCEEDED*"]);
 }
 
