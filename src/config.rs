@@ -418,8 +418,16 @@ impl Config {
         diagnostics
             .into_iter()
             .filter_map(|mut diagnostic| {
-                diagnostic.severity =
+                let severity =
                     self.severity(relative.as_deref(), diagnostic.code, diagnostic.severity)?;
+                // A finding the replay did not show stays a note at any
+                // level its lint is given (`docs/lint.md`): CI does not
+                // fail on it. Allowing the lint still hides it.
+                let not_shown = diagnostic.verdict == Some(crate::diagnostic::Verdict::NotShown)
+                    && diagnostic.severity == Severity::Note;
+                if !not_shown {
+                    diagnostic.severity = severity;
+                }
                 Some(diagnostic)
             })
             .collect()
@@ -576,7 +584,7 @@ mod tests {
             labels: Vec::new(),
             help: None,
             witness: Vec::new(),
-            confirmed: None,
+            verdict: None,
             replay: None,
             fix: None,
         }

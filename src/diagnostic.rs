@@ -50,15 +50,61 @@ pub struct Diagnostic {
     /// configuration that shows the hazard, the repeated delivery last with a
     /// trailing `*`. Empty for the others.
     pub witness: Vec<String>,
-    /// Whether replaying the witness in the interpreter showed the repeat
-    /// changing something; `None` where no replay was made or it could
-    /// not decide.
-    pub confirmed: Option<bool>,
-    /// What the replay said when it did not confirm: why it could not
-    /// decide, or what refuted the witness.
+    /// What replaying the witness in the interpreter (and searching the
+    /// machine's runs) showed; `None` where no replay was made.
+    pub verdict: Option<Verdict>,
+    /// What the replay said when it did not confirm: what refuted the
+    /// finding, the guard or bound at which it was not shown, or why it
+    /// could not decide.
     pub replay: Option<String>,
     /// Text edits that remove the finding, where the lint knows them.
     pub fix: Option<Fix>,
+}
+
+/// What the replay of a finding said (`docs/lint.md`, "How a finding is
+/// confirmed").
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Verdict {
+    /// A replayed run of the interpreter shows the harm.
+    Confirmed,
+    /// No run shows the harm, whatever the payloads and whatever the host
+    /// answers: the claim is proved impossible (its first delivery is never
+    /// taken, its repeat is refused for every payload, the state is never
+    /// entered again). A graph hazard refuted is not reported unless asked.
+    Refuted,
+    /// No run the replay and its search tried shows the harm, and none is
+    /// proved impossible: the search ended at a bound, or no payload it
+    /// tried satisfies a guard. `replay` names which. A graph hazard not
+    /// shown is reported as a note.
+    NotShown,
+    /// The run rests on what only the host program knows: a host guard it
+    /// asks, or a part idemchart could not read (`opaque-code`). The finding
+    /// keeps its level.
+    Undecided,
+}
+
+impl Verdict {
+    /// `confirmed`, `refuted`, `not-shown` or `undecided`: the `verdict` of
+    /// the JSON and SARIF outputs.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Verdict::Confirmed => "confirmed",
+            Verdict::Refuted => "refuted",
+            Verdict::NotShown => "not-shown",
+            Verdict::Undecided => "undecided",
+        }
+    }
+
+    /// The `confirmed` of the JSON and SARIF outputs, as it was before the
+    /// verdict had four values: `true` when confirmed, `false` when
+    /// refuted, `null` otherwise.
+    pub fn confirmed(verdict: Option<Verdict>) -> Option<bool> {
+        match verdict {
+            Some(Verdict::Confirmed) => Some(true),
+            Some(Verdict::Refuted) => Some(false),
+            _ => None,
+        }
+    }
 }
 
 /// Whether a fix may be applied without review.
@@ -267,7 +313,7 @@ impl LoadError {
             labels,
             help,
             witness: Vec::new(),
-            confirmed: None,
+            verdict: None,
             replay: None,
             fix: None,
         }

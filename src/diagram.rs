@@ -108,11 +108,17 @@ impl Overlay {
     /// with the transitions each one took (`lint::witness_transitions`).
     pub fn with_witness(mut self, steps: &[String], taken: &[Vec<TransitionId>]) -> Overlay {
         for (i, (step, transitions)) in steps.iter().zip(taken).enumerate() {
-            // A loop turn names its transitions, which the edges show.
+            // A loop turn names its transitions, which the edges show; a
+            // delivery is drawn by its name, without the payload a witness
+            // may write after it (`PAGO {"importe": 5}`).
             let step = if step.starts_with("loop:") {
-                "loop"
+                "loop".to_string()
             } else {
-                step
+                match step.split_once(" {") {
+                    Some((name, rest)) if rest.ends_with('*') => format!("{name}*"),
+                    Some((name, _)) => name.to_string(),
+                    None => step.clone(),
+                }
             };
             for &t in transitions {
                 self.steps.push((t, format!("{}. {step}", i + 1)));

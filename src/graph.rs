@@ -625,6 +625,11 @@ impl<'m> MachineGraph<'m> {
         (id.0..self.subtree_end[id.index()]).map(StateId)
     }
 
+    /// The indices of the states in the subtree of `id`, itself first.
+    pub fn subtree_indices(&self, id: StateId) -> std::ops::Range<usize> {
+        id.index()..self.subtree_end[id.index()] as usize
+    }
+
     /// Whether `a` is `b` or inside it.
     pub fn contains(&self, b: StateId, a: StateId) -> bool {
         b.0 <= a.0 && a.0 < self.subtree_end[b.index()]

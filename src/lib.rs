@@ -79,6 +79,6 @@ pub mod store;
 pub mod syntax;
 mod walk;
 
-pub use diagnostic::{Diagnostic, Severity};
+pub use diagnostic::{Diagnostic, Severity, Verdict};
 pub use model::Machine;
 pub use span::{SourceFile, Span};

@@ -207,7 +207,7 @@ fn statistics_table_snapshot() {
     assert_eq!(code(&warnings_only), 0);
     assert_eq!(
         stdout(&warnings_only),
-        "count  code  name                  confirmed  undecided\n    2  I001  self-accepting-event          2          0\n"
+        "count  code  name                  confirmed  not shown  undecided\n    2  I001  self-accepting-event          2          0          0\n"
     );
     let clean = lint(&["--statistics", CLEAN]);
     assert_eq!((code(&clean), stdout(&clean)), (0, String::new()));
@@ -603,6 +603,105 @@ fn refuted_findings_show_only_when_asked() {
     );
     let human = stdout(&lint(&["--color", "never", HISTORY]));
     assert!(!human.contains("refuted"), "{human}");
+}
+
+/// A finding no run shows, and none is proved impossible, is reported as a
+/// note that names the bound the search stopped at: CI does not fail on
+/// it, whatever level its lint is given, and `--statistics` counts it.
+#[test]
+fn findings_not_shown_are_notes_that_name_their_bound() {
+    const DEEP: &str = "tests/lints/not-shown-deep-counter.yaml";
+    let report = json(&lint(&["--format", "json", "--deny", "I001", DEEP]));
+    let not_shown: Vec<&Value> = (report["diagnostics"].as_array().expect("a list").iter())
+        .filter(|d| d["verdict"] == "not-shown")
+        .collect();
+    assert_eq!(not_shown.len(), 2, "{report:#}");
+    for d in &not_shown {
+        assert_eq!(d["severity"], "note", "{d:#}");
+        assert_eq!(d["confirmed"], Value::Null);
+        let why = d["replay"].as_str().expect("where it was not shown");
+        assert!(
+            why.ends_with("it stopped at its bound of 8 moves from the start"),
+            "{why}"
+        );
+    }
+    let output = lint(&["--deny", "I001", "--color", "never", DEEP]);
+    assert_eq!(code(&output), 0, "{}", stdout(&output));
+    let human = stdout(&output);
+    assert!(human.contains("note[I001]"), "{human}");
+    assert!(human.contains("(not shown by replay)"), "{human}");
+    let statistics = stdout(&lint(&["--statistics", DEEP]));
+    assert!(
+        statistics.contains("    2  I004  cumulative-update              1          1          0"),
+        "{statistics}"
+    );
+    let sarif = json(&lint(&["--format", "sarif", DEEP]));
+    let results = sarif["runs"][0]["results"].as_array().expect("results");
+    let notes: Vec<&Value> = results
+        .iter()
+        .filter(|r| r["properties"]["verdict"] == "not-shown")
+        .collect();
+    assert_eq!(notes.len(), 2);
+    assert!(notes.iter().all(|r| r["level"] == "note"));
+}
+
+/// The witness of a finding whose payload the reasoning chose carries each
+/// delivery's payload, written as the `data` of an `idemchart run` line:
+/// played with `idemchart run`, the run shows the harm.
+#[test]
+fn a_witness_with_payloads_replays_in_idemchart_run() {
+    const NESTED: &str = "tests/lints/reason-nested-payload.yaml";
+    let report = json(&lint(&["--format", "json", NESTED]));
+    let i004 = (report["diagnostics"].as_array().expect("a list").iter())
+        .find(|d| d["code"] == "I004")
+        .expect("the charge counted twice");
+    assert_eq!(i004["verdict"], "confirmed");
+    let witness: Vec<&str> = (i004["witness"].as_array().expect("steps").iter())
+        .map(|s| s.as_str().expect("a step"))
+        .collect();
+    assert_eq!(
+        witness[0],
+        r#"xstate.done.actor.loadSubscription {"output": {"subscription": {"status": "active"}}}"#
+    );
+    // Each step as a line of `idemchart run`; the starred repeat is the
+    // same line again.
+    let mut lines: Vec<String> = Vec::new();
+    for step in &witness {
+        let line = match step.strip_suffix('*') {
+            Some(name) => lines
+                .iter()
+                .rev()
+                .find(|l| l.contains(&format!("\"type\":\"{name}\"")))
+                .cloned()
+                .expect("the delivery it repeats"),
+            None => match step.split_once(' ') {
+                Some((name, data)) => {
+                    let data: Value = serde_json::from_str(data).expect("the payload is JSON");
+                    serde_json::json!({ "type": name, "data": data }).to_string()
+                }
+                None => serde_json::json!({ "type": step }).to_string(),
+            },
+        };
+        lines.push(line);
+    }
+    let events =
+        std::env::temp_dir().join(format!("idemchart-witness-{}.jsonl", std::process::id()));
+    std::fs::write(&events, lines.join("\n") + "\n").expect("writable");
+    let run = run_in(
+        Path::new(MANIFEST_DIR),
+        &["run", NESTED, "--events", events.to_str().expect("a path")],
+    );
+    let _ = std::fs::remove_file(&events);
+    assert_eq!(code(&run), 0, "{}", stderr(&run));
+    let states: Vec<Value> = (stdout(&run).lines())
+        .map(|l| serde_json::from_str(l).expect("a JSON line"))
+        .collect();
+    // The start, then one line per step: the answer leads to `active`, and
+    // the repeated charge counts again.
+    assert_eq!(states[1]["configuration"][0], "active", "{states:#?}");
+    let charged = |s: &Value| s["context"]["charged"].as_i64().expect("a count");
+    assert_eq!(charged(&states[2]), 1);
+    assert_eq!(charged(&states[3]), 2);
 }
 
 /// A retry's witness ends with the retried step marked `*`, the same in

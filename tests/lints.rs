@@ -3,9 +3,9 @@
 
 use std::path::{Path, PathBuf};
 
-use idemchart::Diagnostic;
 use idemchart::lint::{Options, lint, lint_with};
 use idemchart::span::SourceFile;
+use idemchart::{Diagnostic, Verdict};
 
 fn root() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
@@ -33,7 +33,7 @@ fn describe(file: &SourceFile, diagnostics: &[Diagnostic]) -> String {
             "{} {} {line}:{col} {}\n",
             d.code, d.name, d.message
         ));
-        if !d.witness.is_empty() || d.confirmed.is_some() {
+        if !d.witness.is_empty() || d.verdict.is_some() {
             out.push_str(&format!(
                 "  witness: [{}] confirmed: {}\n",
                 d.witness
@@ -41,7 +41,7 @@ fn describe(file: &SourceFile, diagnostics: &[Diagnostic]) -> String {
                     .map(|s| format!("\"{s}\""))
                     .collect::<Vec<_>>()
                     .join(", "),
-                match d.confirmed {
+                match Verdict::confirmed(d.verdict) {
                     Some(c) => c.to_string(),
                     None => "none".into(),
                 }
@@ -190,7 +190,7 @@ fn reported_findings_are_never_refuted() {
         let diagnostics = lint(&machine);
         let refuted: Vec<&Diagnostic> = diagnostics
             .iter()
-            .filter(|d| d.confirmed == Some(false))
+            .filter(|d| d.verdict == Some(Verdict::Refuted))
             .collect();
         assert!(
             refuted.is_empty(),
@@ -219,7 +219,7 @@ fn the_readme_pair_shows_the_hazard_and_its_fix() {
     let found = lint(&before);
     let i004: Vec<&Diagnostic> = found.iter().filter(|d| d.code == "I004").collect();
     assert_eq!(i004.len(), 1, "{}", describe(&file, &found));
-    assert_eq!(i004[0].confirmed, Some(true));
+    assert_eq!(i004[0].verdict, Some(Verdict::Confirmed));
     assert_eq!(i004[0].witness, ["PARTIAL_PAYMENT", "PARTIAL_PAYMENT*"]);
     assert!(
         i004[0]

@@ -5,7 +5,7 @@
 use std::path::{Path, PathBuf};
 
 use idemchart::SourceFile;
-use idemchart::diagnostic::Diagnostic;
+use idemchart::diagnostic::{Diagnostic, Verdict};
 use idemchart::import::xstate::{self, MachineSettings, Settings, Version};
 use idemchart::syntax::{Syntax, parse};
 
@@ -45,7 +45,7 @@ fn describe_with(name: &str, settings: &Settings) -> String {
                     out.push_str(&format!(
                         "    witness: {} (confirmed: {:?})\n",
                         d.witness.join(" → "),
-                        d.confirmed
+                        idemchart::Verdict::confirmed(d.verdict)
                     ));
                 }
             }
@@ -129,7 +129,11 @@ fn a_partial_charge_that_adds_to_the_total_is_a_confirmed_cumulative_update() {
         .iter()
         .find(|d| d.code == "I004")
         .expect("the running total is a cumulative update");
-    assert_eq!(i004.confirmed, Some(true), "{i004:?}");
+    assert_eq!(
+        i004.verdict,
+        Some(idemchart::Verdict::Confirmed),
+        "{i004:?}"
+    );
     assert_eq!(i004.witness, ["CHARGE_SUCCEEDED", "CHARGE_SUCCEEDED*"]);
 }
 
@@ -161,7 +165,10 @@ fn the_idioms_of_real_assigns_get_the_right_findings() {
     let findings = idemchart::lint::lint(&payment);
     let i004: Vec<&Diagnostic> = findings.iter().filter(|d| d.code == "I004").collect();
     assert_eq!(i004.len(), 5, "{findings:#?}");
-    assert!(i004.iter().all(|d| d.confirmed == Some(true)), "{i004:#?}");
+    assert!(
+        i004.iter().all(|d| d.verdict == Some(Verdict::Confirmed)),
+        "{i004:#?}"
+    );
 
     let [ledger] = machines("idioms/opaque.mjs")
         .try_into()
@@ -170,7 +177,7 @@ fn the_idioms_of_real_assigns_get_the_right_findings() {
     let i001: Vec<&Diagnostic> = findings.iter().filter(|d| d.code == "I001").collect();
     assert_eq!(i001.len(), 3, "{findings:#?}");
     for d in i001 {
-        assert_eq!(d.confirmed, None, "{d:#?}");
+        assert_eq!(d.verdict, Some(Verdict::Undecided), "{d:#?}");
         assert!(
             d.replay
                 .as_deref()

@@ -51,13 +51,14 @@ pub struct LintArgs {
     /// Colour the human output: auto (on a terminal), always or never.
     #[arg(long, value_enum, default_value_t = Color::Auto)]
     color: Color,
-    /// Also show the graph hazards that no replay of the machine confirms,
-    /// with `confirmed: false` and what refuted them.
+    /// Also show the graph hazards proved impossible (`verdict: refuted`),
+    /// with the proof.
     #[arg(long)]
     show_refuted: bool,
-    /// Print only the findings counted by code (count, code, name, confirmed
-    /// by replay, undecided), on standard output: a table, or a JSON object
-    /// with `--format json`. The exit status is the same as without it.
+    /// Print only the findings counted by code (count, code, name, and by
+    /// verdict: confirmed, not shown, undecided), on standard output: a
+    /// table, or a JSON object with `--format json`. The exit status is the
+    /// same as without it.
     #[arg(long)]
     statistics: bool,
     /// Apply the safe fixes and write the files back; the findings left are

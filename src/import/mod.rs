@@ -62,7 +62,7 @@ pub(crate) fn note(message: String, span: Span) -> Diagnostic {
         labels: Vec::new(),
         help: None,
         witness: Vec::new(),
-        confirmed: None,
+        verdict: None,
         replay: None,
         fix: None,
     }

@@ -125,7 +125,8 @@ fn check(cx: &mut Cx) {
         .map(|(name, uses)| {
             let witness = uses.iter().find_map(|u| {
                 let w = u.witness(cx)?;
-                (replayer.performs_again(Lint::EffectWithoutKey, &w, name) == Some(true))
+                replayer
+                    .performs_again(Lint::EffectWithoutKey, &w, name)
                     .then_some(w)
             });
             finding(m, name, &uses, witness)

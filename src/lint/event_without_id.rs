@@ -1,6 +1,6 @@
 use super::confirm::Replayer;
 use super::{Cx, Finding, Lint, Stage, Witness, fact_note};
-use crate::diagnostic::Label;
+use crate::diagnostic::{Label, Verdict};
 use crate::graph::EventId;
 use crate::diagnostic::Fix;
 use crate::model::{
@@ -101,7 +101,8 @@ fn check(cx: &mut Cx) {
     let mut replayer = Replayer::new(cx);
     let mut harmful_repeat = |e: &Missing| {
         let w = cx.repeat_witness(e.handler, e.event)?;
-        (replayer.confirm(Lint::EventWithoutId, Some(&w), None).confirmed == Some(true)).then_some(w)
+        let verdict = replayer.confirm(Lint::EventWithoutId, Some(&w), None).verdict;
+        (verdict == Some(Verdict::Confirmed)).then_some(w)
     };
     let findings: Vec<Finding> = if m.events.values().any(|d| d.id_field.is_some()) {
         missing

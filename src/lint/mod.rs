@@ -24,7 +24,7 @@ use std::sync::LazyLock;
 use std::sync::atomic::{AtomicBool, Ordering};
 
 use crate::diagnostic::Fix;
-use crate::diagnostic::{Diagnostic, Label, Severity};
+use crate::diagnostic::{Diagnostic, Label, Severity, Verdict};
 use crate::graph::{EventId, MachineGraph, Search};
 use crate::model::{Machine, StateId, Transition, TransitionId, Trigger};
 use crate::span::{SourceFile, Span};
@@ -39,6 +39,8 @@ mod repeat;
 mod witness;
 
 pub use confirm::REPLAY_WORK;
+#[cfg(test)]
+pub(crate) use confirm::without_reasoning;
 pub(crate) use confirm::{Claim, Shape};
 pub use loaded::{fix_xstate, fixable_in_place, lint_loaded};
 pub use witness::{Witness, WitnessEnd, WitnessStep};
@@ -404,8 +406,8 @@ impl<'m> Cx<'m> {
 /// What `lint_with` reports besides the default.
 #[derive(Clone, Copy, Debug, Default)]
 pub struct Options {
-    /// Also report the graph hazards (I001–I004, I008) that no replay
-    /// confirms, with `confirmed: Some(false)` and what refuted them.
+    /// Also report the graph hazards (I001–I004, I008) that are proved
+    /// impossible, with `Verdict::Refuted` and the proof.
     pub show_refuted: bool,
 }
 
@@ -423,8 +425,8 @@ pub fn is_graph_hazard(lint: Lint) -> bool {
 
 /// Every finding of the machine at its lint's default severity, with
 /// suppressions applied and witnesses replayed, sorted by position. A graph
-/// hazard that no run of the interpreter confirms is not reported (see
-/// `lint_with`).
+/// hazard proved impossible is not reported (see `lint_with`); one that no
+/// run of the interpreter shows, unproved, is a note.
 ///
 /// ```
 /// use idemchart::syntax::{Syntax, parse};
@@ -435,7 +437,9 @@ pub fn is_graph_hazard(lint: Lint) -> bool {
 ///     Syntax::Yaml,
 /// ).unwrap();
 /// let findings = idemchart::lint::lint(&machine);
-/// assert!(findings.iter().any(|d| d.code == "I001" && d.confirmed == Some(true)));
+/// assert!(findings.iter().any(|d| {
+///     d.code == "I001" && d.verdict == Some(idemchart::Verdict::Confirmed)
+/// }));
 /// ```
 pub fn lint(machine: &Machine) -> Vec<Diagnostic> {
     lint_with(machine, &Options::default())
@@ -552,13 +556,14 @@ fn run_counted<'m>(
             return None;
         }
         let replay = replayer.confirm(f.lint, f.witness.as_ref(), f.claim.as_ref());
-        let refuted = replay.confirmed == Some(false);
-        if refuted && is_graph_hazard(f.lint) && !options.show_refuted {
+        let hazard = is_graph_hazard(f.lint);
+        if hazard && replay.verdict == Some(Verdict::Refuted) && !options.show_refuted {
             continue;
         }
-        // A declaration lint stands without a witness; one that shows no
-        // harm is left out rather than shown refuted.
-        let unshown = refuted && !is_graph_hazard(f.lint);
+        // A declaration lint stands without a witness; one whose replay
+        // shows no harm is left out rather than shown refuted.
+        let unshown =
+            !hazard && (replay.verdict == Some(Verdict::Refuted) || replay.showed_nothing());
         let replay = if unshown {
             confirm::Replay::default()
         } else {
@@ -570,25 +575,35 @@ fn run_counted<'m>(
             _ => Vec::new(),
         };
         let mut message = f.message;
-        if replay.confirmed.is_none()
-            && let Some(why) = &replay.account
-        {
-            message.push_str(&format!(" (undecided: {why})"));
+        match (replay.verdict, &replay.account) {
+            (Some(Verdict::NotShown), Some(why)) => {
+                message.push_str(&format!(" (not shown: {why})"))
+            }
+            (Some(Verdict::Undecided), Some(why)) => {
+                message.push_str(&format!(" (undecided: {why})"))
+            }
+            _ => {}
         }
+        // A graph hazard that no run shows, and none is proved impossible,
+        // is a note: its reader can declare the fact or raise the bound
+        // that its message names, and CI does not fail on it.
+        let severity = if fact_note::is_note(machine, f.lint)
+            || (hazard && replay.verdict == Some(Verdict::NotShown))
+        {
+            Severity::Note
+        } else {
+            f.lint.default_severity()
+        };
         diagnostics.push(Diagnostic {
             code: f.lint.code(),
             name: f.lint.name(),
-            severity: if fact_note::is_note(machine, f.lint) {
-                Severity::Note
-            } else {
-                f.lint.default_severity()
-            },
+            severity,
             message,
             span: f.span,
             labels: f.labels,
             help: f.help,
             witness,
-            confirmed: replay.confirmed,
+            verdict: replay.verdict,
             replay: replay.account,
             fix: f.fix,
         });

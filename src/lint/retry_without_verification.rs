@@ -777,7 +777,7 @@ states:
         let found = retries(&timeout);
         assert_eq!(found.len(), 1, "{found:?}");
         assert_eq!(found[0].witness, ["ALTA", "after 30s*"]);
-        assert_eq!(found[0].confirmed, Some(true));
+        assert_eq!(found[0].verdict, Some(crate::Verdict::Confirmed));
     }
 
     #[test]
@@ -864,7 +864,7 @@ states:
             found[0].witness,
             ["ENVIAR", "xstate.error.actor.verificarDocumento", "after 5s*"]
         );
-        assert_eq!(found[0].confirmed, Some(true));
+        assert_eq!(found[0].verdict, Some(crate::Verdict::Confirmed));
         assert!(
             found[0].message.contains("nothing says whether `verificarDocumento` acts twice"),
             "{found:?}"

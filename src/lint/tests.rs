@@ -1,6 +1,7 @@
 //! The lint registry: codes, names, severities and documentation.
 
 use super::*;
+use crate::diagnostic::Verdict;
 use crate::syntax::{Syntax, parse};
 
 #[test]
@@ -182,22 +183,26 @@ fn graph_hazards_carry_a_witness_and_a_verdict() {
             if is_graph_hazard(lint) {
                 assert!(!d.witness.is_empty(), "{}: {d:?}", path.display());
                 assert!(
-                    d.confirmed == Some(true) || (d.confirmed.is_none() && d.replay.is_some()),
+                    d.verdict == Some(Verdict::Confirmed)
+                        || (d.verdict.is_some() && d.replay.is_some()),
                     "{}: {d:?}",
                     path.display()
                 );
             } else if lint.is_idempotency() {
                 assert!(
-                    d.witness.is_empty() || d.confirmed == Some(true),
+                    d.witness.is_empty() || d.verdict == Some(Verdict::Confirmed),
                     "{}: {d:?}",
                     path.display()
                 );
             } else if lint == Lint::EventlessLoop {
                 // One turn of the loop, confirmed when the replay runs out of
                 // microsteps.
-                assert!(d.witness.is_empty() || d.confirmed == Some(true), "{d:?}");
+                assert!(
+                    d.witness.is_empty() || d.verdict == Some(Verdict::Confirmed),
+                    "{d:?}"
+                );
             } else {
-                assert!(d.witness.is_empty() && d.confirmed.is_none(), "{d:?}");
+                assert!(d.witness.is_empty() && d.verdict.is_none(), "{d:?}");
             }
         }
     }
@@ -340,7 +345,7 @@ fn replays_past_the_work_budget_are_undecided_with_the_reason() {
     // is checked before each step, so the last one may pass it.
     let confirmed = loops_found
         .iter()
-        .take_while(|d| d.confirmed == Some(true))
+        .take_while(|d| d.verdict == Some(Verdict::Confirmed))
         .count();
     let per_loop = confirm::REPLAY_MICROSTEPS;
     assert!(
@@ -353,12 +358,17 @@ fn replays_past_the_work_budget_are_undecided_with_the_reason() {
     );
     let reason = "the replay budget of 250000 interpreter microsteps per lint run is spent";
     for undecided in &loops_found[confirmed..] {
-        assert_eq!(undecided.confirmed, None, "{}", undecided.message);
+        assert_eq!(
+            undecided.verdict,
+            Some(Verdict::NotShown),
+            "{}",
+            undecided.message
+        );
         assert_eq!(undecided.replay.as_deref(), Some(reason));
         assert!(
             undecided
                 .message
-                .ends_with(&format!("(undecided: {reason})")),
+                .ends_with(&format!("(not shown: {reason})")),
             "{}",
             undecided.message
         );
@@ -411,7 +421,7 @@ fn on_the_fallback(text: &str) -> Diagnostic {
 fn a_transition_only_repeats_take_is_refuted_without_a_search() {
     let new_id = "!(event.paymentId in context.seen)";
     let refuted = on_the_fallback(&payments(new_id, "[]"));
-    assert_eq!(refuted.confirmed, Some(false));
+    assert_eq!(refuted.verdict, Some(Verdict::Refuted));
     let account = refuted.replay.as_deref().unwrap_or_default();
     assert!(
         account.ends_with(
@@ -441,23 +451,35 @@ fn a_transition_only_repeats_take_is_refuted_without_a_search() {
     // A guard that tests more than the id: a first delivery of amount 0
     // takes the fallback, and the search finds it.
     let more = on_the_fallback(&payments(&format!("{new_id} && event.amount > 0"), "[]"));
-    assert_eq!(more.confirmed, Some(true), "{:?}", more.replay);
+    assert_eq!(more.verdict, Some(Verdict::Confirmed), "{:?}", more.replay);
 
     // A set that does not start empty may hold a first delivery's id (here
     // the replay's first one), so the search runs, and finds that run.
     let preset = on_the_fallback(&payments(new_id, "['PAYMENT-1']"));
-    assert_eq!(preset.confirmed, Some(true), "{:?}", preset.replay);
+    assert_eq!(
+        preset.verdict,
+        Some(Verdict::Confirmed),
+        "{:?}",
+        preset.replay
+    );
 }
 
 /// The findings of `codes` on the machine (refuted ones shown), each
 /// asserted refuted with an account that ends with `reason`: how many.
 fn refuted_with(machine: &Machine, codes: &[&str], reason: &str) -> usize {
+    with_verdict(machine, codes, Verdict::Refuted, reason)
+}
+
+/// The findings of `codes` on the machine (refuted ones shown), each
+/// asserted to have the verdict, with an account that ends with `reason`:
+/// how many.
+fn with_verdict(machine: &Machine, codes: &[&str], verdict: Verdict, reason: &str) -> usize {
     let findings = lint_with(machine, &Options { show_refuted: true });
     let chosen: Vec<&Diagnostic> = (findings.iter())
         .filter(|d| codes.contains(&d.code))
         .collect();
     for d in &chosen {
-        assert_eq!(d.confirmed, Some(false), "{}", d.message);
+        assert_eq!(d.verdict, Some(verdict), "{}", d.message);
         let account = d.replay.as_deref().unwrap_or_default();
         assert!(account.ends_with(reason), "{account}");
     }
@@ -600,9 +622,19 @@ states:
   refunded: { id: refunded, type: final }
 ";
     let machine = parse(text, Syntax::Yaml).expect("loads");
-    // One finding for each field the assign derives.
-    let reason = "no other run of up to 8 moves the search tried shows it";
-    assert_eq!(refuted_with(&machine, &["I004"], reason), 2);
+    // One finding for each field the assign derives: not shown, since the
+    // search stops short of the state, and so not refuted, but reported
+    // as notes that name the bound.
+    let reason =
+        "`returning.atWarehouse` takes at least 9 moves to enter, more than the 8 the search makes";
+    assert_eq!(
+        with_verdict(&machine, &["I004"], Verdict::NotShown, reason),
+        2
+    );
+    for d in lint(&machine).iter().filter(|d| d.code == "I004") {
+        assert_eq!(d.severity, Severity::Note, "{}", d.message);
+        assert!(d.message.ends_with(&format!("{reason})")), "{}", d.message);
+    }
 
     let cx = Cx::new(&machine, None);
     let state = |path: &str| machine.find_path(path).expect(path).index();
@@ -624,7 +656,8 @@ states:
     assert_eq!(fewest[state("returning.atWarehouse")], 9);
     let receipt = claim_on("returning.atWarehouse", "RETURN_RECEIVED");
     assert_eq!(replayer.never_taken_first(&receipt), None);
-    assert!(replayer.search(&receipt).is_none());
+    let unfound = replayer.search(&receipt).expect_err("no run");
+    assert!(unfound.ends_with(reason), "{unfound}");
     assert_eq!(replayer.explored_so_far(), 0, "no configuration explored");
 
     // One move less deep, the search runs (and finds that a repeated
@@ -632,7 +665,7 @@ states:
     assert!(
         replayer
             .search(&claim_on("returning.inTransit", "ARRIVED"))
-            .is_none()
+            .is_err()
     );
     assert!(replayer.explored_so_far() > 1);
 }
@@ -729,7 +762,7 @@ states:
     };
     let mut replayer = confirm::Replayer::new(&cx);
     let found = replayer.search(&claim).expect("a run");
-    assert_eq!(found.confirmed, Some(true));
+    assert_eq!(found.verdict, Some(Verdict::Confirmed));
     assert_eq!(
         found.witness.as_deref(),
         Some(
@@ -740,4 +773,164 @@ states:
         )
     );
     assert_eq!(replayer.explored_so_far(), 1, "only the start explored");
+}
+
+/// The fixtures of the reasoning about payloads, each with the lint and
+/// place (a text of the file) of its hazard and what the witness's first
+/// delivery carries.
+const REASONED: &[(&str, &str, &str, &str)] = &[
+    (
+        include_str!("../../tests/lints/reason-nested-payload.yaml"),
+        "I004",
+        "charged: \"context.charged",
+        r#"xstate.done.actor.loadSubscription {"output": {"subscription": {"status": "active"}}}"#,
+    ),
+    (
+        include_str!("../../tests/lints/reason-map-literal.yaml"),
+        "I004",
+        "loans: \"context.loans",
+        r#""status": "onloan""#,
+    ),
+    (
+        include_str!("../../tests/lints/reason-ternary.yaml"),
+        "I004",
+        "drawn: \"context.drawn",
+        r#""plan": "gold""#,
+    ),
+    (
+        include_str!("../../tests/lints/reason-threshold.yaml"),
+        "I004",
+        "perks: \"context.perks",
+        r#"TOP_UP {"amount": 99"#,
+    ),
+    (
+        include_str!("../../tests/lints/reason-has.yaml"),
+        "I004",
+        "welcomes: \"context.welcomes",
+        r#""profile": {"email": "email-1"}"#,
+    ),
+];
+
+/// The finding of `code` at the first place `at` is written.
+fn finding_at<'d>(text: &str, found: &'d [Diagnostic], code: &str, at: &str) -> &'d Diagnostic {
+    let offset = text.find(at).expect("the place is in the file") as u32;
+    (found.iter())
+        .find(|d| d.code == code && d.span.start == offset)
+        .unwrap_or_else(|| panic!("no {code} at `{at}`: {found:#?}"))
+}
+
+#[test]
+fn the_reasoning_confirms_each_fixture_with_the_payload_it_chose() {
+    for &(text, code, at, payload) in REASONED {
+        let machine = parse(text, Syntax::Yaml).expect("loads");
+        let found = lint(&machine);
+        let d = finding_at(text, &found, code, at);
+        assert_eq!(d.verdict, Some(Verdict::Confirmed), "{d:#?}");
+        assert_eq!(d.severity, Severity::Warning);
+        assert!(
+            d.witness.iter().any(|step| step.contains(payload)),
+            "{:?} lacks {payload}",
+            d.witness
+        );
+        // Without the reasoning the same finding is not shown: a note that
+        // says where (it was refuted before the verdict had three values).
+        let without = without_reasoning(|| lint(&machine));
+        let d = finding_at(text, &without, code, at);
+        assert_eq!(d.verdict, Some(Verdict::NotShown), "{d:#?}");
+        assert_eq!(d.severity, Severity::Note);
+        assert!(d.message.contains("(not shown: "), "{}", d.message);
+        assert!(
+            d.witness.iter().all(|step| !step.contains('{')),
+            "{:?}",
+            d.witness
+        );
+    }
+}
+
+#[test]
+fn refuted_is_never_said_of_a_claim_the_search_did_not_reach() {
+    // Twelve TICKs unlock `unlocked`; the search makes at most 8 moves.
+    let text = include_str!("../../tests/lints/not-shown-deep-counter.yaml");
+    let machine = parse(text, Syntax::Yaml).expect("loads");
+    let all = lint_with(&machine, &Options { show_refuted: true });
+    assert!(
+        all.iter().all(|d| d.verdict != Some(Verdict::Refuted)),
+        "{all:#?}"
+    );
+    let open: Vec<&Diagnostic> = (all.iter())
+        .filter(|d| d.witness.iter().any(|s| s.starts_with("OPEN")))
+        .collect();
+    assert_eq!(open.len(), 2, "{all:#?}");
+    for d in open {
+        assert_eq!(d.verdict, Some(Verdict::NotShown));
+        let why = d.replay.as_deref().unwrap_or_default();
+        assert!(
+            why.contains("`context.ticks >= 12`")
+                && why.ends_with("it stopped at its bound of 8 moves from the start"),
+            "{why}"
+        );
+        assert_eq!(d.severity, Severity::Note);
+    }
+    // Reported by default, as notes.
+    let reported = lint(&machine);
+    assert_eq!(
+        (reported.iter())
+            .filter(|d| d.verdict == Some(Verdict::NotShown))
+            .count(),
+        2
+    );
+}
+
+#[test]
+fn a_repeat_refused_for_every_payload_is_refuted_and_one_merely_unfound_is_not() {
+    // The repeat of a rejected review meets a guard that wants it approved:
+    // no payload passes both, so the claim is refuted and not reported.
+    let text = include_str!("../../tests/lints/search-review-decision.yaml");
+    let machine = parse(text, Syntax::Yaml).expect("loads");
+    let all = lint_with(&machine, &Options { show_refuted: true });
+    let refuted: Vec<&Diagnostic> = (all.iter())
+        .filter(|d| d.verdict == Some(Verdict::Refuted))
+        .collect();
+    assert_eq!(refuted.len(), 1, "{all:#?}");
+    assert!(
+        (refuted[0].replay.as_deref().unwrap_or_default())
+            .contains("which passed `event.decision == \"rejected\"`")
+    );
+    assert!(
+        lint(&machine)
+            .iter()
+            .all(|d| d.verdict != Some(Verdict::Refuted))
+    );
+
+    // The same guards with a host guard on the repeat's handler: what the
+    // host answers is not known, so nothing is proved.
+    let host = text
+        .replace("machine: kyc", "machine: kyc\nguards: [rereview]")
+        .replace(
+            "REVISION: { target: aprobado, guard: \"event.decision == \\\"approved\\\"\" }",
+            "REVISION: { target: aprobado, guard: \"rereview\" }",
+        );
+    let machine = parse(&host, Syntax::Yaml).expect("loads");
+    let all = lint_with(&machine, &Options { show_refuted: true });
+    assert!(
+        all.iter().all(|d| d.verdict != Some(Verdict::Refuted)),
+        "{all:#?}"
+    );
+}
+
+#[test]
+fn a_witness_written_with_payloads_replays_with_them() {
+    // `idemchart graph --witness` replays a witness to draw it: the
+    // payloads it is written with take the path.
+    let text = include_str!("../../tests/lints/reason-nested-payload.yaml");
+    let machine = parse(text, Syntax::Yaml).expect("loads");
+    let found = lint(&machine);
+    let d = (found.iter())
+        .find(|d| d.code == "I004")
+        .expect("the charge counted twice");
+    let taken = witness_transitions(&machine, d).expect("its steps replay");
+    assert_eq!(taken.len(), d.witness.len());
+    // The answer takes `onDone`, then the eventless choice of `active`.
+    assert_eq!(taken[0].len(), 2, "{taken:?}");
+    assert_eq!(taken[1], taken[2], "the repeat takes the charge again");
 }

@@ -4,7 +4,7 @@
 use serde::Serialize;
 
 use super::{FileReport, Region, Summary, portable_path};
-use crate::diagnostic::Fix;
+use crate::diagnostic::{Fix, Verdict};
 use crate::span::SourceFile;
 
 #[derive(Serialize)]
@@ -23,8 +23,15 @@ struct JsonDiagnostic<'a> {
     column: usize,
     message: &'a str,
     witness: &'a [String],
+    /// `true` when the replay confirmed the finding, `false` when it is
+    /// refuted, `null` otherwise: `verdict` says which.
     confirmed: Option<bool>,
-    /// Why the replay did not confirm: no verdict, or what refuted it.
+    /// `confirmed`, `refuted`, `not-shown` or `undecided`; absent where no
+    /// replay was made.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    verdict: Option<&'static str>,
+    /// Why the replay did not confirm: what refuted it, where it was not
+    /// shown, or why it could not decide.
     #[serde(skip_serializing_if = "Option::is_none")]
     replay: Option<&'a str>,
     /// The fix that removes the finding, `null` where there is none.
@@ -100,7 +107,8 @@ pub fn json(reports: &[FileReport]) -> String {
                     column: region.start_column,
                     message: &d.message,
                     witness: &d.witness,
-                    confirmed: d.confirmed,
+                    confirmed: Verdict::confirmed(d.verdict),
+                    verdict: d.verdict.map(Verdict::as_str),
                     replay: d.replay.as_deref(),
                     fix: d.fix.as_ref().map(|f| JsonFix::of(f, &report.file)),
                 }

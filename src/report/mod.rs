@@ -19,7 +19,7 @@ pub use statistics::{CodeCount, statistics, statistics_json, statistics_table};
 
 use serde::Serialize;
 
-use crate::diagnostic::{Diagnostic, Severity};
+use crate::diagnostic::{Diagnostic, Severity, Verdict};
 use crate::span::{SourceFile, Span};
 
 /// One file and what was found in it, at the severities in force.
@@ -152,13 +152,15 @@ pub fn witness_line(diagnostic: &Diagnostic) -> Option<String> {
         return None;
     }
     let mut line = diagnostic.witness.join(" → ");
-    match diagnostic.confirmed {
-        Some(true) => line.push_str(" (confirmed by replay)"),
-        Some(false) => match &diagnostic.replay {
+    match diagnostic.verdict {
+        Some(Verdict::Confirmed) => line.push_str(" (confirmed by replay)"),
+        Some(Verdict::Refuted) => match &diagnostic.replay {
             Some(why) => line.push_str(&format!(" (refuted by replay: {why})")),
-            None => line.push_str(" (not reproduced by replay)"),
+            None => line.push_str(" (refuted by replay)"),
         },
-        None => {}
+        // The message says where it was not shown.
+        Some(Verdict::NotShown) => line.push_str(" (not shown by replay)"),
+        Some(Verdict::Undecided) | None => {}
     }
     Some(line)
 }
@@ -283,7 +285,7 @@ pub(crate) mod tests {
             }],
             help: Some("guard the handler with `not seen.contains(event.id)`".to_string()),
             witness: vec!["PAGO".to_string(), "PAGO*".to_string()],
-            confirmed: Some(true),
+            verdict: Some(Verdict::Confirmed),
             replay: None,
             fix: None,
         };
@@ -296,7 +298,7 @@ pub(crate) mod tests {
             labels: Vec::new(),
             help: None,
             witness: Vec::new(),
-            confirmed: None,
+            verdict: None,
             replay: None,
             fix: Some(Fix::unsafe_edits(
                 "keep event ids for 5d",
@@ -385,7 +387,18 @@ pub(crate) mod tests {
             witness_line(&diagnostic).as_deref(),
             Some("PAGO → PAGO* (confirmed by replay)")
         );
-        diagnostic.confirmed = None;
+        diagnostic.verdict = Some(Verdict::NotShown);
+        assert_eq!(
+            witness_line(&diagnostic).as_deref(),
+            Some("PAGO → PAGO* (not shown by replay)")
+        );
+        diagnostic.verdict = Some(Verdict::Refuted);
+        diagnostic.replay = Some("the repeat is refused".into());
+        assert_eq!(
+            witness_line(&diagnostic).as_deref(),
+            Some("PAGO → PAGO* (refuted by replay: the repeat is refused)")
+        );
+        diagnostic.verdict = None;
         assert_eq!(witness_line(&diagnostic).as_deref(), Some("PAGO → PAGO*"));
         diagnostic.witness.clear();
         assert_eq!(witness_line(&diagnostic), None);

@@ -13,7 +13,7 @@ use serde::Serialize;
 use super::{FileReport, Region, portable_path};
 use crate::config::LintInfo;
 use crate::diagnostic::{Applicability, Fix};
-use crate::diagnostic::{Diagnostic, Severity};
+use crate::diagnostic::{Diagnostic, Severity, Verdict};
 use crate::span::SourceFile;
 
 const SCHEMA: &str = "https://json.schemastore.org/sarif-2.1.0.json";
@@ -131,6 +131,10 @@ struct Replacement {
 #[derive(Serialize)]
 struct ResultProperties {
     witness: Vec<String>,
+    /// `confirmed`, `refuted`, `not-shown` or `undecided`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    verdict: Option<&'static str>,
+    /// `true` when confirmed, `false` when refuted (as before `verdict`).
     #[serde(skip_serializing_if = "Option::is_none")]
     confirmed: Option<bool>,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -259,10 +263,13 @@ pub fn sarif(reports: &[FileReport], lints: &[LintInfo]) -> String {
                 locations: vec![place(d.span, None, None)],
                 related_locations,
                 code_flows,
-                properties: (!d.witness.is_empty()).then(|| ResultProperties {
-                    witness: d.witness.clone(),
-                    confirmed: d.confirmed,
-                    replay: d.replay.clone(),
+                properties: (!d.witness.is_empty() || d.verdict.is_some()).then(|| {
+                    ResultProperties {
+                        witness: d.witness.clone(),
+                        verdict: d.verdict.map(Verdict::as_str),
+                        confirmed: Verdict::confirmed(d.verdict),
+                        replay: d.replay.clone(),
+                    }
                 }),
                 fixes: d
                     .fix

@@ -492,7 +492,7 @@ fn a_repeat_whose_only_change_is_an_unread_assign_is_undecided_and_names_it() {
         });\n";
     let found = lint_ts(text);
     let i001 = finding(&found, "I001", "RENAMED", text);
-    assert_eq!(i001.confirmed, None, "{i001:#?}");
+    assert_eq!(i001.verdict, Some(crate::Verdict::Undecided), "{i001:#?}");
     assert_eq!(
         i001.replay.as_deref(),
         Some("rests on `format(...)` at m.ts:8:52, which idemchart could not read")
@@ -520,10 +520,10 @@ fn a_harm_shown_by_translated_code_alone_stays_confirmed() {
         });\n";
     let found = lint_ts(text);
     let i004 = finding(&found, "I004", "renames: (", text);
-    assert_eq!(i004.confirmed, Some(true), "{i004:#?}");
+    assert_eq!(i004.verdict, Some(crate::Verdict::Confirmed), "{i004:#?}");
     assert_eq!(
-        finding(&found, "I001", "RENAMED", text).confirmed,
-        Some(true)
+        finding(&found, "I001", "RENAMED", text).verdict,
+        Some(crate::Verdict::Confirmed)
     );
 }
 
@@ -547,7 +547,7 @@ fn a_run_through_an_unread_assign_of_what_a_guard_reads_is_undecided() {
         });\n";
     let found = lint_ts(text);
     let i004 = finding(&found, "I004", "approvals: (", text);
-    assert_eq!(i004.confirmed, None, "{i004:#?}");
+    assert_eq!(i004.verdict, Some(crate::Verdict::Undecided), "{i004:#?}");
     let why = i004.replay.as_deref().unwrap_or_default();
     assert!(
         why.starts_with("rests on `classify(...)` at m.ts:8:"),
@@ -583,7 +583,7 @@ fn a_helper_that_returns_actions_stands_for_anything() {
     assert_eq!(part.what, "`raiseAndAssign(...)` at m.ts:8:20");
     let found = crate::lint::lint(machine);
     let i001 = finding(&found, "I001", "SUBMIT", text);
-    assert_eq!(i001.confirmed, None, "{i001:#?}");
+    assert_eq!(i001.verdict, Some(crate::Verdict::Undecided), "{i001:#?}");
 }
 
 /// Delays and keys a program computes from number literals, as timing
@@ -801,7 +801,11 @@ fn machines_of_an_imported_setup_are_xstates() {
         .iter()
         .find(|d| d.code == "I004")
         .expect("the append is read");
-    assert_eq!(i004.confirmed, Some(true), "{i004:#?}");
+    assert_eq!(
+        i004.verdict,
+        Some(crate::diagnostic::Verdict::Confirmed),
+        "{i004:#?}"
+    );
     let loaded = load_at(&root, "src/workflows/registry.ts");
     assert!(loaded.is_machine_file);
     let notes = loaded.machines[0].machine.as_ref().expect_err("not read");
@@ -834,6 +838,10 @@ fn a_payload_field_of_fields_is_made_for_the_replay() {
     let found = lint_ts(text);
     for field in ["lines: (", "totalCents: (", "notes: ("] {
         let i004 = finding(&found, "I004", field, text);
-        assert_eq!(i004.confirmed, Some(true), "{i004:#?}");
+        assert_eq!(
+            i004.verdict,
+            Some(crate::diagnostic::Verdict::Confirmed),
+            "{i004:#?}"
+        );
     }
 }

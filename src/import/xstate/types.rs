@@ -1120,8 +1120,9 @@ mod tests {
     }
 
     /// A deposit is counted only when it covers what is due, a field of the
-    /// context: the replay's payload search passes that guard only with a
-    /// number large enough, which it tries for a field typed `number`.
+    /// context: the replay's synthesized payloads pass that guard only with
+    /// a number large enough, which they try for a field typed `number`;
+    /// the reasoning about payloads chooses the amount due either way.
     #[test]
     fn typed_payload_fields_reach_the_replays_payload_search() {
         let booking = |types: &str| {
@@ -1146,12 +1147,26 @@ mod tests {
             typed.events["PAY_DEPOSIT"].payload.as_ref().unwrap()["amount"].ty,
             PayloadType::Number
         );
-        let found = cumulative(&typed);
+        let untyped = machine(&booking(""));
+        let found = crate::lint::without_reasoning(|| cumulative(&typed));
         assert_eq!(found.len(), 1, "{found:?}");
-        assert_eq!(found[0].confirmed, Some(true));
+        assert_eq!(found[0].verdict, Some(crate::Verdict::Confirmed));
         assert_eq!(found[0].witness, ["PAY_DEPOSIT", "PAY_DEPOSIT*"]);
-        // Without the type, no synthesized payload passes the guard: the
-        // replay refutes the hazard, and it is not reported.
-        assert!(cumulative(&machine(&booking(""))).is_empty());
+        // Without the type, no synthesized payload passes the guard, and no
+        // run shows the hazard: a note.
+        let found = crate::lint::without_reasoning(|| cumulative(&untyped));
+        assert_eq!(found[0].verdict, Some(crate::Verdict::NotShown));
+        assert_eq!(found[0].severity, crate::Severity::Note);
+        // With the reasoning, the typed machine needs none (a synthesized
+        // payload passes); the untyped one gets the amount due, read from
+        // the guard and the context.
+        let found = cumulative(&typed);
+        assert_eq!(found[0].witness, ["PAY_DEPOSIT", "PAY_DEPOSIT*"]);
+        let found = cumulative(&untyped);
+        assert_eq!(found[0].verdict, Some(crate::Verdict::Confirmed));
+        assert_eq!(
+            found[0].witness,
+            [r#"PAY_DEPOSIT {"amount": 150}"#, "PAY_DEPOSIT*"]
+        );
     }
 }
