@@ -619,9 +619,11 @@ states:
               - assign:
                   seen: \"context.seen + [event.returnId + '-received']\"
                   refunded: 'context.refunded + event.amount'
-  refunded: { id: refunded, type: final }
+  refunded: { id: refunded, on: { PLACE: placed } }
 ";
     let machine = parse(text, Syntax::Yaml).expect("loads");
+    // (`refunded` is no final state: a repeat after one is refuted, the
+    // machine having ended.)
     // One finding for each field the assign derives: not shown, since the
     // search stops short of the state, and so not refuted, but reported
     // as notes that name the bound.
@@ -809,6 +811,14 @@ const REASONED: &[(&str, &str, &str, &str)] = &[
         "welcomes: \"context.welcomes",
         r#""profile": {"email": "email-1"}"#,
     ),
+    // The graph's path has no delivery whose payload the guard reads: the
+    // reasoning walks a run the search made with one before the claim.
+    (
+        include_str!("../../tests/lints/reason-summed-before.yaml"),
+        "I001",
+        "{ target: second,",
+        r#"LINE_ADDED {"line": {"amountCents": 1000001}"#,
+    ),
 ];
 
 /// The finding of `code` at the first place `at` is written.
@@ -845,6 +855,32 @@ fn the_reasoning_confirms_each_fixture_with_the_payload_it_chose() {
             d.witness
         );
     }
+}
+
+/// A repeat after a transition into a final state at the top is refused:
+/// the machine ended. Both `APPROVED` transitions into `paying` say so.
+#[test]
+fn a_machine_that_ended_refutes_the_repeat() {
+    let text = include_str!("../../tests/lints/reason-summed-before.yaml");
+    let machine = parse(text, Syntax::Yaml).expect("loads");
+    let all = lint_with(&machine, &Options { show_refuted: true });
+    let refuted: Vec<&Diagnostic> = (all.iter())
+        .filter(|d| d.verdict == Some(Verdict::Refuted))
+        .collect();
+    assert_eq!(refuted.len(), 2, "{all:#?}");
+    for d in refuted {
+        assert_eq!(d.code, "I004");
+        let why = d.replay.as_deref().unwrap_or_default();
+        assert!(
+            why.ends_with("the first `APPROVED` ends the machine in its final state `paying`, and a machine that ended takes no event"),
+            "{why}"
+        );
+    }
+    assert!(
+        lint(&machine)
+            .iter()
+            .all(|d| d.verdict != Some(Verdict::Refuted))
+    );
 }
 
 #[test]

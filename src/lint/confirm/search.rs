@@ -199,13 +199,45 @@ impl<'a, 'm> Replayer<'a, 'm> {
     /// The first deliveries of the claim's event from one configuration, and
     /// what follows them, reached by the moves `before`.
     pub(super) fn try_start(&mut self, claim: &Claim, start: &Actor, before: Vec<Move>) -> Start {
-        let takes = repeat_must_take(claim);
-        let retried = claim.retried();
         let i = before.len();
         let variants = self.variants(claim.event, i);
         // The payload the reasoning chose for the claim's guards, first.
         let reasoned = self.reason_start(claim, start, i);
-        for event in reasoned.iter().chain(variants.iter()) {
+        if reasoned.is_none()
+            && let Some(mut moves) = self.reason_prefix(claim, &before)
+            && let Some(Move::Send(first)) = moves.pop()
+        {
+            // The run there with the payloads the reasoning chose for the
+            // deliveries before it, whose handlers the claim's guards read.
+            let mut actor = self.started();
+            for m in &moves {
+                self.apply_move(&mut actor, m);
+            }
+            match self.try_events(claim, &actor, moves, std::slice::from_ref(&first)) {
+                Start::Next => {}
+                decided => return decided,
+            }
+        }
+        let events: Vec<Event> = reasoned
+            .into_iter()
+            .chain(variants.iter().cloned())
+            .collect();
+        self.try_events(claim, start, before, &events)
+    }
+
+    /// The deliveries `events` of the claim's event from one configuration
+    /// (each the first delivery), and what follows them.
+    fn try_events(
+        &mut self,
+        claim: &Claim,
+        start: &Actor,
+        before: Vec<Move>,
+        events: &[Event],
+    ) -> Start {
+        let takes = repeat_must_take(claim);
+        let retried = claim.retried();
+        let i = before.len();
+        for event in events {
             if self.sends_left == 0 || self.search_work_spent() || self.cx.cancelled() {
                 self.stopped();
                 return Start::Stop;
@@ -448,9 +480,9 @@ impl<'a, 'm> Replayer<'a, 'm> {
             return;
         }
         let start = self.started();
-        let mut seen = Fingerprints::default();
-        seen.insert(start.fingerprint());
         let performed = effect_names(start.last_step(), &[]);
+        let mut seen = Fingerprints::default();
+        seen.insert(with_performed(start.fingerprint(), &performed));
         // The exploration takes at most half of what the searches may
         // send, so that the claims have the other half.
         let left = self.sends_left - self.sends_left / 2;
@@ -528,10 +560,23 @@ impl<'a, 'm> Replayer<'a, 'm> {
                 break;
             }
             ex.left -= 1;
-            let Some(actor) = self.move_to_unseen(&ex.nodes[at].actor, &next, &mut ex.seen) else {
+            let mut actor = self.fork(&ex.nodes[at].actor);
+            if !self.apply_move(&mut actor, &next) {
+                self.keep(actor);
                 continue;
-            };
+            }
             let performed = effect_names(actor.last_step(), &ex.nodes[at].performed);
+            // A configuration reached again after an effect was performed
+            // is another place to start from: a retry claim (I008) starts
+            // only where its effect was performed on the way (a failed
+            // charge's configuration is the one before the charge).
+            if !ex
+                .seen
+                .insert(with_performed(actor.fingerprint(), &performed))
+            {
+                self.keep(actor);
+                continue;
+            }
             // The node keeps the state alone; the fork's buffers go to the
             // next fork.
             ex.nodes.push(Explored {
@@ -620,7 +665,7 @@ pub(super) enum Start {
 /// or its starts, among the first ones leaves the rest unexplored.
 pub(super) struct Explorer {
     nodes: Vec<Explored>,
-    /// The fingerprints of the nodes (`Actor::fingerprint`): two states
+    /// The fingerprints of the nodes (`with_performed`): two states
     /// that collide only make the exploration skip one, never report
     /// anything.
     seen: Fingerprints,
@@ -645,6 +690,21 @@ pub(super) fn moves_to(nodes: &[Explored], mut k: usize) -> Vec<Move> {
     }
     moves.reverse();
     moves
+}
+
+/// A configuration's fingerprint with the effects performed on the way to
+/// it, as the exploration tells its nodes apart.
+fn with_performed(fingerprint: u64, performed: &[Arc<str>]) -> u64 {
+    use std::hash::{BuildHasher, Hash, Hasher};
+    if performed.is_empty() {
+        return fingerprint;
+    }
+    let mut names: Vec<&str> = performed.iter().map(|p| &**p).collect();
+    names.sort_unstable();
+    let mut hasher = foldhash::fast::FixedState::default().build_hasher();
+    fingerprint.hash(&mut hasher);
+    names.hash(&mut hasher);
+    hasher.finish()
 }
 
 /// A set of `Actor::fingerprint`s, which are hashes already.

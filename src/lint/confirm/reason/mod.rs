@@ -68,9 +68,22 @@ enum Before {
 pub(super) struct Memo {
     /// By target, the states a transition to it may leave active.
     entries: RefCell<HashMap<StateId, Rc<[StateId]>>>,
-    /// By event, whether a guard of a transition it triggers reads the
-    /// event.
-    guarded: std::cell::OnceCell<Vec<bool>>,
+    /// By event, what the guards and actions of the transitions it
+    /// triggers read.
+    reads: std::cell::OnceCell<EventReads>,
+    /// The shapes of run `reason_prefix` walked: the claim's transition,
+    /// then each move's event (`u32::MAX` for a timer).
+    prefixes: RefCell<std::collections::HashSet<Vec<u32>>>,
+}
+
+/// By event (its index), what the transitions it triggers read.
+struct EventReads {
+    /// A guard reads a payload field besides the id.
+    payload: Vec<bool>,
+    /// A guard reads the context.
+    context: Vec<bool>,
+    /// An action reads a payload field besides the id.
+    assigned: Vec<bool>,
 }
 
 /// A walk of a path on the model.
@@ -603,47 +616,7 @@ impl Replayer<'_, '_> {
         if disabled() || claim.shape == Shape::Retry {
             return None;
         }
-        // Only where a guard of the event's handlers reads a field of its
-        // payload besides its id (which the replay gives), or reads the
-        // context where one of them assigns such a field.
-        let cx = self.cx;
-        let guarded = self.memo.guarded.get_or_init(|| {
-            let events = cx.graph.events.len();
-            let (mut payload, mut context, mut assigned) = (
-                vec![false; events],
-                vec![false; events],
-                vec![false; events],
-            );
-            for (index, t) in cx.machine.transitions.iter().enumerate() {
-                for &e in cx.graph.trigger_events(TransitionId(index as u32)) {
-                    let id = cx.decl(e).and_then(|d| d.id_field.as_ref());
-                    let reads = |x: &Expr| {
-                        let mut reads = false;
-                        x.walk(&mut |x| {
-                            if let Some(f) = super::super::analysis::event_field(x) {
-                                reads |= f != "id" && id.is_none_or(|id| id.text != f);
-                            }
-                        });
-                        reads
-                    };
-                    if let Some(guard) = &t.guard {
-                        payload[e.index()] |= reads(guard);
-                        let mut fields = Vec::new();
-                        super::super::analysis::reads(guard, &mut fields);
-                        context[e.index()] |= !fields.is_empty();
-                    }
-                    for action in &t.actions {
-                        super::deliveries::for_each_expr(action, &mut |x| {
-                            assigned[e.index()] |= reads(x);
-                        });
-                    }
-                }
-            }
-            (0..events)
-                .map(|e| payload[e] || (context[e] && assigned[e]))
-                .collect()
-        });
-        if !guarded[claim.event.index()] {
+        if !self.guarded(claim.event) {
             return None;
         }
         let repeat = claim.shape != Shape::Later;
@@ -670,6 +643,163 @@ impl Replayer<'_, '_> {
         let reasoning = self.payloads(walk.conditions, &[Some((claim.event, i))]);
         let chosen = reasoning.chosen.into_iter().next().flatten()?;
         (!self.synthesized(claim.event, i, &chosen.data)).then_some(chosen)
+    }
+
+    /// A run to the claim's first delivery whose earlier deliveries carry
+    /// the payloads the claim's guards need, where the guards read context
+    /// that those deliveries' handlers computed from their payloads: an
+    /// invoice's lines summed above a limit before its approval. `before`
+    /// are the moves a search made to the configuration it starts from; the
+    /// walk goes over the transitions they took, with their payloads free,
+    /// and the claim's delivery after them. The moves, the claim's delivery
+    /// last, when the conditions were solved with a payload that differs
+    /// from what the search sent; each shape of run once per replayer.
+    pub(super) fn reason_prefix(
+        &mut self,
+        claim: &Claim,
+        before: &[super::search::Move],
+    ) -> Option<Vec<super::search::Move>> {
+        use super::search::Move;
+        let &t = claim.taking.first()?;
+        if disabled()
+            || claim.shape == Shape::Retry
+            || !self.event_reads().context[claim.event.index()]
+            || !before.iter().any(|m| matches!(m, Move::Send(_)))
+        {
+            return None;
+        }
+        let cx = self.cx;
+        // Replayed, for the transitions each move took.
+        let mut actor = self.started();
+        let mut steps = Vec::with_capacity(before.len() + 1);
+        let mut shape = vec![t.0];
+        let mut assigns_from_payload = false;
+        for m in before {
+            self.apply_move(&mut actor, m);
+            let step = actor.last_step();
+            let taken = |e: Option<EventId>| {
+                step.transitions.iter().copied().find(|&t| match e {
+                    Some(e) => cx.graph.trigger_events(t).contains(&e),
+                    None => matches!(
+                        cx.machine.transition(t).trigger,
+                        crate::model::Trigger::After(_)
+                    ),
+                })
+            };
+            match m {
+                Move::Send(event) => {
+                    let id = cx.graph.events.get(&event.name)?;
+                    let transition = taken(Some(id));
+                    assigns_from_payload |= self.event_reads().assigned[id.index()];
+                    shape.push(id.0);
+                    steps.push(WitnessStep::Event {
+                        event: id,
+                        transition,
+                    });
+                }
+                Move::Advance(_) => {
+                    let transition = taken(None)?;
+                    let crate::model::Trigger::After(delay) =
+                        &cx.machine.transition(transition).trigger
+                    else {
+                        return None;
+                    };
+                    shape.push(u32::MAX);
+                    steps.push(WitnessStep::After {
+                        delay: *delay,
+                        transition,
+                    });
+                }
+            }
+        }
+        if !assigns_from_payload || !self.memo.prefixes.borrow_mut().insert(shape) {
+            return None;
+        }
+        let n = steps.len();
+        steps.push(WitnessStep::Event {
+            event: claim.event,
+            transition: Some(t),
+        });
+        let witness = Witness {
+            steps,
+            end: if claim.shape != Shape::Later {
+                WitnessEnd::Repeat(n)
+            } else {
+                WitnessEnd::Retry {
+                    effect: String::new(),
+                }
+            },
+        };
+        let reasoning = self.reason_witness(&witness, Some(claim));
+        if !reasoning.solved || (0..n).all(|k| reasoning.chosen(k).is_none()) {
+            return None;
+        }
+        let mut moves = Vec::with_capacity(n + 1);
+        for (k, (m, step)) in before.iter().zip(&witness.steps).enumerate() {
+            moves.push(match (m, step) {
+                (Move::Send(_), WitnessStep::Event { event, .. }) => Move::Send(
+                    reasoning
+                        .chosen(k)
+                        .cloned()
+                        .unwrap_or_else(|| self.event(*event, k, 0)),
+                ),
+                (m, _) => m.clone(),
+            });
+        }
+        let first = reasoning
+            .chosen(n)
+            .cloned()
+            .unwrap_or_else(|| self.event(claim.event, n, 0));
+        moves.push(Move::Send(first));
+        Some(moves)
+    }
+
+    /// Whether a guard of the event's handlers reads a field of its payload
+    /// besides its id (which the replay gives), or reads the context where
+    /// one of them assigns such a field: where reasoning may choose better
+    /// than the synthesized payloads.
+    fn guarded(&self, event: EventId) -> bool {
+        let reads = self.event_reads();
+        let e = event.index();
+        reads.payload[e] || (reads.context[e] && reads.assigned[e])
+    }
+
+    fn event_reads(&self) -> &EventReads {
+        let cx = self.cx;
+        self.memo.reads.get_or_init(|| {
+            let events = cx.graph.events.len();
+            let mut found = EventReads {
+                payload: vec![false; events],
+                context: vec![false; events],
+                assigned: vec![false; events],
+            };
+            for (index, t) in cx.machine.transitions.iter().enumerate() {
+                for &e in cx.graph.trigger_events(TransitionId(index as u32)) {
+                    let id = cx.decl(e).and_then(|d| d.id_field.as_ref());
+                    let reads = |x: &Expr| {
+                        let mut reads = false;
+                        x.walk(&mut |x| {
+                            if let Some(f) = super::super::analysis::event_field(x) {
+                                reads |= f != "id" && id.is_none_or(|id| id.text != f);
+                            }
+                        });
+                        reads
+                    };
+                    if let Some(guard) = &t.guard {
+                        found.payload[e.index()] |= reads(guard);
+                        let mut fields = Vec::new();
+                        super::super::analysis::reads(guard, &mut fields);
+                        found.context[e.index()] |= !fields.is_empty();
+                    }
+                    for action in &t.actions {
+                        super::deliveries::for_each_expr(action, &mut |x| {
+                            found.assigned[e.index()] |= reads(x);
+                        });
+                    }
+                }
+            }
+            found
+        })
     }
 
     /// Solves the conditions for the deliveries (by the walk's step: the
@@ -760,6 +890,24 @@ pub(super) fn refused(cx: &Cx, claim: &Claim, facts: &Facts, memo: &Memo) -> Opt
     let mut why = None;
     for &t in &claim.taking {
         let transition = m.transition(t);
+        // A final state at the top (of a root that is no parallel state)
+        // ends the machine: it takes no event.
+        let ending = transition
+            .targets
+            .iter()
+            .map(|target| target.state)
+            .find(|&s| {
+                m.state(s).kind == StateKind::Final
+                    && m.state(s).parent == Some(StateId::ROOT)
+                    && m.state(StateId::ROOT).kind != StateKind::Parallel
+            });
+        if let Some(end) = ending {
+            why = Some(format!(
+                "the first `{name}` ends the machine in its final state `{}`, and a machine that ended takes no event",
+                m.display_name(end)
+            ));
+            continue;
+        }
         let source = transition.source;
         let mut walk = Walk::new(
             cx,
