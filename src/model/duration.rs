@@ -50,7 +50,7 @@ const UNITS: [(&str, u64); 5] = [
 ];
 
 impl Duration {
-    pub fn from_millis(millis: u64) -> Duration {
+    pub const fn from_millis(millis: u64) -> Duration {
         Duration { millis, unit: None }
     }
 

@@ -143,6 +143,17 @@ pub enum OpaqueKind {
     /// Any actions: it may write any field, raise or send events and
     /// perform effects.
     Actions,
+    /// The delay of timers, computed by code (XState's `delays: { retry:
+    /// ({ context }) => ... }`): the timers are kept, due after
+    /// [`OpaqueKind::STAND_IN_DELAY`], so that what they lead to stays
+    /// reachable; a run in which one fires rests on that made-up duration.
+    /// `span` covers the delayed transitions (`Machine::computed_delays`).
+    Delay,
+}
+
+impl OpaqueKind {
+    /// The duration a delay computed by code stands in with.
+    pub const STAND_IN_DELAY: Duration = Duration::from_millis(1000);
 }
 
 impl OpaquePart {
@@ -151,6 +162,7 @@ impl OpaquePart {
         match &self.kind {
             OpaqueKind::Assign(Some(fields)) => fields.iter().any(|f| f == field),
             OpaqueKind::Assign(None) | OpaqueKind::Actions => true,
+            OpaqueKind::Delay => false,
         }
     }
 }
@@ -790,6 +802,26 @@ impl Machine {
     /// place, which the author cannot declare facts of by name.
     pub fn is_stand_in(&self, name: &str) -> bool {
         self.stand_ins.contains_key(name)
+    }
+
+    /// The delayed transitions whose delay is computed by code, each with
+    /// the index of its opaque part (`OpaqueKind::Delay`).
+    pub fn computed_delays(&self) -> Vec<(TransitionId, usize)> {
+        let mut found = Vec::new();
+        for (i, part) in self.opaque.iter().enumerate() {
+            if part.kind != OpaqueKind::Delay {
+                continue;
+            }
+            for (index, t) in self.transitions.iter().enumerate() {
+                if matches!(t.trigger, Trigger::After(_))
+                    && part.span.start <= t.span.start
+                    && t.span.end <= part.span.end
+                {
+                    found.push((TransitionId(index as u32), i));
+                }
+            }
+        }
+        found
     }
 
     /// The opaque part a host action of this name stands for, if any.

@@ -1341,6 +1341,9 @@ impl<'a> Cx<'_, 'a> {
                 let ms = key.parse::<f64>().ok();
                 let duration = match ms {
                     Some(ms) => duration(ms),
+                    None if self.delay_is_a_function(key) => {
+                        Ok(self.computed_delay(key, entry.key_span, within))
+                    }
                     None => self.named_delay(key),
                 };
                 match duration {
@@ -1369,7 +1372,14 @@ impl<'a> Cx<'_, 'a> {
                 None => match self.string(delay) {
                     Some((name, _)) => {
                         let name: &'a str = self.reader.alloc.alloc_str(&name);
-                        self.named_delay(name)
+                        if self.delay_is_a_function(name) {
+                            Ok(self.computed_delay(name, span, self.span(item)))
+                        } else {
+                            self.named_delay(name)
+                        }
+                    }
+                    None if is_function(self.reader.resolve(delay).ok().map(|r| r.e)) => {
+                        Ok(self.computed_delay("", span, self.span(item)))
                     }
                     None => Err("is computed".into()),
                 },
@@ -1385,6 +1395,50 @@ impl<'a> Cx<'_, 'a> {
                 ),
             }
         }
+    }
+
+    /// Whether `setup({ delays })` (or v4's options) computes the delay
+    /// `name` by a function.
+    fn delay_is_a_function(&mut self, name: &str) -> bool {
+        let value = self.impls.delays.get(name).copied();
+        value.is_some_and(|v| is_function(self.reader.resolve(v).ok().map(|r| r.e)))
+    }
+
+    /// The stand-in duration of timers whose delay a function computes (the
+    /// delay `name`, or one written in place when `name` is empty), their
+    /// transitions within `transitions`: an opaque part, so that a run in
+    /// which one fires rests on it, and a note at `at`. Left out, the
+    /// timers' targets would be unreachable.
+    fn computed_delay(&mut self, name: &str, at: Span, transitions: Span) -> String {
+        let stand_in = crate::model::OpaqueKind::STAND_IN_DELAY;
+        // Named where the function is written, not where it is used.
+        let defined = match self.impls.delays.get(name).copied() {
+            Some(value) if !name.is_empty() => self.span(value),
+            _ => at,
+        };
+        let (code, place) = self.code_and_place(defined);
+        let what = match name {
+            "" => format!(
+                "the delay `{}` at {place}",
+                super::translate::abbreviated(&code)
+            ),
+            name => format!("the delay `{name}` computed at {place}"),
+        };
+        self.opaque.push(crate::model::OpaquePart {
+            name: format!("delay {}", self.opaque.len()),
+            what,
+            kind: crate::model::OpaqueKind::Delay,
+            span: transitions,
+        });
+        let which = match name {
+            "" => "this delay".to_string(),
+            name => format!("the delay `{name}`"),
+        };
+        self.note(
+            format!("{which} is computed by a function, which only XState can run; its timers are kept, due after a stand-in {stand_in}, and a finding whose run waits for one is undecided"),
+            at,
+        );
+        stand_in.to_string()
     }
 
     /// A delay named in `setup({ delays })` or v4's options, when literal.
@@ -2293,4 +2347,12 @@ fn mixes_assigns(root: &StateDoc) -> bool {
     let (mut assigns, mut others) = (false, false);
     kinds(root, &mut assigns, &mut others);
     assigns && others
+}
+
+/// Whether the expression is a function (arrow or not).
+fn is_function(e: Option<&Expression>) -> bool {
+    matches!(
+        e,
+        Some(Expression::ArrowFunctionExpression(_) | Expression::FunctionExpression(_))
+    )
 }

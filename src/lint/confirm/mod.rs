@@ -349,6 +349,9 @@ pub(super) struct Replayer<'a, 'm> {
     /// it may write what the machine reads (a run it ran in is not the
     /// machine's); empty for most machines.
     opaque: HashMap<String, (usize, bool)>,
+    /// The timers whose delay is computed by code, with their opaque
+    /// parts (`Machine::computed_delays`); empty for most machines.
+    computed_delays: Vec<(TransitionId, usize)>,
     /// The first opaque part a step performed since `reset_opaque` that
     /// may write what the machine reads, by index.
     opaque_ran: Cell<Option<usize>>,
@@ -401,6 +404,7 @@ impl<'a, 'm> Replayer<'a, 'm> {
             move_costs: None,
             compared: None,
             opaque: opaque_parts(cx.machine),
+            computed_delays: cx.machine.computed_delays(),
             opaque_ran: Cell::new(None),
             only_opaque: None,
             bound: None,
@@ -789,6 +793,13 @@ impl<'a, 'm> Replayer<'a, 'm> {
                 self.opaque_ran.set(Some(index));
             }
         }
+        if !self.computed_delays.is_empty()
+            && self.opaque_ran.get().is_none()
+            && let Some(&(_, index)) =
+                (self.computed_delays.iter()).find(|(t, _)| step.transitions.contains(t))
+        {
+            self.opaque_ran.set(Some(index));
+        }
     }
 
     /// Whether the lint run's replays have done all the work they may.
@@ -1083,7 +1094,11 @@ fn opaque_parts(machine: &crate::model::Machine) -> HashMap<String, (usize, bool
                 crate::model::OpaqueKind::Assign(Some(fields)) => {
                     fields.iter().any(|f| read.contains(f))
                 }
-                crate::model::OpaqueKind::Assign(None) | crate::model::OpaqueKind::Actions => true,
+                // A run in which a timer of made-up duration fires shows
+                // nothing of what XState would do.
+                crate::model::OpaqueKind::Assign(None)
+                | crate::model::OpaqueKind::Actions
+                | crate::model::OpaqueKind::Delay => true,
             };
             (part.name.clone(), (i, reads_what_it_writes))
         })

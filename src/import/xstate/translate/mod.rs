@@ -325,7 +325,7 @@ fn property_node<'a>(object: Node<'a>, name: &str) -> Option<Node<'a>> {
 
 /// Code as a message names it: a call as `callee(...)`, anything else its
 /// first line, cut at 40 characters.
-fn abbreviated(code: &str) -> String {
+pub(in crate::import::xstate) fn abbreviated(code: &str) -> String {
     let code = code.trim();
     if let Some(open) = code.find('(')
         && code.ends_with(')')
