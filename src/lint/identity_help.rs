@@ -12,17 +12,22 @@ pub struct IdentityGuard {
     pub id: String,
     /// The context field holding the seen ids.
     pub set: String,
+    /// Whether the machine was read from XState, whose author writes the
+    /// guard and the assign in JavaScript.
+    pub xstate: bool,
 }
 
 impl IdentityGuard {
     /// "guard … with `!(event.F in context.S)` and add `event.F` to `S` in
-    /// the same assign".
+    /// the same assign", in JavaScript for a machine read from XState.
     pub fn advice(&self) -> String {
-        format!(
-            "`!({id} in context.{set})` and add `{id}` to `{set}` in the same assign",
-            id = self.id,
-            set = self.set
-        )
+        let (id, set) = (&self.id, &self.set);
+        if self.xstate {
+            return format!(
+                "`({{ context, event }}) => !context.{set}.includes({id})` and add `{id}` to `{set}` in the same assign (`{set}: ({{ context, event }}) => [...context.{set}, {id}]`)"
+            );
+        }
+        format!("`!({id} in context.{set})` and add `{id}` to `{set}` in the same assign")
     }
 }
 
@@ -39,7 +44,12 @@ impl Cx<'_> {
             Some(set) => set.clone(),
             None => seen_set_name(self.graph.events.name(event)),
         };
-        IdentityGuard { id, set }
+        let xstate = matches!(
+            self.machine.fact_source,
+            crate::model::FactSource::XstateDeclarations
+                | crate::model::FactSource::Nowhere(crate::model::ForeignFormat::Xstate)
+        );
+        IdentityGuard { id, set, xstate }
     }
 }
 

@@ -619,6 +619,106 @@ fn delays_computed_from_number_literals_are_read() {
     assert!(crate::lint::lint(&machine).iter().all(|d| d.code != "S002"));
 }
 
+/// A delay a function computes keeps its timers, due after a stand-in,
+/// with a note at the delay: the states they lead to stay reachable (no
+/// false S002), and a finding whose run waits for one is undecided, naming
+/// the delay.
+#[test]
+fn delays_computed_by_functions_keep_their_timers_and_decide_nothing() {
+    let text = "import { assign, setup } from 'xstate';\n\
+        export const m = setup({\n\
+          delays: { backoff: ({ context }) => context.attempts * 1000 },\n\
+        }).createMachine({\n\
+          id: 'm',\n\
+          initial: 'idle',\n\
+          context: { attempts: 0, charged: 0 },\n\
+          states: {\n\
+            idle: { on: { FAIL: 'waiting' } },\n\
+            waiting: { after: { backoff: 'retrying' } },\n\
+            retrying: {\n\
+              after: [{ delay: ({ context }) => context.attempts * 5, target: 'done' }],\n\
+              on: { CHARGE: { actions: assign({ charged: ({ context }) => context.charged + 1 }) } },\n\
+            },\n\
+            done: { type: 'final' },\n\
+          },\n\
+        });\n";
+    let (machine, notes) = loaded_machine(text);
+    let triggers: Vec<String> = (machine.transitions.iter())
+        .filter(|t| matches!(t.trigger, crate::model::Trigger::After(_)))
+        .map(|t| t.trigger.to_string())
+        .collect();
+    assert_eq!(triggers, ["after 1s", "after 1s"]);
+    let said: Vec<&str> = notes.iter().map(|n| n.message.as_str()).collect();
+    assert_eq!(
+        said,
+        [
+            "the delay `backoff` is computed by a function, which only XState can run; its timers are kept, due after a stand-in 1s, and a finding whose run waits for one is undecided",
+            "this delay is computed by a function, which only XState can run; its timers are kept, due after a stand-in 1s, and a finding whose run waits for one is undecided",
+        ]
+    );
+    assert_eq!(machine.computed_delays().len(), 2);
+    let found = crate::lint::lint(&machine);
+    assert!(found.iter().all(|d| d.code != "S002"), "{found:#?}");
+    let i004 = (found.iter())
+        .find(|d| d.code == "I004")
+        .unwrap_or_else(|| panic!("{found:#?}"));
+    assert_eq!(i004.verdict, Some(crate::Verdict::Undecided), "{i004:#?}");
+    let why = i004.replay.as_deref().unwrap_or_default();
+    assert!(
+        why.contains("rests on the delay `backoff` computed at m.ts:3:"),
+        "{why}"
+    );
+}
+
+/// The identity guard a finding's help gives for an XState machine is
+/// JavaScript that the translator reads back as one: pasted as written,
+/// the findings are gone.
+#[test]
+fn the_identity_guard_help_of_an_xstate_machine_pastes_as_javascript() {
+    let machine = |guard: &str, append: &str| {
+        format!(
+            "import {{ assign, setup }} from 'xstate';\n\
+            export const cart = setup({{\n\
+              types: {{}} as {{ events: {{ type: 'ADD_ITEM'; id: string; qty: number }} }},\n\
+            }}).createMachine({{\n\
+              id: 'cart',\n\
+              context: {{ count: 0, seenAddItem: [] }},\n\
+              initial: 'open',\n\
+              states: {{\n\
+                open: {{ on: {{ ADD_ITEM: {{\n\
+                  {guard}\n\
+                  actions: assign({{ count: ({{ context, event }}) => context.count + event.qty, {append} }}),\n\
+                }} }} }},\n\
+              }},\n\
+            }});\n"
+        )
+    };
+    let (unguarded, _) = loaded_machine(&machine("", ""));
+    let found = crate::lint::lint(&unguarded);
+    let i004 = (found.iter())
+        .find(|d| d.code == "I004")
+        .unwrap_or_else(|| panic!("{found:#?}"));
+    let help = i004.help.as_deref().unwrap_or_default();
+    // `guard the transition with `GUARD` and add ... (`FIELD: APPEND`)`.
+    let quoted: Vec<&str> = help.split('`').skip(1).step_by(2).collect();
+    let (guard, append) = (quoted[0], quoted[quoted.len() - 1]);
+    assert_eq!(
+        guard,
+        "({ context, event }) => !context.seenAddItem.includes(event.id)"
+    );
+    assert_eq!(
+        append,
+        "seenAddItem: ({ context, event }) => [...context.seenAddItem, event.id]"
+    );
+    let (guarded, notes) = loaded_machine(&machine(&format!("guard: {guard},"), append));
+    assert!(notes.is_empty(), "{notes:#?}");
+    let found = crate::lint::lint(&guarded);
+    assert!(
+        found.iter().all(|d| !matches!(d.code, "I001" | "I004")),
+        "{found:#?}"
+    );
+}
+
 /// States a helper builds twice (for two flows) with the same unreadable
 /// part are noted once, at the part.
 #[test]
