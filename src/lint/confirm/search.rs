@@ -173,27 +173,63 @@ impl<'a, 'm> Replayer<'a, 'm> {
             let node = &explored.nodes[k];
             let at = k;
             k += 1;
-            if !sources.is_empty() && !sources.iter().any(|&s| node.actor.is_active(s)) {
-                continue;
-            }
             if let Some(effect) = retried
                 && !node.performed.iter().any(|p| &**p == effect)
             {
                 continue;
             }
-            if starts == CLAIM_STARTS {
-                self.bound.get_or_insert(Bound::Starts);
-                break;
+            let mut places = Vec::new();
+            if sources.is_empty() || sources.iter().any(|&s| node.actor.is_active(s)) {
+                places.push((node.actor.clone(), moves_to(&explored.nodes, at)));
+            } else if retried.is_some() {
+                // The configuration a failure returns to may be one the
+                // exploration reached before the effect was performed, and
+                // so did not keep again: one move on from where it was
+                // performed.
+                let (actor, before) = (node.actor.clone(), moves_to(&explored.nodes, at));
+                places = self.returns_to(&actor, &before, sources);
             }
-            starts += 1;
-            let (start, before) = (node.actor.clone(), moves_to(&explored.nodes, at));
-            match self.try_start(claim, &start, before) {
-                Start::Found(found) => return Some(found),
-                Start::Stop => return None,
-                Start::Next => {}
+            for (start, before) in places {
+                if starts == CLAIM_STARTS {
+                    self.bound.get_or_insert(Bound::Starts);
+                    return None;
+                }
+                starts += 1;
+                match self.try_start(claim, &start, before) {
+                    Start::Found(found) => return Some(found),
+                    Start::Stop => return None,
+                    Start::Next => {}
+                }
             }
         }
         None
+    }
+
+    /// The configurations one move from `actor` (reached by `before`) in
+    /// which a source is active, each with the moves there.
+    fn returns_to(
+        &mut self,
+        actor: &Actor,
+        before: &[Move],
+        sources: &[StateId],
+    ) -> Vec<(Actor, Vec<Move>)> {
+        let mut found = Vec::new();
+        for next in self.moves_from(actor, before.len()) {
+            if self.sends_left == 0 || self.search_work_spent() || self.cx.cancelled() {
+                self.stopped();
+                break;
+            }
+            self.sends_left -= 1;
+            let mut after = self.fork(actor);
+            if self.apply_move(&mut after, &next) && sources.iter().any(|&s| after.is_active(s)) {
+                let mut moves = before.to_vec();
+                moves.push(next);
+                found.push((after, moves));
+            } else {
+                self.keep(after);
+            }
+        }
+        found
     }
 
     /// The first deliveries of the claim's event from one configuration, and
@@ -482,7 +518,7 @@ impl<'a, 'm> Replayer<'a, 'm> {
         let start = self.started();
         let performed = effect_names(start.last_step(), &[]);
         let mut seen = Fingerprints::default();
-        seen.insert(with_performed(start.fingerprint(), &performed));
+        seen.insert(start.fingerprint());
         // The exploration takes at most half of what the searches may
         // send, so that the claims have the other half.
         let left = self.sends_left - self.sends_left / 2;
@@ -560,23 +596,10 @@ impl<'a, 'm> Replayer<'a, 'm> {
                 break;
             }
             ex.left -= 1;
-            let mut actor = self.fork(&ex.nodes[at].actor);
-            if !self.apply_move(&mut actor, &next) {
-                self.keep(actor);
+            let Some(actor) = self.move_to_unseen(&ex.nodes[at].actor, &next, &mut ex.seen) else {
                 continue;
-            }
+            };
             let performed = effect_names(actor.last_step(), &ex.nodes[at].performed);
-            // A configuration reached again after an effect was performed
-            // is another place to start from: a retry claim (I008) starts
-            // only where its effect was performed on the way (a failed
-            // charge's configuration is the one before the charge).
-            if !ex
-                .seen
-                .insert(with_performed(actor.fingerprint(), &performed))
-            {
-                self.keep(actor);
-                continue;
-            }
             // The node keeps the state alone; the fork's buffers go to the
             // next fork.
             ex.nodes.push(Explored {
@@ -665,7 +688,7 @@ pub(super) enum Start {
 /// or its starts, among the first ones leaves the rest unexplored.
 pub(super) struct Explorer {
     nodes: Vec<Explored>,
-    /// The fingerprints of the nodes (`with_performed`): two states
+    /// The fingerprints of the nodes (`Actor::fingerprint`): two states
     /// that collide only make the exploration skip one, never report
     /// anything.
     seen: Fingerprints,
@@ -690,21 +713,6 @@ pub(super) fn moves_to(nodes: &[Explored], mut k: usize) -> Vec<Move> {
     }
     moves.reverse();
     moves
-}
-
-/// A configuration's fingerprint with the effects performed on the way to
-/// it, as the exploration tells its nodes apart.
-fn with_performed(fingerprint: u64, performed: &[Arc<str>]) -> u64 {
-    use std::hash::{BuildHasher, Hash, Hasher};
-    if performed.is_empty() {
-        return fingerprint;
-    }
-    let mut names: Vec<&str> = performed.iter().map(|p| &**p).collect();
-    names.sort_unstable();
-    let mut hasher = foldhash::fast::FixedState::default().build_hasher();
-    fingerprint.hash(&mut hasher);
-    names.hash(&mut hasher);
-    hasher.finish()
 }
 
 /// A set of `Actor::fingerprint`s, which are hashes already.
