@@ -9,9 +9,16 @@
 //! The machines are the same on every run (a fixed seed). Each is built as
 //! DSL text and loaded, then linted a few times; the best time is printed,
 //! with the time per state, so that growth can be compared across sizes.
+//!
+//! A second table times the other shape large real files have: many small
+//! compound regions in a ring, each with a counter, a set of seen ids, a
+//! guarded sum and a timer, several events each (`regions`). It is written
+//! as YAML and timed as `idemchart lint FILE` runs it: read, linted with
+//! its fixes, and the human report rendered.
 
 use std::time::{Duration, Instant};
 
+use idemchart::SourceFile;
 use idemchart::syntax::{self, Syntax};
 
 #[path = "support/machines.rs"]
@@ -44,6 +51,85 @@ fn best_of(runs: usize, mut f: impl FnMut() -> usize) -> (Duration, Option<Durat
     (best, best_cpu, findings)
 }
 
+/// The `regions` machine of about `states` states, as YAML.
+fn regions(states: usize) -> String {
+    let groups = (states / 5).max(1);
+    let mut out =
+        String::from("machine: regions\ncontext: { n: 0, seen: [], total: 0 }\nevents:\n");
+    for k in 0..4 {
+        out.push_str(&format!(
+            "  E{k}: {{ id: eid, payload: {{ eid: string, amount: number }} }}\n"
+        ));
+    }
+    out.push_str("initial: g0\nstates:\n");
+    for g in 0..groups {
+        let next = (g + 1) % groups;
+        out.push_str(&format!(
+            "  g{g}:
+    initial: a
+    states:
+      a:
+        on:
+          E0: {{ actions: [{{ assign: {{ n: \"context.n + 1\" }} }}] }}
+          E1: b
+      b:
+        on:
+          E2: {{ target: c, actions: [{{ assign: {{ seen: \"context.seen + [event.eid]\" }} }}] }}
+          E0: {{ guard: \"!(event.eid in context.seen)\", actions: [{{ assign: {{ total: \"context.total + event.amount\" }} }}] }}
+      c:
+        after:
+          30s: d
+        on:
+          E3: a
+      d: {{}}
+    on:
+      E3: g{next}
+"
+        ));
+    }
+    out
+}
+
+/// The `regions` table: each size read, linted with fixes and rendered.
+fn regions_table(sizes: &[usize]) {
+    println!(
+        "\n{:>8} {:>10} {:>10} {:>12} {:>9}   regions, as `lint FILE` (YAML)",
+        "states", "file", "total", "cpu/state", "findings"
+    );
+    for &size in sizes {
+        let text = regions(size);
+        let bytes = text.len();
+        let file = SourceFile::new("regions.yaml", text);
+        let runs = if size >= 100_000 { 1 } else { 3 };
+        let mut states = 0;
+        let (total, cpu, findings) = best_of(runs, || {
+            let machine = match syntax::parse(&file.text, Syntax::Yaml) {
+                Ok(m) => m,
+                Err(errors) => {
+                    eprintln!("the regions machine does not load: {:?}", errors[0].message);
+                    std::process::exit(1);
+                }
+            };
+            states = machine.states.len();
+            let found = idemchart::lint::lint_source(&machine, &file, &Default::default());
+            let rendered: usize = (found.iter())
+                .map(|d| idemchart::report::render(d, &file, false).len())
+                .sum();
+            std::hint::black_box(rendered);
+            found.len()
+        });
+        let cpu = cpu.unwrap_or(total);
+        println!(
+            "{:>8} {:>8.1}MB {:>8.0}ms {:>10.2}µs {:>9}",
+            states,
+            bytes as f64 / 1e6,
+            total.as_secs_f64() * 1e3,
+            cpu.as_secs_f64() * 1e6 / states.max(1) as f64,
+            findings
+        );
+    }
+}
+
 fn main() {
     let sizes: Vec<usize> = std::env::args()
         .skip(1)
@@ -58,7 +144,7 @@ fn main() {
         "{:>8} {:>8} {:>10} {:>10} {:>10} {:>12} {:>9}",
         "states", "trans", "load", "lint", "lint cpu", "cpu/state", "findings"
     );
-    for size in sizes {
+    for &size in &sizes {
         let text = generate(size, 0x1de_c4a7);
         let start = Instant::now();
         let machine = match syntax::parse(&text, Syntax::Dsl) {
@@ -86,4 +172,5 @@ fn main() {
             findings
         );
     }
+    regions_table(&sizes);
 }

@@ -5,6 +5,10 @@ use crate::diagnostic::Label;
 use crate::graph::EventId;
 use crate::model::{TransitionId, Trigger};
 
+/// The other transitions of the cycle on the event that a finding labels,
+/// at most.
+const MAX_OTHER_PLACES: usize = 8;
+
 declare_lint! {
     /// ### What it does
     ///
@@ -115,13 +119,24 @@ fn check(cx: &mut Cx) {
                 message: format!("the late repeat of `{name}` is accepted here"),
             });
         }
-        for &other in &transitions {
-            if other != primary && other != acceptor.handler {
-                labels.push(Label {
-                    span: m.transition(other).span,
-                    message: format!("`{name}` is taken on the same cycle here too"),
-                });
-            }
+        // A few of the other places, not every one: a cycle through a
+        // thousand states would print a thousand labels (and its snippet
+        // would cost the renderer time in the square of them).
+        let others: Vec<TransitionId> = (transitions.iter().copied())
+            .filter(|&other| other != primary && other != acceptor.handler)
+            .collect();
+        let shown = others.len().min(MAX_OTHER_PLACES);
+        for (i, &other) in others[..shown].iter().enumerate() {
+            let more = others.len() - shown;
+            let message = if i + 1 == shown && more > 0 {
+                format!("`{name}` is taken on the same cycle here too, and at {more} more places")
+            } else {
+                format!("`{name}` is taken on the same cycle here too")
+            };
+            labels.push(Label {
+                span: m.transition(other).span,
+                message,
+            });
         }
         let target = t
             .targets

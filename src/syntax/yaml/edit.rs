@@ -56,6 +56,20 @@ fn holds(node: &Node, at: u32) -> bool {
     node.span.start <= at && at <= node.span.end
 }
 
+/// The entries of a mapping from the first that does not end before `at`:
+/// entries are in document order, so those before it cannot hold `at`, and
+/// a search through a large `states:` map skips them by bisection instead
+/// of trying each (the fixes of a 100,000-state file took most of its lint).
+fn entries_from(entries: &[(Node, Node)], at: u32) -> &[(Node, Node)] {
+    let first = entries.partition_point(|(key, value)| key.span.end.max(value.span.end) < at);
+    &entries[first..]
+}
+
+/// The items of a sequence from the first that does not end before `at`.
+fn items_from(items: &[Node], at: u32) -> &[Node] {
+    &items[items.partition_point(|item| item.span.end < at)..]
+}
+
 /// Where to insert an entry: into a mapping, or under a key whose value was
 /// left empty.
 enum Place<'n> {
@@ -215,7 +229,11 @@ impl<'t> YamlEditor<'t> {
         fn search<'n>(node: &'n Node, at: u32, path: &mut Path<'n>) -> bool {
             match &node.kind {
                 Kind::Map(entries) => {
-                    for (i, (key, value)) in entries.iter().enumerate() {
+                    let skipped = entries.len() - entries_from(entries, at).len();
+                    for (i, (key, value)) in entries.iter().enumerate().skip(skipped) {
+                        if key.span.start > at {
+                            break;
+                        }
                         path.push((node, i));
                         if key.span.start == at || (holds(value, at) && search(value, at, path)) {
                             return true;
@@ -224,8 +242,9 @@ impl<'t> YamlEditor<'t> {
                     }
                     false
                 }
-                Kind::Seq(items) => items
+                Kind::Seq(items) => items_from(items, at)
                     .iter()
+                    .take_while(|item| item.span.start <= at)
                     .any(|item| holds(item, at) && search(item, at, path)),
                 Kind::Scalar(_) => false,
             }
@@ -239,8 +258,9 @@ impl<'t> YamlEditor<'t> {
     fn transition_map(&self, at: u32) -> Option<&Node> {
         fn search(node: &Node, at: u32) -> Option<&Node> {
             match &node.kind {
-                Kind::Seq(items) => items
+                Kind::Seq(items) => items_from(items, at)
                     .iter()
+                    .take_while(|item| item.span.start <= at)
                     .filter(|item| holds(item, at))
                     .find_map(|item| {
                         if item.span.start == at && matches!(item.kind, Kind::Map(_)) {
@@ -249,15 +269,17 @@ impl<'t> YamlEditor<'t> {
                             search(item, at)
                         }
                     }),
-                Kind::Map(entries) => entries.iter().find_map(|(key, value)| {
-                    if key.span.start == at && matches!(value.kind, Kind::Map(_)) {
-                        Some(value)
-                    } else if holds(value, at) {
-                        search(value, at)
-                    } else {
-                        None
-                    }
-                }),
+                Kind::Map(entries) => (entries_from(entries, at).iter())
+                    .take_while(|(key, _)| key.span.start <= at)
+                    .find_map(|(key, value)| {
+                        if key.span.start == at && matches!(value.kind, Kind::Map(_)) {
+                            Some(value)
+                        } else if holds(value, at) {
+                            search(value, at)
+                        } else {
+                            None
+                        }
+                    }),
                 Kind::Scalar(_) => None,
             }
         }
