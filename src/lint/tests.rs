@@ -970,3 +970,33 @@ fn a_witness_written_with_payloads_replays_with_them() {
     assert_eq!(taken[0].len(), 2, "{taken:?}");
     assert_eq!(taken[1], taken[2], "the repeat takes the charge again");
 }
+
+/// A cycle through many states labels a few of its other transitions, the
+/// last saying how many more, not every one.
+#[test]
+fn a_long_cycle_labels_a_few_of_its_places() {
+    let mut text = String::from(
+        "machine: ring\nevents:\n  GO: { id: goId }\n  NEXT: { id: nextId }\ninitial: s0\nstates:\n",
+    );
+    for i in 0..20 {
+        text.push_str(&format!(
+            "  s{i}: {{ on: {{ GO: t{i} }} }}\n  t{i}: {{ on: {{ NEXT: s{} }} }}\n",
+            (i + 1) % 20
+        ));
+    }
+    let machine = parse(&text, Syntax::Yaml).expect("loads");
+    let found = lint(&machine);
+    let cycle = (found.iter())
+        .find(|d| d.code == "I003")
+        .unwrap_or_else(|| panic!("{found:#?}"));
+    let places: Vec<&str> = (cycle.labels.iter())
+        .map(|l| l.message.as_str())
+        .filter(|m| m.starts_with("`GO` is taken on the same cycle here too"))
+        .collect();
+    assert_eq!(places.len(), 8, "{:#?}", cycle.labels);
+    let more = 20 - 1 - cycle.labels.len();
+    assert_eq!(
+        places[7],
+        format!("`GO` is taken on the same cycle here too, and at {more} more places")
+    );
+}
