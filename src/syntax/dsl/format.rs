@@ -133,6 +133,29 @@ pub fn format_with(machine: &Machine, comments: &Comments) -> String {
         sections.push(commented(p, Anchor::Key("guards".into()), vec![line]));
     }
 
+    let mut migrations = comment_lines(p.take_key("migrations"));
+    for migration in &machine.migrations {
+        let mut body: Vec<String> = migration
+            .states
+            .iter()
+            .map(|(old, t)| format!("state {} -> {}", target(old), target(&t.target.text)))
+            .collect();
+        body.extend(
+            migration
+                .context
+                .iter()
+                .map(|(field, a)| format!("context {} = {}", name(field), a.expr)),
+        );
+        if let Some(timers) = migration.timers {
+            body.push(format!("timers {}", timers.as_str()));
+        }
+        if let Some(history) = migration.history {
+            body.push(format!("history {}", history.as_str()));
+        }
+        migrations.extend(block(format!("migration from {}", migration.from), body));
+    }
+    sections.push(migrations);
+
     sections.push(items(machine, root, p));
 
     // At the top level a blank line sets apart every state of more than one

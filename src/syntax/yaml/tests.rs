@@ -912,6 +912,7 @@ mod printing {
             guards: Vec::new(),
             opaque: Vec::new(),
             stand_ins: Default::default(),
+            migrations: Vec::new(),
             states,
             transitions,
             span,
