@@ -266,6 +266,12 @@ fn baseline_at_a_git_revision() {
         "{report}"
     );
 
+    // A file new since the revision has no stored process to break.
+    std::fs::copy(fixture.join("new.yaml"), dir.join("machines/new.yaml")).unwrap();
+    let output = run(&["lint", "--baseline", "HEAD", "machines/new.yaml"]);
+    assert_eq!(output.status.code(), Some(0), "{output:?}");
+    assert!(!String::from_utf8(output.stdout).unwrap().contains("M00"));
+
     // A revision git does not know is a usage error, with git's words.
     let output = run(&["lint", "--baseline", "no-such-rev", "machines/order.yaml"]);
     assert_eq!(output.status.code(), Some(2));
@@ -283,4 +289,47 @@ fn baseline_at_a_git_revision() {
     );
     assert!(said.contains("broken.yaml:"), "{said}");
     std::fs::remove_dir_all(&root).ok();
+}
+
+/// A baseline file compares one machine file; `explain` documents the M
+/// lints; a machine compared with itself breaks nothing.
+#[test]
+fn baseline_usage() {
+    let run = |args: &[&str]| {
+        Command::new(env!("CARGO_BIN_EXE_idemchart"))
+            .args(args)
+            .current_dir(MANIFEST_DIR)
+            .output()
+            .expect("the binary runs")
+    };
+    let old = "tests/versions/m001-renamed-state/old.yaml";
+    let output = run(&[
+        "lint",
+        "--baseline",
+        old,
+        "tests/versions/m001-renamed-state",
+    ]);
+    assert_eq!(output.status.code(), Some(2));
+    let said = String::from_utf8(output.stderr).unwrap();
+    assert!(said.contains("compare it with one machine file"), "{said}");
+
+    let output = run(&["explain", "M005"]);
+    let doc = String::from_utf8(output.stdout).unwrap();
+    assert!(
+        doc.starts_with("M005 pending-timer-removed (deny by default)"),
+        "{doc}"
+    );
+    assert!(doc.contains("### Use instead"), "{doc}");
+
+    // Compared with itself, a machine breaks nothing.
+    let output = run(&["lint", "--format", "json", "--baseline", old, old]);
+    let report: serde_json::Value = serde_json::from_slice(&output.stdout).expect("JSON");
+    assert!(
+        report["diagnostics"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|d| !d["code"].as_str().unwrap().starts_with('M')),
+        "{report}"
+    );
 }
