@@ -1,7 +1,7 @@
 //! The breaking-change lints (M codes) on the fixture pairs of
 //! `tests/versions/NAME/`: `old.yaml`, the machine the stored processes
 //! started under, `new.yaml`, the change, and `fixed.yaml`, the change done
-//! so that no stored process breaks. Each pair's findings are snapshotted,
+//! so that no stored process breaks (`.chart` for a triple in the DSL). Each pair's findings are snapshotted,
 //! each `new.yaml` has a finding of the code its name starts with, each
 //! `fixed.yaml` lints clean against `old.yaml`, and where the findings carry
 //! fixes, applying them gives `fixed.yaml` exactly. The CLI's `--baseline`
@@ -61,7 +61,7 @@ fn fixture_dirs() -> Vec<PathBuf> {
     let mut dirs: Vec<PathBuf> = std::fs::read_dir(&root)
         .expect("tests/versions")
         .map(|e| e.expect("entry").path())
-        .filter(|p| p.join("old.yaml").is_file())
+        .filter(|p| p.join("old.yaml").is_file() || p.join("old.chart").is_file())
         .collect();
     dirs.sort();
     dirs
@@ -90,9 +90,15 @@ fn fixtures() {
     for dir in fixture_dirs() {
         let name = dir.file_name().unwrap().to_string_lossy().to_string();
         let code = name[..4].to_uppercase();
-        let old_file = read(&dir.join("old.yaml"));
+        // Each triple is in one syntax, YAML or the DSL.
+        let ext = if dir.join("old.chart").is_file() {
+            "chart"
+        } else {
+            "yaml"
+        };
+        let old_file = read(&dir.join(format!("old.{ext}")));
         let old = load(&old_file);
-        let new_file = read(&dir.join("new.yaml"));
+        let new_file = read(&dir.join(format!("new.{ext}")));
         let new = load(&new_file);
         let found = lint_change(&old, &new, Some(&new_file));
         assert!(
@@ -102,7 +108,7 @@ fn fixtures() {
         );
         let mut snapshot = describe(&new_file, &found);
 
-        let fixed_file = read(&dir.join("fixed.yaml"));
+        let fixed_file = read(&dir.join(format!("fixed.{ext}")));
         let fixed = load(&fixed_file);
         let left = lint_change(&old, &fixed, Some(&fixed_file));
         assert!(
@@ -135,7 +141,7 @@ fn fixtures() {
                     outcome.text, fixed_file.text,
                     "{name}: the fixes give fixed.yaml"
                 );
-                snapshot.push_str("fixes applied: fixed.yaml\n");
+                snapshot.push_str(&format!("fixes applied: fixed.{ext}\n"));
             } else {
                 snapshot.push_str(&format!("fixes applied:\n{}", outcome.text));
             }

@@ -7,10 +7,11 @@ declare_lint! {
     ///
     /// Under `lint --baseline OLD`, checks the migration from the old
     /// version against the old machine, which loading alone does not have:
-    /// every state path it maps is a state of the old machine, and every
-    /// context expression type-checks against the old context (the types
-    /// of its initial values) and gives the new field's type where both
-    /// are known.
+    /// every state path it maps is a state of the old machine, a leaf of the
+    /// old configurations maps to a leaf (not to a state with children,
+    /// which would be restored with none of them active), and every context
+    /// expression type-checks against the old context (the types of its
+    /// initial values) and gives the new field's type where both are known.
     ///
     /// ### Why is this bad?
     ///
@@ -49,7 +50,37 @@ fn check(cx: &mut ChangeCx) {
     let old = cx.old.machine;
     let paths: Vec<&str> = old.states.iter().skip(1).map(|s| s.path.as_str()).collect();
     for (path, target) in &migration.states {
-        if old.find_path(path).is_some() {
+        if let Some(state) = old.find_path(path) {
+            // A snapshot lists the leaves of its configuration: a leaf that
+            // becomes a compound or parallel state would be restored with
+            // none of its children active, which is no configuration.
+            let to = cx.new.state(target.target.state);
+            if old.state(state).is_atomic() && !to.is_atomic() {
+                cx.report(
+                    Lint::InvalidMigration,
+                    ChangeFinding {
+                        span: target.target.span,
+                        message: format!(
+                            "the migration maps `{path}`, a leaf of the configurations of {}, to `{}`, which has children: a process restored there would have none of them active",
+                            cx.old_version(),
+                            target.target.text
+                        ),
+                        labels: Vec::new(),
+                        help: crate::graph::MachineGraph::new(cx.new)
+                            .default_leaves(target.target.state)
+                            .first()
+                            .map(|&leaf| {
+                                format!(
+                                    "map it to a leaf inside `{}`, such as its default `{}`",
+                                    target.target.text,
+                                    cx.new.state(leaf).path
+                                )
+                            }),
+                        witness: Vec::new(),
+                        fix: None,
+                    },
+                );
+            }
             continue;
         }
         let help = crate::diagnostic::did_you_mean(path, paths.iter().copied())

@@ -18,7 +18,7 @@ use super::errors::KEYWORDS;
 
 /// A block whose single line is no longer than this is written on one line,
 /// as in `state oscura { on PULSAR -> clara }`.
-const INLINE_WIDTH: usize = 100;
+pub(super) const INLINE_WIDTH: usize = 100;
 
 /// The canonical DSL text of `machine`.
 pub fn format(machine: &Machine) -> String {

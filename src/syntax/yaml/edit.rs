@@ -633,6 +633,35 @@ mod tests {
     use crate::syntax::edit::Editor;
 
     #[test]
+    fn sets_the_version_and_declares_a_migration() {
+        let text = "machine: m\nversion: 1 # the first\ninitial: a\nstates:\n  a: {}\n";
+        let editor = YamlEditor::new(text).unwrap();
+        assert_eq!(
+            edited(text, editor.set_version(2)),
+            "machine: m\nversion: 2 # the first\ninitial: a\nstates:\n  a: {}\n"
+        );
+        let states = [("old.x".to_string(), "a".to_string())];
+        let context = [("total".to_string(), "context.total * 2".to_string())];
+        assert_eq!(
+            edited(text, editor.add_migration(1, &states, &context)),
+            "machine: m\nversion: 1 # the first\nmigrations: [{ from: 1, states: { old.x: a }, context: { total: \"context.total * 2\" } }]\ninitial: a\nstates:\n  a: {}\n"
+        );
+        let text = "machine: m\ninitial: a\nstates:\n  a: {}\n";
+        let editor = YamlEditor::new(text).unwrap();
+        assert_eq!(
+            edited(text, editor.set_version(1)),
+            "machine: m\nversion: 1\ninitial: a\nstates:\n  a: {}\n"
+        );
+        let text = "machine: m\nversion: 2\nmigrations: []\nstates: {}\n";
+        assert!(
+            YamlEditor::new(text)
+                .unwrap()
+                .add_migration(1, &[], &[])
+                .is_none()
+        );
+    }
+
+    #[test]
     fn declares_events_in_the_block_style_of_the_file() {
         let text =
             "machine: m\nevents:\n    A: { id: a }   # first\n# states\nstates:\n    s: {}\n";
