@@ -162,6 +162,7 @@ fn diff_lists_the_changes() {
         [
             "~ version: version 1 → version 2",
             "~ context `status`: int → string",
+            "- context `legacy`",
             "+ context `note`",
             "~ transitions (targets, guards or actions)",
         ]
