@@ -1001,6 +1001,7 @@ mod tests {
                     guards: Vec::new(),
                     opaque: Vec::new(),
                     stand_ins: Default::default(),
+                    migrations: Vec::new(),
                     states: Vec::new(),
                     transitions: Vec::new(),
                     span: Span::default(),

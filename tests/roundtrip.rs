@@ -56,6 +56,15 @@ fn random_models_are_varied() {
     assert!(kinds(|k| matches!(k, StateKind::History(_))) > 10);
     assert!(kinds(|k| *k == StateKind::Final) > 10);
     assert!(machines.iter().filter(|m| m.transitions.len() > 5).count() > 50);
+    let migrating = |f: fn(&idemchart::model::Migration) -> bool| {
+        machines
+            .iter()
+            .filter(|m| m.migrations.iter().any(f))
+            .count()
+    };
+    assert!(migrating(|m| !m.states.is_empty()) > 10);
+    assert!(migrating(|m| !m.context.is_empty()) > 10);
+    assert!(migrating(|m| m.timers.is_some() && m.history.is_some()) > 10);
 }
 
 /// The machine files of the repository: the shipped machines, the examples,

@@ -67,6 +67,43 @@ fn every_shipped_machine_matches_the_schema() {
     assert!(checked >= 15, "only {checked} machines checked");
 }
 
+/// The version fixtures, whose new and fixed machines declare migrations,
+/// match the schema; a migration without `from`, or with a word other than
+/// `keep` or `drop`, does not.
+#[test]
+fn migrations_match_the_schema() {
+    let validator = validator();
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/versions");
+    let mut with_migrations = 0;
+    for dir in std::fs::read_dir(&root).expect("tests/versions") {
+        let dir = dir.expect("an entry").path();
+        for name in ["old.yaml", "new.yaml", "fixed.yaml"] {
+            let Ok(text) = std::fs::read_to_string(dir.join(name)) else {
+                continue;
+            };
+            with_migrations += usize::from(text.contains("migrations:"));
+            let found = errors(validator, &yaml(&text));
+            assert!(
+                found.is_empty(),
+                "{}/{name}:\n{}",
+                dir.display(),
+                found.join("\n")
+            );
+        }
+    }
+    assert!(
+        with_migrations >= 4,
+        "only {with_migrations} files declare migrations"
+    );
+    for bad in [
+        "machine: m\nmigrations: [{ states: { a: b } }]\n",
+        "machine: m\nmigrations: [{ from: 1, timers: later }]\n",
+        "machine: m\nmigrations: { from: 1 }\n",
+    ] {
+        assert!(!errors(validator, &yaml(bad)).is_empty(), "{bad}");
+    }
+}
+
 const VALID: &str = r#"
 machine: m
 dedup: { retention: 7d }

@@ -19,6 +19,7 @@ use idemchart::load::{self, FileKind, Resolver};
 use idemchart::report::{self, FileReport, Reach, Summary};
 use idemchart::{Machine, SourceFile, fix};
 
+use super::baseline::Baseline;
 use super::{Color, CommandResult, candidates, errln, finish, load_candidate, out, outln};
 
 #[derive(Args)]
@@ -74,6 +75,12 @@ pub struct LintArgs {
     /// none.
     #[arg(long, conflicts_with_all = ["fix", "statistics"])]
     diff: bool,
+    /// Also report the breaking changes (M lints) for the processes stored
+    /// under an older version of each machine: a machine file (with one
+    /// path), or a git revision (`HEAD~1`) at which each file is read at
+    /// its own path, with `git show` in the file's repository.
+    #[arg(long, value_name = "FILE|REV")]
+    baseline: Option<String>,
 }
 
 #[derive(Clone, Copy, ValueEnum)]
@@ -111,11 +118,29 @@ pub fn lint(args: &LintArgs, matches: Option<&ArgMatches>) -> CommandResult {
         );
     }
 
+    let baseline = args.baseline.as_deref().map(Baseline::parse);
+    if let Some(Baseline::File(old)) = &baseline
+        && !matches!(args.paths.as_slice(), [one] if one.is_file())
+    {
+        return Err(format!(
+            "`--baseline {}` is a file: compare it with one machine file, or give a git revision",
+            old.display()
+        )
+        .into());
+    }
+
     let options = idemchart::lint::Options {
         show_refuted: args.show_refuted,
     };
-    let lint_file = |path: &Path, file: &SourceFile, machine: &Machine| {
-        config.apply(path, idemchart::lint::lint_source(machine, file, &options))
+    // The breaking changes are found against the old machine where there
+    // is one, among the findings of the file itself.
+    let lint_file = |path: &Path, file: &SourceFile, machine: &Machine, old: Option<&Machine>| {
+        let mut found = idemchart::lint::lint_source(machine, file, &options);
+        if let Some(old) = old {
+            found.extend(idemchart::lint::lint_change(old, machine, Some(file)));
+            found.sort_by(|a, b| (a.span.start, a.code).cmp(&(b.span.start, b.code)));
+        }
+        config.apply(path, found)
     };
     let mut reports: Vec<FileReport> = Vec::new();
     let mut fixes = Fixes::default();
@@ -170,13 +195,18 @@ pub fn lint(args: &LintArgs, matches: Option<&ArgMatches>) -> CommandResult {
                 continue;
             }
             reach.machines += 1;
+            let old = match &baseline {
+                Some(baseline) => baseline.machine_for(&path)?,
+                None => None,
+            };
+            let old = old.as_ref();
             let (file, diagnostics) = match read {
                 // Text that is not UTF-8 was read with replacement characters:
                 // it is reported, never written back.
                 Err((file, not_utf8)) => (file, vec![not_utf8]),
                 Ok(file) if args.fix || args.diff => {
                     let outcome =
-                        fix::fix_file(&file, args.unsafe_fixes, |f, m| lint_file(&path, f, m));
+                        fix::fix_file(&file, args.unsafe_fixes, |f, m| lint_file(&path, f, m, old));
                     fixes.record(&file, &outcome, args.diff);
                     let fixed = SourceFile::new(file.path.clone(), outcome.text);
                     if args.fix && fixed.text != file.text {
@@ -189,7 +219,7 @@ pub fn lint(args: &LintArgs, matches: Option<&ArgMatches>) -> CommandResult {
                 // level changes: nothing else in it could be linted.
                 Ok(file) => {
                     let diagnostics = match load::load(&file) {
-                        Ok(machine) => lint_file(&path, &file, &machine),
+                        Ok(machine) => lint_file(&path, &file, &machine, old),
                         Err(load_errors) => load_errors,
                     };
                     (file, diagnostics)
@@ -197,6 +227,17 @@ pub fn lint(args: &LintArgs, matches: Option<&ArgMatches>) -> CommandResult {
             };
             reports.push(FileReport::new(file, diagnostics));
             continue;
+        }
+        // A baseline file names one machine file of our own formats; the
+        // sources read as written are compared with no baseline (a revision
+        // passes them by, as docs/lint.md says).
+        if let (Some(Baseline::File(old)), true) = (&baseline, candidate.named) {
+            return Err(format!(
+                "`--baseline {}` compares machine files (YAML, DSL); {} is read as written, without a baseline",
+                old.display(),
+                path.display()
+            )
+            .into());
         }
         let Some(loaded) = load_candidate(&candidate, &config, &mut resolver)? else {
             reach.without_machine += 1;

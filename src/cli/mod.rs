@@ -4,6 +4,7 @@
 //! command itself could not run (usage, unreadable path).
 
 mod apply;
+mod baseline;
 mod import;
 mod lint;
 mod output;
@@ -97,6 +98,15 @@ enum Command {
     /// Report idempotency hazards and structural problems, with a witness
     /// event sequence for each hazard.
     Lint(lint::LintArgs),
+    /// Print what changed between two versions of a machine, one change a
+    /// line: `-` removed, `+` added, `~` changed. OLD is a machine file or a
+    /// git revision at which NEW's path is read.
+    Diff {
+        /// The old version: a file, or a git revision (`HEAD~1`).
+        old: String,
+        /// The new version's file.
+        new: PathBuf,
+    },
     /// Print the documentation of a lint, named by code or name.
     Explain {
         /// A lint code (`I001`) or name (`self-accepting-event`).
@@ -159,6 +169,7 @@ pub fn main() -> ExitCode {
     let result = match cli.command {
         Command::Lint(args) => lint::lint(&args, matches.subcommand_matches("lint")),
         Command::Explain { lint } => lint::explain(&lint),
+        Command::Diff { old, new } => diff(&old, &new),
         Command::Check { paths, color } => check(&paths, color),
         Command::Fmt { to, file, machine } => fmt(&file, machine.as_deref(), to),
         Command::Graph {
@@ -232,6 +243,38 @@ fn fmt(file: &Path, machine: Option<&str>, to: Format) -> CommandResult {
             .unwrap_or_default();
         syntax::format(machine, to, &comments)
     })
+}
+
+/// `diff`: the changes from the old version to the new one, then the line
+/// that counts them. A file that does not load is reported with its load
+/// errors, and the command fails.
+fn diff(old: &str, new: &Path) -> CommandResult {
+    let Some(machine) = load_or_report(new, None)? else {
+        return Ok(ExitCode::from(1));
+    };
+    let baseline = baseline::Baseline::parse(old);
+    let Some(before) = baseline.machine_for(new)? else {
+        return Err(format!(
+            "{} did not exist at {old}: there is nothing to compare",
+            new.display()
+        )
+        .into());
+    };
+    let changes = idemchart::lint::changes(&before, &machine);
+    let mut text = String::new();
+    for change in &changes {
+        text.push_str(&format!("{change}\n"));
+    }
+    let shape = changes.iter().filter(|c| c.shape).count();
+    text.push_str(&match changes.len() {
+        0 => "no change".to_string(),
+        n => format!(
+            "{n} change{}, {shape} of them to what a stored snapshot holds",
+            if n == 1 { "" } else { "s" }
+        ),
+    });
+    outln(text)?;
+    Ok(ExitCode::SUCCESS)
 }
 
 fn check(paths: &[PathBuf], color: Color) -> CommandResult {

@@ -125,6 +125,18 @@ pub fn check(expr: &Expr, scope: &Scope) -> Vec<Diagnostic> {
     checker.problems
 }
 
+/// The type of `expr` in `scope`, where the checker knows it: `None` for
+/// an unknown one (`Dyn`) and for an expression with problems.
+pub fn infer_type(expr: &Expr, scope: &Scope) -> Option<Type> {
+    let mut checker = Checker {
+        scope,
+        problems: Vec::new(),
+        guard: false,
+    };
+    let ty = checker.infer(expr);
+    (checker.problems.is_empty() && ty != Type::Dyn).then_some(ty)
+}
+
 /// `check` for a guard: host guards may be named, and the whole must be a
 /// bool where its type is known.
 pub fn check_guard(expr: &Expr, scope: &Scope) -> Vec<Diagnostic> {

@@ -10,7 +10,9 @@ mod print;
 mod value;
 
 pub use ast::{BinaryOp, Expr, ExprKind, UnaryOp};
-pub use check::{FUNCTIONS, RESERVED_NAMES, Scope, Type, check, check_guard, in_state_paths};
+pub use check::{
+    FUNCTIONS, RESERVED_NAMES, Scope, Type, check, check_guard, in_state_paths, infer_type,
+};
 pub use eval::{
     Compiled, CompiledAssign, EvalError, Event, Layout, compile, compile_guard, eval, eval_guard,
     eval_guard_with_host,

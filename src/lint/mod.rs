@@ -1,6 +1,8 @@
 //! The linter: idempotency hazards (I codes) and structural problems (S
 //! codes) of a loaded machine, each with its position, and for the
-//! idempotency hazards a witness that the interpreter replays.
+//! idempotency hazards a witness that the interpreter replays; and the
+//! breaking changes (M codes) between two versions of a machine, which
+//! `lint --baseline` reports for the processes stored under the old one.
 //!
 //! Every lint lives in its own file with its documentation (`declare_lint!`
 //! keeps the doc comment as the text `idemchart explain` prints) and is
@@ -36,6 +38,7 @@ mod fact_note;
 mod identity_help;
 mod loaded;
 mod repeat;
+mod versions;
 mod witness;
 
 pub use confirm::REPLAY_WORK;
@@ -43,6 +46,7 @@ pub use confirm::REPLAY_WORK;
 pub(crate) use confirm::without_reasoning;
 pub(crate) use confirm::{Claim, Shape};
 pub use loaded::{fix_xstate, fixable_in_place, lint_loaded};
+pub use versions::{Change, changes, lint_change};
 pub use witness::{Witness, WitnessEnd, WitnessStep};
 
 /// The metadata a lint file declares.
@@ -63,6 +67,9 @@ pub(crate) enum Stage {
     /// It reads the `allow` entries and what they suppressed (and the
     /// file's editor, for fixes, when the text was given).
     Suppressions(fn(&Machine, &Used, Option<&dyn Editor>, &mut Vec<Finding>)),
+    /// It compares the machine with an older version of it (`lint
+    /// --baseline`), for the processes stored under the old one.
+    Change(fn(&mut versions::ChangeCx)),
 }
 
 /// Declares a lint in its file: the doc comment above becomes its
@@ -133,6 +140,15 @@ lints! {
     UnusedSuppression => unused_suppression,
     UnknownLint => unknown_lint,
     OpaqueCode => opaque_code,
+    StoredStateRemoved => stored_state_removed,
+    ContextFieldChanged => context_field_changed,
+    EventIdChanged => event_id_changed,
+    PendingEffectRenamed => pending_effect_renamed,
+    PendingTimerRemoved => pending_timer_removed,
+    RetentionShortened => retention_shortened,
+    VersionNotBumped => version_not_bumped,
+    VersionBumpedWithoutChange => version_bumped_without_change,
+    InvalidMigration => invalid_migration,
 }
 
 /// Kebab-case names, derived once from the variant names.
@@ -206,6 +222,12 @@ impl Lint {
     /// Whether it is an idempotency lint, whose findings carry a witness.
     pub fn is_idempotency(self) -> bool {
         self.code().starts_with('I')
+    }
+
+    /// Whether it compares two versions of a machine, and so runs only
+    /// under `lint --baseline`.
+    pub fn compares_versions(self) -> bool {
+        matches!(self.meta().stage, Stage::Change(_))
     }
 }
 

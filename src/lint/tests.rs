@@ -33,6 +33,15 @@ fn codes_names_and_severities_match_the_spec_table() {
             ("S009", "unused-suppression", Warning),
             ("S010", "unknown-lint", Warning),
             ("S011", "opaque-code", Note),
+            ("M001", "stored-state-removed", Error),
+            ("M002", "context-field-changed", Error),
+            ("M003", "event-id-changed", Error),
+            ("M004", "pending-effect-renamed", Error),
+            ("M005", "pending-timer-removed", Error),
+            ("M006", "retention-shortened", Warning),
+            ("M007", "version-not-bumped", Error),
+            ("M008", "version-bumped-without-change", Warning),
+            ("M009", "invalid-migration", Error),
         ]
     );
 }

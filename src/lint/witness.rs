@@ -52,14 +52,7 @@ impl Witness {
     /// or retried delivery last with a trailing `*`: a repeat is written
     /// once more at the end, a retry is the last step itself.
     pub fn render(&self, graph: &MachineGraph) -> Vec<String> {
-        let mut out: Vec<String> = self
-            .steps
-            .iter()
-            .map(|s| match s {
-                WitnessStep::Event { event, .. } => graph.events.name(*event).to_string(),
-                WitnessStep::After { delay, .. } => format!("after {delay}"),
-            })
-            .collect();
+        let mut out = render_steps(graph, &self.steps);
         match &self.end {
             WitnessEnd::Repeat(i) => {
                 if let Some(step) = out.get(*i).cloned() {
@@ -75,6 +68,17 @@ impl Witness {
         }
         out
     }
+}
+
+/// The steps as witnesses write them: event names, `after 30s` for timers.
+pub fn render_steps(graph: &MachineGraph, steps: &[WitnessStep]) -> Vec<String> {
+    steps
+        .iter()
+        .map(|s| match s {
+            WitnessStep::Event { event, .. } => graph.events.name(*event).to_string(),
+            WitnessStep::After { delay, .. } => format!("after {delay}"),
+        })
+        .collect()
 }
 
 /// One turn of a loop as `loop: a -always-> b -PING-> a`: the state each

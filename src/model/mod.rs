@@ -111,8 +111,81 @@ pub struct Machine {
     pub states: Vec<State>,
     /// All transitions, grouped by source state in document order.
     pub transitions: Vec<Transition>,
+    /// How a process stored at an older version continues on this one
+    /// (`migrations:`), in the order written.
+    pub migrations: Vec<Migration>,
     /// Where the `machine` name was written.
     pub span: Span,
+}
+
+/// A declared migration: how a snapshot stored at version `from` becomes
+/// one of this machine. The runtime does not apply it yet (`idemchart
+/// migrate` is not built); `lint --baseline` reads it as the answer to a
+/// break, and loading checks what it can without the old machine.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Migration {
+    /// The version whose snapshots it moves, below the machine's own.
+    pub from: u64,
+    /// Old state path → the state of this machine it becomes, in the order
+    /// written. The keys name states of the old machine, which loading does
+    /// not know, so they are kept as written.
+    pub states: IndexMap<String, MigrationTarget>,
+    /// New context field → the expression over the old context (`context.f`)
+    /// that gives its value.
+    pub context: IndexMap<String, Assignment>,
+    /// What becomes of the pending timers; `None` where it is not written.
+    pub timers: Option<Carry>,
+    /// What becomes of the recorded history; `None` where it is not written.
+    pub history: Option<Carry>,
+    /// Where the entry was written (its `from`).
+    pub span: Span,
+}
+
+/// One `old.path: new.path` entry of a migration's `states`.
+#[derive(Clone, Debug, PartialEq)]
+pub struct MigrationTarget {
+    /// Where the old path was written.
+    pub from_span: Span,
+    /// The state of this machine, resolved as a path from the top (or `#id`).
+    pub target: Target,
+}
+
+/// Whether a migration keeps what a snapshot holds (timers, history), moved
+/// along its state mapping, or drops it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Carry {
+    Keep,
+    Drop,
+}
+
+impl Carry {
+    pub const ALL: [(&'static str, Carry); 2] = [("keep", Carry::Keep), ("drop", Carry::Drop)];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Carry::Keep => "keep",
+            Carry::Drop => "drop",
+        }
+    }
+}
+
+impl Migration {
+    /// The state of this machine an old state path becomes, if the
+    /// migration maps it or one of its ancestors: a mapped compound state
+    /// carries its descendants along under the same relative path when the
+    /// new machine has them.
+    pub fn maps_state(&self, machine: &Machine, old_path: &str) -> Option<StateId> {
+        if let Some(t) = self.states.get(old_path) {
+            return Some(t.target.state);
+        }
+        let (parent, rest) = old_path.rsplit_once('.')?;
+        let base = self.maps_state(machine, parent)?;
+        let path = match machine.state(base).path.as_str() {
+            "" => rest.to_string(),
+            p => format!("{p}.{rest}"),
+        };
+        machine.find_path(&path)
+    }
 }
 
 /// A host action that stands for code a front-end could not read: an
@@ -911,6 +984,11 @@ impl Machine {
                 .find(|&s| self.state(s).id.as_deref() == Some(id)),
             None => self.find_path(text),
         }
+    }
+
+    /// The migration that moves snapshots of version `from`, if declared.
+    pub fn migration_from(&self, from: u64) -> Option<&Migration> {
+        self.migrations.iter().find(|m| m.from == from)
     }
 
     /// The state with this dotted path (`funcionando.encendida`).

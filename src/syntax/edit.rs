@@ -31,6 +31,24 @@ pub trait Editor {
     /// Allows the lint `lint` with `reason` on the state whose key is at
     /// `state` (the machine's top level when `None`).
     fn add_allow(&self, state: Option<Span>, lint: &str, reason: &str) -> Option<Vec<Edit>>;
+    /// Sets the machine's `version`, written where the format puts it when
+    /// the file has none. The formats read as written (XState, SCXML) have
+    /// no version of their own, so their editors keep this default.
+    fn set_version(&self, _version: u64) -> Option<Vec<Edit>> {
+        None
+    }
+    /// Declares a migration from version `from` that maps the old state
+    /// paths `states` to new ones and gives the context fields `context`
+    /// their expressions; `None` where the file already declares
+    /// migrations (the author extends them) or has no place for them.
+    fn add_migration(
+        &self,
+        _from: u64,
+        _states: &[(String, String)],
+        _context: &[(String, String)],
+    ) -> Option<Vec<Edit>> {
+        None
+    }
 }
 
 /// The byte offset of the line start before `at`.

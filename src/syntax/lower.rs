@@ -3,15 +3,17 @@
 
 use indexmap::IndexMap;
 
-use super::tree::{ActionDoc, ExprText, InvokeDoc, MachineDoc, StateDoc, TransitionDoc};
+use super::tree::{
+    ActionDoc, ExprText, InvokeDoc, MachineDoc, MigrationDoc, StateDoc, TransitionDoc,
+};
 use crate::diagnostic::{Diagnostic, Label, LoadError, sole_close_name};
 use crate::diagnostic::{Edit, Fix};
 use crate::expr::{self, Expr, Scope, Type};
 use crate::model::{
-    Action, Allow, Assignment, Completion, ContextField, Dedup, Duration, EffectDecl, EventDecl,
-    EventDescriptor, EventPattern, HistoryKind, Idempotency, Invocation, Limits, Machine, Name,
-    PayloadField, PayloadType, Semantics, Source, State, StateId, StateKind, Target, Transition,
-    TransitionId, Trigger, is_event_name,
+    Action, Allow, Assignment, Carry, Completion, ContextField, Dedup, Duration, EffectDecl,
+    EventDecl, EventDescriptor, EventPattern, HistoryKind, Idempotency, Invocation, Limits,
+    Machine, Migration, MigrationTarget, Name, PayloadField, PayloadType, Semantics, Source, State,
+    StateId, StateKind, Target, Transition, TransitionId, Trigger, is_event_name,
 };
 use crate::span::Span;
 
@@ -321,6 +323,7 @@ impl Lowering {
             guards,
             opaque: doc.opaque,
             stand_ins: doc.stand_ins,
+            migrations: Vec::new(),
             states: Vec::new(),
             transitions: Vec::new(),
             span: name.span,
@@ -334,7 +337,151 @@ impl Lowering {
         self.state(&mut machine, root, None, String::new());
         self.resolve(&mut machine);
         self.check_expressions(&machine);
+        let version = doc.version;
+        for doc in doc.migrations {
+            if let Some(migration) = self.migration(&machine, version, doc) {
+                machine.migrations.push(migration);
+            }
+        }
         machine
+    }
+
+    /// One `migrations:` entry, checked as far as it can be without the old
+    /// machine: `from` is below `version`, and once only; every target is a
+    /// state of this machine that can be active; every field is one of this
+    /// context; every expression parses and reads nothing but the context
+    /// (a migration runs on a snapshot, with no event). That the old paths
+    /// exist and the expressions type-check against the old context is
+    /// checked by `lint --baseline` (M009), which has the old machine.
+    fn migration(
+        &mut self,
+        machine: &Machine,
+        version: Option<(u64, Span)>,
+        doc: MigrationDoc,
+    ) -> Option<Migration> {
+        let Some((from, from_span)) = doc.from else {
+            self.error(
+                LoadError::InvalidValue {
+                    message: "a migration needs `from`: the version whose snapshots it moves"
+                        .into(),
+                },
+                doc.span,
+            );
+            return None;
+        };
+        match version {
+            Some((version, _)) if from < version => {}
+            Some((version, _)) => self.error(
+                LoadError::InvalidValue {
+                    message: format!(
+                        "a migration `from: {from}` must name a version below the machine's `version: {version}`"
+                    ),
+                },
+                from_span,
+            ),
+            None => self.error(
+                LoadError::InvalidValue {
+                    message: format!(
+                        "a migration `from: {from}` needs the machine's `version`, above {from}"
+                    ),
+                },
+                from_span,
+            ),
+        }
+        if let Some(first) = machine.migrations.iter().find(|m| m.from == from) {
+            self.error(
+                LoadError::Duplicate {
+                    key: format!("from: {from}"),
+                    first: first.span,
+                },
+                from_span,
+            );
+        }
+        let mut states = IndexMap::new();
+        for (old, new) in doc.states {
+            let found = machine
+                .find_state(&new.text)
+                .filter(|&s| !matches!(machine.state(s).kind, StateKind::History(_)));
+            let Some(state) = found.filter(|&s| s != StateId::ROOT) else {
+                let candidates = machine
+                    .states
+                    .iter()
+                    .skip(1)
+                    .filter(|s| !matches!(s.kind, StateKind::History(_)))
+                    .map(|s| s.path.as_str());
+                self.error_suggesting(
+                    LoadError::UnknownTarget {
+                        target: new.text.clone(),
+                    },
+                    new.span,
+                    candidates,
+                );
+                continue;
+            };
+            states.insert(
+                old.text,
+                MigrationTarget {
+                    from_span: old.span,
+                    target: Target {
+                        text: new.text,
+                        state,
+                        span: new.span,
+                    },
+                },
+            );
+        }
+        let mut context = IndexMap::new();
+        for (field, text) in doc.context {
+            if !machine.context.contains_key(&field.text) {
+                self.error_suggesting(
+                    LoadError::UnknownContextField {
+                        field: field.text.clone(),
+                    },
+                    field.span,
+                    machine.context.keys().map(String::as_str),
+                );
+                continue;
+            }
+            let Some(expr) = self.expression(&text) else {
+                continue;
+            };
+            let mut event = None;
+            expr.walk(&mut |e| {
+                if event.is_none() && matches!(&e.kind, expr::ExprKind::Ident(i) if i != "context")
+                {
+                    event = Some(e.span);
+                }
+            });
+            if let Some(span) = event {
+                self.error(
+                    LoadError::InvalidExpression {
+                        message: "a migration's expression reads only `context`, the old context: it runs on a stored snapshot, with no event".into(),
+                    },
+                    span,
+                );
+                continue;
+            }
+            context.insert(
+                field.text,
+                Assignment {
+                    expr,
+                    span: field.span,
+                },
+            );
+        }
+        let carry = |this: &mut Self, word: Option<Name>| {
+            word.and_then(|w| this.word("setting", &w, &Carry::ALL))
+        };
+        let timers = carry(self, doc.timers);
+        let history = carry(self, doc.history);
+        Some(Migration {
+            from,
+            states,
+            context,
+            timers,
+            history,
+            span: from_span,
+        })
     }
 
     /// Adds a state and its descendants in document order (pre-order).

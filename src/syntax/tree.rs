@@ -30,6 +30,8 @@ pub struct MachineDoc {
     /// The names it made up for parts written in place, with what the
     /// author sees instead (`Machine::stand_ins`).
     pub stand_ins: indexmap::IndexMap<String, String>,
+    /// `migrations:`, in the order written.
+    pub migrations: Vec<MigrationDoc>,
     /// The root state: top-level `initial`, `type`, `states`, `on`, ...; its
     /// `key` is unused.
     pub root: StateDoc,
@@ -52,6 +54,21 @@ pub struct SourceDoc {
 #[derive(Clone, Debug)]
 pub struct DedupDoc {
     pub retention: Option<Name>,
+    pub span: Span,
+}
+
+/// One entry of `migrations:`, as written.
+#[derive(Clone, Debug)]
+pub struct MigrationDoc {
+    pub from: Option<(u64, Span)>,
+    /// Old state path → new state, both as written.
+    pub states: Vec<(Name, Name)>,
+    /// New context field → expression over the old context.
+    pub context: Vec<(Name, ExprText)>,
+    /// `keep` or `drop`, as written.
+    pub timers: Option<Name>,
+    pub history: Option<Name>,
+    /// Where the entry starts.
     pub span: Span,
 }
 

@@ -11,7 +11,7 @@ use idemchart::model::Name;
 use idemchart::span::Span;
 use idemchart::syntax::tree::{
     ActionDoc, ContextDoc, DedupDoc, EffectDoc, EventDoc, ExprText, InvokeDoc, LimitsDoc,
-    MachineDoc, SourceDoc, StateDoc, TransitionDoc,
+    MachineDoc, MigrationDoc, SourceDoc, StateDoc, TransitionDoc,
 };
 use proptest::prelude::*;
 
@@ -98,7 +98,7 @@ pub fn machine_doc(seed: u64) -> MachineDoc {
         &built,
         &mut root,
     );
-    MachineDoc {
+    let mut doc = MachineDoc {
         name: Some(name(format!("m{seed}"))),
         fact_source: Default::default(),
         version: rng
@@ -164,8 +164,67 @@ pub fn machine_doc(seed: u64) -> MachineDoc {
         guards,
         opaque: Vec::new(),
         stand_ins: Default::default(),
+        migrations: Vec::new(),
         root,
-    }
+    };
+    doc.migrations = migrations(seed, &doc);
+    doc
+}
+
+/// Migrations from the versions below the machine's, drawn from a
+/// generator of their own (so the rest of a seed's machine stays what it
+/// was before migrations existed): old paths made up (the old machine is
+/// not known), targets among the top-level states, a context expression,
+/// and the settings for timers and history.
+fn migrations(seed: u64, doc: &MachineDoc) -> Vec<MigrationDoc> {
+    let mut rng = Rng::new(seed ^ 0x3C6E_F372_FE94_F82C);
+    let Some((version, _)) = doc.version else {
+        return Vec::new();
+    };
+    let targets: Vec<&str> = doc
+        .root
+        .states
+        .iter()
+        .filter(|s| s.kind.as_ref().is_none_or(|k| k.text != "history"))
+        .map(|s| s.key.text.as_str())
+        .collect();
+    let carry = |rng: &mut Rng| match rng.below(3) {
+        0 => None,
+        1 => Some(name("keep")),
+        _ => Some(name("drop")),
+    };
+    let froms: Vec<u64> = (0..version).filter(|_| rng.chance(40)).collect();
+    froms
+        .into_iter()
+        .map(|from| MigrationDoc {
+            from: Some((from, Span::default())),
+            states: (0..rng.below(3))
+                .map(|i| {
+                    let to = targets[rng.below(targets.len())];
+                    (
+                        name(format!("old{i}.s{}", rng.below(9))),
+                        name(to.to_string()),
+                    )
+                })
+                .collect(),
+            context: rng
+                .chance(50)
+                .then(|| {
+                    (
+                        name("n"),
+                        ExprText {
+                            text: "context.n + 1".into(),
+                            offset: 0,
+                        },
+                    )
+                })
+                .into_iter()
+                .collect(),
+            timers: carry(&mut rng),
+            history: carry(&mut rng),
+            span: Span::default(),
+        })
+        .collect()
 }
 
 /// The host guards a random machine may declare.

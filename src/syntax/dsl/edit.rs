@@ -309,6 +309,63 @@ impl shared::Editor for DslEditor<'_> {
             None => self.after(end(&open), &inner, &line),
         }])
     }
+
+    fn set_version(&self, version: u64) -> Option<Vec<Edit>> {
+        let header = child(&self.chart, Rule::header)?;
+        if let Some(written) = child(&header, Rule::version) {
+            let number = child(&written, Rule::integer)?;
+            return Some(vec![Edit::new(
+                Span::new(start(&number), end(&number)),
+                version.to_string(),
+            )]);
+        }
+        // `version` comes after the name and the root's id in the header.
+        let before = child(&header, Rule::state_id).or_else(|| child(&header, Rule::name))?;
+        Some(vec![Edit::insert(
+            end(&before),
+            format!(" version {version}"),
+        )])
+    }
+
+    fn add_migration(
+        &self,
+        from: u64,
+        states: &[(String, String)],
+        context: &[(String, String)],
+    ) -> Option<Vec<Edit>> {
+        if self
+            .top_items()
+            .iter()
+            .any(|p| p.as_rule() == Rule::migration_decl)
+        {
+            return None;
+        }
+        let mut body: Vec<String> = states
+            .iter()
+            .map(|(old, new)| format!("  state {} -> {}", target(old), target(new)))
+            .collect();
+        body.extend(
+            context
+                .iter()
+                .map(|(field, expr)| format!("  context {} = {expr}", name(field))),
+        );
+        // As the printer writes a block: one short item on the head's line.
+        let head = format!("migration from {from}");
+        let lines = match body.as_slice() {
+            [] => head,
+            [one] if head.len() + one.trim_start().len() + 6 <= super::format::INLINE_WIDTH => {
+                format!("{head} {{ {} }}", one.trim_start())
+            }
+            _ => format!("{head} {{\n{}\n}}", body.join("\n")),
+        };
+        // Where the printer puts migrations: after the declarations, before
+        // the root state's items.
+        Some(vec![self.top_level(
+            &lines,
+            Rule::migration_decl,
+            &[Rule::state_item],
+        )])
+    }
 }
 
 #[cfg(test)]
@@ -331,6 +388,30 @@ mod tests {
             edited(text, editor.declare_event("final.ok")),
             "machine m\n\nevent `final`.ok\n\n// the states\nstate s\n"
         );
+    }
+
+    #[test]
+    fn sets_the_version_and_declares_a_migration() {
+        let text = "machine m #top \"text\"\n\nstate a\n";
+        let editor = DslEditor::new(text).unwrap();
+        assert_eq!(
+            edited(text, editor.set_version(2)),
+            "machine m #top version 2 \"text\"\n\nstate a\n"
+        );
+        let text = "machine m version 1\n\nguards ok\n\ninitial a\nstate a\n";
+        let editor = DslEditor::new(text).unwrap();
+        assert_eq!(
+            edited(text, editor.set_version(3)),
+            "machine m version 3\n\nguards ok\n\ninitial a\nstate a\n"
+        );
+        let states = [("old".to_string(), "a".to_string())];
+        assert_eq!(
+            edited(text, editor.add_migration(1, &states, &[])),
+            "machine m version 1\n\nguards ok\n\nmigration from 1 { state old -> a }\n\ninitial a\nstate a\n"
+        );
+        let text = "machine m version 2\nmigration from 1\nstate a\n";
+        let editor = DslEditor::new(text).unwrap();
+        assert!(editor.add_migration(1, &[], &[]).is_none());
     }
 
     #[test]

@@ -12,7 +12,8 @@ use crate::diagnostic::{Diagnostic, LoadError, did_you_mean};
 use crate::span::Span;
 
 /// Words that start an item at the top level or in a state body.
-const ITEM_KEYWORDS: [&str; 21] = [
+const ITEM_KEYWORDS: [&str; 22] = [
+    "migration",
     "state",
     "parallel",
     "final",
@@ -37,7 +38,8 @@ const ITEM_KEYWORDS: [&str; 21] = [
 ];
 
 /// Every reserved word of the DSL (the `keyword` rule of chart.pest).
-pub(super) const KEYWORDS: [&str; 34] = [
+pub(super) const KEYWORDS: [&str; 35] = [
+    "migration",
     "machine",
     "version",
     "context",
@@ -369,6 +371,10 @@ fn describe(rule: Rule) -> Option<String> {
         Rule::source_decl => "`source`",
         Rule::dedup_decl => "`dedup`",
         Rule::limits_decl => "`limits`",
+        Rule::migration_decl | Rule::kw_migration => "`migration`",
+        Rule::migration_body => "`{`",
+        Rule::migration_item => "`state`, `context`, `timers` or `history`",
+        Rule::carry => "`keep` or `drop`",
         Rule::event_decl => "`event`",
         Rule::effect_decl => "`effect`",
         Rule::guards_decl => "`guards`",

@@ -18,7 +18,7 @@ use super::errors::KEYWORDS;
 
 /// A block whose single line is no longer than this is written on one line,
 /// as in `state oscura { on PULSAR -> clara }`.
-const INLINE_WIDTH: usize = 100;
+pub(super) const INLINE_WIDTH: usize = 100;
 
 /// The canonical DSL text of `machine`.
 pub fn format(machine: &Machine) -> String {
@@ -132,6 +132,29 @@ pub fn format_with(machine: &Machine, comments: &Comments) -> String {
         let line = format!("guards {}", names.join(" "));
         sections.push(commented(p, Anchor::Key("guards".into()), vec![line]));
     }
+
+    let mut migrations = comment_lines(p.take_key("migrations"));
+    for migration in &machine.migrations {
+        let mut body: Vec<String> = migration
+            .states
+            .iter()
+            .map(|(old, t)| format!("state {} -> {}", target(old), target(&t.target.text)))
+            .collect();
+        body.extend(
+            migration
+                .context
+                .iter()
+                .map(|(field, a)| format!("context {} = {}", name(field), a.expr)),
+        );
+        if let Some(timers) = migration.timers {
+            body.push(format!("timers {}", timers.as_str()));
+        }
+        if let Some(history) = migration.history {
+            body.push(format!("history {}", history.as_str()));
+        }
+        migrations.extend(block(format!("migration from {}", migration.from), body));
+    }
+    sections.push(migrations);
 
     sections.push(items(machine, root, p));
 

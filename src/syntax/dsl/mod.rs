@@ -16,7 +16,7 @@ use crate::model::Name;
 use crate::span::Span;
 use crate::syntax::tree::{
     ActionDoc, ContextDoc, DedupDoc, EffectDoc, EventDoc, ExprText, InvokeDoc, LimitsDoc,
-    MachineDoc, SourceDoc, StateDoc, TransitionDoc,
+    MachineDoc, MigrationDoc, SourceDoc, StateDoc, TransitionDoc,
 };
 
 pub(crate) mod edit;
@@ -337,6 +337,7 @@ impl Builder {
                 }
                 doc.limits = Some(LimitsDoc { microsteps, span });
             }
+            Rule::migration_decl => doc.migrations.push(self.migration_decl(decl)),
             Rule::event_decl => doc.events.push(self.event_decl(decl)),
             Rule::effect_decl => {
                 let mut effect = EffectDoc {
@@ -370,6 +371,77 @@ impl Builder {
             }
             _ => {}
         }
+    }
+
+    /// `migration from N { ... }`; loading checks what it says.
+    fn migration_decl(&mut self, decl: Pair<Rule>) -> MigrationDoc {
+        let span = keyword_span(&decl);
+        let mut migration = MigrationDoc {
+            from: None,
+            states: Vec::new(),
+            context: Vec::new(),
+            timers: None,
+            history: None,
+            span,
+        };
+        for part in decl.into_inner() {
+            match part.as_rule() {
+                Rule::integer => match part.as_str().parse::<u64>() {
+                    Ok(n) => migration.from = Some((n, span_of(&part))),
+                    Err(_) => self.errors.push(
+                        LoadError::InvalidValue {
+                            message: format!("version `{}` is too large", part.as_str()),
+                        }
+                        .at(span_of(&part), []),
+                    ),
+                },
+                Rule::migration_body => {
+                    for item in part
+                        .into_inner()
+                        .filter(|p| p.as_rule() == Rule::migration_item)
+                    {
+                        let Some(item) = item.into_inner().next() else {
+                            continue;
+                        };
+                        match item.as_rule() {
+                            Rule::migration_state => {
+                                let paths: Vec<Name> = item
+                                    .into_inner()
+                                    .filter(|p| p.as_rule() == Rule::target)
+                                    .map(|p| name_of(&p))
+                                    .collect();
+                                if let [old, new] = &paths[..] {
+                                    migration.states.push((old.clone(), new.clone()));
+                                }
+                            }
+                            Rule::migration_context => {
+                                let mut field = None;
+                                let mut value = None;
+                                for p in item.into_inner() {
+                                    match p.as_rule() {
+                                        Rule::name => field = Some(name_of(&p)),
+                                        Rule::expression => value = Some(expression_text(&p)),
+                                        _ => {}
+                                    }
+                                }
+                                if let (Some(field), Some(value)) = (field, value) {
+                                    migration.context.push((field, value));
+                                }
+                            }
+                            Rule::migration_timers => {
+                                migration.timers = last_named(item, Rule::carry);
+                            }
+                            Rule::migration_history => {
+                                migration.history = last_named(item, Rule::carry);
+                            }
+                            _ => {}
+                        }
+                    }
+                }
+                _ => {}
+            }
+        }
+        migration
     }
 
     fn event_decl(&mut self, decl: Pair<Rule>) -> EventDoc {
@@ -879,7 +951,7 @@ fn name_of(pair: &Pair<Rule>) -> Name {
 
 fn unquoted(pair: &Pair<Rule>) -> String {
     match pair.as_rule() {
-        Rule::quoted_text | Rule::word => pair.as_str().to_string(),
+        Rule::quoted_text | Rule::word | Rule::carry => pair.as_str().to_string(),
         Rule::name | Rule::event_word | Rule::segment | Rule::quoted | Rule::lint_name => pair
             .clone()
             .into_inner()

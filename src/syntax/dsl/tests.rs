@@ -991,6 +991,7 @@ mod printer {
             guards: Vec::new(),
             opaque: Vec::new(),
             stand_ins: Default::default(),
+            migrations: Vec::new(),
             states: vec![root, r1, a, h, r2],
             transitions: vec![t0, t1, t2, t3],
             span: Span::default(),

@@ -577,6 +577,65 @@ impl shared::Editor for YamlEditor<'_> {
         };
         Some(vec![edit])
     }
+
+    fn set_version(&self, version: u64) -> Option<Vec<Edit>> {
+        let root = self.root_map()?;
+        let Kind::Map(entries) = &root.kind else {
+            return None;
+        };
+        let edit = match Self::entry(root, "version") {
+            Some(i) => {
+                let value = &entries[i].1;
+                value.scalar()?;
+                Edit::new(
+                    Span::new(value.span.start as usize, self.end(value)?),
+                    version.to_string(),
+                )
+            }
+            None => self.insert_ordered(
+                root,
+                "version",
+                Value::Text(version.to_string()),
+                &top_level_keys(),
+            )?,
+        };
+        Some(vec![edit])
+    }
+
+    fn add_migration(
+        &self,
+        from: u64,
+        states: &[(String, String)],
+        context: &[(String, String)],
+    ) -> Option<Vec<Edit>> {
+        let root = self.root_map()?;
+        if Self::entry(root, "migrations").is_some() {
+            return None;
+        }
+        // One flow item on one line: a skeleton the author reads at a
+        // glance and extends, in any block layout of the file.
+        let map = |pairs: &[(String, String)], value: &dyn Fn(&str) -> String| {
+            let entries: Vec<String> = pairs
+                .iter()
+                .map(|(k, v)| format!("{}: {}", scalar(k), value(v)))
+                .collect();
+            format!("{{ {} }}", entries.join(", "))
+        };
+        let mut item = format!("from: {from}");
+        if !states.is_empty() {
+            item.push_str(&format!(", states: {}", map(states, &|v| scalar(v))));
+        }
+        if !context.is_empty() {
+            item.push_str(&format!(", context: {}", map(context, &|v| quoted(v))));
+        }
+        let edit = self.insert_ordered(
+            root,
+            "migrations",
+            Value::Text(format!("[{{ {item} }}]")),
+            &top_level_keys(),
+        )?;
+        Some(vec![edit])
+    }
 }
 
 /// The keys of a machine file's top level, in the order the format prints
@@ -594,6 +653,35 @@ mod tests {
     use super::*;
     use crate::fix::tests::{edited, span_of};
     use crate::syntax::edit::Editor;
+
+    #[test]
+    fn sets_the_version_and_declares_a_migration() {
+        let text = "machine: m\nversion: 1 # the first\ninitial: a\nstates:\n  a: {}\n";
+        let editor = YamlEditor::new(text).unwrap();
+        assert_eq!(
+            edited(text, editor.set_version(2)),
+            "machine: m\nversion: 2 # the first\ninitial: a\nstates:\n  a: {}\n"
+        );
+        let states = [("old.x".to_string(), "a".to_string())];
+        let context = [("total".to_string(), "context.total * 2".to_string())];
+        assert_eq!(
+            edited(text, editor.add_migration(1, &states, &context)),
+            "machine: m\nversion: 1 # the first\nmigrations: [{ from: 1, states: { old.x: a }, context: { total: \"context.total * 2\" } }]\ninitial: a\nstates:\n  a: {}\n"
+        );
+        let text = "machine: m\ninitial: a\nstates:\n  a: {}\n";
+        let editor = YamlEditor::new(text).unwrap();
+        assert_eq!(
+            edited(text, editor.set_version(1)),
+            "machine: m\nversion: 1\ninitial: a\nstates:\n  a: {}\n"
+        );
+        let text = "machine: m\nversion: 2\nmigrations: []\nstates: {}\n";
+        assert!(
+            YamlEditor::new(text)
+                .unwrap()
+                .add_migration(1, &[], &[])
+                .is_none()
+        );
+    }
 
     #[test]
     fn declares_events_in_the_block_style_of_the_file() {

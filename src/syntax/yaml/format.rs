@@ -160,6 +160,30 @@ pub fn format_with(machine: &Machine, comments: &Comments) -> String {
         let guards = machine.guards.iter().map(|g| text(&g.text)).collect();
         top.add("guards", Yaml::List(guards));
     }
+    if !machine.migrations.is_empty() {
+        let migrations = machine.migrations.iter().map(|m| {
+            let mut e = Entries::default();
+            e.add("from", Yaml::Scalar(m.from.to_string()));
+            if !m.states.is_empty() {
+                let states = m
+                    .states
+                    .iter()
+                    .map(|(old, t)| (scalar(old), text(&t.target.text)));
+                e.add("states", Yaml::Map(states.collect()));
+            }
+            if !m.context.is_empty() {
+                let fields = m
+                    .context
+                    .iter()
+                    .map(|(f, a)| (scalar(f), expression(&a.expr)));
+                e.add("context", Yaml::Map(fields.collect()));
+            }
+            e.add_opt("timers", m.timers.map(|c| text(c.as_str())));
+            e.add_opt("history", m.history.map(|c| text(c.as_str())));
+            e.into_yaml()
+        });
+        top.add("migrations", Yaml::List(migrations.collect()));
+    }
     state_entries(machine, machine.root(), StateId::ROOT, &mut top, p);
     let top: Vec<(String, Yaml)> = top
         .0

@@ -19,13 +19,13 @@ use crate::model::Name;
 use crate::span::{SourceFile, Span};
 use crate::syntax::tree::{
     ActionDoc, ContextDoc, DedupDoc, EffectDoc, EventDoc, ExprText, InvokeDoc, LimitsDoc,
-    MachineDoc, SourceDoc, StateDoc, TransitionDoc,
+    MachineDoc, MigrationDoc, SourceDoc, StateDoc, TransitionDoc,
 };
 
 use node::{Kind, Node, ScalarValue};
 
 /// Keys of the machine itself, before the root state's keys.
-const MACHINE_KEYS: [&str; 11] = [
+const MACHINE_KEYS: [&str; 12] = [
     "machine",
     "version",
     "description",
@@ -37,6 +37,7 @@ const MACHINE_KEYS: [&str; 11] = [
     "events",
     "effects",
     "guards",
+    "migrations",
 ];
 /// Keys a state may have at the top level, as the root state.
 /// (`description` is the machine's, read with the machine keys.)
@@ -71,6 +72,7 @@ const ACTION_KEYS: [&str; 10] = [
 const SOURCE_KEYS: [&str; 2] = ["retry_horizon", "description"];
 const DEDUP_KEYS: [&str; 1] = ["retention"];
 const LIMITS_KEYS: [&str; 1] = ["microsteps"];
+const MIGRATION_KEYS: [&str; 5] = ["from", "states", "context", "timers", "history"];
 const EVENT_KEYS: [&str; 4] = ["id", "source", "payload", "description"];
 const EFFECT_KEYS: [&str; 3] = ["idempotency", "verify", "description"];
 
@@ -123,7 +125,7 @@ impl Reader {
             "cond" => Some("`cond` is XState v4's name for `guard`"),
             "internal" => Some("write `reenter: true` for an external transition"),
             "context" | "events" | "effects" | "sources" | "dedup" | "limits" | "machine"
-            | "version" | "guards" | "semantics"
+            | "version" | "guards" | "semantics" | "migrations"
                 if !allowed.contains(&text) =>
             {
                 Some("this key belongs at the top level of the file")
@@ -319,6 +321,7 @@ impl Reader {
                 "limits" => doc.limits = self.limits(key, value),
                 "events" => doc.events = self.events(key, value),
                 "effects" => doc.effects = self.effects(key, value),
+                "migrations" => doc.migrations = self.migrations(key, value),
                 "guards" if value.is_null() => {}
                 "guards" => doc.guards = self.names(key, value, "a list of host guard names"),
                 _ => {
@@ -426,6 +429,56 @@ impl Reader {
             }
         }
         Some(limits)
+    }
+
+    /// `migrations: [{ from, states, context, timers, history }]`.
+    fn migrations(&mut self, key: &Node, value: &Node) -> Vec<MigrationDoc> {
+        let items: &[Node] = match &value.kind {
+            Kind::Seq(items) => items,
+            _ if value.is_null() => &[],
+            _ => {
+                self.invalid(
+                    Self::place(key, value),
+                    format!(
+                        "`migrations` must be a list such as `[{{ from: 1, states: {{ old: new }} }}]`, found {}",
+                        value.describe()
+                    ),
+                );
+                &[]
+            }
+        };
+        let mut out = Vec::new();
+        for item in items {
+            let mut migration = MigrationDoc {
+                from: None,
+                states: Vec::new(),
+                context: Vec::new(),
+                timers: None,
+                history: None,
+                span: item.span,
+            };
+            for (k, v) in self.map(key, item, "a list of mappings such as `{ from: 1 }`") {
+                match key_text(k) {
+                    "from" => migration.from = self.whole_number(k, v, "`from`", "`1`"),
+                    "states" => {
+                        for (old, new) in self.map(k, v, "a mapping of old state path → new state")
+                        {
+                            if let (Some(old), Some(new)) =
+                                (self.key_name(old), self.name(old, new, "a state path"))
+                            {
+                                migration.states.push((old, new));
+                            }
+                        }
+                    }
+                    "context" => migration.context = self.fields(k, v),
+                    "timers" => migration.timers = self.name(k, v, "`keep` or `drop`"),
+                    "history" => migration.history = self.name(k, v, "`keep` or `drop`"),
+                    other => self.unknown_key(k, other, &MIGRATION_KEYS),
+                }
+            }
+            out.push(migration);
+        }
+        out
     }
 
     fn context(&mut self, key: &Node, value: &Node) -> Vec<ContextDoc> {

@@ -912,6 +912,7 @@ mod printing {
             guards: Vec::new(),
             opaque: Vec::new(),
             stand_ins: Default::default(),
+            migrations: Vec::new(),
             states,
             transitions,
             span,
@@ -1369,4 +1370,101 @@ fn the_fix_editor_reads_the_tree_the_loader_parsed() {
     let broken = SourceFile::new("roto.yaml", "machine: [\n");
     assert!(parse_file(&broken).is_err());
     assert!(super::edit::YamlEditor::of_file(&broken).is_none());
+}
+
+/// A migration is checked at load as far as it can be without the old
+/// machine, each problem at its place; a good one loads and prints back.
+#[test]
+fn migrations_are_checked_at_their_place() {
+    let file = |migrations: &str| {
+        format!(
+            "machine: m\nversion: 2\ncontext: {{ n: 0 }}\nmigrations: {migrations}\ninitial: a\nstates:\n  a: {{}}\n  h: {{ type: history }}\n"
+        )
+    };
+    let cases: &[(&str, &str)] = &[
+        (
+            "[{ states: { x: a } }]",
+            "E003 4:14 a migration needs `from`: the version whose snapshots it moves",
+        ),
+        (
+            "[{ from: 2 }]",
+            "E003 4:22 a migration `from: 2` must name a version below the machine's `version: 2`",
+        ),
+        (
+            "[{ from: 1 }, { from: 1 }]",
+            "E004 4:35 `from: 1` is defined twice | first defined here at 4:22",
+        ),
+        (
+            "[{ from: 1, states: { old: b } }]",
+            "S001 4:40 unknown target `b`",
+        ),
+        (
+            "[{ from: 1, states: { old: h } }]",
+            "S001 4:40 unknown target `h`",
+        ),
+        (
+            "[{ from: 1, context: { m: \"1\" } }]",
+            "S008 4:36 unknown context field `m`",
+        ),
+        (
+            "[{ from: 1, context: { n: \"event.n\" } }]",
+            "S007 4:40 a migration's expression reads only `context`, the old context: it runs on a stored snapshot, with no event",
+        ),
+        (
+            "[{ from: 1, context: { n: \"1 +\" } }]",
+            "S007 4:43 the expression ends too early",
+        ),
+        (
+            "[{ from: 1, timers: later }]",
+            "E008 4:33 unknown setting `later` | help: write one of `keep`, `drop`",
+        ),
+        (
+            "{ from: 1 }",
+            "E003 4:13 `migrations` must be a list such as `[{ from: 1, states: { old: new } }]`, found a mapping",
+        ),
+    ];
+    let mut failures = Vec::new();
+    for (migrations, expected) in cases {
+        let text = file(migrations);
+        let errors = crate::syntax::parse(&text, crate::syntax::Syntax::Yaml)
+            .err()
+            .unwrap_or_default();
+        let actual: Vec<String> = errors
+            .iter()
+            .map(|d| {
+                let mut line = format!("{} {} {}", d.code, at(&text, d.span.start), d.message);
+                if let Some(help) = &d.help {
+                    line.push_str(&format!(" | help: {help}"));
+                }
+                for label in &d.labels {
+                    line.push_str(&format!(
+                        " | {} at {}",
+                        label.message,
+                        at(&text, label.span.start)
+                    ));
+                }
+                line
+            })
+            .collect();
+        let actual = actual.join("\n");
+        if actual != *expected {
+            failures.push(format!(
+                "{migrations}:\n  expected {expected}\n  got      {actual}"
+            ));
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+    let good = file(
+        "[{ from: 1, states: { old.x: a }, context: { n: \"context.n * 2\" }, timers: drop, history: keep }]",
+    );
+    let machine = crate::syntax::parse(&good, crate::syntax::Syntax::Yaml).expect("loads");
+    let printed = format(&machine);
+    assert!(
+        printed.contains("migrations:\n  - from: 1\n    states: { old.x: a }\n"),
+        "{printed}"
+    );
+    assert_eq!(
+        crate::syntax::parse(&printed, crate::syntax::Syntax::Yaml).unwrap(),
+        machine
+    );
 }
