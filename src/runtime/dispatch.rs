@@ -14,7 +14,7 @@ use crate::expr::{Event, Value};
 use crate::interp::Chart;
 use crate::model::Completion;
 use crate::ready::finish;
-use crate::store::{AsyncTransaction, AttemptRecord, OutboxItem, OutboxStatus, Store};
+use crate::store::{AsyncTransaction, AttemptRecord, OutboxItem, OutboxStatus, Store, StoreSecret};
 
 /// What became of one attempt at an effect or an invocation.
 #[derive(Clone, Debug, PartialEq)]
@@ -275,8 +275,12 @@ struct Settle<'a> {
 impl Work for Settle<'_> {
     type Output = Outcome;
 
-    async fn run<T: AsyncTransaction>(&mut self, tx: &mut T) -> Result<Outcome, Attempt> {
-        let outcome = driver::deliver(tx, self.chart, &self.delivery, None).await?;
+    async fn run<T: AsyncTransaction>(
+        &mut self,
+        tx: &mut T,
+        secret: &StoreSecret,
+    ) -> Result<Outcome, Attempt> {
+        let outcome = driver::deliver(tx, secret, self.chart, &self.delivery, None).await?;
         tx.finish_attempt(&self.record).await?;
         Ok(outcome)
     }
