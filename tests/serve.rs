@@ -69,8 +69,13 @@ impl Server {
     /// Starts the binary on a port the system picks, and waits until it
     /// listens (it logs the address).
     fn start(store: &str, extra: &[&str]) -> Server {
+        Server::start_serving(MACHINES, store, extra)
+    }
+
+    /// [`Server::start`] with the machines of `machines`.
+    fn start_serving(machines: &str, store: &str, extra: &[&str]) -> Server {
         let mut child = Command::new(env!("CARGO_BIN_EXE_idemchart"))
-            .args(["serve", "--machines", MACHINES, "--store", store])
+            .args(["serve", "--machines", machines, "--store", store])
             .args(["--listen", "127.0.0.1:0", "--poll-ms", "50"])
             .args(extra)
             .env("RUST_LOG", "info")
@@ -1094,4 +1099,140 @@ fn two_files_of_one_machine_name_are_the_only_error() {
             && errors[0].contains("each name serves one machine"),
         "{stderr}"
     );
+}
+
+/// Waits until the service's log has a line with `text`.
+fn wait_for_log(server: &Server, text: &str) {
+    let started = Instant::now();
+    while !server.log().contains(text) {
+        assert!(
+            started.elapsed() < Duration::from_secs(30),
+            "no `{text}` in the log:\n{}",
+            server.log()
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+/// Issue 29: the service purges by itself. With a retention of 1 s and a
+/// purge every 100 ms, an applied id is replayed at first, and once the
+/// purge has taken its mark the same id is a new event.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_service_purges_what_the_retention_no_longer_needs() {
+    let machines = scratch().join(unique("retained"));
+    std::fs::create_dir_all(&machines).unwrap();
+    std::fs::write(
+        machines.join("counter.yaml"),
+        "machine: counter\ncontext: { n: 0 }\ndedup: { retention: 1s }\ninitial: counting\nstates:\n  counting:\n    on:\n      ADD:\n        actions:\n          - assign: { n: \"context.n + 1\" }\n",
+    )
+    .unwrap();
+    let server = Server::start_serving(
+        &machines.display().to_string(),
+        &sqlite_store("purge"),
+        &["--purge-ms", "100"],
+    );
+    let client = reqwest::Client::new();
+    let url = server.url("/machines/counter/processes/c1/events");
+    let first = post(&client, &url, r#"{"type":"ADD"}"#, Some("e1")).await;
+    assert_eq!(first.status, StatusCode::OK);
+    assert_eq!(first.json()["revision"], 1);
+    let again = post(&client, &url, r#"{"type":"ADD"}"#, Some("e1")).await;
+    assert!(again.replayed, "inside the retention, a duplicate");
+    assert_eq!(again.body, first.body);
+    wait_for_log(&server, "purged machine=counter applied=1");
+    let after = post(&client, &url, r#"{"type":"ADD"}"#, Some("e1")).await;
+    assert_eq!(after.status, StatusCode::OK);
+    assert!(!after.replayed, "the mark is gone: {}", server.log());
+    assert_eq!(after.json()["revision"], 2);
+    assert_eq!(after.json()["context"]["n"], 2);
+}
+
+/// Issue 29: a store that never answers stops startup after
+/// `--store-wait-secs`, with exit 2, each attempt logged.
+#[test]
+fn a_store_that_never_answers_is_exit_2_after_the_wait() {
+    let started = Instant::now();
+    let output = Command::new(env!("CARGO_BIN_EXE_idemchart"))
+        .args(["serve", "--machines", MACHINES, "--listen", "127.0.0.1:0"])
+        .args(["--store", "sqlite:/nonexistent-dir/orders.db"])
+        .args(["--store-wait-secs", "1"])
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .output()
+        .unwrap();
+    let took = started.elapsed();
+    assert_eq!(output.status.code(), Some(2));
+    let stderr = String::from_utf8(output.stderr).unwrap();
+    assert!(
+        stderr.contains("the store did not answer within --store-wait-secs 1"),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains("the store does not answer; trying again"),
+        "{stderr}"
+    );
+    assert!(took >= Duration::from_secs(1), "it waited: {took:?}");
+    assert!(took < Duration::from_secs(20), "and no longer: {took:?}");
+}
+
+/// Forwards every connection to `127.0.0.1:<to>` from a listener on
+/// `port`, once `port` is free: the store's server, appearing late.
+async fn forward(port: u16, to: u16) {
+    let listener = tokio::net::TcpListener::bind(("127.0.0.1", port))
+        .await
+        .expect("the proxy's port");
+    tokio::spawn(async move {
+        while let Ok((mut inbound, _)) = listener.accept().await {
+            tokio::spawn(async move {
+                if let Ok(mut outbound) = tokio::net::TcpStream::connect(("127.0.0.1", to)).await {
+                    let _ = tokio::io::copy_bidirectional(&mut inbound, &mut outbound).await;
+                }
+            });
+        }
+    });
+}
+
+/// Issue 29: an instance started while PostgreSQL does not answer waits,
+/// and serves once it does. The server "appears" as a proxy on a port that
+/// refused connections when the service started.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "needs a PostgreSQL server: IDEMCHART_PG"]
+async fn serve_waits_for_a_postgres_that_comes_up_late() {
+    let store = postgres_store("late");
+    let port_of = |text: &str| -> u16 {
+        let at = text.find("port=").expect("a port in IDEMCHART_PG") + 5;
+        text[at..]
+            .split(|c: char| !c.is_ascii_digit())
+            .next()
+            .unwrap()
+            .parse()
+            .unwrap()
+    };
+    let real = port_of(&store);
+    // A free port, closed again: nothing answers there yet.
+    let late = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let through = store.replace(&format!("port={real}"), &format!("port={late}"));
+    let waiting = std::thread::spawn(move || Server::start(&through, &["--store-wait-secs", "60"]));
+    // The service tries, finds nothing, and waits (its first pauses are
+    // 100 and 200 ms); then the store comes up.
+    std::thread::sleep(Duration::from_millis(1_000));
+    assert!(!waiting.is_finished(), "it started before the store was up");
+    forward(late, real).await;
+    let server = tokio::task::spawn_blocking(move || waiting.join().unwrap())
+        .await
+        .unwrap();
+    assert!(
+        server
+            .log()
+            .contains("the store does not answer; trying again"),
+        "{}",
+        server.log()
+    );
+    let client = reqwest::Client::new();
+    let url = server.url("/machines/counter/processes/late/events");
+    let answer = post(&client, &url, r#"{"type":"ADD"}"#, Some("l1")).await;
+    assert_eq!(answer.status, StatusCode::OK);
 }
