@@ -702,6 +702,8 @@ async fn two_instances_on_one_postgres_fire_each_timer_once() {
 struct Receiver {
     calls: Mutex<Vec<(String, String, String)>>,
     done: Mutex<HashSet<String>>,
+    /// The `Idempotency-Completion-Token` of each key's call, if it had one.
+    tokens: Mutex<HashMap<String, String>>,
 }
 
 async fn receive(
@@ -714,6 +716,10 @@ async fn receive(
         .get("idempotency-key")
         .map(|v| v.to_str().unwrap().to_string())
         .unwrap_or_default();
+    if let Some(token) = headers.get("idempotency-completion-token") {
+        let token = token.to_str().unwrap().to_string();
+        receiver.tokens.lock().unwrap().insert(key.clone(), token);
+    }
     let first = {
         let mut calls = receiver.calls.lock().unwrap();
         let first = !calls.iter().any(|(_, k, _)| *k == key);
@@ -730,6 +736,8 @@ async fn receive(
             tokio::time::sleep(Duration::from_millis(1_500)).await;
             (axum::http::StatusCode::OK, r#"{"late": true}"#.into())
         }
+        // Taken: the answer comes later, through the completion route.
+        "accept" => (axum::http::StatusCode::ACCEPTED, String::new()),
         "reject" => (
             axum::http::StatusCode::BAD_REQUEST,
             r#"{"error": "no such customer"}"#.into(),
@@ -1235,4 +1243,133 @@ async fn serve_waits_for_a_postgres_that_comes_up_late() {
     let url = server.url("/machines/counter/processes/late/events");
     let answer = post(&client, &url, r#"{"type":"ADD"}"#, Some("l1")).await;
     assert_eq!(answer.status, StatusCode::OK);
+}
+
+/// POSTs `body` as the completion of `key` of `lookup/{process}`, with
+/// `token` as its completion token when there is one.
+async fn complete(
+    client: &reqwest::Client,
+    server: &Server,
+    process: &str,
+    key: &str,
+    token: Option<&str>,
+    body: &str,
+) -> Answer {
+    let url = server.url(&format!(
+        "/machines/lookup/processes/{process}/completions/{key}"
+    ));
+    let mut request = client
+        .post(url)
+        .header("content-type", "application/json")
+        .body(body.to_string());
+    if let Some(token) = token {
+        request = request.header("Idempotency-Completion-Token", token);
+    }
+    read(request.send().await.expect("POST")).await
+}
+
+/// Waits until the receiver has the completion token of `key`'s call.
+async fn token_of(receiver: &Receiver, key: &str) -> String {
+    let started = Instant::now();
+    loop {
+        if let Some(token) = receiver.tokens.lock().unwrap().get(key) {
+            return token.clone();
+        }
+        assert!(
+            started.elapsed() < Duration::from_secs(30),
+            "no call of {key}"
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+}
+
+/// Issue 29: a completion needs its row's token. The key alone (shown in
+/// the answer to the event that started the invocation), a wrong token or
+/// the token of another row are refused 403 and change nothing: the process
+/// still waits and its row is still pending. The receiver's own answer,
+/// with the token its call carried, completes the process; the same answer
+/// again is a duplicate, and another answer afterwards is refused 409.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_forged_completion_is_refused_and_the_real_one_completes() {
+    let (receiver, base) = start_receiver().await;
+    let client = reqwest::Client::new();
+    let accepting = effects_file_for("accept", "score", &format!("{base}/accept"));
+    let server = Server::start(&sqlite_store("complete"), &["--effects", &accepting]);
+    let ask = |id: &str| format!(r#"{{"type": "ASK", "data": {{"askId": "{id}", "amount": 3}}}}"#);
+    let events =
+        |process: &str| server.url(&format!("/machines/lookup/processes/{process}/events"));
+    let asked = post(&client, &events("f1"), &ask("a1"), None).await;
+    let key = asked.json()["invocations"][0]["key"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let other = post(&client, &events("f2"), &ask("a2"), None).await;
+    let other_key = other.json()["invocations"][0]["key"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let token = token_of(&receiver, &key).await;
+    let other_token = token_of(&receiver, &other_key).await;
+    assert_ne!(token, key, "the token is not the key");
+    wait_for_metric(
+        &client,
+        &server,
+        "idemchart_effects_dispatched_total{result=\"retried\"} 2",
+    )
+    .await;
+
+    let forged = r#"{"output": {"score": 99, "receipt": "FORGED"}}"#;
+    let wrong = "0".repeat(64);
+    for attempt in [
+        None,
+        Some(key.as_str()),
+        Some(wrong.as_str()),
+        Some(other_token.as_str()),
+    ] {
+        let refused = complete(&client, &server, "f1", &key, attempt, forged).await;
+        assert_eq!(
+            refused.status,
+            StatusCode::FORBIDDEN,
+            "{attempt:?}: {}",
+            refused.body
+        );
+        assert_eq!(refused.content_type, "application/problem+json");
+        assert_eq!(
+            refused.json()["type"],
+            "https://idemchart.dev/problems/bad-completion-token"
+        );
+    }
+    let state = get(&client, &server.url("/machines/lookup/processes/f1"))
+        .await
+        .json();
+    assert_eq!(state["configuration"], serde_json::json!(["asking"]));
+    assert_eq!(state["revision"], 1);
+    let metrics = get(&client, &server.url("/metrics")).await.body;
+    assert!(metrics.contains("idemchart_outbox_pending 2"), "{metrics}");
+
+    let real = r#"{"output": {"score": 7}}"#;
+    let done = complete(&client, &server, "f1", &key, Some(&token), real).await;
+    assert_eq!(done.status, StatusCode::OK, "{}", done.body);
+    assert!(!done.replayed);
+    assert_eq!(done.json()["configuration"], serde_json::json!(["scored"]));
+    assert_eq!(done.json()["context"]["score"], 7);
+    let again = complete(&client, &server, "f1", &key, Some(&token), real).await;
+    assert!(again.replayed, "{}", again.body);
+    assert_eq!(again.body, done.body);
+    let late = complete(&client, &server, "f1", &key, Some(&token), forged).await;
+    assert_eq!(late.status, StatusCode::CONFLICT, "{}", late.body);
+    // A token for another process's row does not reach this one either.
+    let elsewhere = complete(&client, &server, "f1", &other_key, Some(&other_token), real).await;
+    assert_eq!(
+        elsewhere.status,
+        StatusCode::NOT_FOUND,
+        "{}",
+        elsewhere.body
+    );
+    let state = get(&client, &server.url("/machines/lookup/processes/f2"))
+        .await
+        .json();
+    assert_eq!(state["configuration"], serde_json::json!(["asking"]));
+    let metrics = get(&client, &server.url("/metrics")).await.body;
+    assert!(metrics.contains("idemchart_outbox_pending 1"), "{metrics}");
 }

@@ -26,7 +26,7 @@ pub mod nonblocking;
 mod timers;
 
 pub use batch::{apply_batch, apply_batch_at};
-pub use dispatch::{Dispatch, DispatchPolicy, DispatchReport, dispatch};
+pub use dispatch::{Completed, Dispatch, DispatchPolicy, DispatchReport, complete_at, dispatch};
 pub use event_json::{EventJsonError, FieldMismatch, event_from_json, parse_event};
 pub use keys::{completion_token, completion_token_matches, idempotency_key, invocation_key};
 pub use timers::{

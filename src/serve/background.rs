@@ -15,7 +15,7 @@ use tokio::sync::watch;
 
 use super::Service;
 use crate::runtime::{self, nonblocking};
-use crate::store::DispatchOnly;
+use crate::store::{AsyncStore, DispatchOnly};
 
 /// Processes advanced per machine in one round.
 const TIMER_BATCH: usize = 100;
@@ -95,13 +95,14 @@ async fn dispatch_effects(service: &Service) {
             let only = DispatchOnly::new(&service.store, machine, vec![effect.to_string()]);
             let on_timeout = endpoint.on_timeout(chart.machine(), effect);
             let client = &service.client;
+            let secret = service.store.secret();
             let report = nonblocking::dispatch(
                 &only,
                 chart,
                 runtime::now_millis(),
                 &endpoint.policy(),
                 |item| async move {
-                    let answer = endpoint.call(client, &item, on_timeout).await;
+                    let answer = endpoint.call(client, secret, &item, on_timeout).await;
                     tracing::info!(%machine, process = %item.process, event_id = %item.event_id, key = %item.key, %effect, ?answer, "effect dispatched");
                     answer
                 },

@@ -226,9 +226,12 @@ pub(crate) static LEASE_OUTBOX: Sql =
 pub(crate) static CANCEL_OUTBOX: Sql = Sql::new(
     "UPDATE outbox SET status = 'cancelled' WHERE idempotency_key = $1 AND status = 'pending'",
 );
+/// Only a pending row records an attempt: one settled meanwhile (its
+/// invocation answered through the completion route while the dispatcher
+/// waited for the call, or its state left) keeps the answer that settled it.
 pub(crate) static FINISH_ATTEMPT: Sql = Sql::new(
     "UPDATE outbox SET status = $1, attempts = $2, next_attempt_at = $3, last_error = $4
-     WHERE idempotency_key = $5",
+     WHERE idempotency_key = $5 AND status = 'pending'",
 );
 pub(crate) static DUE_PROCESSES: Sql = Sql::new(
     "SELECT id FROM processes
