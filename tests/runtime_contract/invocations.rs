@@ -7,7 +7,7 @@ use std::sync::Arc;
 
 use idemchart::expr::{Event, Value};
 use idemchart::interp::Chart;
-use idemchart::runtime::{Dispatch, DispatchPolicy, invocation_key};
+use idemchart::runtime::{Completed, Dispatch, DispatchPolicy, complete_at, invocation_key};
 use idemchart::store::{OutboxItem, OutboxStatus, Store};
 
 use super::api::{self, apply_at, dispatch};
@@ -525,6 +525,56 @@ pub fn dispatch_takes_the_rows_of_its_machine_only<B: Backend>(backend: &B) {
             Dispatch::Output(serde_json::json!({ "recibo": "R-1" }))
         },
     )
+    .unwrap();
+    assert_eq!(report.done, 1);
+}
+
+/// A receiver that takes the call (`Dispatch::Accepted`) leaves the row
+/// pending, to be called again after the back-off; its later answer
+/// (`complete_at`) completes the process and settles the row in one
+/// transaction. The same answer again is a duplicate; another is refused
+/// and writes nothing; a key of no invocation of the process is unknown.
+pub fn an_accepted_invocation_is_completed_once<B: Backend>(backend: &B) {
+    let chart = checkout();
+    let mut store = backend.connect(&backend.fresh());
+    apply_at(&mut store, &chart, "c1", &pay("s1", 30), T0).unwrap();
+    let policy = DispatchPolicy::default();
+    let report = dispatch(&mut store, &chart, T0, &policy, |_| Dispatch::Accepted).unwrap();
+    assert_eq!(report.retried, 1);
+    let row = invocation_rows(&mut store).remove(0);
+    assert_eq!(row.status, OutboxStatus::Pending);
+    assert_eq!(row.next_attempt_at, T0 + policy.backoff(1));
+    let output = serde_json::json!({ "recibo": "R-1" });
+    let answer = || Dispatch::Output(output.clone());
+    let done = complete_at(&mut store, &chart, "c1", &row.key, answer(), T0 + 1).unwrap();
+    let Completed::Applied(outcome) = &done else {
+        panic!("{done:?}");
+    };
+    assert_eq!(outcome.kind(), "applied");
+    assert_eq!(context_of(&mut store, "c1")["context"]["recibo"], "R-1");
+    assert_eq!(invocation_rows(&mut store)[0].status, OutboxStatus::Done);
+    let before = super::state_of(&mut store, "c1");
+    let again = complete_at(&mut store, &chart, "c1", &row.key, answer(), T0 + 2).unwrap();
+    assert_eq!(
+        again,
+        Completed::Duplicate(idemchart::runtime::Outcome::Duplicate {
+            response: outcome.response().unwrap().to_string(),
+            revision: outcome.revision().unwrap(),
+        })
+    );
+    let other = Dispatch::Failed(serde_json::json!({ "motivo": "tarde" }));
+    let refused = complete_at(&mut store, &chart, "c1", &row.key, other, T0 + 3).unwrap();
+    assert_eq!(refused, Completed::NotPending(OutboxStatus::Done));
+    let elsewhere = complete_at(&mut store, &chart, "c2", &row.key, answer(), T0 + 4).unwrap();
+    assert_eq!(elsewhere, Completed::Unknown);
+    assert_eq!(super::state_of(&mut store, "c1"), before, "nothing written");
+    // The dispatcher does not call the invocation again; it calls the
+    // effect the completion's step started.
+    let report = dispatch(&mut store, &chart, T0 + 60_000, &policy, |item| {
+        assert_ne!(item.key, row.key, "the invocation is called again");
+        assert_eq!(item.effect, "enviarRecibo");
+        Dispatch::Done
+    })
     .unwrap();
     assert_eq!(report.done, 1);
 }

@@ -973,6 +973,11 @@ macro_rules! contract_tests {
         }
         $(#[$attr])*
         #[test]
+        fn an_accepted_invocation_is_completed_once() {
+            runtime_contract::invocations::an_accepted_invocation_is_completed_once(&$backend);
+        }
+        $(#[$attr])*
+        #[test]
         fn a_refused_invocation_takes_on_error() {
             runtime_contract::invocations::a_refused_invocation_takes_on_error(&$backend);
         }
