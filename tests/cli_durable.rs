@@ -65,6 +65,8 @@ fn postgres_store(name: &str) -> String {
 struct Session {
     store: String,
     transcript: String,
+    /// The outgoing keys seen so far, in the order they first appeared.
+    keys: Vec<String>,
 }
 
 impl Session {
@@ -72,7 +74,39 @@ impl Session {
         Session {
             store,
             transcript: String::new(),
+            keys: Vec::new(),
         }
+    }
+
+    /// `line` with each outgoing key written `[key N]`, N counting the
+    /// keys of the session in the order they first appear: a key is an HMAC
+    /// under the store's own random secret, so its bytes differ on every
+    /// run, but whether two places show the same key is kept.
+    fn unkeyed(&mut self, line: &str) -> String {
+        let hex = |c: char| c.is_ascii_digit() || ('a'..='f').contains(&c);
+        let mut out = String::with_capacity(line.len());
+        let mut rest = line;
+        while !rest.is_empty() {
+            let run = rest.find(|c: char| !hex(c)).unwrap_or(rest.len());
+            let (word, tail) = rest.split_at(run);
+            if word.len() == 64 {
+                let n = match self.keys.iter().position(|k| k == word) {
+                    Some(n) => n,
+                    None => {
+                        self.keys.push(word.to_string());
+                        self.keys.len() - 1
+                    }
+                };
+                out += &format!("[key {}]", n + 1);
+            } else {
+                out += word;
+            }
+            // Then everything up to the next run of hex digits.
+            let gap = tail.find(hex).unwrap_or(tail.len());
+            out += &tail[..gap];
+            rest = &tail[gap..];
+        }
+        out
     }
 
     /// Runs `idemchart COMMAND --store STORE ARGS...`, records it (the store
@@ -81,10 +115,12 @@ impl Session {
         let mut full = vec![command, "--store", &self.store];
         full.extend_from_slice(args);
         let run = idemchart(&full);
-        self.transcript += &format!("$ idemchart {}\n", [&[command], args].concat().join(" "));
+        let line = self.unkeyed(&[&[command], args].concat().join(" "));
+        self.transcript += &format!("$ idemchart {line}\n");
         self.transcript += &format!("exit: {:?}\n", run.code);
         for line in run.stdout.lines() {
-            self.transcript += &redact(line);
+            let line = self.unkeyed(&redact(line));
+            self.transcript += &line;
             self.transcript.push('\n');
         }
         for line in run.stderr.lines() {

@@ -26,7 +26,7 @@ use idemchart::runtime::{
 };
 use idemchart::store::{
     self, AnyAsyncStore, AsyncSqliteStore, AsyncStore, Blocking, OutboxItem, SqliteOptions,
-    SqliteStore, Synchronous,
+    SqliteStore, Store, Synchronous,
 };
 use proptest::prelude::*;
 
@@ -581,6 +581,27 @@ fn run_steps<S: Api>(store: &mut S, steps: &[Step]) -> Vec<String> {
 
 impl Api for SqliteStore {}
 
+/// Gives the store to be made at `path` the secret of `store`, as the
+/// table a store keeps it in, so that the two stores' outgoing keys, and
+/// with them their responses and rows, can be compared byte for byte. The
+/// store opened at `path` then reads this secret instead of making one.
+fn share_secret(store: &SqliteStore, path: &std::path::Path) {
+    let hex: String = store
+        .secret()
+        .as_bytes()
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect();
+    let conn = rusqlite::Connection::open(path).unwrap();
+    conn.execute_batch("CREATE TABLE store_secrets (name TEXT PRIMARY KEY, value TEXT NOT NULL)")
+        .unwrap();
+    conn.execute(
+        "INSERT INTO store_secrets (name, value) VALUES ('outgoing-keys-v1', ?1)",
+        [hex],
+    )
+    .unwrap();
+}
+
 proptest! {
     #![proptest_config(ProptestConfig { cases: 24, ..ProptestConfig::default() })]
 
@@ -593,6 +614,7 @@ proptest! {
         let dir = temp_dir("same");
         let mut sync_store = SqliteStore::open(dir.join("sync.db"), &sqlite_options()).unwrap();
         let path = dir.join("async.db");
+        share_secret(&sync_store, &path);
         let options = sqlite_options();
         let mut async_store =
             Blocking::open(|| AsyncSqliteStore::open(path, &options)).unwrap();

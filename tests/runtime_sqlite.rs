@@ -197,3 +197,59 @@ fn killed_dispatchers_deliver_each_completion_once() {
     let store = SqliteStore::open(&handle, &SqliteOptions::default()).unwrap();
     assert_eq!(store.pragma("integrity_check").unwrap(), "ok");
 }
+
+/// A store made before stores had secrets gets one when it is opened, and
+/// a row already pending keeps the key it was stored with (keys are stored
+/// per row, so the new derivation keys only new rows): its receiver sees
+/// the same key on the retry after the upgrade as before it.
+#[test]
+fn a_store_from_before_secrets_gets_one_and_keeps_its_pending_keys() {
+    use idemchart::runtime::{Dispatch, DispatchPolicy};
+    use idemchart::store::Store;
+    let path = test_dir("before-secrets").join("old.db");
+    let old_key = "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef";
+    {
+        let conn = rusqlite::Connection::open(&path).unwrap();
+        conn.execute_batch(SCHEMA_BEFORE_TIMERS).unwrap();
+        conn.execute_batch("ALTER TABLE outbox ADD COLUMN invocation TEXT")
+            .unwrap();
+        let ledger = runtime_contract::ledger();
+        let actor = idemchart::interp::Actor::new(std::sync::Arc::clone(&ledger));
+        conn.execute(
+            "INSERT INTO processes VALUES ('p1', 'ledger', NULL, ?1, 1)",
+            [actor.snapshot_json()],
+        )
+        .unwrap();
+        conn.execute(
+            "INSERT INTO outbox VALUES ('p1', 'a', 0, ?1, 'notify', '{\"amount\":5}', 'pending', 1, 0, 'later', NULL)",
+            [old_key],
+        )
+        .unwrap();
+    }
+    let mut store = backend().connect(&path.display().to_string());
+    let secret = store.secret().clone();
+    let rows = store.outbox(None).unwrap();
+    assert_eq!(rows.len(), 1);
+    assert_eq!(rows[0].key, old_key);
+    let mut seen = Vec::new();
+    let chart = runtime_contract::ledger();
+    let report = idemchart::runtime::dispatch(
+        &mut store,
+        &chart,
+        runtime_contract::T0,
+        &DispatchPolicy::default(),
+        |item| {
+            seen.push(item.key.clone());
+            Dispatch::Done
+        },
+    )
+    .unwrap();
+    assert_eq!(report.done, 1);
+    assert_eq!(seen, [old_key]);
+    // Opened again, the store reads the secret it made the first time.
+    drop(store);
+    assert_eq!(
+        *backend().connect(&path.display().to_string()).secret(),
+        secret
+    );
+}

@@ -40,6 +40,14 @@ pub struct ServeArgs {
     /// The largest request body accepted, in bytes.
     #[arg(long, default_value_t = 1 << 20)]
     max_body: usize,
+    /// How often to purge what each machine's `dedup.retention` no longer
+    /// needs, in milliseconds.
+    #[arg(long, default_value_t = 60_000)]
+    purge_ms: u64,
+    /// How long to wait for the store at startup, in seconds, trying again
+    /// with a doubling pause; 0 tries once.
+    #[arg(long, default_value_t = 30)]
+    store_wait_secs: u64,
 }
 
 pub fn serve(args: ServeArgs) -> CommandResult {
@@ -55,6 +63,7 @@ pub fn serve(args: ServeArgs) -> CommandResult {
     let options = Options {
         body_limit: args.max_body,
         poll_interval: Duration::from_millis(args.poll_ms.max(1)),
+        purge_interval: Duration::from_millis(args.purge_ms.max(1)),
         effects,
     };
     tracing_subscriber::fmt()
@@ -70,10 +79,8 @@ pub fn serve(args: ServeArgs) -> CommandResult {
         .build()
         .map_err(|e| format!("cannot start the runtime: {e}"))?;
     runtime.block_on(async move {
-        let store = address
-            .open_async(&sqlite)
-            .await
-            .map_err(|e| e.to_string())?;
+        let wait = Duration::from_secs(args.store_wait_secs);
+        let store = open_store(address, &sqlite, wait).await?;
         let listener = tokio::net::TcpListener::bind(&args.listen)
             .await
             .map_err(|e| format!("cannot listen on {}: {e}", args.listen))?;
@@ -83,6 +90,47 @@ pub fn serve(args: ServeArgs) -> CommandResult {
             .map_err(|e| format!("serving: {e}"))?;
         Ok(ExitCode::SUCCESS)
     })
+}
+
+/// Opens the store, trying again while it does not answer (a PostgreSQL
+/// server still starting, a network not yet up) until `wait` has passed:
+/// pauses of 100 ms doubling up to 5 s, each failed attempt logged. The
+/// error after the last attempt says how long it waited.
+async fn open_store(
+    address: StoreAddress<'_>,
+    sqlite: &idemchart::store::SqliteOptions,
+    wait: Duration,
+) -> Result<idemchart::store::AnyAsyncStore, String> {
+    let started = tokio::time::Instant::now();
+    let mut pause = Duration::from_millis(100);
+    let mut attempt = 0u64;
+    loop {
+        attempt += 1;
+        let error = match address.open_async(sqlite).await {
+            Ok(store) => {
+                if attempt > 1 {
+                    tracing::info!(attempt, "the store answers");
+                }
+                return Ok(store);
+            }
+            Err(e) => e.to_string(),
+        };
+        let left = wait.saturating_sub(started.elapsed());
+        if left.is_zero() {
+            return Err(if wait.is_zero() {
+                error
+            } else {
+                format!(
+                    "{error} (the store did not answer within --store-wait-secs {})",
+                    wait.as_secs()
+                )
+            });
+        }
+        let next = pause.min(left);
+        tracing::warn!(attempt, error = %error, retry_in_ms = next.as_millis() as u64, "the store does not answer; trying again");
+        tokio::time::sleep(next).await;
+        pause = (pause * 2).min(Duration::from_secs(5));
+    }
 }
 
 /// Every machine of the files under `dir`, by name; `None` after printing

@@ -12,7 +12,7 @@ use super::{Outcome, RuntimeError, now_millis};
 use crate::expr::Event;
 use crate::interp::Chart;
 use crate::ready::finish;
-use crate::store::{AsyncTransaction, Store};
+use crate::store::{AsyncTransaction, Store, StoreSecret};
 
 /// `apply_batch_at` with the system clock.
 pub fn apply_batch<S: Store, P: AsRef<str>>(
@@ -58,7 +58,11 @@ struct ApplyMany<'a> {
 impl Work for ApplyMany<'_> {
     type Output = Vec<Result<Outcome, RuntimeError>>;
 
-    async fn run<T: AsyncTransaction>(&mut self, tx: &mut T) -> Result<Self::Output, Attempt> {
+    async fn run<T: AsyncTransaction>(
+        &mut self,
+        tx: &mut T,
+        secret: &StoreSecret,
+    ) -> Result<Self::Output, Attempt> {
         let mut restored = Restored::default();
         let mut answers = Vec::with_capacity(self.deliveries.len());
         for delivery in &self.deliveries {
@@ -70,7 +74,7 @@ impl Work for ApplyMany<'_> {
                     continue;
                 }
             };
-            match driver::deliver(tx, self.chart, delivery, Some(&mut restored)).await {
+            match driver::deliver(tx, secret, self.chart, delivery, Some(&mut restored)).await {
                 Ok(outcome) => answers.push(Ok(outcome)),
                 Err(Attempt::Lost) => {
                     self.lost_on = delivery.process;

@@ -7,13 +7,11 @@
 use std::collections::HashMap;
 use std::sync::Arc;
 
-use super::{
-    Outcome, RuntimeError, TIMER_ID_PREFIX, event_id, idempotency_key, invocation_key,
-    payload_hash, timers,
-};
+use super::keys::RowKeys;
+use super::{Outcome, RuntimeError, TIMER_ID_PREFIX, event_id, payload_hash, timers};
 use crate::expr::{Event, Value};
 use crate::interp::{Actor, Chart, EffectCall, SnapshotJsonError};
-use crate::store::{AppliedEvent, OutboxItem, OutboxStatus, ProcessRow};
+use crate::store::{AppliedEvent, OutboxItem, OutboxStatus, ProcessRow, StoreSecret};
 
 /// The step, or `RuntimeError::Unsettled` when it did not settle.
 pub(super) fn settled<'s>(
@@ -51,6 +49,7 @@ pub(super) struct InvokedCall {
 /// get theirs now, so that their completions must carry it; one started and
 /// cancelled within the step has none and never reaches the outbox.
 pub(super) fn step_calls(
+    keys: RowKeys<'_>,
     actor: &mut Actor,
     process: &str,
     step_id: &str,
@@ -73,7 +72,7 @@ pub(super) fn step_calls(
     let mut invoked = Vec::new();
     actor.bind_invocation_keys(|running| {
         let state = &chart.machine().state(running.state).path;
-        let key = invocation_key(process, step_id, state, running.id);
+        let key = keys.invocation(running.src, process, step_id, state, running.id);
         invoked.push(InvokedCall {
             id: running.id.to_string(),
             src: running.src.to_string(),
@@ -216,11 +215,16 @@ pub(super) fn known(delivery: &Delivery<'_>, applied: Option<AppliedEvent>) -> O
 /// may answer it and go on.
 pub(super) fn delivery(
     chart: &Arc<Chart>,
+    secret: &StoreSecret,
     delivery: &Delivery<'_>,
     current: Current<'_>,
 ) -> Result<Plan<Outcome>, RuntimeError> {
     let process = delivery.process;
     let machine = chart.machine();
+    let keys = RowKeys {
+        secret,
+        machine: &machine.name,
+    };
     let (mut actor, revision, start_effects) = match current {
         Current::Written(snapshot, revision) => (
             restore_snapshot(chart, process, snapshot)?,
@@ -243,7 +247,7 @@ pub(super) fn delivery(
         }
     };
     let firings = match revision {
-        Some(revision) => timers::fire_due(&mut actor, process, revision, delivery.now)?,
+        Some(revision) => timers::fire_due(keys, &mut actor, process, revision, delivery.now)?,
         None => Vec::new(),
     };
     let ignored = settled(process, actor.send(delivery.event))?.ignored;
@@ -251,12 +255,12 @@ pub(super) fn delivery(
         .into_iter()
         .filter(leaves_through_outbox)
         .collect();
-    let calls = step_calls(&mut actor, process, &delivery.id, start_effects)?;
+    let calls = step_calls(keys, &mut actor, process, &delivery.id, start_effects)?;
     let snapshot = actor.snapshot_json();
     let new_revision = revision.map_or(1, |revision| revision + 1);
     // Positions are renumbered over the start's effects and the event's, so
     // keys never collide within one step.
-    let items = outbox_items(process, &delivery.id, &calls, delivery.now);
+    let items = outbox_items(keys, process, &delivery.id, &calls, delivery.now);
     let response = serde_json::to_string(&Response {
         outcome: if ignored { "ignored" } else { "applied" },
         revision: new_revision,
@@ -286,7 +290,7 @@ pub(super) fn delivery(
         }),
     };
     let (mut applied, mut outbox, mut cancelled) =
-        timers::firing_rows(process, &firings, new_revision, delivery.now)?;
+        timers::firing_rows(keys, process, &firings, new_revision, delivery.now)?;
     applied.push(AppliedEvent {
         process: process.to_string(),
         event_id: delivery.id.clone(),
@@ -358,6 +362,7 @@ pub(super) fn leaves_through_outbox(effect: &EffectCall) -> bool {
 /// (an event's id or a timer firing's): its effects, keyed by position, then
 /// its invocations, under the keys bound to them.
 pub(super) fn outbox_items(
+    keys: RowKeys<'_>,
     process: &str,
     event_id: &str,
     calls: &StepCalls,
@@ -381,7 +386,7 @@ pub(super) fn outbox_items(
                 event_id: event_id.to_string(),
                 position,
                 key: key.map_or_else(
-                    || idempotency_key(process, event_id, position),
+                    || keys.effect(effect, process, event_id, position),
                     str::to_string,
                 ),
                 effect: effect.to_string(),

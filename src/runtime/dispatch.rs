@@ -14,7 +14,7 @@ use crate::expr::{Event, Value};
 use crate::interp::Chart;
 use crate::model::Completion;
 use crate::ready::finish;
-use crate::store::{AsyncTransaction, AttemptRecord, OutboxItem, OutboxStatus, Store};
+use crate::store::{AsyncTransaction, AttemptRecord, OutboxItem, OutboxStatus, Store, StoreSecret};
 
 /// What became of one attempt at an effect or an invocation.
 #[derive(Clone, Debug, PartialEq)]
@@ -36,6 +36,11 @@ pub enum Dispatch {
     /// keys). Retrying blindly could do it twice, so the machine is told with
     /// an event and decides, typically by entering a verification state.
     UnknownOutcome,
+    /// The receiver took the call and will answer later ([`complete`]),
+    /// as an HTTP receiver's 202 says. An effect is done; an invocation's
+    /// row stays pending and is called again (same key) after the back-off,
+    /// until the answer comes or `max_attempts` gives it up as dead.
+    Accepted,
 }
 
 #[derive(Clone, Debug)]
@@ -239,6 +244,27 @@ fn settle(
             last_error: Some(error),
             event: None,
         },
+        (Dispatch::Accepted, None) => settled(OutboxStatus::Done, None, None),
+        (Dispatch::Accepted, Some(id)) if attempts >= policy.max_attempts => {
+            let reason = serde_json::json!({
+                "reason": "dead",
+                "key": item.key,
+                "attempts": attempts,
+                "message": "accepted, but no completion came",
+            });
+            let dead = completion(item, id, Completion::Error, reason);
+            settled(
+                OutboxStatus::Dead,
+                Some("accepted, but no completion came".into()),
+                Some(dead),
+            )
+        }
+        (Dispatch::Accepted, Some(_)) => Settlement {
+            status: OutboxStatus::Pending,
+            next_attempt_at: now.saturating_add(policy.backoff(attempts)),
+            last_error: Some("accepted; waiting for the completion".into()),
+            event: None,
+        },
         (Dispatch::UnknownOutcome, invocation) => {
             let told = match invocation {
                 Some(id) => {
@@ -275,8 +301,12 @@ struct Settle<'a> {
 impl Work for Settle<'_> {
     type Output = Outcome;
 
-    async fn run<T: AsyncTransaction>(&mut self, tx: &mut T) -> Result<Outcome, Attempt> {
-        let outcome = driver::deliver(tx, self.chart, &self.delivery, None).await?;
+    async fn run<T: AsyncTransaction>(
+        &mut self,
+        tx: &mut T,
+        secret: &StoreSecret,
+    ) -> Result<Outcome, Attempt> {
+        let outcome = driver::deliver(tx, secret, self.chart, &self.delivery, None).await?;
         tx.finish_attempt(&self.record).await?;
         Ok(outcome)
     }
@@ -303,4 +333,133 @@ fn unknown_outcome_event(policy: &DispatchPolicy, item: &OutboxItem) -> Event {
         )))),
         Value::from(&data),
     )
+}
+
+/// What [`complete`] made of an answer to an invocation's row.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Completed {
+    /// The row was pending: its completion event was applied (the outcome
+    /// of that event) and the row settled, in one transaction.
+    Applied(Outcome),
+    /// This very answer was applied before: its frozen response.
+    Duplicate(Outcome),
+    /// The row is settled (`status`) and this answer is not the one that
+    /// settled it; nothing was written.
+    NotPending(OutboxStatus),
+    /// The process has no invocation row with that key; nothing was written.
+    Unknown,
+}
+
+/// Answers the invocation whose outbox row of `process` has `key`, from
+/// outside the dispatcher (a receiver that answered the call with
+/// [`Dispatch::Accepted`] and calls back): `Dispatch::Output`/`Done` sends
+/// the done event, `Dispatch::Failed` the error event, as the dispatcher
+/// would, in the transaction that settles the row. Any other answer is
+/// refused as `Unknown`. The caller checks that the answer may be given
+/// (the service asks for the row's completion token).
+pub fn complete_at<S: Store>(
+    store: &mut S,
+    chart: &Arc<Chart>,
+    process: &str,
+    key: &str,
+    answer: Dispatch,
+    now: u64,
+) -> Result<Completed, RuntimeError> {
+    finish(complete_with(
+        &mut SyncDriver(store),
+        chart,
+        process,
+        key,
+        answer,
+        now,
+    ))
+}
+
+/// `complete_at` through either driver: the one implementation of it.
+pub(super) async fn complete_with<D: Driver>(
+    driver: &mut D,
+    chart: &Arc<Chart>,
+    process: &str,
+    key: &str,
+    answer: Dispatch,
+    now: u64,
+) -> Result<Completed, RuntimeError> {
+    let (kind, value) = match answer {
+        Dispatch::Done => (Completion::Done, serde_json::Value::Null),
+        Dispatch::Output(output) => (Completion::Done, output),
+        Dispatch::Failed(error) => (Completion::Error, error),
+        _ => return Ok(Completed::Unknown),
+    };
+    let mut work = Complete {
+        chart,
+        process,
+        key,
+        kind,
+        value,
+        now,
+    };
+    driver::with_retries(driver, &mut work).await
+}
+
+/// One answer to one invocation's row, in one transaction.
+struct Complete<'a> {
+    chart: &'a Arc<Chart>,
+    process: &'a str,
+    key: &'a str,
+    kind: Completion,
+    value: serde_json::Value,
+    now: u64,
+}
+
+impl Work for Complete<'_> {
+    type Output = Completed;
+
+    async fn run<T: AsyncTransaction>(
+        &mut self,
+        tx: &mut T,
+        secret: &StoreSecret,
+    ) -> Result<Completed, Attempt> {
+        let Some(item) = tx.outbox_item(self.key).await? else {
+            return Ok(Completed::Unknown);
+        };
+        let (true, Some(id)) = (item.process == self.process, item.invocation.as_deref()) else {
+            return Ok(Completed::Unknown);
+        };
+        let event = completion(&item, id, self.kind, self.value.clone());
+        let delivery = Delivery::new(self.process, &event, self.now)?;
+        if item.status != OutboxStatus::Pending {
+            // The answer that settled it, given again, is a duplicate;
+            // anything else is refused, and nothing is written.
+            let applied = tx.applied_event(self.process, &delivery.id).await?;
+            return Ok(match super::decide::known(&delivery, applied) {
+                Some(outcome @ Outcome::Duplicate { .. }) => Completed::Duplicate(outcome),
+                _ => Completed::NotPending(item.status),
+            });
+        }
+        let outcome = driver::deliver(tx, secret, self.chart, &delivery, None).await?;
+        if outcome == Outcome::Conflict {
+            // Another answer is already applied under the key: it stands.
+            return Ok(Completed::NotPending(item.status));
+        }
+        let (status, last_error) = match self.kind {
+            Completion::Done => (OutboxStatus::Done, None),
+            Completion::Error => (OutboxStatus::Failed, Some(self.value.to_string())),
+        };
+        tx.finish_attempt(&AttemptRecord {
+            key: &item.key,
+            status,
+            attempts: item.attempts,
+            next_attempt_at: self.now,
+            last_error: last_error.as_deref(),
+        })
+        .await?;
+        Ok(match outcome {
+            outcome @ Outcome::Duplicate { .. } => Completed::Duplicate(outcome),
+            outcome => Completed::Applied(outcome),
+        })
+    }
+
+    fn contended(&self) -> String {
+        self.process.to_string()
+    }
 }

@@ -20,7 +20,7 @@ use crate::interp::Chart;
 use crate::ready::finish;
 use crate::store::{
     AppliedEvent, AsyncStore, AsyncTransaction, AttemptRecord, OutboxItem, ProcessRow, Store,
-    StoreError, Transaction,
+    StoreError, StoreSecret, Transaction,
 };
 
 /// How one transaction's try ended without an answer.
@@ -50,7 +50,12 @@ impl From<RuntimeError> for Attempt {
 pub(super) trait Work {
     type Output;
 
-    async fn run<T: AsyncTransaction>(&mut self, tx: &mut T) -> Result<Self::Output, Attempt>;
+    /// `secret` is the store's, for the keys of the rows the work writes.
+    async fn run<T: AsyncTransaction>(
+        &mut self,
+        tx: &mut T,
+        secret: &StoreSecret,
+    ) -> Result<Self::Output, Attempt>;
 
     /// The process another writer moved, when the work gave up after too
     /// many lost races.
@@ -147,11 +152,21 @@ impl AsyncTransaction for ReadyTx<'_> {
     ) -> impl Future<Output = Result<(), StoreError>> + Send {
         std::future::ready(self.0.finish_attempt(attempt))
     }
+
+    fn outbox_item(
+        &mut self,
+        key: &str,
+    ) -> impl Future<Output = Result<Option<OutboxItem>, StoreError>> + Send {
+        std::future::ready(self.0.outbox_item(key))
+    }
 }
 
 impl<S: Store> Driver for SyncDriver<'_, S> {
     async fn transaction<W: Work>(&mut self, work: &mut W) -> Result<W::Output, Attempt> {
-        self.0.transaction(|tx| finish(work.run(&mut ReadyTx(tx))))
+        // A copy, since the transaction borrows the store mutably.
+        let secret = self.0.secret().clone();
+        self.0
+            .transaction(|tx| finish(work.run(&mut ReadyTx(tx), &secret)))
     }
 
     async fn pause(&mut self, wait: Duration) {
@@ -202,7 +217,7 @@ pub(super) struct AsyncDriver<'s, S>(pub(super) &'s S);
 impl<S: AsyncStore> Driver for AsyncDriver<'_, S> {
     async fn transaction<W: Work>(&mut self, work: &mut W) -> Result<W::Output, Attempt> {
         let mut tx = self.0.begin().await?;
-        match work.run(&mut tx).await {
+        match work.run(&mut tx, self.0.secret()).await {
             Ok(answer) => {
                 self.0.commit(tx).await?;
                 Ok(answer)
@@ -335,6 +350,7 @@ pub(super) async fn write<T: AsyncTransaction, A>(
 /// `apply` and `apply_batch`, which keeps what it wrote in `restored`.
 pub(super) async fn deliver<T: AsyncTransaction>(
     tx: &mut T,
+    secret: &StoreSecret,
     chart: &std::sync::Arc<Chart>,
     delivery: &Delivery<'_>,
     restored: Option<&mut Restored>,
@@ -346,10 +362,13 @@ pub(super) async fn deliver<T: AsyncTransaction>(
     }
     let written = restored.as_deref().and_then(|r| r.get(process));
     let plan = match written {
-        Some((snapshot, revision)) => {
-            decide::delivery(chart, delivery, Current::Written(snapshot, revision))?
-        }
-        None => decide::delivery(chart, delivery, tx.process(process).await?.into())?,
+        Some((snapshot, revision)) => decide::delivery(
+            chart,
+            secret,
+            delivery,
+            Current::Written(snapshot, revision),
+        )?,
+        None => decide::delivery(chart, secret, delivery, tx.process(process).await?.into())?,
     };
     write(tx, &plan).await?;
     if let Some(restored) = restored {

@@ -21,12 +21,14 @@ mod decide;
 mod dispatch;
 mod driver;
 mod event_json;
+mod keys;
 pub mod nonblocking;
 mod timers;
 
 pub use batch::{apply_batch, apply_batch_at};
-pub use dispatch::{Dispatch, DispatchPolicy, DispatchReport, dispatch};
+pub use dispatch::{Completed, Dispatch, DispatchPolicy, DispatchReport, complete_at, dispatch};
 pub use event_json::{EventJsonError, FieldMismatch, event_from_json, parse_event};
+pub use keys::{completion_token, completion_token_matches, idempotency_key, invocation_key};
 pub use timers::{
     Advanced, DueProcess, Fired, MAX_FIRINGS_PER_TRANSACTION, TIMER_ID_PREFIX, advance,
     advance_due, firing_id,
@@ -39,7 +41,7 @@ use sha2::{Digest, Sha256};
 use crate::expr::{Event, Value};
 use crate::interp::{Chart, RestoreError, Snapshot, Unsettled};
 use crate::ready::finish;
-use crate::store::{ProcessRow, Store, StoreError};
+use crate::store::{ProcessRow, Store, StoreError, StoreSecret};
 use decide::Delivery;
 use driver::{Driver, SyncDriver, Work};
 
@@ -188,35 +190,6 @@ fn json_into<T: serde::Serialize + ?Sized>(out: &mut Vec<u8>, value: &T) {
     serde_json::to_writer(out, value).expect("JSON text of a string or scalar");
 }
 
-/// The idempotency key of the effect at `position` of the step that applied
-/// `event_id` to `process`: hex SHA-256 of the three, each prefixed with its
-/// length so no two triples share an input. It depends on nothing else, so a
-/// retried dispatch, or a re-run of the same step, sends the same key.
-pub fn idempotency_key(process: &str, event_id: &str, position: u32) -> String {
-    let mut hasher = Sha256::new();
-    hasher.update(b"idemchart-effect-v1");
-    for part in [process, event_id] {
-        hasher.update((part.len() as u64).to_be_bytes());
-        hasher.update(part.as_bytes());
-    }
-    hasher.update(position.to_be_bytes());
-    hex(&hasher.finalize())
-}
-
-/// The outbox key of an invocation that the step of `event_id` (an event's
-/// id or a timer firing's) started in the state at path `state`: stable
-/// across retries and redeliveries, so the receiver deduplicates by it, and
-/// the event id its completion carries.
-pub fn invocation_key(process: &str, event_id: &str, state: &str, invocation: &str) -> String {
-    let mut hasher = Sha256::new();
-    hasher.update(b"idemchart-invoke-v1");
-    for part in [process, event_id, state, invocation] {
-        hasher.update((part.len() as u64).to_be_bytes());
-        hasher.update(part.as_bytes());
-    }
-    hex(&hasher.finalize())
-}
-
 fn hex(bytes: &[u8]) -> String {
     const DIGITS: &[u8; 16] = b"0123456789abcdef";
     let mut out = String::with_capacity(bytes.len() * 2);
@@ -276,8 +249,9 @@ impl Work for ApplyOne<'_> {
     async fn run<T: crate::store::AsyncTransaction>(
         &mut self,
         tx: &mut T,
+        secret: &StoreSecret,
     ) -> Result<Outcome, driver::Attempt> {
-        driver::deliver(tx, self.chart, &self.delivery, None).await
+        driver::deliver(tx, secret, self.chart, &self.delivery, None).await
     }
 
     fn contended(&self) -> String {

@@ -36,12 +36,12 @@ use std::future::Future;
 use std::sync::Arc;
 
 use super::batch::apply_batch_at_with;
-use super::dispatch::dispatch_with;
+use super::dispatch::{complete_with, dispatch_with};
 use super::driver::AsyncDriver;
 use super::timers::{advance_due_with, advance_with};
 use super::{
-    Advanced, Dispatch, DispatchPolicy, DispatchReport, DueProcess, Outcome, Purged, RuntimeError,
-    apply_at_with, inspect_with, now_millis, purge_with,
+    Advanced, Completed, Dispatch, DispatchPolicy, DispatchReport, DueProcess, Outcome, Purged,
+    RuntimeError, apply_at_with, inspect_with, now_millis, purge_with,
 };
 use crate::expr::Event;
 use crate::interp::Chart;
@@ -135,6 +135,19 @@ where
         |item: &OutboxItem| handler(item.clone()),
     )
     .await
+}
+
+/// [`runtime::complete_at`](super::complete_at): answers the invocation
+/// whose row of `process` has `key`, at `now`.
+pub async fn complete_at<S: AsyncStore>(
+    store: &S,
+    chart: &Arc<Chart>,
+    process: &str,
+    key: &str,
+    answer: Dispatch,
+    now: u64,
+) -> Result<Completed, RuntimeError> {
+    complete_with(&mut AsyncDriver(store), chart, process, key, answer, now).await
 }
 
 /// [`runtime::inspect`](super::inspect): the stored state of a process.

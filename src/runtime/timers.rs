@@ -26,11 +26,12 @@ use super::decide::{
     restore, step_calls,
 };
 use super::driver::{self, Attempt, Driver, SyncDriver, Work};
+use super::keys::RowKeys;
 use super::{RuntimeError, hex};
 use crate::expr::Value;
 use crate::interp::{Actor, Chart};
 use crate::ready::finish;
-use crate::store::{AppliedEvent, AsyncTransaction, OutboxItem, ProcessRow, Store};
+use crate::store::{AppliedEvent, AsyncTransaction, OutboxItem, ProcessRow, Store, StoreSecret};
 
 /// Event ids with this prefix name timer firings; `apply` refuses them from
 /// senders, so the two never collide.
@@ -89,6 +90,7 @@ pub(super) struct Firing {
 /// by one, at most `MAX_FIRINGS_PER_TRANSACTION`, then moves its clock to
 /// `now`.
 pub(super) fn fire_due(
+    keys: RowKeys<'_>,
     actor: &mut Actor,
     process: &str,
     revision: u64,
@@ -100,7 +102,7 @@ pub(super) fn fire_due(
             break;
         };
         let id = firing_id(&timer.label, timer.due, revision, timer.seq);
-        let calls = step_calls(actor, process, &id, Vec::new())?;
+        let calls = step_calls(keys, actor, process, &id, Vec::new())?;
         firings.push(Firing {
             id,
             ignored: actor.last_step().transitions.is_empty(),
@@ -119,6 +121,7 @@ pub(super) fn fire_due(
 /// rows, and the keys of the invocations the firings cancelled; `revision`
 /// is the one the transaction writes.
 pub(super) fn firing_rows(
+    keys: RowKeys<'_>,
     process: &str,
     firings: &[Firing],
     revision: u64,
@@ -128,7 +131,7 @@ pub(super) fn firing_rows(
     let mut outbox = Vec::new();
     let mut cancelled = Vec::new();
     for firing in firings {
-        let items = outbox_items(process, &firing.id, &firing.calls, now);
+        let items = outbox_items(keys, process, &firing.id, &firing.calls, now);
         let response = serde_json::to_string(&Response {
             outcome: if firing.ignored { "ignored" } else { "applied" },
             revision,
@@ -229,9 +232,13 @@ struct AdvanceOne<'a> {
 impl Work for AdvanceOne<'_> {
     type Output = Advanced;
 
-    async fn run<T: AsyncTransaction>(&mut self, tx: &mut T) -> Result<Advanced, Attempt> {
+    async fn run<T: AsyncTransaction>(
+        &mut self,
+        tx: &mut T,
+        secret: &StoreSecret,
+    ) -> Result<Advanced, Attempt> {
         let row = tx.process(self.process).await?;
-        match plan(self.chart, self.process, row, self.now)? {
+        match plan(self.chart, secret, self.process, row, self.now)? {
             Ok(plan) => {
                 driver::write(tx, &plan).await?;
                 Ok(plan.answer)
@@ -250,6 +257,7 @@ impl Work for AdvanceOne<'_> {
 /// nothing to write (no process, or nothing due).
 fn plan(
     chart: &Arc<Chart>,
+    secret: &StoreSecret,
     process: &str,
     row: Option<ProcessRow>,
     now: u64,
@@ -262,7 +270,11 @@ fn plan(
         }));
     };
     let mut actor = restore(chart, &row)?;
-    let firings = fire_due(&mut actor, process, row.revision, now)?;
+    let keys = RowKeys {
+        secret,
+        machine: &chart.machine().name,
+    };
+    let firings = fire_due(keys, &mut actor, process, row.revision, now)?;
     if firings.is_empty() {
         return Ok(Err(Advanced {
             fired: Vec::new(),
@@ -272,7 +284,7 @@ fn plan(
     }
     let next_timer_at = actor.next_due();
     let revision = row.revision + 1;
-    let (applied, outbox, cancelled) = firing_rows(process, &firings, revision, now)?;
+    let (applied, outbox, cancelled) = firing_rows(keys, process, &firings, revision, now)?;
     let fired = applied
         .iter()
         .map(|row| Fired {

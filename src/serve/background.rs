@@ -1,6 +1,8 @@
 //! The service's own work: firing due timers and dispatching the outbox
 //! rows of the effects the effects file names, in rounds every poll
-//! interval until the service stops.
+//! interval until the service stops, and purging, every purge interval,
+//! the marks and settled rows each machine's `dedup.retention` no longer
+//! needs.
 //!
 //! Several instances on one PostgreSQL store may run these at once: a timer
 //! fires under the revision check, so only one firing of it is written, and
@@ -13,7 +15,7 @@ use tokio::sync::watch;
 
 use super::Service;
 use crate::runtime::{self, nonblocking};
-use crate::store::DispatchOnly;
+use crate::store::{AsyncStore, DispatchOnly};
 
 /// Processes advanced per machine in one round.
 const TIMER_BATCH: usize = 100;
@@ -21,6 +23,9 @@ const TIMER_BATCH: usize = 100;
 pub(super) async fn run(service: Arc<Service>, mut stop: watch::Receiver<bool>) {
     let mut ticker = tokio::time::interval(service.options.poll_interval);
     ticker.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    // The first round purges too: a service restarted often would
+    // otherwise never reach its first interval.
+    let mut last_purge: Option<tokio::time::Instant> = None;
     loop {
         tokio::select! {
             _ = ticker.tick() => {}
@@ -30,6 +35,10 @@ pub(super) async fn run(service: Arc<Service>, mut stop: watch::Receiver<bool>) 
         // service stops.
         fire_timers(&service).await;
         dispatch_effects(&service).await;
+        if last_purge.is_none_or(|at| at.elapsed() >= service.options.purge_interval) {
+            purge(&service).await;
+            last_purge = Some(tokio::time::Instant::now());
+        }
         if *stop.borrow() {
             return;
         }
@@ -62,19 +71,38 @@ async fn fire_timers(service: &Service) {
     }
 }
 
+/// Purges each machine's applied-event marks and settled outbox rows older
+/// than its `dedup.retention` (a machine without one keeps everything).
+/// Several instances may purge at once: a row deleted twice is deleted once.
+async fn purge(service: &Service) {
+    for (machine, chart) in &service.charts {
+        if chart.machine().dedup.is_none() {
+            continue;
+        }
+        match nonblocking::purge(&service.store, chart, runtime::now_millis()).await {
+            Ok(purged) if purged.applied + purged.outbox > 0 => {
+                tracing::info!(%machine, applied = purged.applied, outbox = purged.outbox, "purged")
+            }
+            Ok(_) => tracing::debug!(%machine, "nothing to purge"),
+            Err(e) => tracing::warn!(%machine, error = %e, "cannot purge"),
+        }
+    }
+}
+
 async fn dispatch_effects(service: &Service) {
     for (machine, chart) in &service.charts {
         for (effect, endpoint) in service.options.effects.of(chart.machine()) {
             let only = DispatchOnly::new(&service.store, machine, vec![effect.to_string()]);
             let on_timeout = endpoint.on_timeout(chart.machine(), effect);
             let client = &service.client;
+            let secret = service.store.secret();
             let report = nonblocking::dispatch(
                 &only,
                 chart,
                 runtime::now_millis(),
                 &endpoint.policy(),
                 |item| async move {
-                    let answer = endpoint.call(client, &item, on_timeout).await;
+                    let answer = endpoint.call(client, secret, &item, on_timeout).await;
                     tracing::info!(%machine, process = %item.process, event_id = %item.event_id, key = %item.key, %effect, ?answer, "effect dispatched");
                     answer
                 },

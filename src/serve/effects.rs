@@ -14,8 +14,8 @@ use std::collections::BTreeMap;
 use std::time::Duration;
 
 use crate::model::{Duration as MachineDuration, Idempotency, Machine};
-use crate::runtime::{Dispatch, DispatchPolicy};
-use crate::store::OutboxItem;
+use crate::runtime::{Dispatch, DispatchPolicy, completion_token};
+use crate::store::{OutboxItem, StoreSecret};
 
 /// What a timeout tells about an effect.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Deserialize)]
@@ -165,20 +165,29 @@ impl Endpoint {
     }
 
     /// POSTs the row's arguments with its key, and says what came of it.
+    /// An invocation's call also carries `Idempotency-Completion-Token`,
+    /// the row's completion token under the store's `secret`: with it, and
+    /// only with it, the receiver may answer later through the completion
+    /// route (after answering this call 202).
     pub async fn call(
         &self,
         client: &reqwest::Client,
+        secret: &StoreSecret,
         item: &OutboxItem,
         on_timeout: OnTimeout,
     ) -> Dispatch {
-        let sent = client
+        let mut request = client
             .post(self.url.clone())
             .timeout(self.timeout)
             .header("Idempotency-Key", &item.key)
-            .header("Content-Type", "application/json")
-            .body(item.args.clone())
-            .send()
-            .await;
+            .header("Content-Type", "application/json");
+        if item.invocation.is_some() {
+            request = request.header(
+                "Idempotency-Completion-Token",
+                completion_token(secret, &item.key),
+            );
+        }
+        let sent = request.body(item.args.clone()).send().await;
         let response = match sent {
             Ok(response) => response,
             Err(e) if e.is_timeout() => {
@@ -208,14 +217,18 @@ impl Endpoint {
     }
 }
 
-/// What an HTTP answer says about an effect or an invocation: a 2xx is
-/// done, with its JSON body as the output (an invocation's done event
-/// carries it); a 4xx other than 408 and 429 is a refusal for good, with the
+/// What an HTTP answer says about an effect or an invocation: 202 is
+/// accepted (an invocation's answer comes later, through the completion
+/// route); another 2xx is done, with its JSON body as the output (an
+/// invocation's done event carries it); a 4xx other than 408 and 429 is a refusal for good, with the
 /// body (JSON, else its text) and the status as the error; anything else
 /// (5xx, 408, 429, other codes) may pass, so the same call is tried again.
 pub fn answer(status: reqwest::StatusCode, body: &[u8]) -> Dispatch {
     let code = status.as_u16();
     let json = serde_json::from_slice::<serde_json::Value>(body).ok();
+    if status == reqwest::StatusCode::ACCEPTED {
+        return Dispatch::Accepted;
+    }
     if status.is_success() {
         return json.map_or(Dispatch::Done, Dispatch::Output);
     }
@@ -241,6 +254,10 @@ mod tests {
             Dispatch::Output(serde_json::json!({"id": 7}))
         );
         assert_eq!(answer(status(204), b""), Dispatch::Done);
+        assert_eq!(
+            answer(status(202), br#"{"queued": true}"#),
+            Dispatch::Accepted
+        );
         assert_eq!(answer(status(200), b"ok"), Dispatch::Done);
         assert_eq!(
             answer(status(422), br#"{"title": "declined"}"#),

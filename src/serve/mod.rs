@@ -32,6 +32,9 @@ pub struct Options {
     pub body_limit: usize,
     /// How often the background tasks look for due timers and effects.
     pub poll_interval: Duration,
+    /// How often the background task purges what each machine's
+    /// `dedup.retention` no longer needs (`runtime::purge`).
+    pub purge_interval: Duration,
     pub effects: Effects,
 }
 
@@ -40,6 +43,7 @@ impl Default for Options {
         Options {
             body_limit: 1 << 20,
             poll_interval: Duration::from_millis(500),
+            purge_interval: Duration::from_secs(60),
             effects: Effects::default(),
         }
     }

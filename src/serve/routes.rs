@@ -16,14 +16,17 @@ use tracing::Instrument;
 use super::Service;
 use super::problem::Problem;
 use crate::interp::Chart;
-use crate::runtime::{self, EventJsonError, Outcome, RuntimeError, nonblocking};
+use crate::runtime::{
+    self, Completed, Dispatch, EventJsonError, Outcome, RuntimeError, nonblocking,
+};
 use crate::store::AsyncStore;
 
 /// Every route, as `(method, path)` in the OpenAPI spelling, which is
 /// axum's too: the router is built from the same paths, and a test checks
 /// them against [`OPENAPI`].
-pub const ROUTES: [(&str, &str); 6] = [
+pub const ROUTES: [(&str, &str); 7] = [
     ("post", EVENTS),
+    ("post", COMPLETIONS),
     ("get", EVENTS),
     ("get", PROCESS),
     ("get", "/healthz"),
@@ -33,6 +36,7 @@ pub const ROUTES: [(&str, &str); 6] = [
 
 const PROCESS: &str = "/machines/{machine}/processes/{process}";
 const EVENTS: &str = "/machines/{machine}/processes/{process}/events";
+const COMPLETIONS: &str = "/machines/{machine}/processes/{process}/completions/{key}";
 
 /// The OpenAPI 3.1 document of the service.
 pub const OPENAPI: &str = include_str!("openapi.json");
@@ -44,6 +48,7 @@ pub fn router(service: Arc<Service>) -> Router {
     let limit = service.options.body_limit;
     Router::new()
         .route(EVENTS, post(post_event).get(list_events))
+        .route(COMPLETIONS, post(post_completion))
         .route(PROCESS, get(get_process))
         .route("/healthz", get(healthz))
         .route("/metrics", get(metrics))
@@ -199,6 +204,108 @@ async fn answer(
         )
         .with("process", process)
         .with("event_id", id)),
+    }
+}
+
+/// The body of a completion: exactly one of the two answers.
+#[derive(serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+struct CompletionBody {
+    output: Option<serde_json::Value>,
+    error: Option<serde_json::Value>,
+}
+
+/// `POST /machines/{machine}/processes/{process}/completions/{key}`: the
+/// answer to the invocation whose outbox row has `key`, from a receiver
+/// that answered the call 202. It needs the row's completion token (the
+/// `Idempotency-Completion-Token` header the call carried), checked in
+/// constant time before anything is read, so that knowing a key (it is in
+/// responses and logs) completes nothing.
+async fn post_completion(
+    State(service): State<Arc<Service>>,
+    Path((machine, process, key)): Path<(String, String, String)>,
+    headers: HeaderMap,
+    body: Result<Bytes, BytesRejection>,
+) -> Result<Response, Problem> {
+    let chart = chart(&service, &machine)?;
+    let token = headers
+        .get("idempotency-completion-token")
+        .and_then(|value| value.to_str().ok());
+    let allowed = token.is_some_and(|token| {
+        runtime::completion_token_matches(service.store.secret(), &key, token)
+    });
+    if !allowed {
+        tracing::warn!(%machine, %process, %key, "completion refused: no valid token");
+        return Err(Problem::new(
+            StatusCode::FORBIDDEN,
+            "bad-completion-token",
+            "The completion token is missing or wrong",
+            "an invocation is answered with the Idempotency-Completion-Token its call carried",
+        ));
+    }
+    let body = body.map_err(|rejection| {
+        Problem::new(
+            rejection.status(),
+            "bad-body",
+            "The request body cannot be read",
+            rejection.body_text(),
+        )
+    })?;
+    let bad = |detail: String| {
+        Problem::new(
+            StatusCode::BAD_REQUEST,
+            "bad-completion",
+            "The completion cannot be read",
+            detail,
+        )
+    };
+    let parsed: CompletionBody = serde_json::from_slice(&body).map_err(|e| bad(e.to_string()))?;
+    let answer = match (parsed.output, parsed.error) {
+        (Some(output), None) => Dispatch::Output(output),
+        (None, Some(error)) => Dispatch::Failed(error),
+        _ => return Err(bad("give exactly one of `output` and `error`".into())),
+    };
+    let span = tracing::info_span!("completion", %machine, %process, %key);
+    let completed = nonblocking::complete_at(
+        &service.store,
+        chart,
+        &process,
+        &key,
+        answer,
+        runtime::now_millis(),
+    )
+    .instrument(span.clone())
+    .await
+    .map_err(runtime_problem)?;
+    span.in_scope(|| tracing::info!(answer = ?completed, "completion"));
+    match completed {
+        Completed::Applied(outcome) => Ok(json(
+            StatusCode::OK,
+            outcome.response().unwrap_or_default().to_string(),
+        )),
+        Completed::Duplicate(outcome) => {
+            let mut reply = json(
+                StatusCode::OK,
+                outcome.response().unwrap_or_default().to_string(),
+            );
+            reply
+                .headers_mut()
+                .insert("idempotent-replayed", HeaderValue::from_static("true"));
+            Ok(reply)
+        }
+        Completed::NotPending(status) => Err(Problem::new(
+            StatusCode::CONFLICT,
+            "not-pending",
+            "The invocation is not waiting for an answer",
+            format!("the invocation with key `{key}` of process `{process}` is {}, and this answer is not the one it got", status.as_str()),
+        )
+        .with("status", status.as_str())),
+        Completed::Unknown => Err(Problem::new(
+            StatusCode::NOT_FOUND,
+            "unknown-invocation",
+            "Unknown invocation",
+            format!("process `{process}` has no invocation with key `{key}`"),
+        )),
     }
 }
 

@@ -22,7 +22,7 @@ use super::ops;
 use super::sqlite::{self, SqliteExec, backend};
 use super::{
     AppliedEvent, AsyncStore, AsyncTransaction, AttemptRecord, OutboxItem, OutboxStatus,
-    ProcessRow, SqliteOptions, StoreError, StoreStats,
+    ProcessRow, SqliteOptions, StoreError, StoreSecret, StoreStats,
 };
 use crate::ready::finish;
 
@@ -41,6 +41,8 @@ impl std::fmt::Debug for AsyncSqliteStore {
 }
 
 struct Pool {
+    /// Read when the store was opened.
+    secret: StoreSecret,
     /// `None` for a private in-memory database, which lives in its one
     /// connection: the pool then never has another, nor closes it.
     path: Option<PathBuf>,
@@ -163,8 +165,8 @@ impl AsyncSqliteStore {
             let (path, options) = (path.clone(), options.clone());
             tokio::task::spawn_blocking(move || {
                 let mut conn = sqlite::connect(Connection::open(path).map_err(backend)?, &options)?;
-                sqlite::create_schema(&mut conn)?;
-                Ok::<_, StoreError>(conn)
+                let secret = sqlite::create_schema(&mut conn)?;
+                Ok::<_, StoreError>((conn, secret))
             })
             .await
             .map_err(stopped)??
@@ -183,8 +185,8 @@ impl AsyncSqliteStore {
             tokio::task::spawn_blocking(move || {
                 let mut conn =
                     sqlite::connect(Connection::open_in_memory().map_err(backend)?, &options)?;
-                sqlite::create_schema(&mut conn)?;
-                Ok::<_, StoreError>(conn)
+                let secret = sqlite::create_schema(&mut conn)?;
+                Ok::<_, StoreError>((conn, secret))
             })
             .await
             .map_err(stopped)??
@@ -194,7 +196,12 @@ impl AsyncSqliteStore {
 
     /// A pool whose writers use `first`; readers get connections of their
     /// own, up to `options.connections` in all, but for an in-memory store.
-    fn with(path: Option<PathBuf>, options: &SqliteOptions, first: Connection) -> Self {
+    /// `opened` is the first connection and the secret it read.
+    fn with(
+        path: Option<PathBuf>,
+        options: &SqliteOptions,
+        (first, secret): (Connection, StoreSecret),
+    ) -> Self {
         let readers = match path {
             Some(_) if options.connections > 1 => Some((
                 Mutex::new(Vec::new()),
@@ -204,6 +211,7 @@ impl AsyncSqliteStore {
         };
         AsyncSqliteStore {
             pool: Arc::new(Pool {
+                secret,
                 path,
                 options: options.clone(),
                 writer_conn: Mutex::new(Some(first)),
@@ -406,10 +414,20 @@ impl AsyncTransaction for AsyncSqliteTransaction {
         self.pending.push(Deferred::Finish(attempt.into()));
         Ok(())
     }
+
+    async fn outbox_item(&mut self, key: &str) -> Result<Option<OutboxItem>, StoreError> {
+        let key = key.to_string();
+        self.run(move |conn| finish(ops::outbox_item(&mut SqliteExec(conn), &key)))
+            .await
+    }
 }
 
 impl AsyncStore for AsyncSqliteStore {
     type Transaction = AsyncSqliteTransaction;
+
+    fn secret(&self) -> &StoreSecret {
+        &self.pool.secret
+    }
 
     /// Takes the writer's turn and a connection; `BEGIN IMMEDIATE` goes
     /// with the first statement.

@@ -14,7 +14,7 @@ use tokio::runtime::{Handle, Runtime, RuntimeFlavor};
 
 use super::{
     AppliedEvent, AsyncStore, AsyncTransaction, AttemptRecord, OutboxItem, OutboxStatus,
-    ProcessRow, Store, StoreError, Transaction,
+    ProcessRow, Store, StoreError, StoreSecret, Transaction,
 };
 
 /// An async store used through the sync [`Store`] API.
@@ -160,9 +160,17 @@ impl<T: AsyncTransaction + Send> Transaction for BlockingTx<'_, T> {
     fn finish_attempt(&mut self, attempt: &AttemptRecord<'_>) -> Result<(), StoreError> {
         block_on(self.runtime, self.tx.finish_attempt(attempt))
     }
+
+    fn outbox_item(&mut self, key: &str) -> Result<Option<OutboxItem>, StoreError> {
+        block_on(self.runtime, self.tx.outbox_item(key))
+    }
 }
 
 impl<S: AsyncStore> Store for Blocking<S> {
+    fn secret(&self) -> &StoreSecret {
+        self.store.secret()
+    }
+
     fn transaction<R, E>(
         &mut self,
         body: impl FnOnce(&mut dyn Transaction) -> Result<R, E>,

@@ -6,7 +6,7 @@
 
 use super::{
     AppliedEvent, AsyncStore, AttemptRecord, OutboxItem, OutboxStatus, ProcessRow, StoreError,
-    StoreStats,
+    StoreSecret, StoreStats,
 };
 
 /// `store`, where [`claim_due`](AsyncStore::claim_due) claims the rows of
@@ -30,6 +30,10 @@ impl<'s, S: AsyncStore> DispatchOnly<'s, S> {
 
 impl<S: AsyncStore> AsyncStore for DispatchOnly<'_, S> {
     type Transaction = S::Transaction;
+
+    fn secret(&self) -> &StoreSecret {
+        self.store.secret()
+    }
 
     async fn begin(&self) -> Result<S::Transaction, StoreError> {
         self.store.begin().await

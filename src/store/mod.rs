@@ -130,6 +130,60 @@ pub struct OutboxItem {
     pub invocation: Option<String>,
 }
 
+/// The store's secret: 32 random bytes made with the schema and kept in the
+/// store (`store_secrets`), read at every open. The outgoing idempotency
+/// keys and the completion tokens are HMACs under it
+/// (`runtime::idempotency_key`), so two stores never share a key, and
+/// whoever holds a key cannot make the token that completes its row.
+///
+/// Its `Debug` shows no bytes, so that it never reaches a log.
+#[derive(Clone, PartialEq, Eq)]
+pub struct StoreSecret([u8; 32]);
+
+impl StoreSecret {
+    /// A secret of these bytes (for tests and tools that open a store's
+    /// rows themselves).
+    pub fn from_bytes(bytes: [u8; 32]) -> StoreSecret {
+        StoreSecret(bytes)
+    }
+
+    pub fn as_bytes(&self) -> &[u8; 32] {
+        &self.0
+    }
+
+    /// 32 bytes from the operating system's generator.
+    pub(crate) fn random() -> Result<StoreSecret, StoreError> {
+        let mut bytes = [0; 32];
+        getrandom::fill(&mut bytes).map_err(|e| {
+            StoreError::Backend(format!("no random bytes for the store's secret: {e}"))
+        })?;
+        Ok(StoreSecret(bytes))
+    }
+
+    /// The stored text: 64 lowercase hex digits.
+    pub(crate) fn to_hex(&self) -> String {
+        self.0.iter().map(|b| format!("{b:02x}")).collect()
+    }
+
+    pub(crate) fn from_hex(text: &str) -> Result<StoreSecret, StoreError> {
+        let corrupt = || StoreError::Corrupt("the store's secret is not 64 hex digits".into());
+        if text.len() != 64 || !text.is_ascii() {
+            return Err(corrupt());
+        }
+        let mut bytes = [0; 32];
+        for (i, byte) in bytes.iter_mut().enumerate() {
+            *byte = u8::from_str_radix(&text[2 * i..2 * i + 2], 16).map_err(|_| corrupt())?;
+        }
+        Ok(StoreSecret(bytes))
+    }
+}
+
+impl std::fmt::Debug for StoreSecret {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("StoreSecret(..)")
+    }
+}
+
 /// Gauges of a store at one moment, for a service's metrics.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct StoreStats {
@@ -185,6 +239,8 @@ pub trait Transaction {
     /// [`Store::finish_attempt`] inside this transaction, so that an
     /// invocation's row is settled with the completion it delivers.
     fn finish_attempt(&mut self, attempt: &AttemptRecord<'_>) -> Result<(), StoreError>;
+    /// The outbox row with `key`, if there is one.
+    fn outbox_item(&mut self, key: &str) -> Result<Option<OutboxItem>, StoreError>;
 }
 
 /// The result of one attempt on an outbox row, as `finish_attempt` records it.
@@ -200,6 +256,9 @@ pub struct AttemptRecord<'a> {
 /// A durable store. Implementations must make `transaction` atomic: either
 /// everything the closure wrote is committed, or nothing is.
 pub trait Store {
+    /// The store's secret, read when it was opened.
+    fn secret(&self) -> &StoreSecret;
+
     /// Runs `body` in one transaction, committing when it returns `Ok` and
     /// rolling back when it returns `Err`.
     fn transaction<R, E>(
@@ -317,6 +376,11 @@ pub trait AsyncTransaction {
         &mut self,
         attempt: &AttemptRecord<'_>,
     ) -> impl Future<Output = Result<(), StoreError>> + Send;
+    /// See [`Transaction::outbox_item`].
+    fn outbox_item(
+        &mut self,
+        key: &str,
+    ) -> impl Future<Output = Result<Option<OutboxItem>, StoreError>> + Send;
 }
 
 /// A durable store with an async API: [`Store`]'s operations as `Send`
@@ -328,6 +392,9 @@ pub trait AsyncTransaction {
 /// committed.
 pub trait AsyncStore: Send + Sync {
     type Transaction: AsyncTransaction + Send;
+
+    /// See [`Store::secret`].
+    fn secret(&self) -> &StoreSecret;
 
     fn begin(&self) -> impl Future<Output = Result<Self::Transaction, StoreError>> + Send;
     fn commit(&self, tx: Self::Transaction) -> impl Future<Output = Result<(), StoreError>> + Send;

@@ -10,8 +10,8 @@ use super::async_sqlite::AsyncSqliteTransaction;
 use super::postgres::AsyncPostgresTransaction;
 use super::{
     AppliedEvent, AsyncSqliteStore, AsyncStore, AsyncTransaction, AttemptRecord, OutboxItem,
-    OutboxStatus, ProcessRow, SqliteOptions, SqliteStore, Store, StoreError, StoreStats,
-    Transaction,
+    OutboxStatus, ProcessRow, SqliteOptions, SqliteStore, Store, StoreError, StoreSecret,
+    StoreStats, Transaction,
 };
 #[cfg(feature = "postgres")]
 use super::{AsyncPostgresStore, PostgresStore};
@@ -249,6 +249,10 @@ macro_rules! forward {
 }
 
 impl Store for AnyStore {
+    fn secret(&self) -> &StoreSecret {
+        forward!(self, store => store.secret())
+    }
+
     fn transaction<R, E>(
         &mut self,
         body: impl FnOnce(&mut dyn Transaction) -> Result<R, E>,
@@ -379,6 +383,10 @@ impl AsyncTransaction for AnyAsyncTransaction {
     async fn finish_attempt(&mut self, attempt: &AttemptRecord<'_>) -> Result<(), StoreError> {
         forward_tx!(self, tx => tx.finish_attempt(attempt))
     }
+
+    async fn outbox_item(&mut self, key: &str) -> Result<Option<OutboxItem>, StoreError> {
+        forward_tx!(self, tx => tx.outbox_item(key))
+    }
 }
 
 /// Runs `$call` on the store inside `$self`, bound to `$store`, and awaits
@@ -402,6 +410,14 @@ fn mismatched() -> StoreError {
 
 impl AsyncStore for AnyAsyncStore {
     type Transaction = AnyAsyncTransaction;
+
+    fn secret(&self) -> &StoreSecret {
+        match self {
+            AnyAsyncStore::Sqlite(store) => store.secret(),
+            #[cfg(feature = "postgres")]
+            AnyAsyncStore::Postgres(store) => store.secret(),
+        }
+    }
 
     async fn begin(&self) -> Result<AnyAsyncTransaction, StoreError> {
         Ok(match self {

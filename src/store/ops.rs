@@ -8,8 +8,8 @@ use std::future::Future;
 
 use super::sql::{self, Columns, Param, Sql};
 use super::{
-    AppliedEvent, AttemptRecord, OutboxItem, OutboxStatus, ProcessRow, StoreError, StoreStats,
-    migrate,
+    AppliedEvent, AttemptRecord, OutboxItem, OutboxStatus, ProcessRow, StoreError, StoreSecret,
+    StoreStats, migrate,
 };
 
 /// Runs single statements on one connection.
@@ -41,10 +41,11 @@ fn usize_of(n: u64) -> usize {
     usize::try_from(n).unwrap_or(usize::MAX)
 }
 
-/// Creates the tables if needed and brings a store made by an earlier
-/// version up to date. The caller runs it in a transaction that holds the
-/// schema lock of its store.
-pub(crate) async fn create_schema<E: Executor>(exec: &mut E) -> Result<(), StoreError> {
+/// Creates the tables if needed, brings a store made by an earlier version
+/// up to date, and answers the store's secret (made now if the store has
+/// none yet). The caller runs it in a transaction that holds the schema lock
+/// of its store.
+pub(crate) async fn create_schema<E: Executor>(exec: &mut E) -> Result<StoreSecret, StoreError> {
     exec.batch(&sql::SCHEMA).await?;
     let present = exec.query(&sql::HAS_NEXT_TIMER_AT, &[], count).await?;
     if present.first() == Some(&0) {
@@ -58,7 +59,44 @@ pub(crate) async fn create_schema<E: Executor>(exec: &mut E) -> Result<(), Store
     if indexed.first() == Some(&0) {
         exec.batch(&sql::CREATE_NEXT_TIMER_INDEX).await?;
     }
-    Ok(())
+    secret(exec).await
+}
+
+/// The name of the secret's row in `store_secrets`, a table that may one
+/// day hold a rotated successor beside it.
+const KEY_SECRET: &str = "outgoing-keys-v1";
+
+/// The store's secret: a store made before secrets existed, or a new one,
+/// gets 32 random bytes here, once; the insert does nothing when the row
+/// exists, so every instance of a shared store reads the same bytes.
+async fn secret<E: Executor>(exec: &mut E) -> Result<StoreSecret, StoreError> {
+    let fresh = StoreSecret::random()?.to_hex();
+    let params = [Param::text(KEY_SECRET), Param::text(&fresh)];
+    exec.execute(&sql::INSERT_SECRET, &params).await?;
+    let stored = exec
+        .query(&sql::SELECT_SECRET, &[Param::text(KEY_SECRET)], |row| {
+            sql::text(row, 0)
+        })
+        .await?;
+    let text = stored
+        .first()
+        .ok_or_else(|| StoreError::Corrupt("the store's secret is missing".into()))?;
+    StoreSecret::from_hex(text)
+}
+
+/// The outbox row with `key`, if there is one.
+pub(crate) async fn outbox_item<E: Executor>(
+    exec: &mut E,
+    key: &str,
+) -> Result<Option<OutboxItem>, StoreError> {
+    let rows = exec
+        .query(
+            &sql::SELECT_OUTBOX_BY_KEY,
+            &[Param::text(key)],
+            sql::outbox_row,
+        )
+        .await?;
+    Ok(rows.into_iter().next())
 }
 
 /// Adds `next_timer_at` to a `processes` table made by an earlier version

@@ -28,7 +28,7 @@ use super::ops::{self, Executor};
 use super::sql::{Columns, Dialect, Param, Sql};
 use super::{
     AppliedEvent, AsyncStore, AsyncTransaction, AttemptRecord, Blocking, OutboxItem, OutboxStatus,
-    ProcessRow, StoreError, StoreStats,
+    ProcessRow, StoreError, StoreSecret, StoreStats,
 };
 
 /// How many connections [`AsyncPostgresStore::connect`] keeps at most.
@@ -41,6 +41,8 @@ pub struct AsyncPostgresStore {
     /// How long making a connection may take, all hosts tried; for the
     /// message when it runs out.
     connect_deadline: Option<Duration>,
+    /// Read when the store was opened.
+    secret: StoreSecret,
 }
 
 impl std::fmt::Debug for AsyncPostgresStore {
@@ -131,15 +133,20 @@ impl AsyncPostgresStore {
             .create_timeout(connect_deadline)
             .build()
             .map_err(|e| StoreError::Backend(e.to_string()))?;
-        let store = AsyncPostgresStore {
+        let mut store = AsyncPostgresStore {
             pool,
             connect_deadline,
+            // The schema's transaction needs the pool, so the store is made
+            // before its secret is read; these bytes are replaced by the
+            // stored ones before the store is handed out, and never used.
+            secret: StoreSecret::from_bytes([0; 32]),
         };
-        store.create_schema().await?;
+        store.secret = store.create_schema().await?;
         Ok(store)
     }
 
-    async fn create_schema(&self) -> Result<(), StoreError> {
+    /// Creates or migrates the schema, and answers the store's secret.
+    async fn create_schema(&self) -> Result<StoreSecret, StoreError> {
         let tx = self.begin().await?;
         let created = async {
             let mut exec = tx.exec()?;
@@ -319,10 +326,18 @@ impl AsyncTransaction for AsyncPostgresTransaction {
     async fn finish_attempt(&mut self, attempt: &AttemptRecord<'_>) -> Result<(), StoreError> {
         ops::finish_attempt(&mut self.exec()?, attempt).await
     }
+
+    async fn outbox_item(&mut self, key: &str) -> Result<Option<OutboxItem>, StoreError> {
+        ops::outbox_item(&mut self.exec()?, key).await
+    }
 }
 
 impl AsyncStore for AsyncPostgresStore {
     type Transaction = AsyncPostgresTransaction;
+
+    fn secret(&self) -> &StoreSecret {
+        &self.secret
+    }
 
     async fn begin(&self) -> Result<AsyncPostgresTransaction, StoreError> {
         let client = self.connection().await?;

@@ -121,7 +121,23 @@ CREATE TABLE IF NOT EXISTS outbox (
     PRIMARY KEY (process, event_id, position)
 );
 CREATE INDEX IF NOT EXISTS outbox_due ON outbox (status, next_attempt_at);
+CREATE TABLE IF NOT EXISTS store_secrets (
+    name TEXT PRIMARY KEY,
+    value TEXT NOT NULL
+);
 ",
+);
+
+/// The store's secret is written once, by whichever opener gets there first
+/// (under the schema lock), and every later open reads the same one.
+pub(crate) static INSERT_SECRET: Sql = Sql::new(
+    "INSERT INTO store_secrets (name, value) VALUES ($1, $2) ON CONFLICT (name) DO NOTHING",
+);
+pub(crate) static SELECT_SECRET: Sql = Sql::new("SELECT value FROM store_secrets WHERE name = $1");
+/// One outbox row, by its key.
+pub(crate) static SELECT_OUTBOX_BY_KEY: Sql = Sql::new(
+    "SELECT process, event_id, position, idempotency_key, effect, args, status, attempts, next_attempt_at, last_error, invocation
+     FROM outbox WHERE idempotency_key = $1",
 );
 
 /// Whether `processes` has the `next_timer_at` column (a store made before
@@ -210,9 +226,12 @@ pub(crate) static LEASE_OUTBOX: Sql =
 pub(crate) static CANCEL_OUTBOX: Sql = Sql::new(
     "UPDATE outbox SET status = 'cancelled' WHERE idempotency_key = $1 AND status = 'pending'",
 );
+/// Only a pending row records an attempt: one settled meanwhile (its
+/// invocation answered through the completion route while the dispatcher
+/// waited for the call, or its state left) keeps the answer that settled it.
 pub(crate) static FINISH_ATTEMPT: Sql = Sql::new(
     "UPDATE outbox SET status = $1, attempts = $2, next_attempt_at = $3, last_error = $4
-     WHERE idempotency_key = $5",
+     WHERE idempotency_key = $5 AND status = 'pending'",
 );
 pub(crate) static DUE_PROCESSES: Sql = Sql::new(
     "SELECT id FROM processes
@@ -477,6 +496,9 @@ mod tests {
             .unwrap();
         for sql in [
             &HAS_NEXT_TIMER_AT,
+            &INSERT_SECRET,
+            &SELECT_SECRET,
+            &SELECT_OUTBOX_BY_KEY,
             &LEGACY_SNAPSHOTS,
             &REBASE_SNAPSHOT,
             &HAS_NEXT_TIMER_INDEX,

@@ -14,7 +14,7 @@ use super::ops::{self, Executor};
 use super::sql::{Columns, Dialect, Param, Sql};
 use super::{
     AppliedEvent, AttemptRecord, OutboxItem, OutboxStatus, ProcessRow, Store, StoreError,
-    Transaction,
+    StoreSecret, Transaction,
 };
 use crate::ready::finish;
 
@@ -50,6 +50,7 @@ impl Default for SqliteOptions {
 
 pub struct SqliteStore {
     conn: Connection,
+    secret: StoreSecret,
 }
 
 pub(crate) fn backend(e: rusqlite::Error) -> StoreError {
@@ -63,8 +64,8 @@ impl SqliteStore {
         options: &SqliteOptions,
     ) -> Result<SqliteStore, StoreError> {
         let mut conn = connect(Connection::open(path).map_err(backend)?, options)?;
-        create_schema(&mut conn)?;
-        Ok(SqliteStore { conn })
+        let secret = create_schema(&mut conn)?;
+        Ok(SqliteStore { conn, secret })
     }
 
     /// A private in-memory store, for tests and trials.
@@ -73,8 +74,8 @@ impl SqliteStore {
             Connection::open_in_memory().map_err(backend)?,
             &SqliteOptions::default(),
         )?;
-        create_schema(&mut conn)?;
-        Ok(SqliteStore { conn })
+        let secret = create_schema(&mut conn)?;
+        Ok(SqliteStore { conn, secret })
     }
 
     /// A PRAGMA's current value as text (to check the settings in force).
@@ -128,8 +129,8 @@ pub(crate) fn connect(conn: Connection, options: &SqliteOptions) -> Result<Conne
 }
 
 /// Creates the tables (and migrates a store of an earlier version), under
-/// the write lock like any writer.
-pub(crate) fn create_schema(conn: &mut Connection) -> Result<(), StoreError> {
+/// the write lock like any writer; answers the store's secret.
+pub(crate) fn create_schema(conn: &mut Connection) -> Result<StoreSecret, StoreError> {
     immediate(conn, |conn| {
         finish(ops::create_schema(&mut SqliteExec(conn)))
     })
@@ -248,9 +249,17 @@ impl Transaction for SqliteTx<'_> {
     fn finish_attempt(&mut self, attempt: &AttemptRecord<'_>) -> Result<(), StoreError> {
         finish(ops::finish_attempt(&mut self.0, attempt))
     }
+
+    fn outbox_item(&mut self, key: &str) -> Result<Option<OutboxItem>, StoreError> {
+        finish(ops::outbox_item(&mut self.0, key))
+    }
 }
 
 impl Store for SqliteStore {
+    fn secret(&self) -> &StoreSecret {
+        &self.secret
+    }
+
     fn transaction<R, E>(
         &mut self,
         body: impl FnOnce(&mut dyn Transaction) -> Result<R, E>,

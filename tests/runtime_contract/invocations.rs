@@ -7,7 +7,7 @@ use std::sync::Arc;
 
 use idemchart::expr::{Event, Value};
 use idemchart::interp::Chart;
-use idemchart::runtime::{Dispatch, DispatchPolicy, invocation_key};
+use idemchart::runtime::{Completed, Dispatch, DispatchPolicy, complete_at, invocation_key};
 use idemchart::store::{OutboxItem, OutboxStatus, Store};
 
 use super::api::{self, apply_at, dispatch};
@@ -56,7 +56,15 @@ pub fn an_invocation_is_an_outbox_row_keyed_by_its_step<B: Backend>(backend: &B)
     let rows = invocation_rows(&mut store);
     assert_eq!(rows.len(), 1, "{rows:?}");
     let row = &rows[0];
-    let key = invocation_key("c1", "s1", "cobrando", "cobro");
+    let key = invocation_key(
+        store.secret(),
+        "checkout",
+        "cobrarTarjeta",
+        "c1",
+        "s1",
+        "cobrando",
+        "cobro",
+    );
     assert_eq!(row.key, key);
     assert_eq!(row.invocation.as_deref(), Some("cobro"));
     assert_eq!(
@@ -97,7 +105,15 @@ pub fn dispatch_answers_an_invocation_with_its_completion_once<B: Backend>(backe
     )
     .unwrap();
     assert_eq!(report.done, 1);
-    let key = invocation_key("c1", "s1", "cobrando", "cobro");
+    let key = invocation_key(
+        store.secret(),
+        "checkout",
+        "cobrarTarjeta",
+        "c1",
+        "s1",
+        "cobrando",
+        "cobro",
+    );
     assert_eq!(seen, [(key.clone(), Some("cobro".to_string()))]);
     let state = context_of(&mut store, "c1");
     assert_eq!(state["configuration"], serde_json::json!(["pagado"]));
@@ -169,7 +185,16 @@ pub fn a_refused_invocation_takes_on_error<B: Backend>(backend: &B) {
     apply_at(&mut store, &chart, "c1", &pay("s2", 30), T0 + 2).unwrap();
     let rows = invocation_rows(&mut store);
     assert_eq!(rows.len(), 2);
-    assert_eq!(rows[1].key, invocation_key("c1", "s2", "cobrando", "cobro"));
+    let second = invocation_key(
+        store.secret(),
+        "checkout",
+        "cobrarTarjeta",
+        "c1",
+        "s2",
+        "cobrando",
+        "cobro",
+    );
+    assert_eq!(rows[1].key, second);
     assert_eq!(rows[1].status, OutboxStatus::Pending);
 }
 
@@ -211,13 +236,22 @@ pub fn leaving_the_state_cancels_the_invocation<B: Backend>(backend: &B) {
     assert_eq!(state["configuration"], serde_json::json!(["cobrando"]));
     assert_eq!(state["context"]["recibo"], "");
     // The new charge completes.
+    let second = invocation_key(
+        store.secret(),
+        "checkout",
+        "cobrarTarjeta",
+        "c1",
+        "s2",
+        "cobrando",
+        "cobro",
+    );
     dispatch(
         &mut store,
         &chart,
         T0 + 5,
         &DispatchPolicy::default(),
         |item| {
-            assert_eq!(item.key, invocation_key("c1", "s2", "cobrando", "cobro"));
+            assert_eq!(item.key, second);
             Dispatch::Output(serde_json::json!({ "recibo": "R-2" }))
         },
     )
@@ -238,7 +272,18 @@ pub fn an_unknown_or_dead_invocation_is_an_error_the_machine_handles<B: Backend>
     let advanced = api::advance(&mut store, &chart, "a1", T0 + 5_000).unwrap();
     let firing = &advanced.fired[0].id;
     let row = invocation_rows(&mut store).remove(0);
-    assert_eq!(row.key, invocation_key("a1", firing, "scoring", "risk"));
+    assert_eq!(
+        row.key,
+        invocation_key(
+            store.secret(),
+            "approval",
+            "scoreRisk",
+            "a1",
+            firing,
+            "scoring",
+            "risk"
+        )
+    );
     assert_eq!(row.event_id, *firing);
     // A timeout against the scoring service: the machine hears an error
     // that says the outcome is unknown, and goes back to draft.
@@ -383,14 +428,18 @@ pub fn redelivered_completions_change_nothing<B: Backend>(
                 };
                 let a = apply_at(&mut clean, &chart, "c", &event, now).unwrap();
                 let b = apply_at(&mut noisy, &chart, "c", &event, now).unwrap();
-                assert_eq!(a, b);
+                // The two stores key their rows each with its own secret.
+                assert_eq!(
+                    super::keyless(&mut clean, vec![format!("{a:?}")]),
+                    super::keyless(&mut noisy, vec![format!("{b:?}")])
+                );
                 sent.push(event);
             }
             CheckoutStep::Answer { accept } => {
                 let answer = |item: &OutboxItem| match (&item.invocation, accept) {
                     (None, _) => Dispatch::Done,
                     (Some(_), true) => Dispatch::Output(
-                        serde_json::json!({ "recibo": format!("R-{}", &item.key[..8]) }),
+                        serde_json::json!({ "recibo": format!("R-{}", item.event_id) }),
                     ),
                     (Some(_), false) => {
                         Dispatch::Failed(serde_json::json!({ "motivo": "rechazada" }))
@@ -427,11 +476,16 @@ pub fn redelivered_completions_change_nothing<B: Backend>(
     let a = api::inspect(&mut clean, "c").unwrap();
     let b = api::inspect(&mut noisy, "c").unwrap();
     assert_eq!(a, b);
-    let rows = |store: &mut B::S| -> Vec<(String, String, OutboxStatus)> {
-        let rows = store.outbox(None).unwrap();
-        rows.into_iter()
-            .map(|row| (row.key, row.effect, row.status))
-            .collect()
+    // A completion's id is its invocation's key, so the event ids of the
+    // rows it wrote are store's own too: compared as the rows they name.
+    let rows = |store: &mut B::S| {
+        let rows: Vec<(String, u32, String, OutboxStatus)> = store
+            .outbox(None)
+            .unwrap()
+            .into_iter()
+            .map(|row| (row.event_id, row.position, row.effect, row.status))
+            .collect();
+        super::keyless(store, vec![format!("{rows:?}")])
     };
     assert_eq!(rows(&mut clean), rows(&mut noisy));
 }
@@ -471,6 +525,56 @@ pub fn dispatch_takes_the_rows_of_its_machine_only<B: Backend>(backend: &B) {
             Dispatch::Output(serde_json::json!({ "recibo": "R-1" }))
         },
     )
+    .unwrap();
+    assert_eq!(report.done, 1);
+}
+
+/// A receiver that takes the call (`Dispatch::Accepted`) leaves the row
+/// pending, to be called again after the back-off; its later answer
+/// (`complete_at`) completes the process and settles the row in one
+/// transaction. The same answer again is a duplicate; another is refused
+/// and writes nothing; a key of no invocation of the process is unknown.
+pub fn an_accepted_invocation_is_completed_once<B: Backend>(backend: &B) {
+    let chart = checkout();
+    let mut store = backend.connect(&backend.fresh());
+    apply_at(&mut store, &chart, "c1", &pay("s1", 30), T0).unwrap();
+    let policy = DispatchPolicy::default();
+    let report = dispatch(&mut store, &chart, T0, &policy, |_| Dispatch::Accepted).unwrap();
+    assert_eq!(report.retried, 1);
+    let row = invocation_rows(&mut store).remove(0);
+    assert_eq!(row.status, OutboxStatus::Pending);
+    assert_eq!(row.next_attempt_at, T0 + policy.backoff(1));
+    let output = serde_json::json!({ "recibo": "R-1" });
+    let answer = || Dispatch::Output(output.clone());
+    let done = complete_at(&mut store, &chart, "c1", &row.key, answer(), T0 + 1).unwrap();
+    let Completed::Applied(outcome) = &done else {
+        panic!("{done:?}");
+    };
+    assert_eq!(outcome.kind(), "applied");
+    assert_eq!(context_of(&mut store, "c1")["context"]["recibo"], "R-1");
+    assert_eq!(invocation_rows(&mut store)[0].status, OutboxStatus::Done);
+    let before = super::state_of(&mut store, "c1");
+    let again = complete_at(&mut store, &chart, "c1", &row.key, answer(), T0 + 2).unwrap();
+    assert_eq!(
+        again,
+        Completed::Duplicate(idemchart::runtime::Outcome::Duplicate {
+            response: outcome.response().unwrap().to_string(),
+            revision: outcome.revision().unwrap(),
+        })
+    );
+    let other = Dispatch::Failed(serde_json::json!({ "motivo": "tarde" }));
+    let refused = complete_at(&mut store, &chart, "c1", &row.key, other, T0 + 3).unwrap();
+    assert_eq!(refused, Completed::NotPending(OutboxStatus::Done));
+    let elsewhere = complete_at(&mut store, &chart, "c2", &row.key, answer(), T0 + 4).unwrap();
+    assert_eq!(elsewhere, Completed::Unknown);
+    assert_eq!(super::state_of(&mut store, "c1"), before, "nothing written");
+    // The dispatcher does not call the invocation again; it calls the
+    // effect the completion's step started.
+    let report = dispatch(&mut store, &chart, T0 + 60_000, &policy, |item| {
+        assert_ne!(item.key, row.key, "the invocation is called again");
+        assert_eq!(item.effect, "enviarRecibo");
+        Dispatch::Done
+    })
     .unwrap();
     assert_eq!(report.done, 1);
 }

@@ -98,7 +98,95 @@ pub fn duplicate_answers_with_the_frozen_bytes<B: Backend>(backend: &B) {
     assert_eq!(value["revision"], 1);
     assert_eq!(value["context"]["total"], 5);
     assert_eq!(value["configuration"], serde_json::json!(["open"]));
-    assert_eq!(value["effects"][0]["key"], idempotency_key("p1", "a", 0));
+    assert_eq!(
+        value["effects"][0]["key"],
+        idempotency_key(store.secret(), "ledger", "notify", "p1", "a", 0)
+    );
+}
+
+/// Issue 29: machine `fx`'s effect `notify` and machine `other`'s effect
+/// `ship`, each applied to process `x1` with event id `g1`, in two stores:
+/// four rows, four keys, none shared, so a receiver that deduplicates by
+/// key never drops a different call. Reopened, a store reads the secret it
+/// was made with: the same step gives the same key, and a redelivery after
+/// the marks were purged finds its row under it and adds none.
+pub fn outgoing_keys_are_the_machine_effect_and_store_own<B: Backend>(backend: &B) {
+    let fx = chart(
+        "machine: fx\nevents: { GO: {} }\neffects: { notify: { idempotency: key } }\ndedup: { retention: 1s }\ninitial: a\nstates:\n  a: { on: { GO: { actions: [{ effect: notify, with: { n: \"1\" } }] } } }\n  b: {}\n",
+    );
+    let other = chart(
+        "machine: other\nevents: { GO: {} }\neffects: { ship: { idempotency: key } }\ninitial: a\nstates:\n  a: { on: { GO: { target: b, actions: [{ effect: ship, with: { n: \"101\" } }] } } }\n  b: {}\n",
+    );
+    let go = named("GO", "g1");
+    let handles = [backend.fresh(), backend.fresh()];
+    let mut keys = Vec::new();
+    for handle in &handles {
+        for chart in [&fx, &other] {
+            // One process per machine: a process runs one machine.
+            let mut store = backend.connect(handle);
+            let process = format!("x1-{}", chart.machine().name);
+            apply_at(&mut store, chart, &process, &go, T0).unwrap();
+            let rows: Vec<OutboxItem> = store
+                .outbox(None)
+                .unwrap()
+                .into_iter()
+                .filter(|row| row.process == process)
+                .collect();
+            assert_eq!(rows.len(), 1, "{rows:?}");
+            keys.push(rows[0].key.clone());
+        }
+    }
+    // The same (process, event id) pair in each store: x1 of `fx` and `other`.
+    let mut fx_a = backend.connect(&handles[0]);
+    let mut fx_b = backend.connect(&handles[1]);
+    assert_ne!(
+        fx_a.secret(),
+        fx_b.secret(),
+        "each store makes its own secret"
+    );
+    for (i, key) in keys.iter().enumerate() {
+        assert_eq!(key.len(), 64);
+        for other in &keys[i + 1..] {
+            assert_ne!(key, other, "{keys:?}");
+        }
+    }
+    // Shared (process, event id) across two stores, same machine and effect.
+    apply_at(&mut fx_a, &fx, "x1", &go, T0).unwrap();
+    apply_at(&mut fx_b, &fx, "x1", &go, T0).unwrap();
+    let key_of = |store: &mut B::S| {
+        store
+            .outbox(None)
+            .unwrap()
+            .into_iter()
+            .find(|row| row.process == "x1")
+            .expect("x1's row")
+            .key
+    };
+    let (a, b) = (key_of(&mut fx_a), key_of(&mut fx_b));
+    assert_ne!(a, b, "two stores never share a key");
+    assert_eq!(
+        a,
+        idempotency_key(fx_a.secret(), "fx", "notify", "x1", "g1", 0)
+    );
+    // Reopened: the same secret, so the same key for the same step.
+    let secret = fx_a.secret().clone();
+    drop(fx_a);
+    let mut reopened = backend.connect(&handles[0]);
+    assert_eq!(*reopened.secret(), secret, "the secret persists");
+    assert_eq!(key_of(&mut reopened), a);
+    let purged = api::purge(&mut reopened, &fx, T0 + 10_000).unwrap();
+    assert_eq!(purged.applied, 2, "the marks of x1 and x1-fx");
+    let again = apply_at(&mut reopened, &fx, "x1", &go, T0 + 10_000).unwrap();
+    assert_eq!(again.kind(), "applied", "the mark is gone");
+    let value: serde_json::Value = serde_json::from_str(again.response().unwrap()).unwrap();
+    assert_eq!(value["effects"][0]["key"], a.as_str());
+    let rows: Vec<OutboxItem> = reopened
+        .outbox(None)
+        .unwrap()
+        .into_iter()
+        .filter(|row| row.process == "x1")
+        .collect();
+    assert_eq!(rows.len(), 1, "the row already there stands for it");
 }
 
 pub fn key_order_in_the_payload_is_not_a_conflict<B: Backend>(backend: &B) {
@@ -232,7 +320,14 @@ pub fn outbox_keys_are_stable_and_unique<B: Backend>(backend: &B) {
     for row in &rows {
         assert_eq!(
             row.key,
-            idempotency_key(&row.process, &row.event_id, row.position)
+            idempotency_key(
+                store.secret(),
+                "ledger",
+                "notify",
+                &row.process,
+                &row.event_id,
+                row.position
+            )
         );
         assert_eq!(row.key.len(), 64);
         assert_eq!(row.effect, "notify");
@@ -536,12 +631,18 @@ impl Transaction for StaleTx<'_> {
     fn finish_attempt(&mut self, attempt: &AttemptRecord<'_>) -> Result<(), StoreError> {
         self.inner.finish_attempt(attempt)
     }
+    fn outbox_item(&mut self, key: &str) -> Result<Option<OutboxItem>, StoreError> {
+        self.inner.outbox_item(key)
+    }
 }
 
 /// Stale stores go through the sync API, whose transactions they intercept.
 impl<S: Store> Api for Stale<S> {}
 
 impl<S: Store> Store for Stale<S> {
+    fn secret(&self) -> &idemchart::store::StoreSecret {
+        self.inner.secret()
+    }
     fn transaction<R, E>(
         &mut self,
         body: impl FnOnce(&mut dyn Transaction) -> Result<R, E>,
@@ -842,6 +943,11 @@ macro_rules! contract_tests {
         }
         $(#[$attr])*
         #[test]
+        fn outgoing_keys_are_the_machine_effect_and_store_own() {
+            runtime_contract::outgoing_keys_are_the_machine_effect_and_store_own(&$backend);
+        }
+        $(#[$attr])*
+        #[test]
         fn key_order_in_the_payload_is_not_a_conflict() {
             runtime_contract::key_order_in_the_payload_is_not_a_conflict(&$backend);
         }
@@ -864,6 +970,11 @@ macro_rules! contract_tests {
         #[test]
         fn dispatch_answers_an_invocation_with_its_completion_once() {
             runtime_contract::invocations::dispatch_answers_an_invocation_with_its_completion_once(&$backend);
+        }
+        $(#[$attr])*
+        #[test]
+        fn an_accepted_invocation_is_completed_once() {
+            runtime_contract::invocations::an_accepted_invocation_is_completed_once(&$backend);
         }
         $(#[$attr])*
         #[test]
@@ -1059,6 +1170,7 @@ pub fn batch_equals_one_by_one<B: Backend>(
         .iter()
         .map(|(process, event)| format!("{:?}", apply_at(&mut single, &chart, process, event, T0)))
         .collect();
+    let one_by_one = keyless(&mut single, one_by_one);
     let mut batched = backend.connect(&backend.fresh());
     let mut answers = Vec::new();
     let mut start = 0;
@@ -1070,7 +1182,7 @@ pub fn batch_equals_one_by_one<B: Backend>(
         answers.extend(batch.iter().map(|answer| format!("{answer:?}")));
         start = end;
     }
-    assert_eq!(answers, one_by_one);
+    assert_eq!(keyless(&mut batched, answers), one_by_one);
     let mut processes: Vec<&str> = events.iter().map(|(p, _)| p.as_str()).collect();
     processes.sort();
     processes.dedup();
@@ -1086,7 +1198,48 @@ pub fn batch_equals_one_by_one<B: Backend>(
             "{process}"
         );
     }
-    assert_eq!(single.outbox(None).unwrap(), batched.outbox(None).unwrap());
+    let rows = |store: &mut B::S| {
+        let rows = store.outbox(None).unwrap();
+        keyless(store, vec![format!("{rows:?}")])
+    };
+    assert_eq!(rows(&mut single), rows(&mut batched));
+}
+
+/// `texts` with each outbox key of `store` written as the row it keys
+/// (`KEY(process/event id/position)`): two stores have secrets of their own,
+/// and so keys of their own, and this compares what they wrote apart from
+/// them. Every key must be the one the derivation gives under the store's
+/// secret, so nothing else is hidden.
+pub fn keyless<S: Store>(store: &mut S, texts: Vec<String>) -> Vec<String> {
+    let rows = store.outbox(None).unwrap();
+    texts
+        .into_iter()
+        .map(|mut text| {
+            for row in &rows {
+                if row.invocation.is_none() {
+                    let machine = store
+                        .process(&row.process)
+                        .unwrap()
+                        .expect("an outbox row's process")
+                        .machine;
+                    assert_eq!(
+                        row.key,
+                        idempotency_key(
+                            store.secret(),
+                            &machine,
+                            &row.effect,
+                            &row.process,
+                            &row.event_id,
+                            row.position
+                        )
+                    );
+                }
+                let label = format!("KEY({}/{}/{})", row.process, row.event_id, row.position);
+                text = text.replace(&row.key, &label);
+            }
+            text
+        })
+        .collect()
 }
 
 /// `batch_equals_one_by_one` on random events: ids from a small pool so

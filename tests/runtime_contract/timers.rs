@@ -5,7 +5,7 @@
 use std::sync::{Arc, Barrier};
 
 use idemchart::interp::{Actor, Chart};
-use idemchart::runtime::{Outcome, firing_id, idempotency_key};
+use idemchart::runtime::{self, Outcome, firing_id, idempotency_key};
 use idemchart::store::Store;
 
 use super::api::{self, Api, advance, advance_due, apply_at};
@@ -85,7 +85,10 @@ pub fn after_fires_at_its_due_time_and_not_before<B: Backend>(backend: &B) {
     assert_eq!(response["due"], T0 + 10 * MINUTE);
     assert_eq!(response["context"]["reminders"], 1);
     assert_eq!(response["effects"][0]["effect"], "remind");
-    assert_eq!(response["effects"][0]["key"], idempotency_key("o1", &id, 0));
+    assert_eq!(
+        response["effects"][0]["key"],
+        idempotency_key(store.secret(), "reminder", "remind", "o1", &id, 0)
+    );
     assert_eq!(
         store.process("o1").unwrap().unwrap().next_timer_at,
         Some(T0 + 20 * MINUTE)
@@ -174,7 +177,7 @@ pub fn an_event_after_the_due_time_sees_the_timers_fire_first<B: Backend>(backen
         [(
             "remind".to_string(),
             reminded.clone(),
-            idempotency_key("o1", &reminded, 0)
+            idempotency_key(store.secret(), "reminder", "remind", "o1", &reminded, 0)
         )]
     );
 
@@ -249,7 +252,7 @@ pub fn concurrent_schedulers_fire_each_timer_once<B: Backend>(backend: &B) {
             [(
                 "remind".to_string(),
                 reminded.clone(),
-                idempotency_key(process, &reminded, 0)
+                idempotency_key(store.secret(), "reminder", "remind", process, &reminded, 0)
             )]
         );
     }
@@ -311,10 +314,24 @@ pub fn timer_keys_do_not_depend_on_the_scheduler<B: Backend>(backend: &B) {
     let chart = reminder();
     let due = T0 + 10 * MINUTE;
 
+    let id = firing_id(REMINDER, due, 1, 0);
+    // Each scheduler here has a store of its own, whose secret keys its
+    // rows: the answers are the same but for that key, which is shown as
+    // `KEY` to compare them (and checked against the derivation below).
+    let key = |store: &B::S| idempotency_key(store.secret(), "reminder", "remind", "o1", &id, 0);
+    let unkeyed = |mut advanced: runtime::Advanced, key: &str| {
+        for fired in &mut advanced.fired {
+            assert!(fired.response.contains(key), "{}", fired.response);
+            fired.response = fired.response.replace(key, "KEY");
+        }
+        advanced
+    };
     let mut on_time = backend.connect(&backend.fresh());
     order(&mut on_time, &chart, "o1", T0);
-    let expected = advance(&mut on_time, &chart, "o1", due).unwrap();
-    let id = firing_id(REMINDER, due, 1, 0);
+    let expected = unkeyed(
+        advance(&mut on_time, &chart, "o1", due).unwrap(),
+        &key(&on_time),
+    );
     assert_eq!(expected.fired.len(), 1);
     assert_eq!(expected.fired[0].id, id);
 
@@ -323,7 +340,10 @@ pub fn timer_keys_do_not_depend_on_the_scheduler<B: Backend>(backend: &B) {
     let mut late = backend.connect(&backend.fresh());
     order(&mut late, &chart, "o1", T0);
     assert_eq!(
-        advance(&mut late, &chart, "o1", due + 9 * MINUTE).unwrap(),
+        unkeyed(
+            advance(&mut late, &chart, "o1", due + 9 * MINUTE).unwrap(),
+            &key(&late)
+        ),
         expected
     );
 
@@ -337,14 +357,28 @@ pub fn timer_keys_do_not_depend_on_the_scheduler<B: Backend>(backend: &B) {
     assert_eq!(state_of(&mut crashy.inner, "o1"), before);
     crashy.stale_left.set(1);
     crashy.transactions.set(0);
-    assert_eq!(advance(&mut crashy, &chart, "o1", due).unwrap(), expected);
+    assert_eq!(
+        unkeyed(
+            advance(&mut crashy, &chart, "o1", due).unwrap(),
+            &key(&crashy.inner)
+        ),
+        expected
+    );
     assert_eq!(crashy.transactions.get(), 2, "one lost race, then a win");
 
-    let keys = outbox_of(&mut on_time, "o1");
-    assert_eq!(keys.len(), 1, "the first reminder's effect");
-    assert_eq!(outbox_of(&mut late, "o1"), keys);
-    assert_eq!(outbox_of(&mut crashy.inner, "o1"), keys);
-    assert_eq!(keys[0].2, idempotency_key("o1", &id, 0));
+    // The three are three stores, so each has keys of its own: the same
+    // firing, under the same derivation, keyed by each store's secret.
+    for rows in [
+        outbox_of(&mut on_time, "o1"),
+        outbox_of(&mut late, "o1"),
+        outbox_of(&mut crashy.inner, "o1"),
+    ] {
+        assert_eq!(rows.len(), 1, "the first reminder's effect");
+        assert_eq!((&*rows[0].0, &*rows[0].1), ("remind", &*id));
+    }
+    assert_eq!(outbox_of(&mut on_time, "o1")[0].2, key(&on_time));
+    assert_eq!(outbox_of(&mut late, "o1")[0].2, key(&late));
+    assert_eq!(outbox_of(&mut crashy.inner, "o1")[0].2, key(&crashy.inner));
 }
 
 pub fn timer_ids_are_reserved<B: Backend>(backend: &B) {
