@@ -247,4 +247,46 @@ mod tests {
         let _ = stop.send(());
         server.await.unwrap().unwrap();
     }
+
+    /// With every in-flight permit taken, a request is answered 503 with
+    /// `Retry-After` at once, and answered again once one is free.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_request_past_the_in_flight_limit_is_answered_503() {
+        let machine = crate::syntax::parse(
+            "machine: counter\ncontext: { n: 0 }\ninitial: a\nstates:\n  a: { on: { ADD: { actions: [{ assign: { n: \"context.n + 1\" } }] } } }\n",
+            crate::syntax::Syntax::Yaml,
+        )
+        .unwrap();
+        let charts = BTreeMap::from([("counter".to_string(), Arc::new(Chart::new(machine)))]);
+        let store = AnyAsyncStore::Sqlite(AsyncSqliteStore::in_memory().await.unwrap());
+        let options = Options {
+            max_in_flight: 2,
+            ..Options::default()
+        };
+        let service = Arc::new(Service::new(store, charts, options));
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let url = format!("http://{}/healthz", listener.local_addr().unwrap());
+        let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+        let server = tokio::spawn(serve(Arc::clone(&service), listener, async {
+            let _ = stopped.await;
+        }));
+        let client = reqwest::Client::new();
+        let held = Arc::clone(&service.in_flight)
+            .try_acquire_many_owned(2)
+            .unwrap();
+        let refused = client.get(&url).send().await.unwrap();
+        assert_eq!(refused.status(), 503);
+        assert_eq!(refused.headers()["retry-after"], "1");
+        assert_eq!(
+            refused.headers()["content-type"],
+            "application/problem+json"
+        );
+        let doc: serde_json::Value = serde_json::from_str(&refused.text().await.unwrap()).unwrap();
+        assert_eq!(doc["type"], "https://idemchart.dev/problems/overloaded");
+        assert_eq!(doc["limit"], 2);
+        drop(held);
+        assert_eq!(client.get(&url).send().await.unwrap().status(), 200);
+        let _ = stop.send(());
+        server.await.unwrap().unwrap();
+    }
 }
