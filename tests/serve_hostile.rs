@@ -42,7 +42,27 @@ impl Server {
     }
 
     fn start_at(listen: &str, store: &str, extra: &[&str]) -> Server {
-        let mut child = Command::new(env!("CARGO_BIN_EXE_idemchart"))
+        Server::spawn(
+            Command::new(env!("CARGO_BIN_EXE_idemchart")),
+            listen,
+            store,
+            extra,
+        )
+    }
+
+    /// The binary under `ulimit -n open_files`, started through `sh`.
+    fn start_with_open_files(open_files: u32, store: &str, extra: &[&str]) -> Server {
+        let mut command = Command::new("sh");
+        command.args([
+            "-c",
+            &format!("ulimit -n {open_files} && exec \"$0\" \"$@\""),
+            env!("CARGO_BIN_EXE_idemchart"),
+        ]);
+        Server::spawn(command, "127.0.0.1:0", store, extra)
+    }
+
+    fn spawn(mut command: Command, listen: &str, store: &str, extra: &[&str]) -> Server {
+        let mut child = command
             .args(["serve", "--machines", MACHINES, "--store", store])
             .args(["--listen", listen, "--poll-ms", "50"])
             .args(extra)
@@ -974,4 +994,68 @@ fn a_public_address_needs_a_token_file_or_no_auth() {
     );
     let server = Server::start_at("0.0.0.0:0", &store, &["--no-auth"]);
     assert!(server.address.starts_with("0.0.0.0:"), "{}", server.address);
+}
+
+/// Under `ulimit -n 256`, 373 idle connections (the numbers) do not
+/// exhaust the service's descriptors: it keeps its connections below the
+/// limit, answers those past it 503 at once, closes the idle ones after the
+/// idle timeout, and a normal client is answered then.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_low_open_file_limit_answers_503_not_silence() {
+    raise_open_files();
+    let (_path, store) = sqlite_store("ulimit");
+    let server = Server::start_with_open_files(
+        256,
+        &store,
+        &["--idle-timeout-ms", "1000", "--header-timeout-ms", "1000"],
+    );
+    let started = Instant::now();
+    let mut streams: Vec<TcpStream> = (0..373)
+        .map(|_| TcpStream::connect(&server.address).unwrap())
+        .collect();
+    let (mut refused, mut closed) = (0, 0);
+    for stream in &mut streams {
+        stream
+            .set_read_timeout(Some(Duration::from_secs(10)))
+            .unwrap();
+        let mut answer = Vec::new();
+        match stream.read_to_end(&mut answer) {
+            Ok(_) if answer.is_empty() => closed += 1,
+            Ok(_) => {
+                let text = String::from_utf8_lossy(&answer);
+                assert!(text.starts_with("HTTP/1.1 503"), "{text}");
+                assert!(text.contains("overloaded"), "{text}");
+                refused += 1;
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::ConnectionReset => closed += 1,
+            Err(e) => panic!("a connection was neither answered nor closed: {e}"),
+        }
+    }
+    let settled = started.elapsed();
+    assert!(refused > 0, "none past the limit was answered 503");
+    assert!(closed >= 150, "only {closed} were taken and then closed");
+    let client = reqwest::Client::new();
+    let answer = send(post(
+        &client,
+        &server.url("/machines/counter/processes/after/events"),
+        ADD,
+        Some("k"),
+    ))
+    .await;
+    assert_eq!(answer.status, 200, "{}", answer.body);
+    let log = server.log();
+    assert!(
+        log.iter()
+            .any(|l| l.contains("the limit of open files allows no more")),
+        "{log:?}"
+    );
+    let failed_accepts = log.iter().filter(|l| l.contains("cannot accept")).count();
+    assert!(
+        failed_accepts <= 5,
+        "{failed_accepts} accept failures logged"
+    );
+    eprintln!(
+        "ulimit -n 256, 373 connections: {refused} answered 503, {closed} taken and closed by the idle timeout, all within {settled:?}"
+    );
+    server.assert_clean_log();
 }

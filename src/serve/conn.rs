@@ -142,6 +142,7 @@ pub async fn serve(
     limits: Limits,
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) -> io::Result<()> {
+    let limits = within_open_files(limits);
     let connections = Arc::new(Semaphore::new(limits.max_connections));
     let (stop, stopping) = watch::channel(false);
     let mut shutdown = std::pin::pin!(shutdown);
@@ -193,6 +194,39 @@ pub async fn serve(
         .acquire_many(limits.max_connections as u32)
         .await;
     Ok(())
+}
+
+/// Descriptors kept for everything but connections: the listener, the
+/// store's files or sockets, the log, effect calls, and the connections
+/// being refused with a 503.
+const RESERVED_FILES: u64 = 64;
+
+/// `limits` with at most as many connections as the process may open
+/// files, less [`RESERVED_FILES`]: past that, accepting fails (EMFILE) and
+/// no client gets an answer, where one over `max_connections` gets a 503.
+fn within_open_files(mut limits: Limits) -> Limits {
+    #[cfg(unix)]
+    {
+        let mut limit = libc::rlimit {
+            rlim_cur: 0,
+            rlim_max: 0,
+        };
+        // SAFETY: getrlimit writes only `limit`.
+        let read = unsafe { libc::getrlimit(libc::RLIMIT_NOFILE, &mut limit) } == 0;
+        if read && limit.rlim_cur != libc::RLIM_INFINITY {
+            let allowed = (limit.rlim_cur.saturating_sub(RESERVED_FILES)).max(1);
+            if (limits.max_connections as u64) > allowed {
+                tracing::warn!(
+                    configured = limits.max_connections,
+                    open_files = limit.rlim_cur,
+                    allowed,
+                    "fewer connections than --max-connections: the limit of open files allows no more"
+                );
+                limits.max_connections = allowed as usize;
+            }
+        }
+    }
+    limits
 }
 
 /// Answers a connection over the limit with a 503 problem and closes it.
