@@ -1059,3 +1059,21 @@ async fn a_low_open_file_limit_answers_503_not_silence() {
     );
     server.assert_clean_log();
 }
+
+/// A body that does not arrive within the header timeout (a
+/// `Content-Length` never filled) is answered 408 and the connection
+/// closed; nothing is written.
+#[test]
+fn a_body_that_never_arrives_is_answered_408() {
+    let (path, store) = sqlite_store("slow-body");
+    let server = Server::start(&store, &["--header-timeout-ms", "500"]);
+    let started = Instant::now();
+    let answer = raw(
+        &server.address,
+        b"POST /machines/counter/processes/s1/events HTTP/1.1\r\nhost: x\r\ncontent-type: application/json\r\nidempotency-key: k\r\ncontent-length: 100\r\n\r\n{\"type\":",
+    );
+    let took = started.elapsed();
+    raw_problem(&answer, 408, "request-timeout");
+    assert!(took < Duration::from_secs(3), "answered after {took:?}");
+    assert_eq!(counts(&path), (0, 0));
+}

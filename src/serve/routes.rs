@@ -54,9 +54,13 @@ pub fn router(service: Arc<Service>) -> Router {
         .route("/openapi.json", get(openapi))
         .fallback(not_found)
         .layer(DefaultBodyLimit::max(limit))
-        // The layer added last runs first: every answer is made a problem
-        // document last, after the in-flight limit, the size limits of the
-        // request's head and the token have had their say, in that order.
+        .layer(middleware::from_fn_with_state(
+            Arc::clone(&service),
+            read_body,
+        ))
+        // The layer added last runs first: the in-flight limit, the limits
+        // of the request's head, the token, and only then is the body read;
+        // every answer is made a problem document last.
         .layer(middleware::from_fn_with_state(
             Arc::clone(&service),
             authenticate,
@@ -115,6 +119,71 @@ async fn in_flight(State(service): State<Arc<Service>>, request: Request, next: 
         .into_response();
     };
     next.run(request).await
+}
+
+/// Reads a request's body whole, within `--header-timeout-ms` and
+/// `--max-body`, before any handler: a client that trickles its body (or
+/// sends a `Content-Length` it never fills) would otherwise hold its
+/// connection and an in-flight place for as long as it likes, since the
+/// idle timeout spares a connection with a request in flight.
+async fn read_body(State(service): State<Arc<Service>>, request: Request, next: Next) -> Response {
+    let options = &service.options;
+    let (parts, body) = request.into_parts();
+    let read = tokio::time::timeout(
+        options.header_timeout,
+        axum::body::to_bytes(body, options.body_limit),
+    )
+    .await;
+    let bytes = match read {
+        Ok(Ok(bytes)) => bytes,
+        Ok(Err(error)) => {
+            let error = error.into_inner();
+            if error
+                .downcast_ref::<http_body_util::LengthLimitError>()
+                .is_some()
+            {
+                return Problem::new(
+                    StatusCode::PAYLOAD_TOO_LARGE,
+                    "bad-body",
+                    "The request body cannot be read",
+                    format!(
+                        "the request body is larger than the limit of {} bytes",
+                        options.body_limit
+                    ),
+                )
+                .with("limit", options.body_limit)
+                .into_response();
+            }
+            return Problem::new(
+                StatusCode::BAD_REQUEST,
+                "bad-body",
+                "The request body cannot be read",
+                "the request body is malformed or was cut short",
+            )
+            .into_response();
+        }
+        Err(_) => {
+            tracing::info!("refused: the body did not arrive in time");
+            let mut response = Problem::new(
+                StatusCode::REQUEST_TIMEOUT,
+                "request-timeout",
+                "Request timeout",
+                format!(
+                    "the request body did not arrive within {} ms",
+                    options.header_timeout.as_millis()
+                ),
+            )
+            .into_response();
+            // The rest of the body may still come; the connection cannot
+            // be read for another request.
+            response
+                .headers_mut()
+                .insert(header::CONNECTION, HeaderValue::from_static("close"));
+            return response;
+        }
+    };
+    next.run(Request::from_parts(parts, axum::body::Body::from(bytes)))
+        .await
 }
 
 /// The limits of a request's head: the length of its target and the size
