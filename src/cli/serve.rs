@@ -48,6 +48,61 @@ pub struct ServeArgs {
     /// with a doubling pause; 0 tries once.
     #[arg(long, default_value_t = 30)]
     store_wait_secs: u64,
+    /// A file of bearer tokens, one a line; every route but `/healthz` then
+    /// needs `Authorization: Bearer <one of them>`.
+    #[arg(long)]
+    auth_token_file: Option<PathBuf>,
+    /// Serve a non-loopback address without `--auth-token-file` (behind a
+    /// proxy that authenticates, say).
+    #[arg(long, conflicts_with = "auth_token_file")]
+    no_auth: bool,
+    /// The most connections open at once; one more is answered 503.
+    #[arg(long, default_value_t = 1024)]
+    max_connections: usize,
+    /// The most requests answered at once; one more is answered 503.
+    #[arg(long, default_value_t = 256)]
+    max_in_flight: usize,
+    /// How long a client has to send a request's head, in milliseconds.
+    #[arg(long, default_value_t = 10_000)]
+    header_timeout_ms: u64,
+    /// How long a connection may sit with no request, in milliseconds.
+    #[arg(long, default_value_t = 60_000)]
+    idle_timeout_ms: u64,
+}
+
+/// The tokens of an `--auth-token-file`: each non-empty line, trimmed.
+fn read_tokens(path: &std::path::Path) -> Result<Vec<String>, String> {
+    let text = std::fs::read_to_string(path)
+        .map_err(|e| format!("cannot read the token file {}: {e}", path.display()))?;
+    let tokens: Vec<String> = text
+        .lines()
+        .map(str::trim)
+        .filter(|line| !line.is_empty())
+        .map(str::to_string)
+        .collect();
+    if let Some(bad) = tokens
+        .iter()
+        .position(|t| !t.bytes().all(|b| b.is_ascii_graphic()))
+    {
+        return Err(format!(
+            "token {} of {} is not visible ASCII, which a bearer token is",
+            bad + 1,
+            path.display()
+        ));
+    }
+    if tokens.is_empty() {
+        return Err(format!("the token file {} holds no token", path.display()));
+    }
+    Ok(tokens)
+}
+
+/// Whether every address `listen` names is a loopback address, which only
+/// this machine reaches.
+fn is_loopback(listen: &str) -> Result<bool, String> {
+    let addresses: Vec<std::net::SocketAddr> = std::net::ToSocketAddrs::to_socket_addrs(listen)
+        .map_err(|e| format!("cannot listen on {listen}: {e}"))?
+        .collect();
+    Ok(!addresses.is_empty() && addresses.iter().all(|a| a.ip().is_loopback()))
 }
 
 pub fn serve(args: ServeArgs) -> CommandResult {
@@ -60,11 +115,28 @@ pub fn serve(args: ServeArgs) -> CommandResult {
     };
     let address = StoreAddress::parse(&args.store).map_err(|e| e.to_string())?;
     let sqlite = super::apply::sqlite_options(args.synchronous.as_deref())?;
+    let auth_tokens = match &args.auth_token_file {
+        Some(path) => read_tokens(path)?,
+        None => Vec::new(),
+    };
+    if auth_tokens.is_empty() && !args.no_auth && !is_loopback(&args.listen)? {
+        return Err(format!(
+            "not serving {} without authentication: it is reachable from other machines; give --auth-token-file FILE, or --no-auth when a proxy in front authenticates",
+            args.listen
+        )
+        .into());
+    }
     let options = Options {
         body_limit: args.max_body,
         poll_interval: Duration::from_millis(args.poll_ms.max(1)),
         purge_interval: Duration::from_millis(args.purge_ms.max(1)),
         effects,
+        auth_tokens,
+        max_connections: args.max_connections.max(1),
+        max_in_flight: args.max_in_flight.max(1),
+        header_timeout: Duration::from_millis(args.header_timeout_ms.max(1)),
+        idle_timeout: Duration::from_millis(args.idle_timeout_ms.max(1)),
+        ..Options::default()
     };
     tracing_subscriber::fmt()
         .with_env_filter(

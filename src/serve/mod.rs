@@ -9,6 +9,8 @@
 //! documents (`problem.rs`). `docs/serve.md` is the reference.
 
 mod background;
+mod conn;
+pub mod edge;
 pub mod effects;
 mod metrics;
 pub mod problem;
@@ -26,7 +28,7 @@ pub use effects::{Effects, Endpoint, OnTimeout};
 pub use routes::{OPENAPI, ROUTES, router};
 
 /// How the service runs, apart from its store and machines.
-#[derive(Clone, Debug)]
+#[derive(Clone)]
 pub struct Options {
     /// The largest request body accepted, in bytes.
     pub body_limit: usize,
@@ -36,6 +38,44 @@ pub struct Options {
     /// `dedup.retention` no longer needs (`runtime::purge`).
     pub purge_interval: Duration,
     pub effects: Effects,
+    /// The bearer tokens any of which a request needs (but for `/healthz`);
+    /// empty, no request needs one.
+    pub auth_tokens: Vec<String>,
+    /// The most connections open at once; one more is answered 503 and
+    /// closed.
+    pub max_connections: usize,
+    /// The most requests being answered at once; one more is answered 503.
+    pub max_in_flight: usize,
+    /// How long a client has to send a request's head, from the moment the
+    /// connection waits for one (also on a kept-alive connection).
+    pub header_timeout: Duration,
+    /// How long a connection may stay open with no request in flight and
+    /// no bytes coming in.
+    pub idle_timeout: Duration,
+    /// The longest request target (path and query), in bytes.
+    pub max_uri_bytes: usize,
+    /// The most headers of a request, and their largest total size.
+    pub max_headers: usize,
+    pub max_header_bytes: usize,
+}
+
+impl std::fmt::Debug for Options {
+    /// Everything but the tokens, which must not reach a log.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Options")
+            .field("body_limit", &self.body_limit)
+            .field("poll_interval", &self.poll_interval)
+            .field("effects", &self.effects)
+            .field("auth_tokens", &self.auth_tokens.len())
+            .field("max_connections", &self.max_connections)
+            .field("max_in_flight", &self.max_in_flight)
+            .field("header_timeout", &self.header_timeout)
+            .field("idle_timeout", &self.idle_timeout)
+            .field("max_uri_bytes", &self.max_uri_bytes)
+            .field("max_headers", &self.max_headers)
+            .field("max_header_bytes", &self.max_header_bytes)
+            .finish()
+    }
 }
 
 impl Default for Options {
@@ -45,6 +85,14 @@ impl Default for Options {
             poll_interval: Duration::from_millis(500),
             purge_interval: Duration::from_secs(60),
             effects: Effects::default(),
+            auth_tokens: Vec::new(),
+            max_connections: 1024,
+            max_in_flight: 256,
+            header_timeout: Duration::from_secs(10),
+            idle_timeout: Duration::from_secs(60),
+            max_uri_bytes: 8 << 10,
+            max_headers: 100,
+            max_header_bytes: 32 << 10,
         }
     }
 }
@@ -59,6 +107,8 @@ pub struct Service {
     /// The `(process, event id)` pairs being applied by a request of this
     /// instance: a second request for one of them is answered 409 at once.
     applying: Mutex<HashSet<(String, String)>>,
+    /// One permit per request being answered (`--max-in-flight`).
+    in_flight: Arc<tokio::sync::Semaphore>,
     client: reqwest::Client,
 }
 
@@ -71,9 +121,10 @@ impl Service {
         Service {
             store,
             charts,
-            options,
+            options: options.clone(),
             metrics: metrics::Metrics::default(),
             applying: Mutex::new(HashSet::new()),
+            in_flight: Arc::new(tokio::sync::Semaphore::new(options.max_in_flight.max(1))),
             client: reqwest::Client::new(),
         }
     }
@@ -125,9 +176,13 @@ pub async fn serve(
     let background = tokio::spawn(background::run(Arc::clone(&service), stopped));
     let address = listener.local_addr()?;
     tracing::info!(%address, machines = ?service.charts.keys().collect::<Vec<_>>(), "listening");
-    let served = axum::serve(listener, router(Arc::clone(&service)))
-        .with_graceful_shutdown(shutdown)
-        .await;
+    let served = conn::serve(
+        listener,
+        router(Arc::clone(&service)),
+        conn::Limits::of(&service.options),
+        shutdown,
+    )
+    .await;
     tracing::info!("stopping: requests finished, stopping the background tasks");
     let _ = stop.send(true);
     let _ = background.await;
@@ -167,6 +222,7 @@ mod tests {
             client
                 .post(&url)
                 .header("Idempotency-Key", "k1")
+                .header("content-type", "application/json")
                 .body(r#"{"type": "ADD"}"#)
                 .send()
         };
@@ -177,9 +233,12 @@ mod tests {
             refused.headers()["content-type"],
             "application/problem+json"
         );
+        // The id is answered once the other request is done: a second.
+        assert_eq!(refused.headers()["retry-after"], "1");
         let other = client
             .post(&url)
             .header("Idempotency-Key", "k2")
+            .header("content-type", "application/json")
             .body(r#"{"type": "ADD"}"#)
             .send()
             .await
@@ -189,6 +248,48 @@ mod tests {
         let applied = send().await.unwrap();
         assert_eq!(applied.status(), 200);
         assert!(applied.headers().get("idempotent-replayed").is_none());
+        let _ = stop.send(());
+        server.await.unwrap().unwrap();
+    }
+
+    /// With every in-flight permit taken, a request is answered 503 with
+    /// `Retry-After` at once, and answered again once one is free.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_request_past_the_in_flight_limit_is_answered_503() {
+        let machine = crate::syntax::parse(
+            "machine: counter\ncontext: { n: 0 }\ninitial: a\nstates:\n  a: { on: { ADD: { actions: [{ assign: { n: \"context.n + 1\" } }] } } }\n",
+            crate::syntax::Syntax::Yaml,
+        )
+        .unwrap();
+        let charts = BTreeMap::from([("counter".to_string(), Arc::new(Chart::new(machine)))]);
+        let store = AnyAsyncStore::Sqlite(AsyncSqliteStore::in_memory().await.unwrap());
+        let options = Options {
+            max_in_flight: 2,
+            ..Options::default()
+        };
+        let service = Arc::new(Service::new(store, charts, options));
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let url = format!("http://{}/healthz", listener.local_addr().unwrap());
+        let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+        let server = tokio::spawn(serve(Arc::clone(&service), listener, async {
+            let _ = stopped.await;
+        }));
+        let client = reqwest::Client::new();
+        let held = Arc::clone(&service.in_flight)
+            .try_acquire_many_owned(2)
+            .unwrap();
+        let refused = client.get(&url).send().await.unwrap();
+        assert_eq!(refused.status(), 503);
+        assert_eq!(refused.headers()["retry-after"], "1");
+        assert_eq!(
+            refused.headers()["content-type"],
+            "application/problem+json"
+        );
+        let doc: serde_json::Value = serde_json::from_str(&refused.text().await.unwrap()).unwrap();
+        assert_eq!(doc["type"], "https://idemchart.dev/problems/overloaded");
+        assert_eq!(doc["limit"], 2);
+        drop(held);
+        assert_eq!(client.get(&url).send().await.unwrap().status(), 200);
         let _ = stop.send(());
         server.await.unwrap().unwrap();
     }

@@ -7,15 +7,19 @@ use std::time::Instant;
 use axum::Router;
 use axum::body::Bytes;
 use axum::extract::rejection::BytesRejection;
-use axum::extract::{DefaultBodyLimit, Path, Query, State};
+use axum::extract::{DefaultBodyLimit, Path, Query, Request, State};
 use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
+use axum::middleware::{self, Next};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use tracing::Instrument;
 
 use super::Service;
-use super::problem::Problem;
+use super::edge::{self, Escaped};
+use super::problem::{self, Problem};
+use crate::expr::{Event, Value};
 use crate::interp::Chart;
+use crate::model::{Machine, Trigger};
 use crate::runtime::{
     self, Completed, Dispatch, EventJsonError, Outcome, RuntimeError, nonblocking,
 };
@@ -55,7 +59,242 @@ pub fn router(service: Arc<Service>) -> Router {
         .route("/openapi.json", get(openapi))
         .fallback(not_found)
         .layer(DefaultBodyLimit::max(limit))
+        .layer(middleware::from_fn_with_state(
+            Arc::clone(&service),
+            read_body,
+        ))
+        // The layer added last runs first: the in-flight limit, the limits
+        // of the request's head, the token, and only then is the body read;
+        // every answer is made a problem document last.
+        .layer(middleware::from_fn_with_state(
+            Arc::clone(&service),
+            authenticate,
+        ))
+        .layer(middleware::from_fn_with_state(
+            Arc::clone(&service),
+            head_limits,
+        ))
+        .layer(middleware::from_fn_with_state(
+            Arc::clone(&service),
+            in_flight,
+        ))
+        .layer(middleware::map_response(as_problem))
         .with_state(service)
+}
+
+/// Makes every error answer a problem document: axum's own rejections
+/// (405 from the router, 400 for a path that is not percent-encoded UTF-8)
+/// are plain text or empty, and a client reads one shape for every error.
+async fn as_problem(response: Response) -> Response {
+    let status = response.status();
+    let is_problem = response
+        .headers()
+        .get(header::CONTENT_TYPE)
+        .is_some_and(|v| v == "application/problem+json");
+    if status.as_u16() < 400 || is_problem {
+        return response;
+    }
+    let allow = response.headers().get(header::ALLOW).cloned();
+    let mut replaced = problem::for_status(status).into_response();
+    if let Some(allow) = allow {
+        replaced.headers_mut().insert(header::ALLOW, allow);
+    }
+    replaced
+}
+
+/// Answers 503 at once when `--max-in-flight` requests are being answered:
+/// a request waiting in a queue holds its connection and its memory, and
+/// its client would time out anyway.
+async fn in_flight(State(service): State<Arc<Service>>, request: Request, next: Next) -> Response {
+    let Ok(_permit) = Arc::clone(&service.in_flight).try_acquire_owned() else {
+        tracing::warn!(
+            limit = service.options.max_in_flight,
+            "refused: too many requests in flight"
+        );
+        return Problem::new(
+            StatusCode::SERVICE_UNAVAILABLE,
+            "overloaded",
+            "Too many requests in flight",
+            format!(
+                "the service is answering its limit of {} requests; retry",
+                service.options.max_in_flight
+            ),
+        )
+        .with("limit", service.options.max_in_flight)
+        .into_response();
+    };
+    next.run(request).await
+}
+
+/// Reads a request's body whole, within `--header-timeout-ms` and
+/// `--max-body`, before any handler: a client that trickles its body (or
+/// sends a `Content-Length` it never fills) would otherwise hold its
+/// connection and an in-flight place for as long as it likes, since the
+/// idle timeout spares a connection with a request in flight.
+async fn read_body(State(service): State<Arc<Service>>, request: Request, next: Next) -> Response {
+    let options = &service.options;
+    let (parts, body) = request.into_parts();
+    let read = tokio::time::timeout(
+        options.header_timeout,
+        axum::body::to_bytes(body, options.body_limit),
+    )
+    .await;
+    let bytes = match read {
+        Ok(Ok(bytes)) => bytes,
+        Ok(Err(error)) => {
+            let error = error.into_inner();
+            if error
+                .downcast_ref::<http_body_util::LengthLimitError>()
+                .is_some()
+            {
+                return Problem::new(
+                    StatusCode::PAYLOAD_TOO_LARGE,
+                    "bad-body",
+                    "The request body cannot be read",
+                    format!(
+                        "the request body is larger than the limit of {} bytes",
+                        options.body_limit
+                    ),
+                )
+                .with("limit", options.body_limit)
+                .into_response();
+            }
+            return Problem::new(
+                StatusCode::BAD_REQUEST,
+                "bad-body",
+                "The request body cannot be read",
+                "the request body is malformed or was cut short",
+            )
+            .into_response();
+        }
+        Err(_) => {
+            tracing::info!("refused: the body did not arrive in time");
+            let mut response = Problem::new(
+                StatusCode::REQUEST_TIMEOUT,
+                "request-timeout",
+                "Request timeout",
+                format!(
+                    "the request body did not arrive within {} ms",
+                    options.header_timeout.as_millis()
+                ),
+            )
+            .into_response();
+            // The rest of the body may still come; the connection cannot
+            // be read for another request.
+            response
+                .headers_mut()
+                .insert(header::CONNECTION, HeaderValue::from_static("close"));
+            return response;
+        }
+    };
+    next.run(Request::from_parts(parts, axum::body::Body::from(bytes)))
+        .await
+}
+
+/// The limits of a request's head: the length of its target and the size
+/// and number of its headers. hyper's own limits are set above these
+/// (`conn.rs`), so that a head over ours gets a problem document; hyper
+/// answers only a head over its own, with a bare status.
+async fn head_limits(
+    State(service): State<Arc<Service>>,
+    request: Request,
+    next: Next,
+) -> Response {
+    let options = &service.options;
+    let target = request
+        .uri()
+        .path_and_query()
+        .map_or(0, |p| p.as_str().len());
+    if target > options.max_uri_bytes {
+        return Problem::new(
+            StatusCode::URI_TOO_LONG,
+            "uri-too-long",
+            "URI too long",
+            format!(
+                "the request target is {target} bytes long; the limit is {}",
+                options.max_uri_bytes
+            ),
+        )
+        .with("limit", options.max_uri_bytes)
+        .into_response();
+    }
+    let headers = request.headers();
+    // Each header counted as HTTP/1 writes it: name, `: `, value, CRLF.
+    let size: usize = headers
+        .iter()
+        .map(|(name, value)| name.as_str().len() + value.len() + 4)
+        .sum();
+    if size > options.max_header_bytes || headers.len() > options.max_headers {
+        return Problem::new(
+            StatusCode::REQUEST_HEADER_FIELDS_TOO_LARGE,
+            "headers-too-large",
+            "Request headers too large",
+            format!(
+                "the request has {} headers of {size} bytes; the limits are {} headers and {} bytes",
+                headers.len(),
+                options.max_headers,
+                options.max_header_bytes
+            ),
+        )
+        .with("limit", options.max_header_bytes)
+        .into_response();
+    }
+    next.run(request).await
+}
+
+/// With `--auth-token-file`, every route but `/healthz` (which a load
+/// balancer probes without credentials, and which tells nothing) needs
+/// `Authorization: Bearer <one of the tokens>`.
+async fn authenticate(
+    State(service): State<Arc<Service>>,
+    request: Request,
+    next: Next,
+) -> Response {
+    let tokens = &service.options.auth_tokens;
+    if tokens.is_empty() || request.uri().path() == "/healthz" {
+        return next.run(request).await;
+    }
+    let given = request
+        .headers()
+        .get(header::AUTHORIZATION)
+        .and_then(|v| bearer(v.as_bytes()));
+    let detail = match given {
+        Some(token) if token_matches(tokens, token) => return next.run(request).await,
+        Some(_) => "the bearer token is not one this service takes",
+        None => "this service needs an `Authorization: Bearer <token>` header",
+    };
+    tracing::warn!(path = %Escaped(request.uri().path()), "refused: no valid bearer token");
+    let mut response = Problem::new(
+        StatusCode::UNAUTHORIZED,
+        "unauthorized",
+        "Unauthorized",
+        detail,
+    )
+    .into_response();
+    response.headers_mut().insert(
+        header::WWW_AUTHENTICATE,
+        HeaderValue::from_static("Bearer realm=\"idemchart\""),
+    );
+    response
+}
+
+/// The token of an `Authorization: Bearer <token>` value (the scheme is
+/// case-insensitive, RFC 9110 section 11.1).
+fn bearer(value: &[u8]) -> Option<&[u8]> {
+    let (scheme, token) = value.split_at_checked(7)?;
+    (scheme.eq_ignore_ascii_case(b"bearer ") && !token.is_empty()).then_some(token)
+}
+
+/// Whether `given` is one of `tokens`, compared in constant time: every
+/// token is compared, and each comparison takes as long whatever the bytes,
+/// so the answer's timing does not tell how much of a guess was right.
+fn token_matches(tokens: &[String], given: &[u8]) -> bool {
+    use subtle::ConstantTimeEq;
+    let mut found = subtle::Choice::from(0);
+    for token in tokens {
+        found |= token.as_bytes().ct_eq(given);
+    }
+    found.into()
 }
 
 fn json(status: StatusCode, body: impl Into<axum::body::Body>) -> Response {
@@ -81,14 +320,96 @@ fn chart<'s>(service: &'s Service, machine: &str) -> Result<&'s Arc<Chart>, Prob
     })
 }
 
+fn check_process(process: &str) -> Result<(), Problem> {
+    edge::process_id(process).map_err(|refusal| {
+        Problem::new(
+            StatusCode::BAD_REQUEST,
+            "bad-process-id",
+            "The process id cannot be used",
+            refusal.to_string(),
+        )
+        .with("limit", edge::MAX_ID_BYTES)
+    })
+}
+
+/// A 415 unless the POST's body is JSON (`is_json`).
+fn check_json(headers: &HeaderMap) -> Result<(), Problem> {
+    if is_json(headers) {
+        return Ok(());
+    }
+    Err(Problem::new(
+        StatusCode::UNSUPPORTED_MEDIA_TYPE,
+        "unsupported-media-type",
+        "Unsupported media type",
+        "the body must be sent as `Content-Type: application/json`",
+    ))
+}
+
+/// Whether a POST says its body is JSON: `application/json`, with any
+/// parameters (`; charset=utf-8`). A body of another type is refused, so
+/// that a web page cannot send events with a "simple" cross-site request
+/// (`text/plain`, a form), which browsers send without asking first.
+fn is_json(headers: &HeaderMap) -> bool {
+    headers
+        .get(header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.split(';').next())
+        .is_some_and(|media| media.trim().eq_ignore_ascii_case("application/json"))
+}
+
+/// The event id a JSON value gives, spelled as the runtime spells it
+/// (`runtime::event_id`): a string as it is, anything else as JSON.
+fn id_text(value: &serde_json::Value) -> Option<String> {
+    runtime::event_id(&Event::new("", Some(Value::from(value)), Value::Null))
+}
+
+/// Whether `machine` has anything to do with events named `name`: it
+/// declares them, or a transition of some state takes them.
+fn is_known_event(machine: &Machine, name: &str) -> bool {
+    machine.events.contains_key(name)
+        || machine
+            .transitions
+            .iter()
+            .any(|t| matches!(&t.trigger, Trigger::Event(d) if d.matches(name)))
+}
+
+fn unknown_event(machine: &str, name: &str, why: String) -> Problem {
+    Problem::new(
+        StatusCode::UNPROCESSABLE_ENTITY,
+        "unknown-event",
+        "The machine has no such event",
+        why,
+    )
+    .with("machine", machine)
+    .with("event", name)
+}
+
+fn mismatch(field: &str, declared: &str, other: &str, from: &str) -> Problem {
+    Problem::new(
+        StatusCode::UNPROCESSABLE_ENTITY,
+        "id-mismatch",
+        "The event has two ids",
+        format!(
+            "the payload field `{field}`, which the machine declares as the event's id, is `{declared}`, and {from} says `{other}`; one event has one id"
+        ),
+    )
+    .with("declared", declared)
+    .with("other", other)
+}
+
 /// `POST /machines/{machine}/processes/{process}/events`.
+///
+/// Everything the request says is checked here before the store sees any
+/// of it: an answer of 4xx writes nothing.
 async fn post_event(
     State(service): State<Arc<Service>>,
     Path((machine, process)): Path<(String, String)>,
     headers: HeaderMap,
     body: Result<Bytes, BytesRejection>,
 ) -> Result<Response, Problem> {
+    check_json(&headers)?;
     let chart = chart(&service, &machine)?;
+    check_process(&process)?;
     let limit = service.options.body_limit;
     let body = body.map_err(|rejection| {
         let status = rejection.status();
@@ -103,17 +424,30 @@ async fn post_event(
             "The request body cannot be read",
             detail,
         )
+        .with("limit", limit)
     })?;
-    let key = match headers.get("idempotency-key") {
-        None => None,
-        Some(value) => Some(value.to_str().map_err(|_| {
-            Problem::new(
+    let mut keys = headers.get_all("idempotency-key").iter();
+    let key = match (keys.next(), keys.next()) {
+        (None, _) => None,
+        (Some(value), None) => {
+            Some(edge::idempotency_key(value.as_bytes()).map_err(|refusal| {
+                Problem::new(
+                    StatusCode::BAD_REQUEST,
+                    "bad-idempotency-key",
+                    "Bad Idempotency-Key",
+                    refusal.to_string(),
+                )
+                .with("limit", edge::MAX_ID_BYTES)
+            })?)
+        }
+        (Some(_), Some(_)) => {
+            return Err(Problem::new(
                 StatusCode::BAD_REQUEST,
                 "bad-idempotency-key",
                 "Bad Idempotency-Key",
-                "the Idempotency-Key header is not visible ASCII",
-            )
-        })?),
+                "the request has more than one Idempotency-Key header",
+            ));
+        }
     };
     let text = std::str::from_utf8(&body).map_err(|e| {
         Problem::new(
@@ -123,7 +457,102 @@ async fn post_event(
             format!("the body is not UTF-8: {e}"),
         )
     })?;
-    let event = runtime::parse_event(text, chart.machine(), key).map_err(event_problem)?;
+    let value: serde_json::Value = match serde_json::from_str(text) {
+        Ok(value) => value,
+        // parse_event reads the same text, and says where it is not JSON.
+        Err(_) => {
+            return Err(match runtime::parse_event(text, chart.machine(), None) {
+                Err(error) => event_problem(error),
+                Ok(_) => Problem::new(
+                    StatusCode::BAD_REQUEST,
+                    "bad-event",
+                    "The event cannot be read",
+                    "the body is not JSON",
+                ),
+            });
+        }
+    };
+    if let Some(path) = edge::nul_in(&value) {
+        return Err(Problem::new(
+            StatusCode::BAD_REQUEST,
+            "nul-in-event",
+            "The event holds a NUL character",
+            format!("the string at `{path}` holds a NUL (U+0000), which no store keeps"),
+        )
+        .with("at", path));
+    }
+    if let Some(name) = value.get("type").and_then(|t| t.as_str()) {
+        edge::event_type(name).map_err(|refusal| {
+            unknown_event(
+                &machine,
+                name,
+                format!("{refusal}, so machine `{machine}` has no such event"),
+            )
+        })?;
+        if edge::is_internal_event(name) {
+            tracing::warn!(%machine, process = %Escaped(&process), event = %Escaped(name), "refused: an internal event sent from outside");
+            return Err(Problem::new(
+                StatusCode::FORBIDDEN,
+                "internal-event",
+                "The event is the runtime's own",
+                format!("event `{name}` is sent by the interpreter or the runtime (a completion, an error, an unknown outcome), never by a client"),
+            )
+            .with("event", name));
+        }
+        if !is_known_event(chart.machine(), name) {
+            return Err(unknown_event(
+                &machine,
+                name,
+                format!(
+                    "machine `{machine}` neither declares event `{name}` nor has a transition that takes it"
+                ),
+            ));
+        }
+    }
+    let event =
+        runtime::event_from_json(&value, chart.machine(), key.as_deref()).map_err(event_problem)?;
+    // The identity of an event whose machine declares its id field is that
+    // field: a body `id` or a header saying otherwise would make the same
+    // payment (the same field value) a second event.
+    let body_id = value.get("id").and_then(id_text);
+    let declared = chart
+        .machine()
+        .events
+        .get(&*event.name)
+        .and_then(|d| d.id_field.as_ref())
+        .and_then(|field| {
+            let given = value.get("data")?.get(&*field.text)?;
+            Some((field.text.to_string(), id_text(given)?))
+        });
+    match &declared {
+        Some((field, declared)) => {
+            if let Some(other) = body_id.as_ref().filter(|b| *b != declared) {
+                return Err(mismatch(field, declared, other, "the body's `id`"));
+            }
+            if let Some(other) = key.as_ref().filter(|k| *k != declared) {
+                return Err(mismatch(
+                    field,
+                    declared,
+                    other,
+                    "the Idempotency-Key header",
+                ));
+            }
+        }
+        None => {
+            if let (Some(body_id), Some(key)) = (&body_id, &key)
+                && body_id != key
+            {
+                return Err(Problem::new(
+                    StatusCode::UNPROCESSABLE_ENTITY,
+                    "id-mismatch",
+                    "The event has two ids",
+                    format!("the body's `id` is `{body_id}` and the Idempotency-Key header is `{key}`; one event has one id"),
+                )
+                .with("declared", body_id.as_str())
+                .with("other", key.as_str()));
+            }
+        }
+    }
     let Some(id) = runtime::event_id(&event) else {
         let field = chart
             .machine()
@@ -148,8 +577,22 @@ async fn post_event(
             detail,
         ));
     };
-    let span =
-        tracing::info_span!("event", %machine, %process, event_id = %id, event = %event.name);
+    edge::event_id(&id).map_err(|refusal| {
+        Problem::new(
+            StatusCode::BAD_REQUEST,
+            "bad-event-id",
+            "The event id cannot be used",
+            refusal.to_string(),
+        )
+        .with("limit", edge::MAX_ID_BYTES)
+    })?;
+    let span = tracing::info_span!(
+        "event",
+        %machine,
+        process = %Escaped(&process),
+        event_id = %Escaped(&id),
+        event = %Escaped(&event.name)
+    );
     answer(&service, chart, &process, &id, &event)
         .instrument(span)
         .await
@@ -179,10 +622,7 @@ async fn answer(
     let started = Instant::now();
     let applied = nonblocking::apply(&service.store, chart, process, event).await;
     let took = started.elapsed();
-    let outcome = applied.map_err(|e| {
-        tracing::warn!(error = %e, "no answer");
-        runtime_problem(e)
-    })?;
+    let outcome = applied.map_err(runtime_problem)?;
     service.metrics.answered(outcome.kind(), took);
     tracing::info!(outcome = outcome.kind(), revision = ?outcome.revision(), micros = took.as_micros() as u64, "answered");
     match outcome {
@@ -227,7 +667,23 @@ async fn post_completion(
     headers: HeaderMap,
     body: Result<Bytes, BytesRejection>,
 ) -> Result<Response, Problem> {
+    check_json(&headers)?;
     let chart = chart(&service, &machine)?;
+    check_process(&process)?;
+    // A key is an id as an event's is: the same bounds, so that nothing
+    // unbounded reaches the store or the log.
+    edge::event_id(&key).map_err(|refusal| {
+        Problem::new(
+            StatusCode::BAD_REQUEST,
+            "bad-completion-key",
+            "The invocation key cannot be used",
+            refusal.to_string(),
+        )
+        .with("limit", edge::MAX_ID_BYTES)
+    })?;
+    // The process must run this machine: its completion would be applied
+    // with another machine's chart.
+    state_of(&service, &machine, &process).await?;
     let token = headers
         .get("idempotency-completion-token")
         .and_then(|value| value.to_str().ok());
@@ -235,7 +691,7 @@ async fn post_completion(
         runtime::completion_token_matches(service.store.secret(), &key, token)
     });
     if !allowed {
-        tracing::warn!(%machine, %process, %key, "completion refused: no valid token");
+        tracing::warn!(%machine, process = %Escaped(&process), key = %Escaped(&key), "completion refused: no valid token");
         return Err(Problem::new(
             StatusCode::FORBIDDEN,
             "bad-completion-token",
@@ -265,7 +721,7 @@ async fn post_completion(
         (None, Some(error)) => Dispatch::Failed(error),
         _ => return Err(bad("give exactly one of `output` and `error`".into())),
     };
-    let span = tracing::info_span!("completion", %machine, %process, %key);
+    let span = tracing::info_span!("completion", %machine, process = %Escaped(&process), key = %Escaped(&key));
     let completed = nonblocking::complete_at(
         &service.store,
         chart,
@@ -336,6 +792,9 @@ fn event_problem(error: EventJsonError) -> Problem {
 /// The problem for an error of the runtime. Nothing was written for any.
 fn runtime_problem(error: RuntimeError) -> Problem {
     let detail = error.to_string();
+    // The error is logged whole, escaped, since the store's words may
+    // quote what the request sent.
+    tracing::warn!(error = %Escaped(&detail), "no answer");
     match error {
         RuntimeError::MissingId(_) | RuntimeError::ReservedId(_) => Problem::new(
             StatusCode::BAD_REQUEST,
@@ -358,11 +817,13 @@ fn runtime_problem(error: RuntimeError) -> Problem {
         .with("microsteps", unsettled.limit)
         .with("states", serde_json::json!(unsettled.paths))
         .with("events", serde_json::json!(unsettled.events)),
+        // The store's own words stay in the log: they name tables and
+        // indexes, and may quote the request.
         RuntimeError::Store(_) | RuntimeError::Contention(..) => Problem::new(
             StatusCode::SERVICE_UNAVAILABLE,
             "unavailable",
             "No answer now; nothing was written",
-            detail,
+            "the store did not answer; nothing was written, and the same request may be sent again",
         ),
         _ => Problem::new(
             StatusCode::INTERNAL_SERVER_ERROR,
@@ -389,6 +850,7 @@ async fn state_of(
     process: &str,
 ) -> Result<serde_json::Value, Problem> {
     chart(service, machine)?;
+    check_process(process)?;
     let state = nonblocking::inspect(&service.store, process)
         .await
         .map_err(runtime_problem)?;
