@@ -680,6 +680,37 @@ async fn input_errors_are_4xx_problems_that_write_nothing() {
         "{}",
         ignored.body
     );
+    // The completion route takes the same rules, before any token is
+    // checked: its body is JSON, its process id and key are bounded, and
+    // neither reaches the log raw.
+    let completion = |process: &str, key: &str| {
+        server.url(&format!(
+            "/machines/counter/processes/{process}/completions/{key}"
+        ))
+    };
+    let output = r#"{"output": {"ok": true}}"#;
+    let plain = send(
+        client
+            .post(completion("c1", "k"))
+            .header("content-type", "text/plain")
+            .body(output),
+    )
+    .await;
+    problem(&plain, 415, "unsupported-media-type");
+    let bad_process = send(post(&client, &completion("a%0Ab", "k"), output, None)).await;
+    problem(&bad_process, 400, "bad-process-id");
+    let long_key = "k".repeat(300);
+    let bad_key = send(post(&client, &completion("c1", &long_key), output, None)).await;
+    problem(&bad_key, 400, "bad-completion-key");
+    let forged_line = send(post(&client, &completion("c1", "k%0Aforged"), output, None)).await;
+    problem(&forged_line, 400, "bad-completion-key");
+    // A process of another machine is not found under this one.
+    let elsewhere = send(
+        post(&client, &completion("o1", "k"), output, None)
+            .header("Idempotency-Completion-Token", "0".repeat(64)),
+    )
+    .await;
+    assert_eq!(elsewhere.status, 404, "{}", elsewhere.body);
     // c1: three events (k…, abc, k3); o1: one; o2: the ignored SHIP.
     assert_eq!(counts(&path), (3, 5));
     server.assert_clean_log();
