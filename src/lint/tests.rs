@@ -892,6 +892,51 @@ fn a_machine_that_ended_refutes_the_repeat() {
     );
 }
 
+/// A submit that raises the event which ends the machine, in the same
+/// macrostep, is refused as a transition into the final state is; with an
+/// eventless transition that could come first, nothing is proved.
+#[test]
+fn a_raise_that_ends_the_machine_refutes_the_repeat() {
+    let form = |always: &str| {
+        format!(
+            "machine: contact
+events:
+  SUBMIT: {{ id: submitId }}
+  VALIDATE: {{ id: validateId }}
+initial: editing
+states:
+  editing:
+    {always}on:
+      SUBMIT: {{ actions: [{{ raise: VALIDATE }}] }}
+      VALIDATE: sent
+  sent: {{ type: final }}
+"
+        )
+    };
+    let machine = parse(&form(""), Syntax::Yaml).expect("loads");
+    let i001 = (lint_with(&machine, &Options { show_refuted: true }).into_iter())
+        .find(|d| d.code == "I001" && d.message.contains("`SUBMIT`"))
+        .expect("an I001 on SUBMIT");
+    assert_eq!(i001.verdict, Some(Verdict::Refuted), "{i001:#?}");
+    assert!(
+        (i001.replay.as_deref().unwrap_or_default())
+            .ends_with("the first `SUBMIT` ends the machine in its final state `sent`, and a machine that ended takes no event"),
+        "{i001:#?}"
+    );
+    let guarded = form("always: [{ target: sent, guard: \"false\" }]\n    ");
+    let machine = parse(&guarded, Syntax::Yaml).expect("loads");
+    let i001 = (lint_with(&machine, &Options { show_refuted: true }).into_iter())
+        .find(|d| d.code == "I001" && d.message.contains("`SUBMIT`"));
+    assert!(
+        i001.as_ref().is_none_or(|d| !d
+            .replay
+            .as_deref()
+            .unwrap_or_default()
+            .contains("ends the machine")),
+        "{i001:#?}"
+    );
+}
+
 #[test]
 fn refuted_is_never_said_of_a_claim_the_search_did_not_reach() {
     // Twelve TICKs unlock `unlocked`; the search makes at most 8 moves.

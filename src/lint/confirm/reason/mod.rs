@@ -892,15 +892,14 @@ pub(super) fn refused(cx: &Cx, claim: &Claim, facts: &Facts, memo: &Memo) -> Opt
         let transition = m.transition(t);
         // A final state at the top (of a root that is no parallel state)
         // ends the machine: it takes no event.
-        let ending = transition
-            .targets
-            .iter()
-            .map(|target| target.state)
-            .find(|&s| {
-                m.state(s).kind == StateKind::Final
-                    && m.state(s).parent == Some(StateId::ROOT)
-                    && m.state(StateId::ROOT).kind != StateKind::Parallel
-            });
+        let ends = |s: StateId| {
+            m.state(s).kind == StateKind::Final
+                && m.state(s).parent == Some(StateId::ROOT)
+                && m.state(StateId::ROOT).kind != StateKind::Parallel
+        };
+        let ending = (transition.targets.iter().map(|target| target.state))
+            .find(|&s| ends(s))
+            .or_else(|| ended_by_raise(cx, t).filter(|&s| ends(s)));
         if let Some(end) = ending {
             why = Some(format!(
                 "the first `{name}` ends the machine in its final state `{}`, and a machine that ended takes no event",
@@ -1008,6 +1007,41 @@ pub(super) fn refused(cx: &Cx, claim: &Claim, facts: &Facts, memo: &Memo) -> Opt
         });
     }
     why
+}
+
+/// Where the event a targetless transition raises first leads, when that
+/// is certain: the transition's source is a leaf in which, and in whose
+/// ancestors, no eventless transition could come first, and the first
+/// handler of the raised event there has no guard and one target (XState's
+/// `raise({ type: 'VALIDATE' })` in a submit that a `VALIDATE: 'sent'`
+/// answers). The raised event is taken in the same macrostep, before any
+/// delivery from outside.
+fn ended_by_raise(cx: &Cx, t: TransitionId) -> Option<StateId> {
+    let m = cx.machine;
+    let graph = &cx.graph;
+    let transition = m.transition(t);
+    let source = transition.source;
+    if !transition.targets.is_empty() || !graph.is_leaf(source) {
+        return None;
+    }
+    let raised = transition.actions.iter().find_map(|a| match a {
+        Action::Raise { event, .. } => Some(event),
+        _ => None,
+    })?;
+    let quiet = |s: StateId| m.state(s).always.is_empty();
+    if !std::iter::once(source)
+        .chain(m.ancestors(source))
+        .all(quiet)
+    {
+        return None;
+    }
+    let event = graph.events.get(&raised.text)?;
+    let first = graph.handlers(source, event).next()?;
+    let handler = m.transition(first);
+    match handler.targets.as_slice() {
+        [only] if handler.guard.is_none() => Some(only.state),
+        _ => None,
+    }
 }
 
 /// What the proofs read of the machine, gathered once per lint run.
