@@ -195,11 +195,17 @@ mod tests {
     use super::*;
     use crate::store::AsyncSqliteStore;
 
-    /// While a request applies an id, another request for the same id of
-    /// the same process is answered 409 at once; once it is done, the id
-    /// answers again. The first request is held here by taking its mark.
-    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-    async fn an_id_being_applied_is_answered_409() {
+    /// A service of one counter machine on an in-memory store, serving on
+    /// a free port until `stop` is sent: the service, its address, the
+    /// sender and the server's task.
+    async fn counter_service(
+        options: Options,
+    ) -> (
+        Arc<Service>,
+        std::net::SocketAddr,
+        tokio::sync::oneshot::Sender<()>,
+        tokio::task::JoinHandle<std::io::Result<()>>,
+    ) {
         let machine = crate::syntax::parse(
             "machine: counter\ncontext: { n: 0 }\ninitial: a\nstates:\n  a: { on: { ADD: { actions: [{ assign: { n: \"context.n + 1\" } }] } } }\n",
             crate::syntax::Syntax::Yaml,
@@ -207,16 +213,23 @@ mod tests {
         .unwrap();
         let charts = BTreeMap::from([("counter".to_string(), Arc::new(Chart::new(machine)))]);
         let store = AnyAsyncStore::Sqlite(AsyncSqliteStore::in_memory().await.unwrap());
-        let service = Arc::new(Service::new(store, charts, Options::default()));
+        let service = Arc::new(Service::new(store, charts, options));
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-        let url = format!(
-            "http://{}/machines/counter/processes/c/events",
-            listener.local_addr().unwrap()
-        );
+        let address = listener.local_addr().unwrap();
         let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
         let server = tokio::spawn(serve(Arc::clone(&service), listener, async {
             let _ = stopped.await;
         }));
+        (service, address, stop, server)
+    }
+
+    /// While a request applies an id, another request for the same id of
+    /// the same process is answered 409 at once; once it is done, the id
+    /// answers again. The first request is held here by taking its mark.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn an_id_being_applied_is_answered_409() {
+        let (service, address, stop, server) = counter_service(Options::default()).await;
+        let url = format!("http://{address}/machines/counter/processes/c/events");
         let client = reqwest::Client::new();
         let send = || {
             client
@@ -256,24 +269,12 @@ mod tests {
     /// `Retry-After` at once, and answered again once one is free.
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
     async fn a_request_past_the_in_flight_limit_is_answered_503() {
-        let machine = crate::syntax::parse(
-            "machine: counter\ncontext: { n: 0 }\ninitial: a\nstates:\n  a: { on: { ADD: { actions: [{ assign: { n: \"context.n + 1\" } }] } } }\n",
-            crate::syntax::Syntax::Yaml,
-        )
-        .unwrap();
-        let charts = BTreeMap::from([("counter".to_string(), Arc::new(Chart::new(machine)))]);
-        let store = AnyAsyncStore::Sqlite(AsyncSqliteStore::in_memory().await.unwrap());
         let options = Options {
             max_in_flight: 2,
             ..Options::default()
         };
-        let service = Arc::new(Service::new(store, charts, options));
-        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-        let url = format!("http://{}/healthz", listener.local_addr().unwrap());
-        let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
-        let server = tokio::spawn(serve(Arc::clone(&service), listener, async {
-            let _ = stopped.await;
-        }));
+        let (service, address, stop, server) = counter_service(options).await;
+        let url = format!("http://{address}/healthz");
         let client = reqwest::Client::new();
         let held = Arc::clone(&service.in_flight)
             .try_acquire_many_owned(2)

@@ -249,26 +249,22 @@ impl<'a, 'm> Replayer<'a, 'm> {
             for m in &moves {
                 self.apply_move(&mut actor, m);
             }
-            match self.try_events(claim, &actor, moves, std::slice::from_ref(&first)) {
+            match self.try_events(claim, &actor, moves, std::iter::once(&first)) {
                 Start::Next => {}
                 decided => return decided,
             }
         }
-        let events: Vec<Event> = reasoned
-            .into_iter()
-            .chain(variants.iter().cloned())
-            .collect();
-        self.try_events(claim, start, before, &events)
+        self.try_events(claim, start, before, reasoned.iter().chain(variants.iter()))
     }
 
     /// The deliveries `events` of the claim's event from one configuration
     /// (each the first delivery), and what follows them.
-    fn try_events(
+    fn try_events<'e>(
         &mut self,
         claim: &Claim,
         start: &Actor,
         before: Vec<Move>,
-        events: &[Event],
+        events: impl Iterator<Item = &'e Event>,
     ) -> Start {
         let takes = repeat_must_take(claim);
         let retried = claim.retried();

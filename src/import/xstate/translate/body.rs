@@ -75,8 +75,8 @@ impl<'a> Cx<'_, 'a> {
             message: format!("the parameter pattern {what} cannot be translated"),
             span,
         };
-        match pattern {
-            BindingPattern::BindingIdentifier(id) => {
+        match read_pattern(pattern).map_err(unsupported)? {
+            Pattern::Name(name) => {
                 let bind = match role {
                     Role::Args => Bind::Args,
                     Role::Whole(Base::Context) => Bind::Context,
@@ -84,22 +84,15 @@ impl<'a> Cx<'_, 'a> {
                     Role::Field(base, ref field) => Bind::Field(base, field.clone()),
                     Role::Params => match params {
                         Some(p) => Bind::Value(p),
-                        None => Bind::Other(id.name.to_string()),
+                        None => Bind::Other(name.to_string()),
                     },
-                    Role::Other => Bind::Other(id.name.to_string()),
+                    Role::Other => Bind::Other(name.to_string()),
                 };
-                env.binds.push((id.name.as_str(), bind));
+                env.binds.push((name, bind));
                 Ok(())
             }
-            BindingPattern::ObjectPattern(o) => {
-                if o.rest.is_some() {
-                    return Err(unsupported("with a rest element"));
-                }
-                for property in &o.properties {
-                    let Some(key) = property.key.static_name().filter(|_| !property.computed)
-                    else {
-                        return Err(unsupported("with a computed key"));
-                    };
+            Pattern::Object(properties) => {
+                for (key, value) in properties {
                     let key: &'a str = self.reader.alloc.alloc_str(&key);
                     let inner = match &role {
                         Role::Args => match key {
@@ -110,12 +103,11 @@ impl<'a> Cx<'_, 'a> {
                         Role::Whole(base) => Role::Field(*base, key.to_string()),
                         Role::Field(..) => return Err(unsupported("two levels deep")),
                         Role::Params => {
-                            let value = params.and_then(|p| {
+                            let found = params.and_then(|p| {
                                 let p = self.reader.resolve(p).ok()?;
                                 property_node(p, key)
                             });
-                            if let (BindingPattern::BindingIdentifier(id), Some(v)) =
-                                (&property.value, value)
+                            if let (BindingPattern::BindingIdentifier(id), Some(v)) = (value, found)
                             {
                                 env.binds.push((id.name.as_str(), Bind::Value(v)));
                                 continue;
@@ -124,12 +116,10 @@ impl<'a> Cx<'_, 'a> {
                         }
                         Role::Other => Role::Other,
                     };
-                    self.bind_pattern(&property.value, inner, params, span, env)?;
+                    self.bind_pattern(value, inner, params, span, env)?;
                 }
                 Ok(())
             }
-            BindingPattern::ArrayPattern(_) => Err(unsupported("of an array")),
-            BindingPattern::AssignmentPattern(_) => Err(unsupported("with a default value")),
         }
     }
 
@@ -400,27 +390,18 @@ impl<'a> Cx<'_, 'a> {
             message: format!("a pattern {what} cannot be translated"),
             span,
         };
-        match pattern {
-            BindingPattern::BindingIdentifier(id) => {
-                env.binds.push((id.name.as_str(), bind));
+        match read_pattern(pattern).map_err(unsupported)? {
+            Pattern::Name(name) => {
+                env.binds.push((name, bind));
                 Ok(())
             }
-            BindingPattern::ObjectPattern(o) => {
-                if o.rest.is_some() {
-                    return Err(unsupported("with a rest element"));
-                }
-                for property in &o.properties {
-                    let Some(key) = property.key.static_name().filter(|_| !property.computed)
-                    else {
-                        return Err(unsupported("with a computed key"));
-                    };
+            Pattern::Object(properties) => {
+                for (key, value) in properties {
                     let inner = self.member_bind(&bind, &key, span, env)?;
-                    self.destructure(&property.value, inner, span, env)?;
+                    self.destructure(value, inner, span, env)?;
                 }
                 Ok(())
             }
-            BindingPattern::ArrayPattern(_) => Err(unsupported("of an array")),
-            BindingPattern::AssignmentPattern(_) => Err(unsupported("with a default value")),
         }
     }
 
@@ -732,5 +713,39 @@ fn makes_copy(e: &Expression) -> bool {
             _ => false,
         },
         _ => false,
+    }
+}
+
+/// A binding pattern the translator reads: a name, or an object pattern of
+/// properties with static keys (each key and the pattern it binds).
+enum Pattern<'p, 'a> {
+    Name(&'a str),
+    Object(Vec<(String, &'p BindingPattern<'a>)>),
+}
+
+/// The pattern as `Pattern`, else what makes it untranslatable ("with a
+/// rest element"), for the caller's message: the parameters' walk and the
+/// body's declarations read patterns alike.
+fn read_pattern<'p, 'a>(pattern: &'p BindingPattern<'a>) -> Result<Pattern<'p, 'a>, &'static str>
+where
+    'a: 'p,
+{
+    match pattern {
+        BindingPattern::BindingIdentifier(id) => Ok(Pattern::Name(id.name.as_str())),
+        BindingPattern::ObjectPattern(o) => {
+            if o.rest.is_some() {
+                return Err("with a rest element");
+            }
+            let mut properties = Vec::with_capacity(o.properties.len());
+            for property in &o.properties {
+                let Some(key) = property.key.static_name().filter(|_| !property.computed) else {
+                    return Err("with a computed key");
+                };
+                properties.push((key.into_owned(), &property.value));
+            }
+            Ok(Pattern::Object(properties))
+        }
+        BindingPattern::ArrayPattern(_) => Err("of an array"),
+        BindingPattern::AssignmentPattern(_) => Err("with a default value"),
     }
 }

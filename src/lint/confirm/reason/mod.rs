@@ -669,11 +669,27 @@ impl Replayer<'_, '_> {
             return None;
         }
         let cx = self.cx;
+        // The run's shape first, from the moves alone: a shape walked before,
+        // or one whose deliveries compute nothing from their payloads, is
+        // not replayed.
+        let mut shape = vec![t.0];
+        let mut assigns_from_payload = false;
+        for m in before {
+            match m {
+                Move::Send(event) => {
+                    let id = cx.graph.events.get(&event.name)?;
+                    assigns_from_payload |= self.event_reads().assigned[id.index()];
+                    shape.push(id.0);
+                }
+                Move::Advance(_) => shape.push(u32::MAX),
+            }
+        }
+        if !assigns_from_payload || !self.memo.prefixes.borrow_mut().insert(shape) {
+            return None;
+        }
         // Replayed, for the transitions each move took.
         let mut actor = self.started();
         let mut steps = Vec::with_capacity(before.len() + 1);
-        let mut shape = vec![t.0];
-        let mut assigns_from_payload = false;
         for m in before {
             self.apply_move(&mut actor, m);
             let step = actor.last_step();
@@ -689,12 +705,9 @@ impl Replayer<'_, '_> {
             match m {
                 Move::Send(event) => {
                     let id = cx.graph.events.get(&event.name)?;
-                    let transition = taken(Some(id));
-                    assigns_from_payload |= self.event_reads().assigned[id.index()];
-                    shape.push(id.0);
                     steps.push(WitnessStep::Event {
                         event: id,
-                        transition,
+                        transition: taken(Some(id)),
                     });
                 }
                 Move::Advance(_) => {
@@ -704,16 +717,12 @@ impl Replayer<'_, '_> {
                     else {
                         return None;
                     };
-                    shape.push(u32::MAX);
                     steps.push(WitnessStep::After {
                         delay: *delay,
                         transition,
                     });
                 }
             }
-        }
-        if !assigns_from_payload || !self.memo.prefixes.borrow_mut().insert(shape) {
-            return None;
         }
         let n = steps.len();
         steps.push(WitnessStep::Event {
