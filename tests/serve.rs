@@ -769,11 +769,17 @@ async fn start_receiver() -> (Arc<Receiver>, String) {
 
 /// An effects file that sends `effect` to `url`, with short waits.
 fn effects_file_for(name: &str, effect: &str, url: &str) -> String {
+    effects_file_waiting(name, effect, url, "50ms")
+}
+
+/// An effects file that sends `effect` to `url` and waits `backoff` before
+/// it sends again.
+fn effects_file_waiting(name: &str, effect: &str, url: &str, backoff: &str) -> String {
     let path = scratch().join(unique(name) + ".toml");
     std::fs::write(
         &path,
         format!(
-            "[effects.{effect}]\nurl = \"{url}\"\ntimeout = \"300ms\"\nbackoff = \"50ms\"\nmax_attempts = 5\n"
+            "[effects.{effect}]\nurl = \"{url}\"\ntimeout = \"300ms\"\nbackoff = \"{backoff}\"\nmax_attempts = 5\n"
         ),
     )
     .unwrap();
@@ -1293,7 +1299,9 @@ async fn token_of(receiver: &Receiver, key: &str) -> String {
 async fn a_forged_completion_is_refused_and_the_real_one_completes() {
     let (receiver, base) = start_receiver().await;
     let client = reqwest::Client::new();
-    let accepting = effects_file_for("accept", "score", &format!("{base}/accept"));
+    // The rows wait a minute before they are sent again, so that the test,
+    // however slow the machine, sees each sent once and both still pending.
+    let accepting = effects_file_waiting("accept", "score", &format!("{base}/accept"), "60s");
     let server = Server::start(&sqlite_store("complete"), &["--effects", &accepting]);
     let ask = |id: &str| format!(r#"{{"type": "ASK", "data": {{"askId": "{id}", "amount": 3}}}}"#);
     let events =
