@@ -22,6 +22,7 @@ mod dispatch;
 mod driver;
 mod event_json;
 mod keys;
+pub mod migrate;
 pub mod nonblocking;
 mod timers;
 

@@ -1,0 +1,337 @@
+//! A declared migration applied to a stored snapshot: the one logic that
+//! moves a process of an older version onto the machine's own.
+//!
+//! Every `from: N` entry of `migrations:` resolves its targets in the file
+//! that declares it, so it maps version N straight to the machine's version.
+//! A chain 1 → 2 → 3 is therefore what a store goes through across deploys
+//! (the version-2 file moves 1 to 2, the version-3 file moves 2 to 3), and a
+//! version-3 file that still declares `from: 1` moves a process of version 1
+//! in one step. A version with no entry is refused, never guessed.
+
+use std::sync::Arc;
+
+use indexmap::IndexMap;
+
+use crate::expr::{self, Layout, Value};
+use crate::interp::{Actor, Chart, RestoreError, Snapshot, TimerSnapshot};
+use crate::model::{Carry, Machine, Migration};
+
+/// Why a snapshot cannot be moved onto the machine.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum MigrationError {
+    #[error(
+        "process {process} runs version {found}; machine {machine} is version {expected} and declares no migration from {found}"
+    )]
+    NoPath {
+        process: String,
+        machine: String,
+        expected: String,
+        found: String,
+    },
+    #[error(
+        "process {process}: the migration from version {from} cannot place state `{state}`: {reason}"
+    )]
+    State {
+        process: String,
+        from: u64,
+        state: String,
+        reason: String,
+    },
+    #[error(
+        "process {process}: the migration from version {from} cannot compute `{field}`: {reason}"
+    )]
+    Context {
+        process: String,
+        from: u64,
+        field: String,
+        reason: String,
+    },
+    #[error("process {process}: the migrated snapshot does not restore: {source}")]
+    Restore {
+        process: String,
+        #[source]
+        source: RestoreError,
+    },
+}
+
+/// A snapshot moved onto the machine, and what the move left behind.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Migrated {
+    pub snapshot: Snapshot,
+    /// What was dropped, one entry a thing (`timer after:a[0]`,
+    /// `history h`), for the report.
+    pub dropped: Vec<String>,
+}
+
+/// Whether `snapshot` needs moving onto `chart`'s machine: it names another
+/// version. Semantics are part of the version (M007), so they are not
+/// compared here.
+pub fn needs_migration(chart: &Chart, snapshot: &Snapshot) -> bool {
+    snapshot.version != chart.machine().version
+}
+
+/// Moves `snapshot` of `process` onto `chart`'s machine through the
+/// migration it declares from the snapshot's version, and checks that the
+/// result restores. A snapshot already at the machine's version is given
+/// back unchanged.
+pub fn migrate_snapshot(
+    chart: &Arc<Chart>,
+    process: &str,
+    snapshot: &Snapshot,
+) -> Result<Migrated, MigrationError> {
+    let machine = chart.machine();
+    if !needs_migration(chart, snapshot) {
+        return Ok(Migrated {
+            snapshot: snapshot.clone(),
+            dropped: Vec::new(),
+        });
+    }
+    let shown = |v: Option<u64>| v.map_or_else(|| "none".to_string(), |v| v.to_string());
+    let no_path = || MigrationError::NoPath {
+        process: process.to_string(),
+        machine: machine.name.clone(),
+        expected: shown(machine.version),
+        found: shown(snapshot.version),
+    };
+    let (Some(from), Some(to)) = (snapshot.version, machine.version) else {
+        return Err(no_path());
+    };
+    if from >= to {
+        return Err(no_path());
+    }
+    let migration = machine.migration_from(from).ok_or_else(no_path)?;
+    let mut dropped = Vec::new();
+    let place = |path: &str| place(machine, migration, process, path);
+    let configuration = snapshot
+        .configuration
+        .iter()
+        .map(|p| place(p))
+        .collect::<Result<Vec<_>, _>>()?;
+    let mut seen = std::collections::HashSet::new();
+    let configuration = configuration
+        .into_iter()
+        .filter(|p| seen.insert(p.clone()))
+        .collect();
+    let history = match migration.history.unwrap_or(Carry::Keep) {
+        Carry::Keep => snapshot
+            .history
+            .iter()
+            .map(|(h, paths)| {
+                let paths = paths.iter().map(|p| place(p)).collect::<Result<_, _>>()?;
+                Ok((place(h)?, paths))
+            })
+            .collect::<Result<IndexMap<_, _>, MigrationError>>()?,
+        Carry::Drop => {
+            dropped.extend(snapshot.history.keys().map(|h| format!("history {h}")));
+            IndexMap::new()
+        }
+    };
+    let timers = match migration.timers.unwrap_or(Carry::Keep) {
+        Carry::Keep => snapshot
+            .timers
+            .iter()
+            .map(|t| match t {
+                TimerSnapshot::After {
+                    state,
+                    after,
+                    due,
+                    seq,
+                } => Ok(TimerSnapshot::After {
+                    state: place(state)?,
+                    after: *after,
+                    due: *due,
+                    seq: *seq,
+                }),
+                other => Ok(other.clone()),
+            })
+            .collect::<Result<_, MigrationError>>()?,
+        Carry::Drop => {
+            dropped.extend(snapshot.timers.iter().map(timer_name));
+            Vec::new()
+        }
+    };
+    let context = migrate_context(machine, migration, process, &snapshot.context)?;
+    // Invocations in flight move with their state; one whose state the new
+    // machine does not invoke it in fails the restore below, by name.
+    let invocations = snapshot
+        .invocations
+        .iter()
+        .map(|i| {
+            let mut i = i.clone();
+            i.state = place(&i.state)?;
+            Ok(i)
+        })
+        .collect::<Result<_, MigrationError>>()?;
+    let moved = Snapshot {
+        format: snapshot.format,
+        machine: snapshot.machine.clone(),
+        version: machine.version,
+        status: snapshot.status,
+        configuration,
+        history,
+        context,
+        timers,
+        invocations,
+        now: snapshot.now,
+        semantics: machine.semantics,
+    };
+    // The restore checks every state, timer and invocation the result names,
+    // and gives the snapshot in the machine's own order.
+    let actor = Actor::restore_migrating(Arc::clone(chart), &moved).map_err(|source| {
+        MigrationError::Restore {
+            process: process.to_string(),
+            source,
+        }
+    })?;
+    Ok(Migrated {
+        snapshot: actor.snapshot(),
+        dropped,
+    })
+}
+
+/// The path of the new machine an old state path becomes: the mapped state
+/// (or the mapped ancestor's descendant), else the same path where the new
+/// machine has it.
+fn place(
+    machine: &Machine,
+    migration: &Migration,
+    process: &str,
+    path: &str,
+) -> Result<String, MigrationError> {
+    let state = migration
+        .maps_state(machine, path)
+        .or_else(|| machine.find_path(path))
+        .ok_or_else(|| MigrationError::State {
+            process: process.to_string(),
+            from: migration.from,
+            state: path.to_string(),
+            reason: "it is not mapped and the machine has no state at that path".into(),
+        })?;
+    Ok(machine.state(state).path.clone())
+}
+
+/// The new context: each field the migration computes, from the old
+/// context; each other field the old context holds, as it was; each new
+/// one, its initial value.
+fn migrate_context(
+    machine: &Machine,
+    migration: &Migration,
+    process: &str,
+    old: &Value,
+) -> Result<Value, MigrationError> {
+    let failed = |field: &str, reason: String| MigrationError::Context {
+        process: process.to_string(),
+        from: migration.from,
+        field: field.to_string(),
+        reason,
+    };
+    let entries = old
+        .as_map()
+        .ok_or_else(|| failed("context", format!("it is {}", old.described())))?;
+    let layout = Layout::new(entries.keys().map(|k| k.as_ref()));
+    let slots: Vec<Value> = entries.values().cloned().collect();
+    let mut new = expr::Map::new();
+    for (name, field) in &machine.context {
+        let value = match migration.context.get(name) {
+            Some(assignment) => {
+                let compiled = expr::compile(&assignment.expr, &layout, &|_| None);
+                expr::eval(&compiled, &slots, None, &|_| false)
+                    .map_err(|e| failed(name, e.to_string()))?
+            }
+            None => match expr::map_get(entries, name) {
+                Some(value) => value.clone(),
+                None => Value::from(&field.value),
+            },
+        };
+        new.insert(Arc::from(name.as_str()), value);
+    }
+    Ok(Value::Map(Arc::new(new)))
+}
+
+fn timer_name(timer: &TimerSnapshot) -> String {
+    match timer {
+        TimerSnapshot::After { state, after, .. } => format!("timer after:{state}[{after}]"),
+        TimerSnapshot::Send { event, .. } => format!("timer send {event}"),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn chart(text: &str) -> Arc<Chart> {
+        let machine = crate::syntax::parse(text, crate::syntax::Syntax::Yaml).unwrap();
+        Arc::new(Chart::builder(machine).build().unwrap())
+    }
+
+    const V1: &str = "machine: order\nversion: 1\ncontext: { total: 5 }\ninitial: awaiting_payment\nstates:\n  awaiting_payment:\n    after: { 24h: expired }\n    on: { PAY: paid }\n  paid: {}\n  expired: {}\n";
+
+    fn v2(extra: &str) -> String {
+        format!(
+            "machine: order\nversion: 2\ncontext: {{ total: 0, cents: 0 }}\nmigrations:\n  - from: 1\n    states: {{ awaiting_payment: awaiting_pay }}\n    context: {{ total: \"context.total + 1\", cents: \"context.total * 100\" }}\n{extra}initial: awaiting_pay\nstates:\n  awaiting_pay:\n    after: {{ 24h: expired }}\n    on: {{ PAY: paid }}\n  paid: {{}}\n  expired: {{}}\n"
+        )
+    }
+
+    fn started(chart: &Arc<Chart>) -> Snapshot {
+        Actor::new(Arc::clone(chart)).snapshot()
+    }
+
+    /// A renamed state with a pending timer moves with its timer, and the
+    /// context is computed from the old one; the result is what the new
+    /// machine gives for the same (no) events, up to the context mapping.
+    #[test]
+    fn a_renamed_state_moves_with_its_timer_and_context() {
+        let (old, new) = (chart(V1), chart(&v2("")));
+        let before = started(&old);
+        let after = migrate_snapshot(&new, "o-1", &before).unwrap();
+        assert_eq!(after.snapshot.version, Some(2));
+        assert_eq!(after.snapshot.configuration, vec!["awaiting_pay"]);
+        assert_eq!(after.snapshot.timers.len(), 1);
+        assert_eq!(
+            crate::expr::json::to_text(&after.snapshot.context),
+            r#"{"total":6,"cents":500}"#
+        );
+        assert!(after.dropped.is_empty());
+        let fresh = started(&new);
+        assert_eq!(after.snapshot.timers, fresh.timers);
+        // Idempotent: a migrated snapshot is current and is left alone.
+        assert_eq!(
+            migrate_snapshot(&new, "o-1", &after.snapshot)
+                .unwrap()
+                .snapshot,
+            after.snapshot
+        );
+    }
+
+    #[test]
+    fn timers_drop_is_reported() {
+        let (old, new) = (chart(V1), chart(&v2("    timers: drop\n")));
+        let after = migrate_snapshot(&new, "o-1", &started(&old)).unwrap();
+        assert!(after.snapshot.timers.is_empty());
+        assert_eq!(after.dropped, vec!["timer after:awaiting_payment[0]"]);
+    }
+
+    #[test]
+    fn a_version_without_a_migration_is_refused_by_name() {
+        let new = chart(
+            &v2("")
+                .replace("version: 2", "version: 3")
+                .replace("from: 1", "from: 2"),
+        );
+        let error = migrate_snapshot(&new, "o-1", &started(&chart(V1))).unwrap_err();
+        assert_eq!(
+            error.to_string(),
+            "process o-1 runs version 1; machine order is version 3 and declares no migration from 1"
+        );
+    }
+
+    #[test]
+    fn a_failing_expression_is_an_error_naming_the_field() {
+        let text = v2("").replace("context.total * 100", "context.total / 0");
+        let error = migrate_snapshot(&chart(&text), "o-1", &started(&chart(V1))).unwrap_err();
+        assert!(
+            matches!(error, MigrationError::Context { ref field, .. } if field == "cents"),
+            "{error}"
+        );
+    }
+}
