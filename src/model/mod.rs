@@ -119,9 +119,9 @@ pub struct Machine {
 }
 
 /// A declared migration: how a snapshot stored at version `from` becomes
-/// one of this machine. The runtime does not apply it yet (`idemchart
-/// migrate` is not built); `lint --baseline` reads it as the answer to a
-/// break, and loading checks what it can without the old machine.
+/// one of this machine. The runtime applies it lazily to a stored process
+/// on first touch (`runtime::migrate`); `lint --baseline` reads it as the
+/// answer to a break, and loading checks what it can without the old machine.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Migration {
     /// The version whose snapshots it moves, below the machine's own.

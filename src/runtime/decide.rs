@@ -10,7 +10,7 @@ use std::sync::Arc;
 use super::keys::RowKeys;
 use super::{Outcome, RuntimeError, TIMER_ID_PREFIX, event_id, payload_hash, timers};
 use crate::expr::{Event, Value};
-use crate::interp::{Actor, Chart, EffectCall, SnapshotJsonError};
+use crate::interp::{Actor, Chart, EffectCall, RestoreError, Snapshot, SnapshotJsonError};
 use crate::store::{AppliedEvent, OutboxItem, OutboxStatus, ProcessRow, StoreSecret};
 
 /// The step, or `RuntimeError::Unsettled` when it did not settle.
@@ -335,11 +335,26 @@ pub(super) fn restore(chart: &Arc<Chart>, row: &ProcessRow) -> Result<Actor, Run
     restore_snapshot(chart, process, &row.snapshot)
 }
 
-/// Continues `process` from its snapshot JSON. `Actor::restore_json` refuses
-/// another machine version: a process keeps the version it started with
-/// until it is migrated explicitly.
+/// Continues `process` from its snapshot JSON. A snapshot of another
+/// version is moved through the migration the machine declares from it
+/// (`migrate.rs`), so lazily, in the transaction of the event that touched
+/// it: the write that follows stores it migrated, under the revision check
+/// that lets only one concurrent writer do so. Without a migration from
+/// its version the process is refused by name.
 fn restore_snapshot(chart: &Arc<Chart>, process: &str, json: &str) -> Result<Actor, RuntimeError> {
-    Actor::restore_json(Arc::clone(chart), json).map_err(|error| match error {
+    let restored = Actor::restore_json(Arc::clone(chart), json);
+    if let Err(SnapshotJsonError::Restore(RestoreError::Version { .. })) = restored {
+        let snapshot: Snapshot = serde_json::from_str(json)
+            .map_err(|e| RuntimeError::BadSnapshot(process.to_string(), e.to_string()))?;
+        let migrated = super::migrate::migrate_snapshot(chart, process, &snapshot)?;
+        return Actor::restore_migrating(Arc::clone(chart), &migrated.snapshot).map_err(|source| {
+            RuntimeError::Restore {
+                process: process.to_string(),
+                source,
+            }
+        });
+    }
+    restored.map_err(|error| match error {
         SnapshotJsonError::Restore(source) => RuntimeError::Restore {
             process: process.to_string(),
             source,

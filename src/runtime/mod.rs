@@ -113,6 +113,10 @@ pub enum RuntimeError {
         process: String,
         source: RestoreError,
     },
+    /// The process runs another version, and the machine declares no
+    /// migration that moves it, or the declared one fails on it.
+    #[error(transparent)]
+    Migration(#[from] migrate::MigrationError),
     #[error("process `{0}`: the snapshot row is not a valid snapshot: {1}")]
     BadSnapshot(String, String),
     #[error("process `{0}`: gave up after {1} revision conflicts")]

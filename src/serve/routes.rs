@@ -808,6 +808,12 @@ fn runtime_problem(error: RuntimeError) -> Problem {
             "The process runs another machine",
             detail,
         ),
+        RuntimeError::Migration(_) => Problem::new(
+            StatusCode::CONFLICT,
+            "version-not-migrated",
+            "The process runs a version the machine does not migrate",
+            detail,
+        ),
         RuntimeError::Unsettled { unsettled, .. } => Problem::new(
             StatusCode::UNPROCESSABLE_ENTITY,
             "unsettled",

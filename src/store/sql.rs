@@ -190,8 +190,15 @@ pub(crate) static INSERT_PROCESS: Sql = Sql::new(
     "INSERT INTO processes (id, machine, version, snapshot, revision, next_timer_at)
      VALUES ($1, $2, $3, $4, $5, $6) ON CONFLICT (id) DO NOTHING",
 );
-pub(crate) static UPDATE_PROCESS: Sql = Sql::new(
-    "UPDATE processes SET snapshot = $1, next_timer_at = $2, revision = revision + 1
+/// The version column follows the snapshot's own `version`, which a lazy
+/// migration (`runtime::migrate`) changes in the write of an event. SQLite's
+/// JSON path is spelled with `char(36)`, since every `$` becomes `?` there.
+pub(crate) static UPDATE_PROCESS: Sql = Sql::each(
+    "UPDATE processes SET snapshot = $1, next_timer_at = $2, revision = revision + 1,
+     version = json_extract($1, char(36) || '.version')
+     WHERE id = $3 AND revision = $4",
+    "UPDATE processes SET snapshot = $1, next_timer_at = $2, revision = revision + 1,
+     version = CAST(CAST($1 AS JSONB)->>'version' AS BIGINT)
      WHERE id = $3 AND revision = $4",
 );
 pub(crate) static INSERT_APPLIED: Sql = Sql::new(

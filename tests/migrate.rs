@@ -1,0 +1,105 @@
+//! Lazy migration: a process stored at an older version is moved through
+//! the declared migration by the first event that touches it, in that
+//! event's transaction, and refused by name where none is declared.
+
+use std::sync::Arc;
+
+use idemchart::expr::{Event, Value};
+use idemchart::interp::Chart;
+use idemchart::runtime::{self, RuntimeError};
+use idemchart::store::{SqliteStore, Store};
+use idemchart::syntax::{Syntax, parse};
+
+const V1: &str = "machine: order\nversion: 1\ncontext: { total: 5 }\ninitial: awaiting_payment\nstates:\n  awaiting_payment:\n    after: { 24h: expired }\n    on: { PAY: paid, TOUCH: awaiting_payment }\n  paid: {}\n  expired: {}\n";
+
+const V2: &str = "machine: order\nversion: 2\ncontext: { total: 0, cents: 0 }\nmigrations:\n  - from: 1\n    states: { awaiting_payment: awaiting_pay }\n    context: { cents: \"context.total * 100\" }\ninitial: awaiting_pay\nstates:\n  awaiting_pay:\n    after: { 24h: expired }\n    on: { PAY: paid }\n  paid: {}\n  expired: {}\n";
+
+const V3_FROM_2: &str = "machine: order\nversion: 3\ncontext: { total: 0, cents: 0 }\nmigrations:\n  - from: 2\n    states: { awaiting_pay: waiting }\ninitial: waiting\nstates:\n  waiting:\n    after: { 24h: expired }\n    on: { PAY: paid }\n  paid: {}\n  expired: {}\n";
+
+fn chart(text: &str) -> Arc<Chart> {
+    Arc::new(Chart::new(parse(text, Syntax::Yaml).unwrap()))
+}
+
+fn event(name: &str, id: &str) -> Event {
+    Event::new(name, Some(Value::from(id)), Value::Null)
+}
+
+fn snapshot(store: &mut SqliteStore, id: &str) -> serde_json::Value {
+    serde_json::from_str(&store.process(id).unwrap().unwrap().snapshot).unwrap()
+}
+
+#[test]
+fn the_first_event_migrates_a_stored_process_and_the_version_column_follows() {
+    let (v1, v2) = (chart(V1), chart(V2));
+    let mut store = SqliteStore::in_memory().unwrap();
+    runtime::apply_at(&mut store, &v1, "o-1", &event("TOUCH", "e1"), 1_000).unwrap();
+    assert_eq!(store.process("o-1").unwrap().unwrap().version, Some(1));
+
+    runtime::apply_at(&mut store, &v2, "o-1", &event("PAY", "e2"), 2_000).unwrap();
+    let row = store.process("o-1").unwrap().unwrap();
+    assert_eq!(row.version, Some(2));
+    let after = snapshot(&mut store, "o-1");
+    assert_eq!(after["configuration"], serde_json::json!(["paid"]));
+    assert_eq!(
+        after["context"],
+        serde_json::json!({ "total": 5, "cents": 500 })
+    );
+    // A process still at 1 that is never touched keeps its row and version.
+    runtime::apply_at(&mut store, &v1, "o-2", &event("TOUCH", "e3"), 1_000).unwrap();
+    assert_eq!(store.process("o-2").unwrap().unwrap().version, Some(1));
+}
+
+/// The pending timer moves with its renamed state and fires on the new
+/// machine at the time it was due, as it does for a process started there.
+#[test]
+fn a_kept_timer_fires_on_the_new_machine() {
+    let (v1, v2) = (chart(V1), chart(V2));
+    let mut store = SqliteStore::in_memory().unwrap();
+    runtime::apply_at(&mut store, &v1, "o-1", &event("TOUCH", "e1"), 0).unwrap();
+    runtime::apply_at(&mut store, &v2, "fresh", &event("NOTHING", "e1"), 0).unwrap();
+    let day = 24 * 3_600 * 1_000;
+    runtime::advance(&mut store, &v2, "o-1", day).unwrap();
+    runtime::advance(&mut store, &v2, "fresh", day).unwrap();
+    let (migrated, fresh) = (snapshot(&mut store, "o-1"), snapshot(&mut store, "fresh"));
+    assert_eq!(migrated["configuration"], serde_json::json!(["expired"]));
+    assert_eq!(migrated["configuration"], fresh["configuration"]);
+    assert_eq!(migrated["timers"], fresh["timers"]);
+}
+
+#[test]
+fn a_version_without_a_migration_is_refused_by_name_and_nothing_is_written() {
+    let (v1, v3) = (chart(V1), chart(V3_FROM_2));
+    let mut store = SqliteStore::in_memory().unwrap();
+    runtime::apply_at(&mut store, &v1, "o-1", &event("TOUCH", "e1"), 1_000).unwrap();
+    let before = store.process("o-1").unwrap().unwrap();
+    let error = runtime::apply_at(&mut store, &v3, "o-1", &event("PAY", "e2"), 2_000).unwrap_err();
+    assert!(matches!(error, RuntimeError::Migration(_)), "{error:?}");
+    assert_eq!(
+        error.to_string(),
+        "process o-1 runs version 1; machine order is version 3 and declares no migration from 1"
+    );
+    let after = store.process("o-1").unwrap().unwrap();
+    assert_eq!(
+        (after.revision, after.snapshot),
+        (before.revision, before.snapshot)
+    );
+}
+
+/// 1 → 2 → 3 across two deploys: the version-2 file moves the process to
+/// 2, then the version-3 file, which declares only `from: 2`, moves it on.
+#[test]
+fn chained_across_deploys() {
+    let (v1, v2, v3) = (chart(V1), chart(V2), chart(V3_FROM_2));
+    let mut store = SqliteStore::in_memory().unwrap();
+    runtime::apply_at(&mut store, &v1, "o-1", &event("TOUCH", "e1"), 1_000).unwrap();
+    runtime::apply_at(&mut store, &v2, "o-1", &event("NOTHING", "e2"), 2_000).unwrap();
+    runtime::apply_at(&mut store, &v3, "o-1", &event("NOTHING", "e3"), 3_000).unwrap();
+    let row = store.process("o-1").unwrap().unwrap();
+    assert_eq!(row.version, Some(3));
+    let after = snapshot(&mut store, "o-1");
+    assert_eq!(after["configuration"], serde_json::json!(["waiting"]));
+    assert_eq!(
+        after["context"],
+        serde_json::json!({ "total": 5, "cents": 500 })
+    );
+}
