@@ -398,8 +398,8 @@ async fn input_errors_are_4xx_problems_that_write_nothing() {
                 r#"{"type":"ADD\u0000"}"#,
                 Some("k"),
             ),
-            400,
-            "nul-in-event",
+            422,
+            "unknown-event",
         ),
         (
             "a type with ESC",
