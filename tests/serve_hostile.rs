@@ -398,8 +398,8 @@ async fn input_errors_are_4xx_problems_that_write_nothing() {
                 r#"{"type":"ADD\u0000"}"#,
                 Some("k"),
             ),
-            400,
-            "nul-in-event",
+            422,
+            "unknown-event",
         ),
         (
             "a type with ESC",
@@ -806,6 +806,13 @@ fn random_requests_never_get_a_5xx() {
                 prop_assert!(text.starts_with("HTTP/1.1 "), "{text}");
                 let status: u16 = text[9..12].parse().unwrap();
                 prop_assert!(status < 500, "{status} for {:?}:\n{text}", String::from_utf8_lossy(&bytes));
+                // Every error is a problem document, hyper's parser's too.
+                let head = text.split("\r\n\r\n").next().unwrap_or("").to_ascii_lowercase();
+                prop_assert!(
+                    status < 400 || head.contains("content-type: application/problem+json"),
+                    "{status} without a problem document for {:?}:\n{text}",
+                    String::from_utf8_lossy(&bytes)
+                );
             }
             Ok(())
         })
@@ -951,6 +958,58 @@ fn a_connection_over_the_limit_is_answered_503() {
         b"GET /healthz HTTP/1.1\r\nhost: x\r\nconnection: close\r\n\r\n",
     );
     assert_eq!(taken.0, 200, "{}", taken.1);
+}
+
+/// A head that hyper's own parser refuses, before the router sees it, is
+/// answered with a problem document too, and the service goes on.
+#[test]
+fn heads_the_parser_refuses_are_problem_documents() {
+    let (path, store) = sqlite_store("parser");
+    let server = Server::start(&store, &[]);
+    let get = |target: &str, headers: &str| {
+        format!("GET {target} HTTP/1.1\r\nhost: x\r\n{headers}connection: close\r\n\r\n")
+    };
+    let cases: [(&str, Vec<u8>, u16, &str); 5] = [
+        (
+            "a TLS hello on the plain port",
+            b"\x16\x03\x01\x02\x00\x01\x00\x01\xfc\x03\x03\r\n\r\n".to_vec(),
+            400,
+            "bad-request",
+        ),
+        (
+            "a request line that is no HTTP",
+            b"HELLO THERE\r\n\r\n".to_vec(),
+            400,
+            "bad-request",
+        ),
+        (
+            "a 70,000-byte target, past the parser's 64 KiB",
+            get(&format!("/{}", "p".repeat(70_000)), "").into_bytes(),
+            414,
+            "uri-too-long",
+        ),
+        (
+            "500 headers, past the parser's count",
+            get("/healthz", &"x-h: 1\r\n".repeat(500)).into_bytes(),
+            431,
+            "headers-too-large",
+        ),
+        (
+            "a 500 KB header, past the parser's buffer",
+            get("/healthz", &format!("x-pad: {}\r\n", "p".repeat(500_000))).into_bytes(),
+            431,
+            "headers-too-large",
+        ),
+    ];
+    for (what, request, status, kind) in cases {
+        let answer = raw(&server.address, &request);
+        assert_eq!(answer.0, status, "{what}: {}", answer.1);
+        raw_problem(&answer, status, kind);
+    }
+    assert_eq!(counts(&path), (0, 0));
+    let health = raw(&server.address, get("/healthz", "").as_bytes());
+    assert_eq!(health.0, 200, "{}", health.1);
+    server.assert_clean_log();
 }
 
 /// With `--auth-token-file`, a request without the token or with another

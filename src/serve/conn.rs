@@ -14,6 +14,10 @@
 //!   `idle_timeout` is closed.
 //! - A failed accept (EMFILE, ENFILE, ENOBUFS) waits before the next try,
 //!   growing the wait up to a second, and is logged once per burst.
+//! - A head hyper's parser refuses (bytes that are not HTTP, a target over
+//!   its 64 KiB, more headers than its limit) gets hyper's own bare status
+//!   with no body; the stream below hyper rewrites that answer into the
+//!   same status as a problem document, so that every error is one.
 //! - On shutdown the listener is dropped, each connection finishes the
 //!   request it is answering and closes, and `serve` returns once all have.
 
@@ -91,10 +95,54 @@ impl Activity {
     }
 }
 
-/// A TCP stream that records its activity.
+/// A TCP stream that records its activity, and that rewrites hyper's
+/// bare answer to a head it could not parse (see [`parser_refusal`]).
 struct Tracked {
     stream: TcpStream,
     activity: Arc<Activity>,
+    /// The problem answer being written in place of hyper's bare one: its
+    /// bytes, how many are written, and how many of hyper's it stands for.
+    rewrite: Option<(Vec<u8>, usize, usize)>,
+}
+
+/// The answer hyper writes for a head its parser refuses is a status line
+/// and `content-length: 0`, with no `content-type`; every answer of the
+/// router has one, since every error of the router is a problem document.
+/// Returns the same status as a problem document, written whole, and
+/// closing the connection as hyper's did.
+fn parser_refusal(written: &[u8]) -> Option<Vec<u8>> {
+    let head = std::str::from_utf8(written)
+        .ok()?
+        .strip_suffix("\r\n\r\n")?;
+    let code: u16 = head.strip_prefix("HTTP/1.1 ")?.get(..3)?.parse().ok()?;
+    if !matches!(code, 400 | 414 | 431) || head.to_ascii_lowercase().contains("content-type:") {
+        return None;
+    }
+    let status = axum::http::StatusCode::from_u16(code).ok()?;
+    let problem = match code {
+        400 => Problem::new(
+            status,
+            "bad-request",
+            "Bad request",
+            "the request cannot be read as HTTP/1.1",
+        ),
+        _ => super::problem::for_status(status),
+    };
+    Some(raw_answer(&problem, ""))
+}
+
+/// `problem` as the bytes of a whole HTTP/1.1 answer that closes the
+/// connection, with `extra` header lines (each ending in CRLF).
+fn raw_answer(problem: &Problem, extra: &str) -> Vec<u8> {
+    let body = problem.document().to_string();
+    let status = problem.status;
+    format!(
+        "HTTP/1.1 {} {}\r\ncontent-type: application/problem+json\r\n{extra}connection: close\r\ncontent-length: {}\r\n\r\n{body}",
+        status.as_u16(),
+        status.canonical_reason().unwrap_or(""),
+        body.len()
+    )
+    .into_bytes()
 }
 
 impl AsyncRead for Tracked {
@@ -112,12 +160,50 @@ impl AsyncRead for Tracked {
     }
 }
 
+impl Tracked {
+    /// Writes the rest of a rewritten answer; once all of it is out, tells
+    /// hyper its own bytes were written. A later write of hyper's (there is
+    /// none: it closes after such an answer) goes through as it is.
+    fn write_rewrite(
+        &mut self,
+        cx: &mut Context<'_>,
+        answer: Vec<u8>,
+        mut written: usize,
+        stands_for: usize,
+    ) -> Poll<io::Result<usize>> {
+        while written < answer.len() {
+            match Pin::new(&mut self.stream).poll_write(cx, &answer[written..]) {
+                Poll::Ready(Ok(0)) => return Poll::Ready(Err(io::ErrorKind::WriteZero.into())),
+                Poll::Ready(Ok(n)) => {
+                    written += n;
+                    self.activity.touch();
+                }
+                Poll::Ready(Err(error)) => return Poll::Ready(Err(error)),
+                Poll::Pending => {
+                    self.rewrite = Some((answer, written, stands_for));
+                    return Poll::Pending;
+                }
+            }
+        }
+        tracing::debug!("answered a head the HTTP parser refused with a problem document");
+        Poll::Ready(Ok(stands_for))
+    }
+}
+
 impl AsyncWrite for Tracked {
     fn poll_write(
         mut self: Pin<&mut Self>,
         cx: &mut Context<'_>,
         buf: &[u8],
     ) -> Poll<io::Result<usize>> {
+        if self.rewrite.is_none()
+            && let Some(answer) = parser_refusal(buf)
+        {
+            self.rewrite = Some((answer, 0, buf.len()));
+        }
+        if let Some((answer, written, stands_for)) = self.rewrite.take() {
+            return self.write_rewrite(cx, answer, written, stands_for);
+        }
         let polled = Pin::new(&mut self.stream).poll_write(cx, buf);
         if matches!(polled, Poll::Ready(Ok(n)) if n > 0) {
             self.activity.touch();
@@ -238,14 +324,9 @@ async fn refuse(mut stream: TcpStream, limit: usize) {
         format!("the service has its limit of {limit} connections open; retry"),
     )
     .with("limit", limit);
-    let body = problem.document().to_string();
-    let head = format!(
-        "HTTP/1.1 503 Service Unavailable\r\ncontent-type: application/problem+json\r\nretry-after: 1\r\nconnection: close\r\ncontent-length: {}\r\n\r\n",
-        body.len()
-    );
+    let answer = raw_answer(&problem, "retry-after: 1\r\n");
     let write = async {
-        stream.write_all(head.as_bytes()).await?;
-        stream.write_all(body.as_bytes()).await?;
+        stream.write_all(&answer).await?;
         stream.shutdown().await
     };
     let _ = tokio::time::timeout(Duration::from_secs(1), write).await;
@@ -263,6 +344,7 @@ async fn connection(
     let io = TokioIo::new(Tracked {
         stream,
         activity: Arc::clone(&activity),
+        rewrite: None,
     });
     let counted = Arc::clone(&activity);
     let service = hyper::service::service_fn(move |request: hyper::Request<Incoming>| {

@@ -472,15 +472,8 @@ async fn post_event(
             });
         }
     };
-    if let Some(path) = edge::nul_in(&value) {
-        return Err(Problem::new(
-            StatusCode::BAD_REQUEST,
-            "nul-in-event",
-            "The event holds a NUL character",
-            format!("the string at `{path}` holds a NUL (U+0000), which no store keeps"),
-        )
-        .with("at", path));
-    }
+    // The type is read first: a type no machine can have (a NUL in it too)
+    // is an unknown event, 422, like any other name the machine lacks.
     if let Some(name) = value.get("type").and_then(|t| t.as_str()) {
         edge::event_type(name).map_err(|refusal| {
             unknown_event(
@@ -508,6 +501,15 @@ async fn post_event(
                 ),
             ));
         }
+    }
+    if let Some(path) = edge::nul_in(&value) {
+        return Err(Problem::new(
+            StatusCode::BAD_REQUEST,
+            "nul-in-event",
+            "The event holds a NUL character",
+            format!("the string at `{path}` holds a NUL (U+0000), which no store keeps"),
+        )
+        .with("at", path));
     }
     let event =
         runtime::event_from_json(&value, chart.machine(), key.as_deref()).map_err(event_problem)?;
