@@ -469,7 +469,8 @@ mod tests {
     fn sqlite_numbers_its_placeholders_and_has_no_markers_left() {
         assert_eq!(
             UPDATE_PROCESS.text(Dialect::Sqlite),
-            "UPDATE processes SET snapshot = ?1, next_timer_at = ?2, revision = revision + 1
+            "UPDATE processes SET snapshot = ?1, next_timer_at = ?2, revision = revision + 1,
+     version = json_extract(?1, char(36) || '.version')
      WHERE id = ?3 AND revision = ?4"
         );
         assert!(
