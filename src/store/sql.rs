@@ -192,13 +192,14 @@ pub(crate) static INSERT_PROCESS: Sql = Sql::new(
 );
 /// The version column follows the snapshot's own `version`, which a lazy
 /// migration (`runtime::migrate`) changes in the write of an event. SQLite's
-/// JSON path is spelled with `char(36)`, since every `$` becomes `?` there.
+/// JSON path is spelled with `char(36)`, since every `$` becomes `?` there;
+/// PostgreSQL reads `$1` as text first, since it deduces one type for it.
 pub(crate) static UPDATE_PROCESS: Sql = Sql::each(
     "UPDATE processes SET snapshot = $1, next_timer_at = $2, revision = revision + 1,
      version = json_extract($1, char(36) || '.version')
      WHERE id = $3 AND revision = $4",
     "UPDATE processes SET snapshot = $1, next_timer_at = $2, revision = revision + 1,
-     version = CAST(CAST($1 AS JSONB)->>'version' AS BIGINT)
+     version = CAST(CAST(CAST($1 AS TEXT) AS JSONB)->>'version' AS BIGINT)
      WHERE id = $3 AND revision = $4",
 );
 pub(crate) static INSERT_APPLIED: Sql = Sql::new(
