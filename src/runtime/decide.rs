@@ -346,13 +346,7 @@ fn restore_snapshot(chart: &Arc<Chart>, process: &str, json: &str) -> Result<Act
     if let Err(SnapshotJsonError::Restore(RestoreError::Version { .. })) = restored {
         let snapshot: Snapshot = serde_json::from_str(json)
             .map_err(|e| RuntimeError::BadSnapshot(process.to_string(), e.to_string()))?;
-        let migrated = super::migrate::migrate_snapshot(chart, process, &snapshot)?;
-        return Actor::restore_migrating(Arc::clone(chart), &migrated.snapshot).map_err(|source| {
-            RuntimeError::Restore {
-                process: process.to_string(),
-                source,
-            }
-        });
+        return Ok(super::migrate::migrate_actor(chart, process, &snapshot)?);
     }
     restored.map_err(|error| match error {
         SnapshotJsonError::Restore(source) => RuntimeError::Restore {

@@ -79,13 +79,37 @@ pub fn migrate_snapshot(
     process: &str,
     snapshot: &Snapshot,
 ) -> Result<Migrated, MigrationError> {
-    let machine = chart.machine();
     if !needs_migration(chart, snapshot) {
         return Ok(Migrated {
             snapshot: snapshot.clone(),
             dropped: Vec::new(),
         });
     }
+    let (actor, dropped) = migrate(chart, process, snapshot)?;
+    Ok(Migrated {
+        snapshot: actor.snapshot(),
+        dropped,
+    })
+}
+
+/// The actor that continues `snapshot` of `process`, of another version
+/// than `chart`'s machine, moved through the migration declared from it:
+/// what `apply` continues, restored once.
+pub fn migrate_actor(
+    chart: &Arc<Chart>,
+    process: &str,
+    snapshot: &Snapshot,
+) -> Result<Actor, MigrationError> {
+    migrate(chart, process, snapshot).map(|(actor, _)| actor)
+}
+
+/// The moved actor, and what the move dropped.
+fn migrate(
+    chart: &Arc<Chart>,
+    process: &str,
+    snapshot: &Snapshot,
+) -> Result<(Actor, Vec<String>), MigrationError> {
+    let machine = chart.machine();
     let shown = |v: Option<u64>| v.map_or_else(|| "none".to_string(), |v| v.to_string());
     let no_path = || MigrationError::NoPath {
         process: process.to_string(),
@@ -183,10 +207,7 @@ pub fn migrate_snapshot(
             source,
         }
     })?;
-    Ok(Migrated {
-        snapshot: actor.snapshot(),
-        dropped,
-    })
+    Ok((actor, dropped))
 }
 
 /// The path of the new machine an old state path becomes: the mapped state
