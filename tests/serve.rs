@@ -8,10 +8,9 @@
 //! with `IDEMCHART_PG` set), each on a fresh schema.
 
 use std::collections::{BTreeMap, HashMap, HashSet};
-use std::io::{BufRead, BufReader};
-use std::process::{Child, Command, ExitStatus, Stdio};
+use std::process::{Command, Stdio};
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Mutex, mpsc};
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use reqwest::StatusCode;
@@ -58,12 +57,9 @@ fn postgres_store(name: &str) -> String {
     format!("postgres:{base} options='-c search_path={schema}'")
 }
 
-/// A running `idemchart serve`; SIGKILLed when dropped.
-struct Server {
-    child: Child,
-    base: String,
-    log: Arc<Mutex<Vec<String>>>,
-}
+#[path = "support/serve_server.rs"]
+mod serve_server;
+use serve_server::Server;
 
 impl Server {
     /// Starts the binary on a port the system picks, and waits until it
@@ -74,76 +70,13 @@ impl Server {
 
     /// [`Server::start`] with the machines of `machines`.
     fn start_serving(machines: &str, store: &str, extra: &[&str]) -> Server {
-        let mut child = Command::new(env!("CARGO_BIN_EXE_idemchart"))
-            .args(["serve", "--machines", machines, "--store", store])
-            .args(["--listen", "127.0.0.1:0", "--poll-ms", "50"])
-            .args(extra)
-            .env("RUST_LOG", "info")
-            .current_dir(env!("CARGO_MANIFEST_DIR"))
-            .stdout(Stdio::null())
-            .stderr(Stdio::piped())
-            .spawn()
-            .expect("start idemchart serve");
-        let stderr = child.stderr.take().expect("stderr is piped");
-        let log = Arc::new(Mutex::new(Vec::new()));
-        let (tx, rx) = mpsc::channel();
-        let lines = Arc::clone(&log);
-        // The reader drains the log for the server's whole life, so that a
-        // full pipe never blocks it.
-        std::thread::spawn(move || {
-            for line in BufReader::new(stderr).lines() {
-                let Ok(line) = line else { break };
-                if let Some(rest) = line.split("listening address=").nth(1) {
-                    let address = rest.split_whitespace().next().unwrap_or("").to_string();
-                    let _ = tx.send(Some(address));
-                }
-                lines.lock().unwrap().push(line);
-            }
-            let _ = tx.send(None);
-        });
-        match rx.recv_timeout(Duration::from_secs(60)) {
-            Ok(Some(address)) => Server {
-                child,
-                base: format!("http://{address}"),
-                log,
-            },
-            _ => {
-                let _ = child.kill();
-                panic!(
-                    "idemchart serve did not start:\n{}",
-                    log.lock().unwrap().join("\n")
-                );
-            }
-        }
-    }
-
-    fn url(&self, path: &str) -> String {
-        format!("{}{path}", self.base)
-    }
-
-    fn log(&self) -> String {
-        self.log.lock().unwrap().join("\n")
-    }
-
-    fn kill(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-
-    /// Sends SIGTERM and waits for the exit.
-    fn terminate(&mut self) -> ExitStatus {
-        let sent = Command::new("kill")
-            .args(["-TERM", &self.child.id().to_string()])
-            .status()
-            .expect("run kill");
-        assert!(sent.success());
-        self.child.wait().expect("wait for idemchart serve")
-    }
-}
-
-impl Drop for Server {
-    fn drop(&mut self) {
-        self.kill();
+        Server::spawn(
+            Command::new(env!("CARGO_BIN_EXE_idemchart")),
+            machines,
+            "127.0.0.1:0",
+            store,
+            extra,
+        )
     }
 }
 
