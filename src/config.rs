@@ -412,10 +412,11 @@ impl Config {
     }
 
     /// The findings of the file at `path` at their configured severity, the
-    /// allowed ones left out.
+    /// allowed ones left out, and those another covers folded into it
+    /// (`lint::fold_covered`).
     pub fn apply(&self, path: &Path, diagnostics: Vec<Diagnostic>) -> Vec<Diagnostic> {
         let relative = self.relative(path);
-        diagnostics
+        let mut found: Vec<Diagnostic> = diagnostics
             .into_iter()
             .filter_map(|mut diagnostic| {
                 let severity =
@@ -430,7 +431,12 @@ impl Config {
                 }
                 Some(diagnostic)
             })
-            .collect()
+            .collect();
+        // After the levels, so that a lint given a level of its own, or
+        // allowed, is never hidden inside another.
+        let level = |code: &str| self.severity(relative.as_deref(), code, Severity::Warning);
+        crate::lint::fold_covered(&mut found, |minor, major| level(minor) == level(major));
+        found
     }
 
     /// The severity of a finding of lint `code` (reported at `default`) in the

@@ -641,7 +641,11 @@ fn findings_not_shown_are_notes_that_name_their_bound() {
         .iter()
         .filter(|r| r["properties"]["verdict"] == "not-shown")
         .collect();
-    assert_eq!(notes.len(), 2);
+    // Without `--deny I001`, the I001 on `OPEN` is folded into the I004 of
+    // its counter, shown by the same run: one note.
+    assert_eq!(notes.len(), 1);
+    let message = notes[0]["message"]["text"].as_str().unwrap_or_default();
+    assert!(message.contains("(I001) (not shown: "), "{message}");
     assert!(notes.iter().all(|r| r["level"] == "note"));
 }
 
@@ -1024,4 +1028,43 @@ fn a_closed_standard_output_ends_a_command_quietly() {
         assert!(!err.contains("Broken pipe"), "{args:?}: {err}");
         assert_eq!(code(&output), status, "{args:?}: {err}");
     }
+}
+
+/// Two findings that one run shows at one place are one problem: the CLI
+/// reports the more specific, whose message says both (`docs/lint.md`, "One
+/// finding for one problem"); findings of two runs stay apart, and so does a
+/// lint given a level of its own.
+#[test]
+fn a_finding_another_covers_is_folded_into_it() {
+    const ONE_RUN: &str = "tests/data/lint/fold/retry-and-cycle.yaml";
+    const TWO_RUNS: &str = "tests/data/lint/fold/retry-beside-cycle.yaml";
+    let codes = |args: &[&str]| -> Vec<(String, String)> {
+        let report = json(&lint(&[&["--format", "json"], args].concat()));
+        (report["diagnostics"].as_array().expect("a list").iter())
+            .filter(|d| d["code"] != "I005")
+            .map(|d| {
+                let message = d["message"].as_str().expect("a message");
+                let folded = message.rsplit_once(" (").map_or("", |(_, code)| code);
+                (
+                    d["code"].as_str().expect("a code").to_string(),
+                    folded.to_string(),
+                )
+            })
+            .collect()
+    };
+    let pair = |a: &str, b: &str| (a.to_string(), b.to_string());
+    assert_eq!(codes(&[ONE_RUN]), [pair("I008", "I003)")]);
+    let human = stdout(&lint(&["--color", "never", ONE_RUN]));
+    assert!(
+        human.contains(
+            "names no `verify` state to ask first; and `RETRY` is accepted again after a cycle"
+        ),
+        "{human}"
+    );
+    assert_eq!(codes(&[TWO_RUNS]).len(), 2, "{:?}", codes(&[TWO_RUNS]));
+    // Denied, the cycle is an error of its own, and the run fails on it.
+    assert_eq!(codes(&["--deny", "I003", ONE_RUN]).len(), 2);
+    assert_eq!(code(&lint(&["--deny", "I003", ONE_RUN])), 1);
+    // Allowed, the retry is gone, and the cycle stands on its own.
+    assert_eq!(codes(&["--allow", "I008", ONE_RUN]), [pair("I003", "")]);
 }

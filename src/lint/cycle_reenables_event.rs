@@ -21,7 +21,10 @@ declare_lint! {
     /// Transitions whose repeat is stopped by an identity guard are not
     /// flagged, nor a pure re-entry of the source (see
     /// `reentry-reruns-actions`), nor one whose repeat is accepted at once
-    /// (see `self-accepting-event`).
+    /// (see `self-accepting-event`). Where the same run shows a
+    /// `retry-without-verification` at the same place (a retry after an
+    /// error is taken again after the cycle), the two are one finding, that
+    /// one, whose message says both.
     ///
     /// ### Why is this bad?
     ///

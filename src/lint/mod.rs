@@ -35,11 +35,14 @@ use crate::syntax::edit::Editor;
 mod analysis;
 mod confirm;
 mod fact_note;
+mod fold;
 mod identity_help;
 mod loaded;
 mod repeat;
 mod versions;
 mod witness;
+
+pub use fold::fold_covered;
 
 pub use confirm::REPLAY_WORK;
 #[cfg(test)]

@@ -10,6 +10,8 @@ declare_lint! {
     /// default-entered child, or by a region that the transition enters. It
     /// counts only when taking `E` again would change the configuration,
     /// change the context or emit an effect, and no identity guard stops it.
+    /// Where the harm the same run shows is a `cumulative-update` of that
+    /// transition, the two are one finding, that one, whose message says both.
     ///
     /// ### Why is this bad?
     ///
