@@ -4,8 +4,7 @@
 //! `upload-sarif`, workflow commands for annotations); and
 //! `.pre-commit-hooks.yaml` defines the hook the page tells users to name.
 
-#[path = "support/run.rs"]
-mod support;
+use crate::support::run as support;
 
 use std::path::{Path, PathBuf};
 use std::process::Command;

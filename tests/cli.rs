@@ -8,8 +8,7 @@ use std::path::PathBuf;
 
 use idemchart::syntax::{self, Syntax};
 
-#[path = "support/run.rs"]
-mod run;
+use crate::support::run;
 
 use run::{Run, idemchart, manifest_dir};
 

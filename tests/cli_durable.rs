@@ -13,8 +13,7 @@ const LEDGER: &str = "tests/data/runtime/ledger.yaml";
 const REMINDER: &str = "tests/data/runtime/reminder.yaml";
 const CHECKOUT: &str = "machines/checkout.yaml";
 
-#[path = "support/run.rs"]
-mod run;
+use crate::support::run;
 
 use run::{Run, idemchart};
 

@@ -2,8 +2,7 @@
 //! them: on copies of the fixtures in `tests/fixes/`, in a project directory
 //! of their own, with the exit codes, what is written and what is reported.
 
-#[path = "support/run.rs"]
-mod support;
+use crate::support::run as support;
 
 use std::path::{Path, PathBuf};
 

@@ -276,7 +276,7 @@ fn report(results: &[(&Case, Outcome)]) -> String {
         "The SCION SCXML test suite with the W3C tests (`tests/data/scion`), imported with\n\
          `idemchart::import` and run in the interpreter by `tests/conformance.rs`, which\n\
          describes how tests are run. Regenerate with\n\
-         `IDEMCHART_WRITE_CONFORMANCE=1 cargo test --test conformance`.\n\n",
+         `IDEMCHART_WRITE_CONFORMANCE=1 cargo test --test it conformance::`.\n\n",
     );
     let _ = writeln!(
         out,
@@ -360,7 +360,7 @@ fn scxml_suite() {
             println!("{text}");
             panic!(
                 "{REPORT} is out of date: the results changed. Check them, then run \
-                 `IDEMCHART_WRITE_CONFORMANCE=1 cargo test --test conformance` to write it anew"
+                 `IDEMCHART_WRITE_CONFORMANCE=1 cargo test --test it conformance::` to write it anew"
             );
         }
     }

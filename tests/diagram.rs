@@ -3,7 +3,7 @@
 //! shipped and every random machine; the findings and a witness drawn on
 //! machines with hazards, and the DOT parsed by Graphviz where it is installed.
 
-mod common;
+use crate::common;
 
 use std::collections::HashSet;
 use std::path::Path;

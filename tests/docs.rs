@@ -15,8 +15,7 @@
 //! block whose commands need a program this machine lacks is skipped with a
 //! message; every other block runs.
 
-#[path = "support/run.rs"]
-mod support;
+use crate::support::run as support;
 
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};

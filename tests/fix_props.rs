@@ -4,7 +4,7 @@
 //! sequence exactly as the machine before it: the same step, the same
 //! configuration and the same context after every input.
 
-mod common;
+use crate::common;
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};

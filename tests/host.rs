@@ -3,7 +3,7 @@
 //! implementations, snapshots and restores, and the loader reports their
 //! misuse at its line:col.
 
-mod common;
+use crate::common;
 
 use std::sync::Arc;
 

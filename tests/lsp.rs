@@ -1,8 +1,7 @@
 //! The language server end to end: the real server on a thread, driven by
 //! an in-memory client; every answer is an insta JSON snapshot.
 
-#[path = "support/lsp_client.rs"]
-mod lsp_client;
+use crate::support::lsp_client;
 
 use lsp_client::{Client, apply_edits, position, range};
 use lsp_types::{self as lsp, notification, request};

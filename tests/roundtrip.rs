@@ -1,6 +1,6 @@
 //! Every model survives model → YAML → model and model → DSL → model.
 
-mod common;
+use crate::common;
 
 use idemchart::syntax::{self, Syntax};
 use proptest::prelude::*;

@@ -1,7 +1,7 @@
 //! The JSON Schema of the YAML format accepts every machine the project ships
 //! and rejects malformed ones.
 
-mod common;
+use crate::common;
 
 use std::path::{Path, PathBuf};
 

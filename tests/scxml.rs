@@ -5,8 +5,7 @@
 //! what became opaque; `import --strict` and `run` refuse them at each
 //! part the machine format cannot say.
 
-#[path = "support/run.rs"]
-mod run;
+use crate::support::run;
 
 use run::{Run, idemchart, manifest_dir};
 

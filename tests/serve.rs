@@ -57,8 +57,7 @@ fn postgres_store(name: &str) -> String {
     format!("postgres:{base} options='-c search_path={schema}'")
 }
 
-#[path = "support/serve_server.rs"]
-mod serve_server;
+use crate::support::serve_server;
 use serve_server::Server;
 
 impl Server {

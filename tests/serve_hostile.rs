@@ -28,12 +28,11 @@ fn sqlite_store(name: &str) -> (std::path::PathBuf, String) {
     (path, store)
 }
 
-#[path = "support/serve_server.rs"]
-mod serve_server;
+use crate::support::serve_server;
 use serve_server::Server;
 
 impl Server {
-    fn start(store: &str, extra: &[&str]) -> Server {
+    fn start_plain(store: &str, extra: &[&str]) -> Server {
         Server::start_at("127.0.0.1:0", store, extra)
     }
 
@@ -159,7 +158,7 @@ const ADD: &str = r#"{"type": "ADD"}"#;
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn input_errors_are_4xx_problems_that_write_nothing() {
     let (path, store) = sqlite_store("inputs");
-    let server = Server::start(&store, &[]);
+    let server = Server::start_plain(&store, &[]);
     let client = reqwest::Client::new();
     let counter =
         |process: &str| server.url(&format!("/machines/counter/processes/{process}/events"));
@@ -653,7 +652,7 @@ fn random_requests_never_get_a_5xx() {
     use proptest::test_runner::{Config, RngAlgorithm, TestRng, TestRunner};
 
     let (_path, store) = sqlite_store("random");
-    let server = Server::start(
+    let server = Server::start_plain(
         &store,
         &["--header-timeout-ms", "300", "--max-body", "4096"],
     );
@@ -782,7 +781,7 @@ async fn idle_connections_are_closed_and_do_not_starve_others() {
     let held = 1000.min(limit.saturating_sub(100) as usize);
     assert!(held >= 100, "the open-file limit {limit} allows too few");
     let (_path, store) = sqlite_store("idle");
-    let server = Server::start(
+    let server = Server::start_plain(
         &store,
         &[
             "--max-connections",
@@ -868,7 +867,7 @@ async fn idle_connections_are_closed_and_do_not_starve_others() {
 #[test]
 fn a_connection_over_the_limit_is_answered_503() {
     let (_path, store) = sqlite_store("full");
-    let server = Server::start(&store, &["--max-connections", "4"]);
+    let server = Server::start_plain(&store, &["--max-connections", "4"]);
     let held: Vec<TcpStream> = (0..4)
         .map(|_| TcpStream::connect(&server.address).unwrap())
         .collect();
@@ -893,7 +892,7 @@ fn a_connection_over_the_limit_is_answered_503() {
 #[test]
 fn heads_the_parser_refuses_are_problem_documents() {
     let (path, store) = sqlite_store("parser");
-    let server = Server::start(&store, &[]);
+    let server = Server::start_plain(&store, &[]);
     let get = |target: &str, headers: &str| {
         format!("GET {target} HTTP/1.1\r\nhost: x\r\n{headers}connection: close\r\n\r\n")
     };
@@ -948,7 +947,7 @@ async fn bearer_tokens_are_required_when_configured() {
     let (path, store) = sqlite_store("auth");
     let tokens = path.with_extension("tokens");
     std::fs::write(&tokens, "first-token\n\n  second-token  \n").unwrap();
-    let server = Server::start(&store, &["--auth-token-file", tokens.to_str().unwrap()]);
+    let server = Server::start_plain(&store, &["--auth-token-file", tokens.to_str().unwrap()]);
     let client = reqwest::Client::new();
     let url = server.url("/machines/counter/processes/a1/events");
     for authorization in [
@@ -1087,7 +1086,7 @@ async fn a_low_open_file_limit_answers_503_not_silence() {
 #[test]
 fn a_body_that_never_arrives_is_answered_408() {
     let (path, store) = sqlite_store("slow-body");
-    let server = Server::start(&store, &["--header-timeout-ms", "500"]);
+    let server = Server::start_plain(&store, &["--header-timeout-ms", "500"]);
     let started = Instant::now();
     let answer = raw(
         &server.address,

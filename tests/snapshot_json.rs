@@ -3,7 +3,7 @@
 //! `Actor::restore`): the same bytes out, the same actors in, the same
 //! texts refused.
 
-mod common;
+use crate::common;
 
 use std::sync::Arc;
 

@@ -1,7 +1,7 @@
 //! For random machines and event sequences, snapshot → JSON → restore →
 //! continue gives exactly what continuing directly gives.
 
-mod common;
+use crate::common;
 
 use std::sync::Arc;
 

@@ -9,8 +9,7 @@ use idemchart::expr::{Event, Value};
 use idemchart::interp::{Actor, Chart, DEFAULT_MICROSTEP_LIMIT};
 use idemchart::syntax::{self, Syntax};
 
-#[path = "support/run.rs"]
-mod run;
+use crate::support::run;
 
 use run::idemchart;
 

@@ -13,7 +13,6 @@
 //! number of cases (300 by default), `IDEMCHART_XSTATE_SEED` the first seed;
 //! `scripts/diff-xstate N` runs more.
 
-mod common;
 #[path = "xstate_diff/generator.rs"]
 mod generator;
 
