@@ -648,3 +648,44 @@ async fn the_service_serves_the_history() {
     server.assert_clean_log();
     insta::assert_snapshot!("history_http", shown);
 }
+
+/// An invocation started by one event and answered through the outbox: the
+/// replay binds the recorded key to the invocation it starts, so that the
+/// recorded completion (whose id is that key) reaches it; a changed
+/// `onDone` then diverges at the completion, in the context.
+#[test]
+fn an_invocation_and_its_completion_replay() {
+    let text = std::fs::read_to_string("machines/checkout.yaml")
+        .unwrap()
+        .replace("dedup:", "history: { keep: 30d }\ndedup:");
+    let checkout = chart_of(&text);
+    let mut store = open(&sqlite_store("invoke"));
+    let pagar = Event::new(
+        "PAGAR",
+        Some(Value::from("r-1")),
+        Value::from(&serde_json::json!({ "solicitudId": "r-1", "pedidoId": "o-1", "importe": 30 })),
+    );
+    runtime::apply_at(&mut store, &checkout, "c-1", &pagar, T).unwrap();
+    let policy = runtime::DispatchPolicy::default();
+    let report = runtime::dispatch(&mut store, &checkout, T + 1, &policy, |_| {
+        runtime::Dispatch::Output(serde_json::json!({ "recibo": "R1" }))
+    })
+    .unwrap();
+    assert_eq!(report.done, 1);
+    let history = runtime::history(&mut store, "c-1").unwrap().unwrap();
+    assert_eq!(history.entries.len(), 2);
+    assert_eq!(
+        history.entries[1].event_type(),
+        Some("xstate.done.actor.cobro")
+    );
+    let same = runtime::replay(&checkout, &history).unwrap();
+    assert_eq!((same.entries, same.divergence), (2, None));
+    let changed = chart_of(&text.replace("\"event.output.recibo\"", "\"'none'\""));
+    let divergence = runtime::replay(&changed, &history)
+        .unwrap()
+        .divergence
+        .expect("the receipt is no longer kept");
+    assert_eq!((divergence.index, divergence.aspect), (2, Aspect::Context));
+    assert_eq!(divergence.recorded["recibo"], "R1");
+    assert_eq!(divergence.replayed["recibo"], "none");
+}
