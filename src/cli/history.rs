@@ -39,8 +39,8 @@ pub enum HistoryCommand {
     },
     /// Run a stored process's history from the start under another machine
     /// file and report the first divergence from what the store recorded
-    /// (configuration, context or effects). Exit 0 for none, 1 for a
-    /// divergence, 2 when the replay cannot run.
+    /// (configuration, context, effects, or a timer that fires differently).
+    /// Exit 0 for none, 1 for a divergence, 2 when the replay cannot run.
     Replay {
         #[command(flatten)]
         store: StoreArgs,
