@@ -662,6 +662,66 @@ mod tests {
         assert_eq!(check_whole(&history(&[1, 2, 3])), Ok(()));
     }
 
+    fn chart(text: &str) -> Arc<Chart> {
+        let machine = crate::syntax::parse(text, crate::syntax::Syntax::Yaml).unwrap();
+        Arc::new(Chart::new(machine))
+    }
+
+    /// A timer's label names its state, so a rename's mapping moves it; a
+    /// delayed send's names no state and stays.
+    #[test]
+    fn a_mapping_moves_the_states_timers_name() {
+        let new = chart(
+            "machine: m\nversion: 2\nmigrations:\n  - from: 1\n    states: { old: fresh }\ninitial: fresh\nstates:\n  fresh: { after: { 1s: done } }\n  done: {}\n",
+        );
+        let machine = new.machine();
+        let mapping = Mapping {
+            machine,
+            migration: machine.migration_from(1),
+            process: "p",
+        };
+        assert_eq!(mapping.timer("after:old[0]"), "after:fresh[0]");
+        assert_eq!(mapping.timer("send:TICK#t"), "send:TICK#t");
+        assert_eq!(
+            mapping.configuration(&serde_json::json!(["old"])),
+            ["fresh"]
+        );
+    }
+
+    /// A timer of the new machine that is due before an event the record
+    /// shows next, and that the record never fired, is where they part.
+    #[test]
+    fn an_unrecorded_due_timer_is_a_divergence() {
+        let text = "machine: m\nevents: { GO: {} }\ninitial: a\nstates:\n  a: { on: { GO: a } }\n  b: {}\n";
+        let event = |id: &str, revision: u64, at: u64| Entry {
+            id: id.into(),
+            revision,
+            applied_at: at,
+            applied: Applied::Event {
+                payload: Some(serde_json::json!({ "type": "GO", "id": id, "data": null })),
+            },
+            response: serde_json::json!({ "configuration": ["a"], "context": {}, "effects": [] }),
+        };
+        let history = History {
+            process: "p".into(),
+            machine: "m".into(),
+            version: None,
+            entries: vec![event("g-1", 1, 0), event("g-2", 2, 10_000)],
+        };
+        assert_eq!(replay(&chart(text), &history).unwrap().divergence, None);
+        let timed = text.replace(
+            "a: { on: { GO: a } }",
+            "a: { on: { GO: a }, after: { 5s: b } }",
+        );
+        let divergence = replay(&chart(&timed), &history)
+            .unwrap()
+            .divergence
+            .unwrap();
+        assert_eq!((divergence.index, divergence.aspect), (2, Aspect::Timer));
+        assert_eq!(divergence.recorded, serde_json::Value::Null);
+        assert_eq!(divergence.replayed["timer"], "after:a[0]");
+    }
+
     #[test]
     fn a_payload_is_the_event_as_sent() {
         let event = Event::new(
