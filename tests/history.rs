@@ -689,3 +689,27 @@ fn an_invocation_and_its_completion_replay() {
     assert_eq!(divergence.recorded["recibo"], "R1");
     assert_eq!(divergence.replayed["recibo"], "none");
 }
+
+/// `diff` lists a changed `history.keep`, which is no change to what a
+/// snapshot holds.
+#[test]
+fn diff_lists_a_changed_keep() {
+    let old = chart(ORDER);
+    let text = std::fs::read_to_string(ORDER).unwrap();
+    let shorter = chart_of(&text.replace("keep: 30d", "keep: 7d"));
+    let dropped = chart_of(&text.replace("history:\n  keep: 30d", ""));
+    let listed = |new: &Chart| -> Vec<(String, bool)> {
+        idemchart::lint::changes(old.machine(), new.machine())
+            .iter()
+            .map(|c| (c.to_string(), c.shape))
+            .collect()
+    };
+    assert_eq!(
+        listed(&shorter),
+        [("~ history.keep: 30d → 7d".to_string(), false)]
+    );
+    assert_eq!(
+        listed(&dropped),
+        [("- history.keep 30d".to_string(), false)]
+    );
+}
