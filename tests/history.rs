@@ -320,6 +320,41 @@ fn history_and_replay_from_the_command_line() {
         &store,
     );
     assert_eq!(run.code, Some(1), "{}", run.stderr);
+    // That `order` keeps no history: its process's timeline says the
+    // payload was not kept, and a replay cannot run past it.
+    let now = T.to_string();
+    let run = t.run(
+        &[
+            "apply",
+            "--store",
+            &store,
+            "--machine",
+            other,
+            "--process",
+            "o-3",
+            "--event",
+            pay,
+            "--now",
+            &now,
+        ],
+        &store,
+    );
+    assert_eq!(run.code, Some(0));
+    let run = t.run(&["history", "--store", &store, "--process", "o-3"], &store);
+    assert!(run.stdout.contains("payload: not kept"), "{}", run.stdout);
+    let run = t.run(
+        &[
+            "replay",
+            "--store",
+            &store,
+            "--process",
+            "o-3",
+            "--machine",
+            ORDER,
+        ],
+        &store,
+    );
+    assert_eq!(run.code, Some(2));
     insta::assert_snapshot!("history_cli", t.text);
 }
 

@@ -171,11 +171,11 @@ fn human(history: &History) -> String {
             compact(&r["context"])
         ));
         for effect in r["effects"].as_array().into_iter().flatten() {
-            text.push_str(&format!(
-                "   effect {} {}\n",
-                effect["effect"].as_str().unwrap_or("?"),
-                compact(&effect["args"])
-            ));
+            let name = effect["effect"].as_str().unwrap_or("?");
+            match &effect["args"] {
+                serde_json::Value::Null => text.push_str(&format!("   effect {name}\n")),
+                args => text.push_str(&format!("   effect {name} {}\n", compact(args))),
+            }
         }
         for invocation in r["invocations"].as_array().into_iter().flatten() {
             text.push_str(&format!(

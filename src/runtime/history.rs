@@ -315,6 +315,8 @@ struct Mapping<'a> {
 impl Mapping<'_> {
     fn state(&self, path: &str) -> String {
         match self.migration {
+            // A state the migration cannot place stays as recorded: the
+            // comparison then shows it where it differs.
             Some(migration) => super::migrate::place(self.machine, migration, self.process, path)
                 .unwrap_or_else(|_| path.to_string()),
             None => path.to_string(),
