@@ -127,6 +127,8 @@ async fn bare(
                 response: response.clone(),
                 revision,
                 applied_at: idemchart::runtime::now_millis(),
+                // This baseline measures the store's writes without a history.
+                payload: None,
             };
             tx.insert_applied_event(&mark).await?;
         }

@@ -995,6 +995,7 @@ mod tests {
                     context: IndexMap::new(),
                     sources: IndexMap::new(),
                     dedup: None,
+                    history: None,
                     limits: None,
                     events: IndexMap::new(),
                     effects: IndexMap::new(),

@@ -21,6 +21,7 @@ mod docs;
 mod fix_props;
 mod fixes;
 mod fuzz_regressions;
+mod history;
 mod host;
 mod lints;
 mod lsp;

@@ -105,8 +105,10 @@ pub enum DurableCommand {
         requeue: Option<String>,
     },
     /// Delete applied event ids, and outbox rows settled (done, cancelled,
-    /// or unknown or failed and told to the machine), older than the machine's `dedup.retention`.
-    /// Prints `{"purged": N, "outbox_purged": M}`.
+    /// or unknown or failed and told to the machine), older than the machine's `dedup.retention`
+    /// (or its `history.keep`, if longer), and clear the stored payloads older than `history.keep`.
+    /// Prints `{"purged": N, "outbox_purged": M}`, and `"payloads_purged"`
+    /// for a machine that keeps a history.
     Purge {
         #[command(flatten)]
         store: StoreArgs,
@@ -132,7 +134,7 @@ pub struct StoreArgs {
 }
 
 /// Opens the `--store`, with `--synchronous` for a SQLite store.
-fn open(args: &StoreArgs) -> Result<AnyStore, String> {
+pub(crate) fn open(args: &StoreArgs) -> Result<AnyStore, String> {
     let address = StoreAddress::parse(&args.store).map_err(|e| e.to_string())?;
     if matches!(address, StoreAddress::Postgres(_)) && args.synchronous.is_some() {
         return Err("`--synchronous` is for a SQLite store; PostgreSQL commits as its `synchronous_commit` setting says".into());
@@ -373,10 +375,14 @@ pub fn run(command: DurableCommand) -> CommandResult {
             let mut store = open(&store)?;
             let now = now.unwrap_or_else(runtime::now_millis);
             let purged = runtime::purge(&mut store, &chart, now).map_err(|e| e.to_string())?;
-            outln(format_args!(
-                "{}",
-                serde_json::json!({ "purged": purged.applied, "outbox_purged": purged.outbox })
-            ))?;
+            let mut line =
+                serde_json::json!({ "purged": purged.applied, "outbox_purged": purged.outbox });
+            // Only a machine that keeps payloads has any to purge; the
+            // line of one without stays as it was.
+            if chart.machine().history.is_some() {
+                line["payloads_purged"] = purged.payloads.into();
+            }
+            outln(format_args!("{line}"))?;
             Ok(ExitCode::SUCCESS)
         }
     }

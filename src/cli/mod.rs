@@ -5,6 +5,7 @@
 
 mod apply;
 mod baseline;
+mod history;
 mod import;
 mod lint;
 mod output;
@@ -141,6 +142,8 @@ enum Command {
     /// Serve the machines of a directory over HTTP: events applied exactly
     /// once, timers fired, effects dispatched (`docs/serve.md`).
     Serve(serve::ServeArgs),
+    #[command(flatten)]
+    History(history::HistoryCommand),
 }
 
 #[derive(Clone, Copy, ValueEnum)]
@@ -200,6 +203,7 @@ pub fn main() -> ExitCode {
         } => import::import(&file, to, machine.as_deref(), strict),
         Command::Durable(command) => apply::run(command),
         Command::Serve(args) => serve::serve(args),
+        Command::History(command) => history::run(command),
         Command::Lsp { max_message_bytes } => {
             let options = idemchart::lsp::Options {
                 release_memory: Some(release_memory),

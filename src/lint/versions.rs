@@ -327,7 +327,7 @@ impl std::fmt::Display for Change {
 
 /// Every difference between `old` and `new` that the M lints read, in the
 /// order of the file's sections: the version, semantics, context, dedup,
-/// events' ids, effects, states (with their timers and invocations), and
+/// the history's `keep`, events' ids, effects, states (with their timers and invocations), and
 /// the migrations declared.
 pub fn changes(old: &Machine, new: &Machine) -> Vec<Change> {
     let mut out = Vec::new();
@@ -378,6 +378,16 @@ pub fn changes(old: &Machine, new: &Machine) -> Vec<Change> {
         ),
         (Some(a), None) => push('-', format!("dedup.retention {}", a.retention), false),
         (None, Some(b)) => push('+', format!("dedup.retention {}", b.retention), false),
+        _ => {}
+    }
+    // Not a break (a payload is for the history, not the snapshot), but a
+    // change of what the store keeps, which `diff` shows.
+    match (&old.history, &new.history) {
+        (Some(a), Some(b)) if a.keep != b.keep => {
+            push('~', format!("history.keep: {} → {}", a.keep, b.keep), false)
+        }
+        (Some(a), None) => push('-', format!("history.keep {}", a.keep), false),
+        (None, Some(b)) => push('+', format!("history.keep {}", b.keep), false),
         _ => {}
     }
     for (name, event) in &old.events {

@@ -92,6 +92,9 @@ pub struct Machine {
     pub context: IndexMap<String, ContextField>,
     pub sources: IndexMap<String, Source>,
     pub dedup: Option<Dedup>,
+    /// `history: { keep: 30d }`: the runtime stores each applied event's
+    /// payload, for `idemchart history` and `replay`; `None` stores none.
+    pub history: Option<HistoryKeep>,
     pub limits: Option<Limits>,
     pub events: IndexMap<String, EventDecl>,
     pub effects: IndexMap<String, EffectDecl>,
@@ -287,6 +290,15 @@ pub struct Source {
 pub struct Dedup {
     /// How long applied event ids are remembered.
     pub retention: Duration,
+    pub span: Span,
+}
+
+/// How long the runtime keeps the payloads of applied events.
+#[derive(Clone, Debug, PartialEq)]
+pub struct HistoryKeep {
+    /// How long each applied event's payload is kept; `purge` clears it
+    /// after that.
+    pub keep: Duration,
     pub span: Span,
 }
 

@@ -298,6 +298,11 @@ pub(super) fn delivery(
         response: response.clone(),
         revision: new_revision,
         applied_at: delivery.now,
+        // Only a machine that keeps a history pays for storing payloads.
+        payload: machine
+            .history
+            .is_some()
+            .then(|| super::history::payload_json(delivery.event)),
     });
     outbox.extend(items);
     cancelled.extend(calls.cancelled);

@@ -87,6 +87,13 @@ pub(super) trait Driver {
     ) -> Result<Vec<String>, StoreError>;
     async fn purge_applied(&mut self, machine: &str, before: u64) -> Result<usize, StoreError>;
     async fn purge_outbox(&mut self, machine: &str, before: u64) -> Result<usize, StoreError>;
+    async fn purge_payloads(&mut self, machine: &str, before: u64) -> Result<usize, StoreError>;
+    async fn applied_events(
+        &mut self,
+        process: &str,
+        offset: usize,
+        limit: usize,
+    ) -> Result<Vec<AppliedEvent>, StoreError>;
 }
 
 /// A sync store; every future it returns is ready when first polled.
@@ -209,6 +216,19 @@ impl<S: Store> Driver for SyncDriver<'_, S> {
     async fn purge_outbox(&mut self, machine: &str, before: u64) -> Result<usize, StoreError> {
         self.0.purge_outbox(machine, before)
     }
+
+    async fn purge_payloads(&mut self, machine: &str, before: u64) -> Result<usize, StoreError> {
+        self.0.purge_payloads(machine, before)
+    }
+
+    async fn applied_events(
+        &mut self,
+        process: &str,
+        offset: usize,
+        limit: usize,
+    ) -> Result<Vec<AppliedEvent>, StoreError> {
+        self.0.applied_events(process, offset, limit)
+    }
 }
 
 /// An async store, shared: many tasks may drive it at once.
@@ -269,6 +289,19 @@ impl<S: AsyncStore> Driver for AsyncDriver<'_, S> {
 
     async fn purge_outbox(&mut self, machine: &str, before: u64) -> Result<usize, StoreError> {
         self.0.purge_outbox(machine, before).await
+    }
+
+    async fn purge_payloads(&mut self, machine: &str, before: u64) -> Result<usize, StoreError> {
+        self.0.purge_payloads(machine, before).await
+    }
+
+    async fn applied_events(
+        &mut self,
+        process: &str,
+        offset: usize,
+        limit: usize,
+    ) -> Result<Vec<AppliedEvent>, StoreError> {
+        self.0.applied_events(process, offset, limit).await
     }
 }
 

@@ -213,7 +213,7 @@ fn migrate(
 /// The path of the new machine an old state path becomes: the mapped state
 /// (or the mapped ancestor's descendant), else the same path where the new
 /// machine has it.
-fn place(
+pub(super) fn place(
     machine: &Machine,
     migration: &Migration,
     process: &str,
@@ -234,7 +234,7 @@ fn place(
 /// The new context: each field the migration computes, from the old
 /// context; each other field the old context holds, as it was; each new
 /// one, its initial value.
-fn migrate_context(
+pub(super) fn migrate_context(
     machine: &Machine,
     migration: &Migration,
     process: &str,

@@ -21,6 +21,7 @@ mod decide;
 mod dispatch;
 mod driver;
 mod event_json;
+pub mod history;
 mod keys;
 pub mod migrate;
 pub mod nonblocking;
@@ -29,6 +30,7 @@ mod timers;
 pub use batch::{apply_batch, apply_batch_at};
 pub use dispatch::{Completed, Dispatch, DispatchPolicy, DispatchReport, complete_at, dispatch};
 pub use event_json::{EventJsonError, FieldMismatch, event_from_json, parse_event};
+pub use history::{History, ReplayError, Replayed, history, replay};
 pub use keys::{completion_token, completion_token_matches, idempotency_key, invocation_key};
 pub use timers::{
     Advanced, DueProcess, Fired, MAX_FIRINGS_PER_TRANSACTION, TIMER_ID_PREFIX, advance,
@@ -323,14 +325,23 @@ pub struct Purged {
     /// Settled outbox rows (done, cancelled, or unknown or failed and told
     /// to the machine).
     pub outbox: usize,
+    /// Payloads cleared from rows that stay (`history: { keep }` shorter
+    /// than `dedup.retention`, or no retention).
+    pub payloads: usize,
 }
 
-/// Deletes what `chart`'s processes no longer need once the machine's
-/// `dedup.retention` has passed at `now`: the applied-event rows, and the
-/// outbox rows that were settled before then. Both go together: while a mark
-/// is kept, the effects' rows are kept too, so a redelivery inside the window
-/// never finds a key missing. Pending and dead rows stay. A machine without a
-/// retention keeps everything, the safe side.
+/// Deletes what `chart`'s processes no longer need at `now`: the
+/// applied-event rows, and the outbox rows that were settled, older than
+/// the row's window; then clears the payloads older than `history.keep`.
+///
+/// A row serves two purposes, so the longer window governs it: it is
+/// deleted once both `dedup.retention` (its mark) and `history.keep` (its
+/// place in the timeline) have passed; a payload goes after `keep` alone,
+/// and its row stays while the retention needs it. A machine without a
+/// retention keeps every row, the safe side, and a history's payloads are
+/// still cleared after `keep`. The outbox rows go with the marks: while a
+/// mark is kept, the effects' rows are kept too, so a redelivery inside the
+/// window never finds a key missing. Pending and dead rows stay.
 pub fn purge<S: Store>(store: &mut S, chart: &Chart, now: u64) -> Result<Purged, RuntimeError> {
     finish(purge_with(&mut SyncDriver(store), chart, now))
 }
@@ -341,14 +352,19 @@ async fn purge_with<D: Driver>(
     now: u64,
 ) -> Result<Purged, RuntimeError> {
     let machine = chart.machine();
-    let Some(dedup) = &machine.dedup else {
-        return Ok(Purged::default());
-    };
-    let before = now.saturating_sub(dedup.retention.millis);
-    Ok(Purged {
-        applied: driver.purge_applied(&machine.name, before).await?,
-        outbox: driver.purge_outbox(&machine.name, before).await?,
-    })
+    let keep = machine.history.as_ref().map(|h| h.keep.millis);
+    let mut purged = Purged::default();
+    if let Some(dedup) = &machine.dedup {
+        let window = dedup.retention.millis.max(keep.unwrap_or(0));
+        let before = now.saturating_sub(window);
+        purged.applied = driver.purge_applied(&machine.name, before).await?;
+        purged.outbox = driver.purge_outbox(&machine.name, before).await?;
+    }
+    if let Some(keep) = keep {
+        let before = now.saturating_sub(keep);
+        purged.payloads = driver.purge_payloads(&machine.name, before).await?;
+    }
+    Ok(purged)
 }
 
 #[cfg(test)]

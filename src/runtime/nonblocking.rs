@@ -158,6 +158,15 @@ pub async fn inspect<S: AsyncStore>(
     inspect_with(&mut AsyncDriver(store), process).await
 }
 
+/// [`runtime::history`](super::history()): the timeline of `process`, or
+/// `None` when the store has no such process.
+pub async fn history<S: AsyncStore>(
+    store: &S,
+    process: &str,
+) -> Result<Option<super::History>, RuntimeError> {
+    super::history::history_with(&mut AsyncDriver(store), process).await
+}
+
 /// [`runtime::purge`](super::purge): deletes what `chart`'s processes no
 /// longer need once the machine's `dedup.retention` has passed at `now`.
 pub async fn purge<S: AsyncStore>(

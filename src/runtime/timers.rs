@@ -150,6 +150,9 @@ pub(super) fn firing_rows(
             response,
             revision,
             applied_at: now,
+            // The response names the timer and its due time: a replay
+            // needs nothing more to fire it.
+            payload: None,
         });
         outbox.extend(items);
         cancelled.extend(firing.calls.cancelled.iter().cloned());

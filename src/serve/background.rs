@@ -72,16 +72,18 @@ async fn fire_timers(service: &Service) {
 }
 
 /// Purges each machine's applied-event marks and settled outbox rows older
-/// than its `dedup.retention` (a machine without one keeps everything).
+/// than its `dedup.retention` (a machine without one keeps everything), and
+/// the payloads older than its `history.keep` (`runtime::purge`).
 /// Several instances may purge at once: a row deleted twice is deleted once.
 async fn purge(service: &Service) {
     for (machine, chart) in &service.charts {
-        if chart.machine().dedup.is_none() {
+        let machine_of = chart.machine();
+        if machine_of.dedup.is_none() && machine_of.history.is_none() {
             continue;
         }
         match nonblocking::purge(&service.store, chart, runtime::now_millis()).await {
-            Ok(purged) if purged.applied + purged.outbox > 0 => {
-                tracing::info!(%machine, applied = purged.applied, outbox = purged.outbox, "purged")
+            Ok(purged) if purged.applied + purged.outbox + purged.payloads > 0 => {
+                tracing::info!(%machine, applied = purged.applied, outbox = purged.outbox, payloads = purged.payloads, "purged")
             }
             Ok(_) => tracing::debug!(%machine, "nothing to purge"),
             Err(e) => tracing::warn!(%machine, error = %e, "cannot purge"),

@@ -28,11 +28,12 @@ use crate::store::AsyncStore;
 /// Every route, as `(method, path)` in the OpenAPI spelling, which is
 /// axum's too: the router is built from the same paths, and a test checks
 /// them against [`OPENAPI`].
-pub const ROUTES: [(&str, &str); 7] = [
+pub const ROUTES: [(&str, &str); 8] = [
     ("post", EVENTS),
     ("post", COMPLETIONS),
     ("get", EVENTS),
     ("get", PROCESS),
+    ("get", HISTORY),
     ("get", "/healthz"),
     ("get", "/metrics"),
     ("get", "/openapi.json"),
@@ -40,6 +41,7 @@ pub const ROUTES: [(&str, &str); 7] = [
 
 const PROCESS: &str = "/machines/{machine}/processes/{process}";
 const EVENTS: &str = "/machines/{machine}/processes/{process}/events";
+const HISTORY: &str = "/machines/{machine}/processes/{process}/history";
 const COMPLETIONS: &str = "/machines/{machine}/processes/{process}/completions/{key}";
 
 /// The OpenAPI 3.1 document of the service.
@@ -54,6 +56,7 @@ pub fn router(service: Arc<Service>) -> Router {
         .route(EVENTS, post(post_event).get(list_events))
         .route(COMPLETIONS, post(post_completion))
         .route(PROCESS, get(get_process))
+        .route(HISTORY, get(get_history))
         .route("/healthz", get(healthz))
         .route("/metrics", get(metrics))
         .route("/openapi.json", get(openapi))
@@ -927,6 +930,21 @@ async fn list_events(
         "next_offset": more.then_some(offset + limit),
     });
     Ok(json(StatusCode::OK, body.to_string()))
+}
+
+/// `GET /machines/{machine}/processes/{process}/history`: the timeline
+/// (`runtime::History::to_json`), whole.
+async fn get_history(
+    State(service): State<Arc<Service>>,
+    Path((machine, process)): Path<(String, String)>,
+) -> Result<Response, Problem> {
+    state_of(&service, &machine, &process).await?;
+    let history = nonblocking::history(&service.store, &process)
+        .await
+        .map_err(runtime_problem)?
+        // Deleted between the two reads: as unknown as before.
+        .ok_or_else(|| no_process(&machine, &process))?;
+    Ok(json(StatusCode::OK, history.to_json().to_string()))
 }
 
 /// `GET /healthz`: 200 while the store answers.

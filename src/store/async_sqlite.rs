@@ -525,6 +525,14 @@ impl AsyncStore for AsyncSqliteStore {
         .await
     }
 
+    async fn purge_payloads(&self, machine: &str, before: u64) -> Result<usize, StoreError> {
+        let machine = machine.to_string();
+        self.run(true, move |conn| {
+            finish(ops::purge_payloads(&mut SqliteExec(conn), &machine, before))
+        })
+        .await
+    }
+
     async fn purge_outbox(&self, machine: &str, before: u64) -> Result<usize, StoreError> {
         let machine = machine.to_string();
         self.run(true, move |conn| {

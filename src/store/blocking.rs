@@ -248,4 +248,17 @@ impl<S: AsyncStore> Store for Blocking<S> {
     fn applied_count(&mut self, process: &str) -> Result<usize, StoreError> {
         self.wait(self.store.applied_count(process))
     }
+
+    fn purge_payloads(&mut self, machine: &str, before: u64) -> Result<usize, StoreError> {
+        self.wait(self.store.purge_payloads(machine, before))
+    }
+
+    fn applied_events(
+        &mut self,
+        process: &str,
+        offset: usize,
+        limit: usize,
+    ) -> Result<Vec<AppliedEvent>, StoreError> {
+        self.wait(self.store.applied_events(process, offset, limit))
+    }
 }

@@ -96,6 +96,10 @@ impl<S: AsyncStore> AsyncStore for DispatchOnly<'_, S> {
         self.store.purge_applied(machine, before).await
     }
 
+    async fn purge_payloads(&self, machine: &str, before: u64) -> Result<usize, StoreError> {
+        self.store.purge_payloads(machine, before).await
+    }
+
     async fn purge_outbox(&self, machine: &str, before: u64) -> Result<usize, StoreError> {
         self.store.purge_outbox(machine, before).await
     }

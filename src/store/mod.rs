@@ -63,6 +63,10 @@ pub struct AppliedEvent {
     pub revision: u64,
     /// Milliseconds since the Unix epoch (from the caller's clock).
     pub applied_at: u64,
+    /// The event as JSON (`{"type", "id", "data"}`), kept only when the
+    /// machine keeps a history (`history: { keep }`) and until `purge`
+    /// clears it; `None` for a timer firing, whose response says what fired.
+    pub payload: Option<String>,
 }
 
 /// Where an outbox row is in its life. Stored as the text of `as_str`, so a
@@ -331,6 +335,19 @@ pub trait Store {
 
     /// How many applied-event rows a process has (for tests and `inspect`).
     fn applied_count(&mut self, process: &str) -> Result<usize, StoreError>;
+
+    /// Clears the payloads of applied-event rows of processes of `machine`
+    /// applied before `before` (the rows stay, for deduplication); returns
+    /// how many.
+    fn purge_payloads(&mut self, machine: &str, before: u64) -> Result<usize, StoreError>;
+
+    /// See [`AsyncStore::applied_events`].
+    fn applied_events(
+        &mut self,
+        process: &str,
+        offset: usize,
+        limit: usize,
+    ) -> Result<Vec<AppliedEvent>, StoreError>;
 }
 
 /// The statements `apply` runs inside one transaction of an [`AsyncStore`]:
@@ -449,6 +466,12 @@ pub trait AsyncStore: Send + Sync {
     ) -> impl Future<Output = Result<usize, StoreError>> + Send;
     /// See [`Store::purge_outbox`].
     fn purge_outbox(
+        &self,
+        machine: &str,
+        before: u64,
+    ) -> impl Future<Output = Result<usize, StoreError>> + Send;
+    /// See [`Store::purge_payloads`].
+    fn purge_payloads(
         &self,
         machine: &str,
         before: u64,

@@ -311,6 +311,19 @@ impl Store for AnyStore {
     fn applied_count(&mut self, process: &str) -> Result<usize, StoreError> {
         forward!(self, store => store.applied_count(process))
     }
+
+    fn purge_payloads(&mut self, machine: &str, before: u64) -> Result<usize, StoreError> {
+        forward!(self, store => store.purge_payloads(machine, before))
+    }
+
+    fn applied_events(
+        &mut self,
+        process: &str,
+        offset: usize,
+        limit: usize,
+    ) -> Result<Vec<AppliedEvent>, StoreError> {
+        forward!(self, store => store.applied_events(process, offset, limit))
+    }
 }
 
 /// Either async store, picked at run time like [`AnyStore`]; cloning it
@@ -494,6 +507,10 @@ impl AsyncStore for AnyAsyncStore {
 
     async fn purge_outbox(&self, machine: &str, before: u64) -> Result<usize, StoreError> {
         forward_async!(self, store => store.purge_outbox(machine, before))
+    }
+
+    async fn purge_payloads(&self, machine: &str, before: u64) -> Result<usize, StoreError> {
+        forward_async!(self, store => store.purge_payloads(machine, before))
     }
 
     async fn requeue_dead(&self, key: Option<&str>, now: u64) -> Result<usize, StoreError> {

@@ -55,6 +55,10 @@ pub(crate) async fn create_schema<E: Executor>(exec: &mut E) -> Result<StoreSecr
     if invocations.first() == Some(&0) {
         exec.batch(&sql::ADD_OUTBOX_INVOCATION).await?;
     }
+    let payloads = exec.query(&sql::HAS_APPLIED_PAYLOAD, &[], count).await?;
+    if payloads.first() == Some(&0) {
+        exec.batch(&sql::ADD_APPLIED_PAYLOAD).await?;
+    }
     let indexed = exec.query(&sql::HAS_NEXT_TIMER_INDEX, &[], count).await?;
     if indexed.first() == Some(&0) {
         exec.batch(&sql::CREATE_NEXT_TIMER_INDEX).await?;
@@ -137,19 +141,24 @@ pub(crate) async fn applied_event<E: Executor>(
                 sql::text(row, 1)?,
                 sql::int(row, 2)?,
                 sql::int(row, 3)?,
+                row.text(4)?,
             ))
         })
         .await?;
-    Ok(rows.into_iter().next().map(
-        |(payload_hash, response, revision, applied_at)| AppliedEvent {
-            process: process.to_string(),
-            event_id: event_id.to_string(),
-            payload_hash,
-            response,
-            revision,
-            applied_at,
-        },
-    ))
+    Ok(rows
+        .into_iter()
+        .next()
+        .map(
+            |(payload_hash, response, revision, applied_at, payload)| AppliedEvent {
+                process: process.to_string(),
+                event_id: event_id.to_string(),
+                payload_hash,
+                response,
+                revision,
+                applied_at,
+                payload,
+            },
+        ))
 }
 
 pub(crate) async fn process<E: Executor>(
@@ -295,6 +304,15 @@ pub(crate) async fn purge_applied<E: Executor>(
     Ok(usize_of(exec.execute(&sql::PURGE_APPLIED, &params).await?))
 }
 
+pub(crate) async fn purge_payloads<E: Executor>(
+    exec: &mut E,
+    machine: &str,
+    before: u64,
+) -> Result<usize, StoreError> {
+    let params = [Param::int(before), Param::text(machine)];
+    Ok(usize_of(exec.execute(&sql::PURGE_PAYLOADS, &params).await?))
+}
+
 pub(crate) async fn purge_outbox<E: Executor>(
     exec: &mut E,
     machine: &str,
@@ -342,19 +360,21 @@ pub(crate) async fn applied_events<E: Executor>(
                 sql::text(row, 2)?,
                 sql::int(row, 3)?,
                 sql::int(row, 4)?,
+                row.text(5)?,
             ))
         })
         .await?;
     Ok(rows
         .into_iter()
         .map(
-            |(event_id, payload_hash, response, revision, applied_at)| AppliedEvent {
+            |(event_id, payload_hash, response, revision, applied_at, payload)| AppliedEvent {
                 process: process.to_string(),
                 event_id,
                 payload_hash,
                 response,
                 revision,
                 applied_at,
+                payload,
             },
         )
         .collect())

@@ -400,6 +400,10 @@ impl AsyncStore for AsyncPostgresStore {
         ops::purge_applied(&mut PgExec(&*self.connection().await?), machine, before).await
     }
 
+    async fn purge_payloads(&self, machine: &str, before: u64) -> Result<usize, StoreError> {
+        ops::purge_payloads(&mut PgExec(&*self.connection().await?), machine, before).await
+    }
+
     async fn purge_outbox(&self, machine: &str, before: u64) -> Result<usize, StoreError> {
         ops::purge_outbox(&mut PgExec(&*self.connection().await?), machine, before).await
     }

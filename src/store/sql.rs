@@ -103,6 +103,7 @@ CREATE TABLE IF NOT EXISTS applied_events (
     response TEXT NOT NULL,
     revision {bigint} NOT NULL,
     applied_at {bigint} NOT NULL,
+    payload TEXT,
     PRIMARY KEY (process, event_id)
 );
 CREATE INDEX IF NOT EXISTS applied_events_applied_at ON applied_events (applied_at);
@@ -153,6 +154,17 @@ pub(crate) static HAS_OUTBOX_INVOCATION: Sql = Sql::each(
 pub(crate) static ADD_OUTBOX_INVOCATION: Sql =
     Sql::new("ALTER TABLE outbox ADD COLUMN invocation TEXT");
 
+/// Whether `applied_events` has the `payload` column (a store made before
+/// histories lacks it), as a count.
+pub(crate) static HAS_APPLIED_PAYLOAD: Sql = Sql::each(
+    "SELECT COUNT(*) FROM pragma_table_info('applied_events') WHERE name = 'payload'",
+    "SELECT COUNT(*) FROM information_schema.columns
+     WHERE table_schema = current_schema() AND table_name = 'applied_events'
+     AND column_name = 'payload'",
+);
+pub(crate) static ADD_APPLIED_PAYLOAD: Sql =
+    Sql::new("ALTER TABLE applied_events ADD COLUMN payload TEXT");
+
 pub(crate) static HAS_NEXT_TIMER_AT: Sql = Sql::each(
     "SELECT COUNT(*) FROM pragma_table_info('processes') WHERE name = 'next_timer_at'",
     "SELECT COUNT(*) FROM information_schema.columns
@@ -180,7 +192,7 @@ pub(crate) static CREATE_NEXT_TIMER_INDEX: Sql =
     Sql::new("CREATE INDEX processes_next_timer ON processes (next_timer_at)");
 
 pub(crate) static SELECT_APPLIED: Sql = Sql::new(
-    "SELECT payload_hash, response, revision, applied_at FROM applied_events
+    "SELECT payload_hash, response, revision, applied_at, payload FROM applied_events
      WHERE process = $1 AND event_id = $2",
 );
 pub(crate) static SELECT_PROCESS: Sql = Sql::new(
@@ -203,8 +215,8 @@ pub(crate) static UPDATE_PROCESS: Sql = Sql::each(
      WHERE id = $3 AND revision = $4",
 );
 pub(crate) static INSERT_APPLIED: Sql = Sql::new(
-    "INSERT INTO applied_events (process, event_id, payload_hash, response, revision, applied_at)
-     VALUES ($1, $2, $3, $4, $5, $6)",
+    "INSERT INTO applied_events (process, event_id, payload_hash, response, revision, applied_at, payload)
+     VALUES ($1, $2, $3, $4, $5, $6, $7)",
 );
 /// An id applied again after its retention window yields the same keys; the
 /// row already there stands for it.
@@ -250,6 +262,13 @@ pub(crate) static PURGE_APPLIED: Sql = Sql::new(
     "DELETE FROM applied_events WHERE applied_at < $1
      AND process IN (SELECT id FROM processes WHERE machine = $2)",
 );
+/// A payload past the history's `keep` is cleared while its row may still
+/// be needed for deduplication (`runtime::purge` says which window governs
+/// the row).
+pub(crate) static PURGE_PAYLOADS: Sql = Sql::new(
+    "UPDATE applied_events SET payload = NULL WHERE payload IS NOT NULL AND applied_at < $1
+     AND process IN (SELECT id FROM processes WHERE machine = $2)",
+);
 pub(crate) static PURGE_OUTBOX: Sql = Sql::new(
     "DELETE FROM outbox WHERE status IN ('done', 'unknown', 'cancelled', 'failed') AND next_attempt_at < $1
      AND process IN (SELECT id FROM processes WHERE machine = $2)",
@@ -262,7 +281,7 @@ pub(crate) static APPLIED_COUNT: Sql =
     Sql::new("SELECT COUNT(*) FROM applied_events WHERE process = $1");
 /// One page of a process's applied events, in the order they were applied.
 pub(crate) static APPLIED_PAGE: Sql = Sql::new(
-    "SELECT event_id, payload_hash, response, revision, applied_at FROM applied_events
+    "SELECT event_id, payload_hash, response, revision, applied_at, payload FROM applied_events
      WHERE process = $1 ORDER BY revision, applied_at, event_id LIMIT $2 OFFSET $3",
 );
 /// The gauges of `StoreStats`, in one round trip.
@@ -416,7 +435,7 @@ pub(crate) fn process_params(row: &ProcessRow) -> [Param<'_>; 6] {
     ]
 }
 
-pub(crate) fn applied_params(row: &AppliedEvent) -> [Param<'_>; 6] {
+pub(crate) fn applied_params(row: &AppliedEvent) -> [Param<'_>; 7] {
     [
         Param::text(&row.process),
         Param::text(&row.event_id),
@@ -424,6 +443,7 @@ pub(crate) fn applied_params(row: &AppliedEvent) -> [Param<'_>; 6] {
         Param::text(&row.response),
         Param::int(row.revision),
         Param::int(row.applied_at),
+        Param::opt_text(row.payload.as_deref()),
     ]
 }
 
@@ -526,6 +546,9 @@ mod tests {
             &PURGE_OUTBOX,
             &REQUEUE_DEAD,
             &APPLIED_COUNT,
+            &HAS_APPLIED_PAYLOAD,
+            &PURGE_PAYLOADS,
+            &APPLIED_PAGE,
         ] {
             let text = sql.text(Dialect::Sqlite);
             let statement = conn.prepare(text).unwrap_or_else(|e| panic!("{text}: {e}"));

@@ -335,6 +335,28 @@ impl Store for SqliteStore {
     fn applied_count(&mut self, process: &str) -> Result<usize, StoreError> {
         finish(ops::applied_count(&mut SqliteExec(&self.conn), process))
     }
+
+    fn purge_payloads(&mut self, machine: &str, before: u64) -> Result<usize, StoreError> {
+        finish(ops::purge_payloads(
+            &mut SqliteExec(&self.conn),
+            machine,
+            before,
+        ))
+    }
+
+    fn applied_events(
+        &mut self,
+        process: &str,
+        offset: usize,
+        limit: usize,
+    ) -> Result<Vec<AppliedEvent>, StoreError> {
+        finish(ops::applied_events(
+            &mut SqliteExec(&self.conn),
+            process,
+            offset,
+            limit,
+        ))
+    }
 }
 
 #[cfg(test)]

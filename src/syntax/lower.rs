@@ -11,9 +11,9 @@ use crate::diagnostic::{Edit, Fix};
 use crate::expr::{self, Expr, Scope, Type};
 use crate::model::{
     Action, Allow, Assignment, Carry, Completion, ContextField, Dedup, Duration, EffectDecl,
-    EventDecl, EventDescriptor, EventPattern, HistoryKind, Idempotency, Invocation, Limits,
-    Machine, Migration, MigrationTarget, Name, PayloadField, PayloadType, Semantics, Source, State,
-    StateId, StateKind, Target, Transition, TransitionId, Trigger, is_event_name,
+    EventDecl, EventDescriptor, EventPattern, HistoryKeep, HistoryKind, Idempotency, Invocation,
+    Limits, Machine, Migration, MigrationTarget, Name, PayloadField, PayloadType, Semantics,
+    Source, State, StateId, StateKind, Target, Transition, TransitionId, Trigger, is_event_name,
 };
 use crate::span::Span;
 
@@ -161,6 +161,22 @@ impl Lowering {
                 },
             );
         }
+
+        let history = doc.history.and_then(|history| match &history.keep {
+            Some(text) => self.duration(text).map(|keep| HistoryKeep {
+                keep,
+                span: text.span,
+            }),
+            None => {
+                self.error(
+                    LoadError::InvalidValue {
+                        message: "`history` needs a `keep`".into(),
+                    },
+                    history.span,
+                );
+                None
+            }
+        });
 
         let dedup = doc.dedup.and_then(|dedup| match &dedup.retention {
             Some(text) => self.duration(text).map(|retention| Dedup {
@@ -317,6 +333,7 @@ impl Lowering {
             context,
             sources,
             dedup,
+            history,
             limits,
             events,
             effects,

@@ -20,6 +20,8 @@ pub struct MachineDoc {
     pub context: Vec<ContextDoc>,
     pub sources: Vec<SourceDoc>,
     pub dedup: Option<DedupDoc>,
+    /// `history: { keep: 30d }`, as written.
+    pub history: Option<HistoryDoc>,
     pub limits: Option<LimitsDoc>,
     pub events: Vec<EventDoc>,
     pub effects: Vec<EffectDoc>,
@@ -54,6 +56,13 @@ pub struct SourceDoc {
 #[derive(Clone, Debug)]
 pub struct DedupDoc {
     pub retention: Option<Name>,
+    pub span: Span,
+}
+
+#[derive(Clone, Debug)]
+pub struct HistoryDoc {
+    /// Duration text as written (`30d`).
+    pub keep: Option<Name>,
     pub span: Span,
 }
 

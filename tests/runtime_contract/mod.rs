@@ -506,7 +506,8 @@ pub fn purge_keeps_pending_and_dead_rows_and_requeue_revives_dead_ones<B: Backen
         inside,
         runtime::Purged {
             applied: 0,
-            outbox: 0
+            outbox: 0,
+            payloads: 0
         }
     );
     let marks = api::purge(&mut store, &chart, T0 + 10 + hour).unwrap();
@@ -514,7 +515,8 @@ pub fn purge_keeps_pending_and_dead_rows_and_requeue_revives_dead_ones<B: Backen
         marks,
         runtime::Purged {
             applied: 3,
-            outbox: 0
+            outbox: 0,
+            payloads: 0
         }
     );
     let settled = api::purge(&mut store, &chart, T0 + 11 + hour).unwrap();
@@ -522,7 +524,8 @@ pub fn purge_keeps_pending_and_dead_rows_and_requeue_revives_dead_ones<B: Backen
         settled,
         runtime::Purged {
             applied: 0,
-            outbox: 1
+            outbox: 1,
+            payloads: 0
         }
     );
     let left: Vec<(String, OutboxStatus)> = store
@@ -711,6 +714,19 @@ impl<S: Store> Store for Stale<S> {
     }
     fn applied_count(&mut self, p: &str) -> Result<usize, StoreError> {
         self.inner.applied_count(p)
+    }
+
+    fn purge_payloads(&mut self, machine: &str, before: u64) -> Result<usize, StoreError> {
+        self.inner.purge_payloads(machine, before)
+    }
+
+    fn applied_events(
+        &mut self,
+        process: &str,
+        offset: usize,
+        limit: usize,
+    ) -> Result<Vec<AppliedEvent>, StoreError> {
+        self.inner.applied_events(process, offset, limit)
     }
 }
 

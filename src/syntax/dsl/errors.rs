@@ -370,6 +370,8 @@ fn describe(rule: Rule) -> Option<String> {
         Rule::context_block => "`context`",
         Rule::source_decl => "`source`",
         Rule::dedup_decl => "`dedup`",
+        Rule::history_keep_decl => "`history keep`",
+        Rule::kw_keep => "`keep`",
         Rule::limits_decl => "`limits`",
         Rule::migration_decl | Rule::kw_migration => "`migration`",
         Rule::migration_body => "`{`",

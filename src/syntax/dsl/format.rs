@@ -85,6 +85,10 @@ pub fn format_with(machine: &Machine, comments: &Comments) -> String {
         let line = format!("dedup retention {}", dedup.retention);
         senders.extend(commented(p, Anchor::Key("dedup".into()), vec![line]));
     }
+    if let Some(history) = &machine.history {
+        let line = format!("history keep {}", history.keep);
+        senders.extend(commented(p, Anchor::Key("history".into()), vec![line]));
+    }
     if let Some(limits) = &machine.limits {
         let line = format!("limits microsteps {}", limits.microsteps);
         senders.extend(commented(p, Anchor::Key("limits".into()), vec![line]));

@@ -15,8 +15,8 @@ use crate::expr::ExprKind;
 use crate::model::Name;
 use crate::span::Span;
 use crate::syntax::tree::{
-    ActionDoc, ContextDoc, DedupDoc, EffectDoc, EventDoc, ExprText, InvokeDoc, LimitsDoc,
-    MachineDoc, MigrationDoc, SourceDoc, StateDoc, TransitionDoc,
+    ActionDoc, ContextDoc, DedupDoc, EffectDoc, EventDoc, ExprText, HistoryDoc, InvokeDoc,
+    LimitsDoc, MachineDoc, MigrationDoc, SourceDoc, StateDoc, TransitionDoc,
 };
 
 pub(crate) mod edit;
@@ -139,6 +139,7 @@ pub(crate) fn comments(text: &str) -> (Vec<crate::syntax::comments::Found>, Vec<
                 Rule::semantics_decl => "semantics",
                 Rule::context_block => "context",
                 Rule::dedup_decl => "dedup",
+                Rule::history_keep_decl => "history",
                 Rule::limits_decl => "limits",
                 Rule::guards_decl => "guards",
                 Rule::initial_decl => "initial",
@@ -313,6 +314,15 @@ impl Builder {
                     .find(|p| p.as_rule() == Rule::retention)
                     .and_then(|p| last_named(p, Rule::duration));
                 doc.dedup = Some(DedupDoc { retention, span });
+            }
+            Rule::history_keep_decl => {
+                let span = keyword_span(&decl);
+                if let Some(first) = seen.history {
+                    self.duplicate("history", span, first);
+                }
+                seen.history = Some(span);
+                let keep = last_named(decl, Rule::duration);
+                doc.history = Some(HistoryDoc { keep, span });
             }
             Rule::limits_decl => {
                 let span = keyword_span(&decl);
@@ -865,6 +875,7 @@ impl Builder {
 #[derive(Default)]
 struct Seen {
     dedup: Option<Span>,
+    history: Option<Span>,
     limits: Option<Span>,
     semantics: Option<Span>,
     root_initial: Option<Span>,

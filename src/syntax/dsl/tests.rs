@@ -982,6 +982,10 @@ mod printer {
                 retention: Duration::from_millis(604_800_000),
                 span: Span::default(),
             }),
+            history: Some(crate::model::HistoryKeep {
+                keep: Duration::parse("30d").unwrap(),
+                span: Span::default(),
+            }),
             limits: Some(Limits {
                 microsteps: 500,
                 span: Span::default(),
@@ -1013,6 +1017,7 @@ context {
 }
 
 dedup retention 7d
+history keep 30d
 limits microsteps 500
 
 event PAY(payId: string) id payId "a payment"

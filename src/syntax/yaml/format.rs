@@ -118,6 +118,11 @@ pub fn format_with(machine: &Machine, comments: &Comments) -> String {
         e.add("retention", text(&dedup.retention.to_string()));
         top.add("dedup", e.into_yaml());
     }
+    if let Some(history) = &machine.history {
+        let mut e = Entries::default();
+        e.add("keep", text(&history.keep.to_string()));
+        top.add("history", e.into_yaml());
+    }
     if let Some(limits) = &machine.limits {
         let mut e = Entries::default();
         e.add("microsteps", Yaml::Scalar(limits.microsteps.to_string()));

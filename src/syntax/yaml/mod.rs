@@ -18,14 +18,14 @@ use crate::diagnostic::{Diagnostic, LoadError};
 use crate::model::Name;
 use crate::span::{SourceFile, Span};
 use crate::syntax::tree::{
-    ActionDoc, ContextDoc, DedupDoc, EffectDoc, EventDoc, ExprText, InvokeDoc, LimitsDoc,
-    MachineDoc, MigrationDoc, SourceDoc, StateDoc, TransitionDoc,
+    ActionDoc, ContextDoc, DedupDoc, EffectDoc, EventDoc, ExprText, HistoryDoc, InvokeDoc,
+    LimitsDoc, MachineDoc, MigrationDoc, SourceDoc, StateDoc, TransitionDoc,
 };
 
 use node::{Kind, Node, ScalarValue};
 
 /// Keys of the machine itself, before the root state's keys.
-const MACHINE_KEYS: [&str; 12] = [
+const MACHINE_KEYS: [&str; 13] = [
     "machine",
     "version",
     "description",
@@ -33,6 +33,7 @@ const MACHINE_KEYS: [&str; 12] = [
     "context",
     "sources",
     "dedup",
+    "history",
     "limits",
     "events",
     "effects",
@@ -71,6 +72,7 @@ const ACTION_KEYS: [&str; 10] = [
 ];
 const SOURCE_KEYS: [&str; 2] = ["retry_horizon", "description"];
 const DEDUP_KEYS: [&str; 1] = ["retention"];
+const HISTORY_KEYS: [&str; 1] = ["keep"];
 const LIMITS_KEYS: [&str; 1] = ["microsteps"];
 const MIGRATION_KEYS: [&str; 5] = ["from", "states", "context", "timers", "history"];
 const EVENT_KEYS: [&str; 4] = ["id", "source", "payload", "description"];
@@ -318,6 +320,7 @@ impl Reader {
                 "context" => doc.context = self.context(key, value),
                 "sources" => doc.sources = self.sources(key, value),
                 "dedup" => doc.dedup = self.dedup(key, value),
+                "history" => doc.history = self.history(key, value),
                 "limits" => doc.limits = self.limits(key, value),
                 "events" => doc.events = self.events(key, value),
                 "effects" => doc.effects = self.effects(key, value),
@@ -590,6 +593,20 @@ impl Reader {
             }
         }
         Some(dedup)
+    }
+
+    fn history(&mut self, key: &Node, value: &Node) -> Option<HistoryDoc> {
+        let mut history = HistoryDoc {
+            keep: None,
+            span: key.span,
+        };
+        for (k, v) in self.map(key, value, "a mapping such as `{ keep: 30d }`") {
+            match key_text(k) {
+                "keep" => history.keep = self.name(k, v, "a duration such as `30d`"),
+                other => self.unknown_key(k, other, &HISTORY_KEYS),
+            }
+        }
+        Some(history)
     }
 
     fn events(&mut self, key: &Node, value: &Node) -> Vec<EventDoc> {

@@ -903,6 +903,10 @@ mod printing {
                 retention: Duration::parse("7d").unwrap(),
                 span,
             }),
+            history: Some(crate::model::HistoryKeep {
+                keep: Duration::parse("30d").unwrap(),
+                span,
+            }),
             limits: Some(Limits {
                 microsteps: 500,
                 span,
@@ -934,6 +938,7 @@ context:
 sources:
   web: { retry_horizon: 72h }
 dedup: { retention: 7d }
+history: { keep: 30d }
 limits: { microsteps: 500 }
 events:
   GO:
