@@ -132,7 +132,7 @@ pub struct StoreArgs {
 }
 
 /// Opens the `--store`, with `--synchronous` for a SQLite store.
-fn open(args: &StoreArgs) -> Result<AnyStore, String> {
+pub(super) fn open(args: &StoreArgs) -> Result<AnyStore, String> {
     let address = StoreAddress::parse(&args.store).map_err(|e| e.to_string())?;
     if matches!(address, StoreAddress::Postgres(_)) && args.synchronous.is_some() {
         return Err("`--synchronous` is for a SQLite store; PostgreSQL commits as its `synchronous_commit` setting says".into());

@@ -7,6 +7,7 @@ mod apply;
 mod baseline;
 mod import;
 mod lint;
+mod migrate;
 mod output;
 mod run;
 mod serve;
@@ -138,6 +139,17 @@ enum Command {
     },
     #[command(flatten)]
     Durable(apply::DurableCommand),
+    /// Move every stored process of a machine at an older version onto the
+    /// version of `--machine`, through the migration that file declares
+    /// from the process's version (`migrations: [{ from: N, ... }]`), one
+    /// process per transaction. A process already at the file's version is
+    /// skipped, so running it again changes nothing. Prints one JSON line
+    /// per process, `{"process", "from", "to", "before", "after",
+    /// "dropped", "unknown_outbox", "status", "revision", "error"}` (status
+    /// `migrated`, `skipped`, `would-migrate` or `error`), then a summary
+    /// on standard error. Exit 1 when some process has no migration from
+    /// its version (the others still move); 2 when the command cannot run.
+    Migrate(migrate::MigrateArgs),
     /// Serve the machines of a directory over HTTP: events applied exactly
     /// once, timers fired, effects dispatched (`docs/serve.md`).
     Serve(serve::ServeArgs),
@@ -199,6 +211,7 @@ pub fn main() -> ExitCode {
             strict,
         } => import::import(&file, to, machine.as_deref(), strict),
         Command::Durable(command) => apply::run(command),
+        Command::Migrate(args) => migrate::migrate(args),
         Command::Serve(args) => serve::serve(args),
         Command::Lsp { max_message_bytes } => {
             let options = idemchart::lsp::Options {

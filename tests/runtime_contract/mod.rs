@@ -634,6 +634,9 @@ impl Transaction for StaleTx<'_> {
     fn outbox_item(&mut self, key: &str) -> Result<Option<OutboxItem>, StoreError> {
         self.inner.outbox_item(key)
     }
+    fn pending_outbox(&mut self, process: &str) -> Result<Vec<OutboxItem>, StoreError> {
+        self.inner.pending_outbox(process)
+    }
 }
 
 /// Stale stores go through the sync API, whose transactions they intercept.
@@ -699,6 +702,15 @@ impl<S: Store> Store for Stale<S> {
         l: usize,
     ) -> Result<Vec<String>, StoreError> {
         self.inner.due_processes(m, v, n, l)
+    }
+    fn stale_processes(
+        &mut self,
+        m: &str,
+        v: Option<u64>,
+        a: Option<&str>,
+        l: usize,
+    ) -> Result<Vec<String>, StoreError> {
+        self.inner.stale_processes(m, v, a, l)
     }
     fn purge_applied(&mut self, m: &str, b: u64) -> Result<usize, StoreError> {
         self.inner.purge_applied(m, b)
