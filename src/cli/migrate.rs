@@ -13,6 +13,7 @@ use std::sync::Arc;
 
 use idemchart::interp::Chart;
 use idemchart::runtime::{self, Held, MoveStatus, Moved, ProcessMove};
+use idemchart::store::StoreAddress;
 
 use super::apply::{StoreArgs, open};
 use super::output::Failure;
@@ -40,6 +41,13 @@ pub fn migrate(args: MigrateArgs) -> CommandResult {
         return Ok(ExitCode::from(1));
     };
     let chart = Arc::new(Chart::new(machine));
+    // Opening a SQLite path that does not exist would make an empty store,
+    // and a mistyped path would then report nothing to migrate.
+    if let Ok(StoreAddress::Sqlite(path)) = StoreAddress::parse(&args.store.store)
+        && !std::path::Path::new(path).exists()
+    {
+        return Err(format!("no SQLite store at {path}: nothing to migrate").into());
+    }
     let mut store = open(&args.store)?;
     let mut tally = Tally::default();
     match &args.process {
