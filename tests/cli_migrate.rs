@@ -129,7 +129,18 @@ fn migrate(store: &str, args: &[&str], transcript: &mut String) -> Run {
     full.extend_from_slice(args);
     let run = idemchart(&full);
     *transcript += &format!("$ idemchart migrate {}\nexit: {:?}\n", args.join(" "), run.code);
-    for line in run.stdout.lines() {
+    *transcript += &unkeyed(&run.stdout);
+    for line in run.stderr.lines() {
+        *transcript += &format!("stderr: {line}\n");
+    }
+    transcript.push('\n');
+    run
+}
+
+/// `stdout`'s JSON lines, each outbox key written `[key]`.
+fn unkeyed(stdout: &str) -> String {
+    let mut text = String::new();
+    for line in stdout.lines() {
         let mut value: serde_json::Value = serde_json::from_str(line)
             .unwrap_or_else(|e| panic!("not a JSON line ({e}): {line}"));
         if let Some(rows) = value["unknown_outbox"].as_array_mut() {
@@ -137,13 +148,9 @@ fn migrate(store: &str, args: &[&str], transcript: &mut String) -> Run {
                 row["key"] = "[key]".into();
             }
         }
-        *transcript += &format!("{value}\n");
+        text += &format!("{value}\n");
     }
-    for line in run.stderr.lines() {
-        *transcript += &format!("stderr: {line}\n");
-    }
-    transcript.push('\n');
-    run
+    text
 }
 
 fn lines(run: &Run) -> Vec<serde_json::Value> {
@@ -303,7 +310,7 @@ fn a_version_without_a_migration_is_an_error_line(store: String) {
     assert!(apply.stderr.contains(moved[0]["error"].as_str().unwrap()), "{}", apply.stderr);
     assert_eq!(row(&store, "o-late").version, Some(1));
     transcript += "$ idemchart migrate --machine [order-v3.yaml without its `from: 1`]\n";
-    transcript += &format!("exit: {:?}\n{}stderr: {}", run.code, run.stdout, run.stderr);
+    transcript += &format!("exit: {:?}\n{}stderr: {}", run.code, unkeyed(&run.stdout), run.stderr);
     insta::assert_snapshot!("a_version_without_a_migration_is_an_error_line", transcript);
 }
 
@@ -369,4 +376,139 @@ fn help_says_what_it_does() {
     let run = idemchart(&["migrate", "--help"]);
     assert_eq!(run.code, Some(0));
     insta::assert_snapshot!("migrate_help", run.stdout);
+}
+
+/// The chart of a machine file of this test.
+fn chart(path: &str) -> std::sync::Arc<idemchart::interp::Chart> {
+    let text = std::fs::read_to_string(run::manifest_dir().join(path)).unwrap();
+    let machine = idemchart::syntax::parse(&text, idemchart::syntax::Syntax::Yaml).unwrap();
+    std::sync::Arc::new(idemchart::interp::Chart::new(machine))
+}
+
+/// Runs `idemchart migrate` and SIGKILLs it `kill_after` after its start,
+/// unless it finished first. Returns its standard output, and whether it
+/// was killed. Any other failure fails the test.
+fn migrate_child(store: &str, kill_after: std::time::Duration) -> (String, bool) {
+    use std::os::unix::process::ExitStatusExt;
+    use std::process::{Command, Stdio};
+    let mut child = Command::new(env!("CARGO_BIN_EXE_idemchart"))
+        .args(["migrate", "--store", store, "--machine", V2])
+        .current_dir(run::manifest_dir())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("spawn idemchart");
+    let started = std::time::Instant::now();
+    while child.try_wait().expect("poll idemchart").is_none() {
+        if started.elapsed() >= kill_after {
+            // Kill sends SIGKILL; a child that exited meanwhile is reaped.
+            let _ = child.kill();
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_micros(200));
+    }
+    let output = child.wait_with_output().expect("wait for idemchart");
+    let killed = output.status.signal() == Some(9);
+    assert!(
+        killed || output.status.success(),
+        "idemchart migrate failed without being killed ({}): {}",
+        output.status,
+        String::from_utf8_lossy(&output.stderr)
+    );
+    (String::from_utf8(output.stdout).unwrap(), killed)
+}
+
+/// `migrate` SIGKILLed at fixed fractions of an undisturbed run's length,
+/// then run to its end: after every kill each process is exactly as
+/// version 1 left it or exactly as the undisturbed run moved it (in its
+/// own store), never between, and every `migrated` line a killed run
+/// printed names a moved process. The kill moments depend on this
+/// machine's speed; what is asserted does not.
+fn killed_migrations_leave_each_process_old_or_moved(store: String, reference: String) {
+    let v1 = chart(V1);
+    let processes: Vec<String> = (0..150).map(|i| format!("o-{i:03}")).collect();
+    for handle in [&store, &reference] {
+        let mut store = connect(handle);
+        for (i, process) in processes.iter().enumerate() {
+            let nudge = idemchart::expr::Event::new(
+                "NUDGE",
+                Some(idemchart::expr::Value::from(format!("n{i}").as_str())),
+                idemchart::expr::Value::Null,
+            );
+            idemchart::runtime::apply_at(&mut store, &v1, process, &nudge, T0 + i as u64).unwrap();
+        }
+    }
+    let rows_of = |handle: &str| -> Vec<ProcessRow> {
+        let mut store = connect(handle);
+        let rows = processes.iter().map(|p| store.process(p).unwrap().unwrap());
+        rows.collect()
+    };
+    let old = rows_of(&store);
+    let outbox = connect(&store).outbox(None).unwrap();
+    let started = std::time::Instant::now();
+    let (_, killed) = migrate_child(&reference, std::time::Duration::from_secs(600));
+    let span = started.elapsed();
+    assert!(!killed);
+    let moved = rows_of(&reference);
+    assert!(moved.iter().all(|row| row.version == Some(2)));
+
+    // Each run goes on where the last one was killed, so the kills come
+    // early in a run: at 1/12 to 4/12 of the undisturbed run's length, in
+    // turn, until a run ends on its own (or 40 runs, the last not killed).
+    let (mut partial, mut kills, mut runs) = (0, 0, 0);
+    loop {
+        runs += 1;
+        let (stdout, killed) = migrate_child(&store, span * (runs % 4 + 1) / 12);
+        kills += u32::from(killed);
+        let mut counts = (0, 0);
+        let mut rows = connect(&store);
+        for (i, process) in processes.iter().enumerate() {
+            let now = rows.process(process).unwrap().unwrap();
+            if now == old[i] {
+                counts.0 += 1;
+            } else {
+                assert_eq!(now, moved[i], "{process} is neither old nor moved");
+                counts.1 += 1;
+            }
+        }
+        if counts.0 > 0 && counts.1 > 0 {
+            partial += 1;
+        }
+        for line in stdout.lines() {
+            let line: serde_json::Value = serde_json::from_str(line).expect("whole JSON lines");
+            let process = line["process"].as_str().unwrap();
+            assert_eq!(line["status"], "migrated", "{line}");
+            let now = rows.process(process).unwrap().unwrap();
+            assert_eq!(now.version, Some(2), "{process}");
+        }
+        assert_eq!(rows.outbox(None).unwrap(), outbox);
+        if !killed || runs == 40 {
+            break;
+        }
+    }
+    let (_, killed) = migrate_child(&store, std::time::Duration::from_secs(600));
+    assert!(!killed);
+    assert_eq!(rows_of(&store), moved);
+    eprintln!(
+        "migrate crash test: an undisturbed run took {:.0} ms; {kills} of {runs} runs killed, {partial} leaving some processes moved and some old",
+        span.as_secs_f64() * 1000.0
+    );
+}
+
+#[test]
+fn sqlite_killed_migrations_leave_each_process_old_or_moved() {
+    killed_migrations_leave_each_process_old_or_moved(
+        sqlite_store("killed"),
+        sqlite_store("killed_reference"),
+    );
+}
+
+#[cfg(feature = "postgres")]
+#[test]
+#[ignore = "needs a PostgreSQL server: IDEMCHART_PG"]
+fn postgres_killed_migrations_leave_each_process_old_or_moved() {
+    killed_migrations_leave_each_process_old_or_moved(
+        postgres_store("killed"),
+        postgres_store("killed_reference"),
+    );
 }
