@@ -512,3 +512,127 @@ fn postgres_killed_migrations_leave_each_process_old_or_moved() {
         postgres_store("killed_reference"),
     );
 }
+
+#[path = "support/serve_server.rs"]
+mod serve_server;
+
+/// `idemchart serve` on `store` with the one machine file `file`, in a
+/// directory of its own.
+fn serve(store: &str, file: &str, name: &str) -> serve_server::Server {
+    let dir = scratch().join(unique(name));
+    std::fs::create_dir_all(&dir).unwrap();
+    let text = std::fs::read_to_string(run::manifest_dir().join(file)).unwrap();
+    std::fs::write(dir.join("order.yaml"), text).unwrap();
+    serve_server::Server::spawn(
+        std::process::Command::new(env!("CARGO_BIN_EXE_idemchart")),
+        &dir.display().to_string(),
+        "127.0.0.1:0",
+        store,
+        &[],
+    )
+}
+
+/// A process of a version the served machine declares no migration from
+/// is answered 409 `version-not-migrated`, naming both versions, and
+/// nothing is written.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn serve_answers_409_for_a_version_without_a_migration() {
+    let store = sqlite_store("serve_409");
+    fill(&store, V1, "", &events()[..1]);
+    let before = dump(&store, &["o-nudged"]);
+    // Version 3 without its `from: 1`.
+    let text = std::fs::read_to_string(run::manifest_dir().join(V3)).unwrap();
+    let (from_1, from_2) = (text.find("  - from: 1").unwrap(), text.find("  - from: 2").unwrap());
+    let file = scratch().join(unique("v3-from-2") + ".yaml");
+    std::fs::write(&file, format!("{}{}", &text[..from_1], &text[from_2..])).unwrap();
+    let server = serve(&store, &file.display().to_string(), "serve_409");
+    let answer = reqwest::Client::new()
+        .post(server.url("/machines/order/processes/o-nudged/events"))
+        .header("content-type", "application/json")
+        .body(pay("p1", 5))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(answer.status().as_u16(), 409);
+    assert_eq!(
+        answer.headers()["content-type"].to_str().unwrap(),
+        "application/problem+json"
+    );
+    let body = answer.text().await.unwrap();
+    let problem: serde_json::Value = serde_json::from_str(&body).unwrap();
+    assert_eq!(
+        problem["detail"],
+        "process o-nudged runs version 1; machine order is version 3 and declares no migration from 1"
+    );
+    insta::assert_snapshot!("serve_version_not_migrated_409", body);
+    assert_eq!(dump(&store, &["o-nudged"]), before);
+    server.assert_clean_log();
+}
+
+/// 8 requests at once, each a new event for the same process of version
+/// 1, to a service of version 2: the process is migrated once (by
+/// whichever request's transaction wins; the others start over from its
+/// result), every event is applied once, and every request is answered 200
+/// or 503 `unavailable` (retryable, nothing written), which is retried.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn lazy_migration_under_8_concurrent_requests_migrates_once() {
+    let store = sqlite_store("serve_lazy");
+    // The service runs on the system clock: the process starts now, so its
+    // 24 h expiry is far from due.
+    let now = idemchart::runtime::now_millis();
+    apply(&store, V1, "o-nudged", &nudge("n1"), now);
+    apply(&store, V1, "o-nudged", &nudge("n2"), now);
+    let before = row(&store, "o-nudged");
+    let server = serve(&store, V2, "serve_lazy");
+    let client = reqwest::Client::new();
+    let url = server.url("/machines/order/processes/o-nudged/events");
+    let barrier = std::sync::Arc::new(tokio::sync::Barrier::new(8));
+    let mut tasks = Vec::new();
+    for i in 0..8 {
+        let (client, url, barrier) = (client.clone(), url.clone(), barrier.clone());
+        tasks.push(tokio::spawn(async move {
+            barrier.wait().await;
+            let mut retried = 0;
+            loop {
+                let answer = client
+                    .post(&url)
+                    .header("content-type", "application/json")
+                    .body(nudge(&format!("c{i}")))
+                    .send()
+                    .await
+                    .unwrap();
+                let status = answer.status().as_u16();
+                let body = answer.text().await.unwrap();
+                match status {
+                    200 => return (serde_json::from_str::<serde_json::Value>(&body).unwrap(), retried),
+                    503 => retried += 1,
+                    other => panic!("request {i}: {other} {body}"),
+                }
+                assert!(retried < 100, "request {i} never answered: {body}");
+            }
+        }));
+    }
+    let mut revisions = Vec::new();
+    for task in tasks {
+        let (answer, _) = task.await.unwrap();
+        assert_eq!(answer["outcome"], "applied", "{answer}");
+        assert_eq!(answer["configuration"], serde_json::json!(["awaiting_pay"]));
+        revisions.push(answer["revision"].as_u64().unwrap());
+    }
+    revisions.sort_unstable();
+    // Each request wrote one revision after the stored one: none lost, none
+    // applied twice, and the migration itself took no revision of its own.
+    let expected: Vec<u64> = (1..=8).map(|n| before.revision + n).collect();
+    assert_eq!(revisions, expected);
+    let after = row(&store, "o-nudged");
+    assert_eq!((after.version, after.revision), (Some(2), before.revision + 8));
+    let snapshot: serde_json::Value = serde_json::from_str(&after.snapshot).unwrap();
+    // Two nudges at version 1, eight at version 2; `cents` from the mapping.
+    assert_eq!(
+        snapshot["context"],
+        serde_json::json!({ "total": 0, "cents": 0, "nudges": 10 })
+    );
+    let mut store = connect(&store);
+    assert_eq!(store.applied_count("o-nudged").unwrap(), 10);
+    server.assert_clean_log();
+}
