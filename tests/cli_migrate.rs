@@ -66,8 +66,17 @@ fn connect(store: &str) -> AnyStore {
 fn apply(store: &str, machine: &str, process: &str, event: &str, now: u64) -> Run {
     let now = now.to_string();
     let run = idemchart(&[
-        "apply", "--store", store, "--machine", machine, "--process", process, "--event", event,
-        "--now", &now,
+        "apply",
+        "--store",
+        store,
+        "--machine",
+        machine,
+        "--process",
+        process,
+        "--event",
+        event,
+        "--now",
+        &now,
     ]);
     assert_eq!(run.code, Some(0), "apply {process} {event}: {}", run.stderr);
     run
@@ -106,7 +115,10 @@ fn fill(store: &str, machine: &str, prefix: &str, events: &[(&str, Vec<String>)]
 /// and after a run that must change nothing.
 fn dump(store: &str, processes: &[&str]) -> (Vec<Option<ProcessRow>>, Vec<usize>, Vec<OutboxItem>) {
     let mut store = connect(store);
-    let rows = processes.iter().map(|p| store.process(p).unwrap()).collect();
+    let rows = processes
+        .iter()
+        .map(|p| store.process(p).unwrap())
+        .collect();
     let applied = processes
         .iter()
         .map(|p| store.applied_count(p).unwrap())
@@ -128,7 +140,11 @@ fn migrate(store: &str, args: &[&str], transcript: &mut String) -> Run {
     let mut full = vec!["migrate", "--store", store];
     full.extend_from_slice(args);
     let run = idemchart(&full);
-    *transcript += &format!("$ idemchart migrate {}\nexit: {:?}\n", args.join(" "), run.code);
+    *transcript += &format!(
+        "$ idemchart migrate {}\nexit: {:?}\n",
+        args.join(" "),
+        run.code
+    );
     *transcript += &unkeyed(&run.stdout);
     for line in run.stderr.lines() {
         *transcript += &format!("stderr: {line}\n");
@@ -141,8 +157,8 @@ fn migrate(store: &str, args: &[&str], transcript: &mut String) -> Run {
 fn unkeyed(stdout: &str) -> String {
     let mut text = String::new();
     for line in stdout.lines() {
-        let mut value: serde_json::Value = serde_json::from_str(line)
-            .unwrap_or_else(|e| panic!("not a JSON line ({e}): {line}"));
+        let mut value: serde_json::Value =
+            serde_json::from_str(line).unwrap_or_else(|e| panic!("not a JSON line ({e}): {line}"));
         if let Some(rows) = value["unknown_outbox"].as_array_mut() {
             for row in rows {
                 row["key"] = "[key]".into();
@@ -175,7 +191,10 @@ fn migrates_a_store_to_2_then_to_3(store: String) {
     assert_eq!(moved.len(), 3, "{}", run.stdout);
     assert!(moved.iter().all(|line| line["status"] == "migrated"));
     for (process, _) in events() {
-        let (migrated, fresh) = (row(&store, process), row(&store, &format!("ref2-{process}")));
+        let (migrated, fresh) = (
+            row(&store, process),
+            row(&store, &format!("ref2-{process}")),
+        );
         assert_eq!(migrated.version, Some(2), "{process}");
         // Version 2 renames a state and adds `cents` = total × 100, which is
         // what its own PAY computes: the whole snapshot is what version 2
@@ -188,18 +207,18 @@ fn migrates_a_store_to_2_then_to_3(store: String) {
     // A deploy of version 1 still running writes one more process; the
     // version-3 file moves it from 1 in one step, the others from 2.
     apply(&store, V1, "o-old", &nudge("n1"), T0);
-    fill(
-        &store,
-        V3,
-        "ref3-",
-        &[("o-paid", vec![pay("p1", 7)])],
-    );
+    fill(&store, V3, "ref3-", &[("o-paid", vec![pay("p1", 7)])]);
     let run = migrate(&store, &["--machine", V3], &mut transcript);
     assert_eq!(run.code, Some(0), "{}", run.stderr);
     let moved = lines(&run);
     let froms: Vec<(String, u64)> = moved
         .iter()
-        .map(|l| (l["process"].as_str().unwrap().to_string(), l["from"].as_u64().unwrap()))
+        .map(|l| {
+            (
+                l["process"].as_str().unwrap().to_string(),
+                l["from"].as_u64().unwrap(),
+            )
+        })
         .collect();
     assert_eq!(
         froms,
@@ -214,24 +233,33 @@ fn migrates_a_store_to_2_then_to_3(store: String) {
         ]
     );
     let nudged = &moved[1];
-    assert_eq!(nudged["dropped"]["timers"], serde_json::json!(["after:awaiting_pay[0]"]));
+    assert_eq!(
+        nudged["dropped"]["timers"],
+        serde_json::json!(["after:awaiting_pay[0]"])
+    );
     assert_eq!(nudged["unknown_outbox"].as_array().unwrap().len(), 2);
     // The paid process is what version 3 gives for its payment; version 3
     // has no `nudges`, and no NUDGE to compare the waiting ones with.
     let (paid, fresh) = (row(&store, "o-paid"), row(&store, "ref3-o-paid"));
-    let snapshot = |row: &ProcessRow| -> serde_json::Value {
-        serde_json::from_str(&row.snapshot).unwrap()
-    };
+    let snapshot =
+        |row: &ProcessRow| -> serde_json::Value { serde_json::from_str(&row.snapshot).unwrap() };
     let (paid, fresh) = (snapshot(&paid), snapshot(&fresh));
     for field in ["version", "configuration", "context", "timers"] {
         assert_eq!(paid[field], fresh[field], "{field}");
     }
     for process in ["o-nudged", "o-late", "o-old"] {
         let row = row(&store, process);
-        assert_eq!((row.version, row.next_timer_at), (Some(3), None), "{process}");
+        assert_eq!(
+            (row.version, row.next_timer_at),
+            (Some(3), None),
+            "{process}"
+        );
         let state = snapshot(&row);
         assert_eq!(state["configuration"], serde_json::json!(["waiting"]));
-        assert_eq!(state["context"], serde_json::json!({ "total": 0, "cents": 0 }));
+        assert_eq!(
+            state["context"],
+            serde_json::json!({ "total": 0, "cents": 0 })
+        );
     }
     // The moved process goes on under version 3.
     let paid_later = apply(&store, V3, "o-nudged", &pay("p9", 3), T0 + 10);
@@ -239,12 +267,23 @@ fn migrates_a_store_to_2_then_to_3(store: String) {
 
     // Again: nothing is at another version, nothing is written.
     let all = [
-        "o-nudged", "o-paid", "o-late", "o-old", "ref2-o-nudged", "ref2-o-paid", "ref2-o-late",
+        "o-nudged",
+        "o-paid",
+        "o-late",
+        "o-old",
+        "ref2-o-nudged",
+        "ref2-o-paid",
+        "ref2-o-late",
         "ref3-o-paid",
     ];
     let before = dump(&store, &all);
     let run = migrate(&store, &["--machine", V3], &mut transcript);
-    assert_eq!((run.code, run.stdout.as_str()), (Some(0), ""), "{}", run.stderr);
+    assert_eq!(
+        (run.code, run.stdout.as_str()),
+        (Some(0), ""),
+        "{}",
+        run.stderr
+    );
     assert_eq!(dump(&store, &all), before);
     insta::assert_snapshot!("migrates_a_store_to_2_then_to_3", transcript);
 }
@@ -261,14 +300,26 @@ fn dry_run_and_one_process(store: String) {
     assert!(lines(&run).iter().all(|l| l["status"] == "would-migrate"));
     assert_eq!(dump(&store, &all), before);
 
-    let run = migrate(&store, &["--machine", V2, "--process", "o-paid"], &mut transcript);
+    let run = migrate(
+        &store,
+        &["--machine", V2, "--process", "o-paid"],
+        &mut transcript,
+    );
     assert_eq!(run.code, Some(0), "{}", run.stderr);
     assert_eq!(row(&store, "o-paid").version, Some(2));
     assert_eq!(row(&store, "o-nudged").version, Some(1));
     assert_eq!(row(&store, "o-late").version, Some(1));
-    let run = migrate(&store, &["--machine", V2, "--process", "o-paid"], &mut transcript);
+    let run = migrate(
+        &store,
+        &["--machine", V2, "--process", "o-paid"],
+        &mut transcript,
+    );
     assert_eq!(lines(&run)[0]["status"], "skipped");
-    let run = migrate(&store, &["--machine", V2, "--process", "o-none"], &mut transcript);
+    let run = migrate(
+        &store,
+        &["--machine", V2, "--process", "o-none"],
+        &mut transcript,
+    );
     assert_eq!(run.code, Some(2));
     insta::assert_snapshot!("dry_run_and_one_process", transcript);
 }
@@ -279,23 +330,40 @@ fn dry_run_and_one_process(store: String) {
 fn a_version_without_a_migration_is_an_error_line(store: String) {
     let mut transcript = String::new();
     fill(&store, V1, "", &events());
-    migrate(&store, &["--machine", V2, "--process", "o-paid"], &mut transcript);
+    migrate(
+        &store,
+        &["--machine", V2, "--process", "o-paid"],
+        &mut transcript,
+    );
     let only_from_2 = scratch().join(unique("v3-from-2") + ".yaml");
     let text = std::fs::read_to_string(run::manifest_dir().join(V3)).unwrap();
     let from_1 = text.find("  - from: 1").unwrap();
     let from_2 = text.find("  - from: 2").unwrap();
-    std::fs::write(&only_from_2, format!("{}{}", &text[..from_1], &text[from_2..])).unwrap();
+    std::fs::write(
+        &only_from_2,
+        format!("{}{}", &text[..from_1], &text[from_2..]),
+    )
+    .unwrap();
     let path = only_from_2.display().to_string();
     let run = idemchart(&["migrate", "--store", &store, "--machine", &path]);
     assert_eq!(run.code, Some(1), "{}", run.stderr);
     let moved = lines(&run);
     let status: Vec<(&str, &str)> = moved
         .iter()
-        .map(|l| (l["process"].as_str().unwrap(), l["status"].as_str().unwrap()))
+        .map(|l| {
+            (
+                l["process"].as_str().unwrap(),
+                l["status"].as_str().unwrap(),
+            )
+        })
         .collect();
     assert_eq!(
         status,
-        [("o-late", "error"), ("o-nudged", "error"), ("o-paid", "migrated")]
+        [
+            ("o-late", "error"),
+            ("o-nudged", "error"),
+            ("o-paid", "migrated")
+        ]
     );
     assert_eq!(
         moved[0]["error"],
@@ -303,14 +371,30 @@ fn a_version_without_a_migration_is_an_error_line(store: String) {
     );
     // The same message as `apply` gives for that process.
     let apply = idemchart(&[
-        "apply", "--store", &store, "--machine", &path, "--process", "o-late", "--event",
+        "apply",
+        "--store",
+        &store,
+        "--machine",
+        &path,
+        "--process",
+        "o-late",
+        "--event",
         &pay("p2", 1),
     ]);
     assert_eq!(apply.code, Some(2));
-    assert!(apply.stderr.contains(moved[0]["error"].as_str().unwrap()), "{}", apply.stderr);
+    assert!(
+        apply.stderr.contains(moved[0]["error"].as_str().unwrap()),
+        "{}",
+        apply.stderr
+    );
     assert_eq!(row(&store, "o-late").version, Some(1));
     transcript += "$ idemchart migrate --machine [order-v3.yaml without its `from: 1`]\n";
-    transcript += &format!("exit: {:?}\n{}stderr: {}", run.code, unkeyed(&run.stdout), run.stderr);
+    transcript += &format!(
+        "exit: {:?}\n{}stderr: {}",
+        run.code,
+        unkeyed(&run.stdout),
+        run.stderr
+    );
     insta::assert_snapshot!("a_version_without_a_migration_is_an_error_line", transcript);
 }
 
@@ -352,9 +436,21 @@ fn bad_input_is_a_clear_error() {
     fill(&store, V1, "", &events()[..1]);
     let missing = format!("sqlite:{}", scratch().join("no-such.db").display());
     let cases: [(&[&str], i32, &str); 4] = [
-        (&["--store", &missing, "--machine", V2], 2, "no SQLite store at"),
-        (&["--store", &store, "--machine", "no-such.yaml"], 2, "cannot read no-such.yaml"),
-        (&["--store", &store, "--machine", V2, "--process", "o-none"], 2, "no process `o-none` in the store"),
+        (
+            &["--store", &missing, "--machine", V2],
+            2,
+            "no SQLite store at",
+        ),
+        (
+            &["--store", &store, "--machine", "no-such.yaml"],
+            2,
+            "cannot read no-such.yaml",
+        ),
+        (
+            &["--store", &store, "--machine", V2, "--process", "o-none"],
+            2,
+            "no process `o-none` in the store",
+        ),
         (&["--store", "mysql://x", "--machine", V2], 2, "error:"),
     ];
     for (args, code, message) in cases {
@@ -364,9 +460,18 @@ fn bad_input_is_a_clear_error() {
         assert_eq!(run.stdout, "", "{args:?}");
     }
     let broken = scratch().join(unique("broken") + ".yaml");
-    std::fs::write(&broken, "machine: order\nversion: 2\ninitial: nowhere\nstates: { a: {} }\n")
-        .unwrap();
-    let run = idemchart(&["migrate", "--store", &store, "--machine", &broken.display().to_string()]);
+    std::fs::write(
+        &broken,
+        "machine: order\nversion: 2\ninitial: nowhere\nstates: { a: {} }\n",
+    )
+    .unwrap();
+    let run = idemchart(&[
+        "migrate",
+        "--store",
+        &store,
+        "--machine",
+        &broken.display().to_string(),
+    ]);
     assert_eq!(run.code, Some(1), "{}", run.stderr);
     assert_eq!(row(&store, "o-nudged").version, Some(1));
 }
@@ -542,7 +647,10 @@ async fn serve_answers_409_for_a_version_without_a_migration() {
     let before = dump(&store, &["o-nudged"]);
     // Version 3 without its `from: 1`.
     let text = std::fs::read_to_string(run::manifest_dir().join(V3)).unwrap();
-    let (from_1, from_2) = (text.find("  - from: 1").unwrap(), text.find("  - from: 2").unwrap());
+    let (from_1, from_2) = (
+        text.find("  - from: 1").unwrap(),
+        text.find("  - from: 2").unwrap(),
+    );
     let file = scratch().join(unique("v3-from-2") + ".yaml");
     std::fs::write(&file, format!("{}{}", &text[..from_1], &text[from_2..])).unwrap();
     let server = serve(&store, &file.display().to_string(), "serve_409");
@@ -604,7 +712,12 @@ async fn lazy_migration_under_8_concurrent_requests_migrates_once() {
                 let status = answer.status().as_u16();
                 let body = answer.text().await.unwrap();
                 match status {
-                    200 => return (serde_json::from_str::<serde_json::Value>(&body).unwrap(), retried),
+                    200 => {
+                        return (
+                            serde_json::from_str::<serde_json::Value>(&body).unwrap(),
+                            retried,
+                        );
+                    }
                     503 => retried += 1,
                     other => panic!("request {i}: {other} {body}"),
                 }
@@ -625,7 +738,10 @@ async fn lazy_migration_under_8_concurrent_requests_migrates_once() {
     let expected: Vec<u64> = (1..=8).map(|n| before.revision + n).collect();
     assert_eq!(revisions, expected);
     let after = row(&store, "o-nudged");
-    assert_eq!((after.version, after.revision), (Some(2), before.revision + 8));
+    assert_eq!(
+        (after.version, after.revision),
+        (Some(2), before.revision + 8)
+    );
     let snapshot: serde_json::Value = serde_json::from_str(&after.snapshot).unwrap();
     // Two nudges at version 1, eight at version 2; `cents` from the mapping.
     assert_eq!(

@@ -136,7 +136,11 @@ impl Tally {
             "migrate: machine {machine} ({version}): {moved}, {} skipped, {} error{}",
             self.skipped,
             self.errors + self.failed,
-            if self.errors + self.failed == 1 { "" } else { "s" }
+            if self.errors + self.failed == 1 {
+                ""
+            } else {
+                "s"
+            }
         );
         if dry_run {
             text.push_str("; dry run, nothing written");

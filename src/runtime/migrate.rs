@@ -188,7 +188,9 @@ pub(super) fn migrate(
             })
             .collect::<Result<_, MigrationError>>()?,
         Carry::Drop => {
-            dropped.timers.extend(snapshot.timers.iter().map(timer_name));
+            dropped
+                .timers
+                .extend(snapshot.timers.iter().map(timer_name));
             Vec::new()
         }
     };

@@ -10,9 +10,9 @@
 
 use std::sync::Arc;
 
+use super::RuntimeError;
 use super::driver::{self, Attempt, Driver, SyncDriver, Work};
 use super::migrate::{self, Dropped, needs_migration, timer_name};
-use super::RuntimeError;
 use crate::interp::{Chart, Snapshot};
 use crate::model::{Action, Machine};
 use crate::ready::finish;

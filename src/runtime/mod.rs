@@ -30,10 +30,8 @@ mod timers;
 pub use batch::{apply_batch, apply_batch_at};
 pub use dispatch::{Completed, Dispatch, DispatchPolicy, DispatchReport, complete_at, dispatch};
 pub use event_json::{EventJsonError, FieldMismatch, event_from_json, parse_event};
-pub use migrate_stored::{
-    Held, MoveStatus, Moved, ProcessMove, migrate_process, migrate_stored,
-};
 pub use keys::{completion_token, completion_token_matches, idempotency_key, invocation_key};
+pub use migrate_stored::{Held, MoveStatus, Moved, ProcessMove, migrate_process, migrate_stored};
 pub use timers::{
     Advanced, DueProcess, Fired, MAX_FIRINGS_PER_TRANSACTION, TIMER_ID_PREFIX, advance,
     advance_due, firing_id,

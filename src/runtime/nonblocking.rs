@@ -37,12 +37,12 @@ use std::sync::Arc;
 
 use super::batch::apply_batch_at_with;
 use super::dispatch::{complete_with, dispatch_with};
-use super::migrate_stored::{migrate_process_with, migrate_stored_with};
 use super::driver::AsyncDriver;
+use super::migrate_stored::{migrate_process_with, migrate_stored_with};
 use super::timers::{advance_due_with, advance_with};
 use super::{
-    Advanced, Completed, Dispatch, DispatchPolicy, DispatchReport, DueProcess, Outcome, Purged,
-    Moved, ProcessMove, RuntimeError, apply_at_with, inspect_with, now_millis, purge_with,
+    Advanced, Completed, Dispatch, DispatchPolicy, DispatchReport, DueProcess, Moved, Outcome,
+    ProcessMove, Purged, RuntimeError, apply_at_with, inspect_with, now_millis, purge_with,
 };
 use crate::expr::Event;
 use crate::interp::Chart;
