@@ -558,12 +558,12 @@ fn killed_migrations_leave_each_process_old_or_moved(store: String, reference: S
     assert!(moved.iter().all(|row| row.version == Some(2)));
 
     // Each run goes on where the last one was killed, so the kills come
-    // early in a run: at 1/12 to 4/12 of the undisturbed run's length, in
-    // turn, until a run ends on its own (or 40 runs, the last not killed).
+    // early in a run: at 1/24 to 4/24 of the undisturbed run's length, in
+    // turn, until a run ends on its own (or after 60 runs).
     let (mut partial, mut kills, mut runs) = (0, 0, 0);
     loop {
         runs += 1;
-        let (stdout, killed) = migrate_child(&store, span * (runs % 4 + 1) / 12);
+        let (stdout, killed) = migrate_child(&store, span * (runs % 4 + 1) / 24);
         kills += u32::from(killed);
         let mut counts = (0, 0);
         let mut rows = connect(&store);
@@ -587,7 +587,7 @@ fn killed_migrations_leave_each_process_old_or_moved(store: String, reference: S
             assert_eq!(now.version, Some(2), "{process}");
         }
         assert_eq!(rows.outbox(None).unwrap(), outbox);
-        if !killed || runs == 40 {
+        if !killed || runs == 60 {
             break;
         }
     }
