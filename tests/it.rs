@@ -15,6 +15,7 @@ mod cli;
 mod cli_durable;
 mod cli_fix;
 mod cli_lint;
+mod cli_migrate;
 mod conformance;
 mod diagram;
 mod docs;

@@ -24,28 +24,57 @@ fn event(name: &str, id: &str) -> Event {
     Event::new(name, Some(Value::from(id)), Value::Null)
 }
 
-fn snapshot(store: &mut SqliteStore, id: &str) -> serde_json::Value {
+fn snapshot(store: &mut impl Store, id: &str) -> serde_json::Value {
     serde_json::from_str(&store.process(id).unwrap().unwrap().snapshot).unwrap()
 }
 
 #[test]
 fn the_first_event_migrates_a_stored_process_and_the_version_column_follows() {
+    the_first_event_migrates(&mut SqliteStore::in_memory().unwrap());
+}
+
+/// On PostgreSQL, whose `UPDATE_PROCESS` reads the version from the
+/// snapshot with its own JSON functions, and whose refusal writes nothing.
+#[cfg(feature = "postgres")]
+#[test]
+#[ignore = "needs a PostgreSQL server: IDEMCHART_PG"]
+fn postgres_lazy_migration() {
+    let base = std::env::var("IDEMCHART_PG")
+        .expect("IDEMCHART_PG must name a PostgreSQL server (run scripts/start-postgres)");
+    let schema = format!(
+        "lazy_{}_{}",
+        std::process::id(),
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .unwrap()
+            .as_nanos()
+    );
+    ::postgres::Client::connect(&base, ::postgres::NoTls)
+        .expect("connect to PostgreSQL")
+        .batch_execute(&format!("CREATE SCHEMA {schema}"))
+        .expect("create schema");
+    let handle = format!("{base} options='-c search_path={schema}'");
+    let mut store = idemchart::store::PostgresStore::connect(&handle).unwrap();
+    the_first_event_migrates(&mut store);
+    a_version_without_a_migration_is_refused(&mut store);
+}
+
+fn the_first_event_migrates(store: &mut impl Store) {
     let (v1, v2) = (chart(V1), chart(V2));
-    let mut store = SqliteStore::in_memory().unwrap();
-    runtime::apply_at(&mut store, &v1, "o-1", &event("TOUCH", "e1"), 1_000).unwrap();
+    runtime::apply_at(store, &v1, "o-1", &event("TOUCH", "e1"), 1_000).unwrap();
     assert_eq!(store.process("o-1").unwrap().unwrap().version, Some(1));
 
-    runtime::apply_at(&mut store, &v2, "o-1", &event("PAY", "e2"), 2_000).unwrap();
+    runtime::apply_at(store, &v2, "o-1", &event("PAY", "e2"), 2_000).unwrap();
     let row = store.process("o-1").unwrap().unwrap();
-    assert_eq!(row.version, Some(2));
-    let after = snapshot(&mut store, "o-1");
+    assert_eq!((row.version, row.revision), (Some(2), 2));
+    let after = snapshot(store, "o-1");
     assert_eq!(after["configuration"], serde_json::json!(["paid"]));
     assert_eq!(
         after["context"],
         serde_json::json!({ "total": 5, "cents": 500 })
     );
     // A process still at 1 that is never touched keeps its row and version.
-    runtime::apply_at(&mut store, &v1, "o-2", &event("TOUCH", "e3"), 1_000).unwrap();
+    runtime::apply_at(store, &v1, "o-2", &event("TOUCH", "e3"), 1_000).unwrap();
     assert_eq!(store.process("o-2").unwrap().unwrap().version, Some(1));
 }
 
@@ -68,21 +97,22 @@ fn a_kept_timer_fires_on_the_new_machine() {
 
 #[test]
 fn a_version_without_a_migration_is_refused_by_name_and_nothing_is_written() {
+    a_version_without_a_migration_is_refused(&mut SqliteStore::in_memory().unwrap());
+}
+
+fn a_version_without_a_migration_is_refused(store: &mut impl Store) {
     let (v1, v3) = (chart(V1), chart(V3_FROM_2));
-    let mut store = SqliteStore::in_memory().unwrap();
-    runtime::apply_at(&mut store, &v1, "o-1", &event("TOUCH", "e1"), 1_000).unwrap();
-    let before = store.process("o-1").unwrap().unwrap();
-    let error = runtime::apply_at(&mut store, &v3, "o-1", &event("PAY", "e2"), 2_000).unwrap_err();
+    runtime::apply_at(store, &v1, "r-1", &event("TOUCH", "e1"), 1_000).unwrap();
+    let before = store.process("r-1").unwrap().unwrap();
+    let error = runtime::apply_at(store, &v3, "r-1", &event("PAY", "e2"), 2_000).unwrap_err();
     assert!(matches!(error, RuntimeError::Migration(_)), "{error:?}");
     assert_eq!(
         error.to_string(),
-        "process o-1 runs version 1; machine order is version 3 and declares no migration from 1"
+        "process r-1 runs version 1; machine order is version 3 and declares no migration from 1"
     );
-    let after = store.process("o-1").unwrap().unwrap();
-    assert_eq!(
-        (after.revision, after.snapshot),
-        (before.revision, before.snapshot)
-    );
+    let after = store.process("r-1").unwrap().unwrap();
+    assert_eq!(after, before);
+    assert_eq!(store.applied_count("r-1").unwrap(), 1);
 }
 
 /// 1 → 2 → 3 across two deploys: the version-2 file moves the process to

@@ -109,6 +109,35 @@ impl<A: AsyncStore> Api for Blocking<A> {
     fn purge(&mut self, chart: &Chart, now: u64) -> Result<Purged, RuntimeError> {
         self.block_on(nonblocking::purge(self.get_ref(), chart, now))
     }
+
+    fn migrate_process(
+        &mut self,
+        chart: &Arc<Chart>,
+        process: &str,
+        dry_run: bool,
+    ) -> Result<Option<idemchart::runtime::ProcessMove>, RuntimeError> {
+        self.block_on(nonblocking::migrate_process(
+            self.get_ref(),
+            chart,
+            process,
+            dry_run,
+        ))
+    }
+
+    fn migrate_stored(
+        &mut self,
+        chart: &Arc<Chart>,
+        dry_run: bool,
+    ) -> Result<Vec<idemchart::runtime::Moved>, RuntimeError> {
+        let mut moved = Vec::new();
+        self.block_on(nonblocking::migrate_stored(
+            self.get_ref(),
+            chart,
+            dry_run,
+            |m| moved.push(m),
+        ))?;
+        Ok(moved)
+    }
 }
 
 static NEXT: AtomicU64 = AtomicU64::new(0);

@@ -126,7 +126,7 @@ pub struct StoreArgs {
     /// (`postgres://USER@HOST:PORT/DB`, `postgresql://…`), or `postgres:`
     /// followed by libpq `KEY=VALUE` pairs (`postgres:host=… dbname=…`).
     #[arg(long)]
-    store: String,
+    pub(super) store: String,
     /// `PRAGMA synchronous` for SQLite: `full` (survives power loss, the
     /// default) or `normal` (survives a killed process).
     #[arg(long)]

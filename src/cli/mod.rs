@@ -8,6 +8,7 @@ mod baseline;
 mod history;
 mod import;
 mod lint;
+mod migrate;
 mod output;
 mod run;
 mod serve;
@@ -139,6 +140,22 @@ enum Command {
     },
     #[command(flatten)]
     Durable(apply::DurableCommand),
+    /// Move the stored processes of a machine onto a new version of its
+    /// file, through the migrations the file declares.
+    ///
+    /// Every process of the machine stored at another version than
+    /// `--machine`'s is moved through the migration that file declares from
+    /// the process's version (`migrations: [{ from: N, ... }]`), one
+    /// process per transaction. A process already at the file's version is
+    /// skipped, so running it again changes nothing. Prints one JSON line
+    /// per process, `{"process", "from", "to", "before", "after",
+    /// "dropped", "unknown_outbox", "status", "revision", "error"}` (status
+    /// `migrated`, `skipped`, `would-migrate` or `error`), then a summary
+    /// on standard error. `dropped` names the timers and history the
+    /// migration drops; `unknown_outbox` the pending outbox rows of effects
+    /// the new file neither declares nor performs, which are kept. Exit 1 when some process has no migration from
+    /// its version (the others still move); 2 when the command cannot run.
+    Migrate(migrate::MigrateArgs),
     /// Serve the machines of a directory over HTTP: events applied exactly
     /// once, timers fired, effects dispatched (`docs/serve.md`).
     Serve(serve::ServeArgs),
@@ -202,6 +219,7 @@ pub fn main() -> ExitCode {
             strict,
         } => import::import(&file, to, machine.as_deref(), strict),
         Command::Durable(command) => apply::run(command),
+        Command::Migrate(args) => migrate::migrate(args),
         Command::Serve(args) => serve::serve(args),
         Command::History(command) => history::run(command),
         Command::Lsp { max_message_bytes } => {

@@ -85,6 +85,13 @@ pub(super) trait Driver {
         now: u64,
         limit: usize,
     ) -> Result<Vec<String>, StoreError>;
+    async fn stale_processes(
+        &mut self,
+        machine: &str,
+        version: Option<u64>,
+        after: Option<&str>,
+        limit: usize,
+    ) -> Result<Vec<String>, StoreError>;
     async fn purge_applied(&mut self, machine: &str, before: u64) -> Result<usize, StoreError>;
     async fn purge_outbox(&mut self, machine: &str, before: u64) -> Result<usize, StoreError>;
     async fn purge_payloads(&mut self, machine: &str, before: u64) -> Result<usize, StoreError>;
@@ -166,6 +173,13 @@ impl AsyncTransaction for ReadyTx<'_> {
     ) -> impl Future<Output = Result<Option<OutboxItem>, StoreError>> + Send {
         std::future::ready(self.0.outbox_item(key))
     }
+
+    fn pending_outbox(
+        &mut self,
+        process: &str,
+    ) -> impl Future<Output = Result<Vec<OutboxItem>, StoreError>> + Send {
+        std::future::ready(self.0.pending_outbox(process))
+    }
 }
 
 impl<S: Store> Driver for SyncDriver<'_, S> {
@@ -207,6 +221,16 @@ impl<S: Store> Driver for SyncDriver<'_, S> {
         limit: usize,
     ) -> Result<Vec<String>, StoreError> {
         self.0.due_processes(machine, version, now, limit)
+    }
+
+    async fn stale_processes(
+        &mut self,
+        machine: &str,
+        version: Option<u64>,
+        after: Option<&str>,
+        limit: usize,
+    ) -> Result<Vec<String>, StoreError> {
+        self.0.stale_processes(machine, version, after, limit)
     }
 
     async fn purge_applied(&mut self, machine: &str, before: u64) -> Result<usize, StoreError> {
@@ -281,6 +305,16 @@ impl<S: AsyncStore> Driver for AsyncDriver<'_, S> {
         limit: usize,
     ) -> Result<Vec<String>, StoreError> {
         self.0.due_processes(machine, version, now, limit).await
+    }
+
+    async fn stale_processes(
+        &mut self,
+        machine: &str,
+        version: Option<u64>,
+        after: Option<&str>,
+        limit: usize,
+    ) -> Result<Vec<String>, StoreError> {
+        self.0.stale_processes(machine, version, after, limit).await
     }
 
     async fn purge_applied(&mut self, machine: &str, before: u64) -> Result<usize, StoreError> {

@@ -63,6 +63,23 @@ pub struct Migrated {
     pub dropped: Vec<String>,
 }
 
+/// What a move dropped, by kind: the pending timers (`after:a[0]`,
+/// `send E`) and the history states whose recorded values went.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Dropped {
+    pub timers: Vec<String>,
+    pub history: Vec<String>,
+}
+
+impl Dropped {
+    /// One entry a thing, as [`Migrated::dropped`] lists them.
+    fn listed(self) -> Vec<String> {
+        let timers = self.timers.into_iter().map(|t| format!("timer {t}"));
+        let history = self.history.into_iter().map(|h| format!("history {h}"));
+        timers.chain(history).collect()
+    }
+}
+
 /// Whether `snapshot` needs moving onto `chart`'s machine: it names another
 /// version. Semantics are part of the version (M007), so they are not
 /// compared here.
@@ -88,7 +105,7 @@ pub fn migrate_snapshot(
     let (actor, dropped) = migrate(chart, process, snapshot)?;
     Ok(Migrated {
         snapshot: actor.snapshot(),
-        dropped,
+        dropped: dropped.listed(),
     })
 }
 
@@ -103,12 +120,13 @@ pub fn migrate_actor(
     migrate(chart, process, snapshot).map(|(actor, _)| actor)
 }
 
-/// The moved actor, and what the move dropped.
-fn migrate(
+/// The moved actor, and what the move dropped. `snapshot` must be of
+/// another version than the machine's ([`needs_migration`]).
+pub(super) fn migrate(
     chart: &Arc<Chart>,
     process: &str,
     snapshot: &Snapshot,
-) -> Result<(Actor, Vec<String>), MigrationError> {
+) -> Result<(Actor, Dropped), MigrationError> {
     let machine = chart.machine();
     let shown = |v: Option<u64>| v.map_or_else(|| "none".to_string(), |v| v.to_string());
     let no_path = || MigrationError::NoPath {
@@ -124,7 +142,7 @@ fn migrate(
         return Err(no_path());
     }
     let migration = machine.migration_from(from).ok_or_else(no_path)?;
-    let mut dropped = Vec::new();
+    let mut dropped = Dropped::default();
     let place = |path: &str| place(machine, migration, process, path);
     let configuration = snapshot
         .configuration
@@ -146,7 +164,7 @@ fn migrate(
             })
             .collect::<Result<IndexMap<_, _>, MigrationError>>()?,
         Carry::Drop => {
-            dropped.extend(snapshot.history.keys().map(|h| format!("history {h}")));
+            dropped.history.extend(snapshot.history.keys().cloned());
             IndexMap::new()
         }
     };
@@ -170,7 +188,9 @@ fn migrate(
             })
             .collect::<Result<_, MigrationError>>()?,
         Carry::Drop => {
-            dropped.extend(snapshot.timers.iter().map(timer_name));
+            dropped
+                .timers
+                .extend(snapshot.timers.iter().map(timer_name));
             Vec::new()
         }
     };
@@ -269,10 +289,11 @@ pub(super) fn migrate_context(
     Ok(Value::Map(Arc::new(new)))
 }
 
-fn timer_name(timer: &TimerSnapshot) -> String {
+/// A pending timer as the reports name it: `after:STATE[i]`, `send E`.
+pub(super) fn timer_name(timer: &TimerSnapshot) -> String {
     match timer {
-        TimerSnapshot::After { state, after, .. } => format!("timer after:{state}[{after}]"),
-        TimerSnapshot::Send { event, .. } => format!("timer send {event}"),
+        TimerSnapshot::After { state, after, .. } => format!("after:{state}[{after}]"),
+        TimerSnapshot::Send { event, .. } => format!("send {event}"),
     }
 }
 

@@ -24,6 +24,7 @@ mod event_json;
 pub mod history;
 mod keys;
 pub mod migrate;
+mod migrate_stored;
 pub mod nonblocking;
 mod timers;
 
@@ -32,6 +33,7 @@ pub use dispatch::{Completed, Dispatch, DispatchPolicy, DispatchReport, complete
 pub use event_json::{EventJsonError, FieldMismatch, event_from_json, parse_event};
 pub use history::{History, ReplayError, Replayed, history, replay};
 pub use keys::{completion_token, completion_token_matches, idempotency_key, invocation_key};
+pub use migrate_stored::{Held, MoveStatus, Moved, ProcessMove, migrate_process, migrate_stored};
 pub use timers::{
     Advanced, DueProcess, Fired, MAX_FIRINGS_PER_TRANSACTION, TIMER_ID_PREFIX, advance,
     advance_due, firing_id,

@@ -38,10 +38,11 @@ use std::sync::Arc;
 use super::batch::apply_batch_at_with;
 use super::dispatch::{complete_with, dispatch_with};
 use super::driver::AsyncDriver;
+use super::migrate_stored::{migrate_process_with, migrate_stored_with};
 use super::timers::{advance_due_with, advance_with};
 use super::{
-    Advanced, Completed, Dispatch, DispatchPolicy, DispatchReport, DueProcess, Outcome, Purged,
-    RuntimeError, apply_at_with, inspect_with, now_millis, purge_with,
+    Advanced, Completed, Dispatch, DispatchPolicy, DispatchReport, DueProcess, Moved, Outcome,
+    ProcessMove, Purged, RuntimeError, apply_at_with, inspect_with, now_millis, purge_with,
 };
 use crate::expr::Event;
 use crate::interp::Chart;
@@ -175,4 +176,26 @@ pub async fn purge<S: AsyncStore>(
     now: u64,
 ) -> Result<Purged, RuntimeError> {
     purge_with(&mut AsyncDriver(store), chart, now).await
+}
+
+/// [`runtime::migrate_process`](super::migrate_process): moves `process`
+/// onto `chart`'s machine (or says what the move would do).
+pub async fn migrate_process<S: AsyncStore>(
+    store: &S,
+    chart: &Arc<Chart>,
+    process: &str,
+    dry_run: bool,
+) -> Result<Option<ProcessMove>, RuntimeError> {
+    migrate_process_with(&mut AsyncDriver(store), chart, process, dry_run).await
+}
+
+/// [`runtime::migrate_stored`](super::migrate_stored): moves every process
+/// of `chart`'s machine stored at another version.
+pub async fn migrate_stored<S: AsyncStore>(
+    store: &S,
+    chart: &Arc<Chart>,
+    dry_run: bool,
+    report: impl FnMut(Moved),
+) -> Result<(), RuntimeError> {
+    migrate_stored_with(&mut AsyncDriver(store), chart, dry_run, report).await
 }

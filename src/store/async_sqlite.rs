@@ -420,6 +420,12 @@ impl AsyncTransaction for AsyncSqliteTransaction {
         self.run(move |conn| finish(ops::outbox_item(&mut SqliteExec(conn), &key)))
             .await
     }
+
+    async fn pending_outbox(&mut self, process: &str) -> Result<Vec<OutboxItem>, StoreError> {
+        let process = process.to_string();
+        self.run(move |conn| finish(ops::pending_outbox(&mut SqliteExec(conn), &process)))
+            .await
+    }
 }
 
 impl AsyncStore for AsyncSqliteStore {
@@ -511,6 +517,26 @@ impl AsyncStore for AsyncSqliteStore {
                 &machine,
                 version,
                 now,
+                limit,
+            ))
+        })
+        .await
+    }
+
+    async fn stale_processes(
+        &self,
+        machine: &str,
+        version: Option<u64>,
+        after: Option<&str>,
+        limit: usize,
+    ) -> Result<Vec<String>, StoreError> {
+        let (machine, after) = (machine.to_string(), after.map(str::to_string));
+        self.run(false, move |conn| {
+            finish(ops::stale_processes(
+                &mut SqliteExec(conn),
+                &machine,
+                version,
+                after.as_deref(),
                 limit,
             ))
         })

@@ -164,6 +164,10 @@ impl<T: AsyncTransaction + Send> Transaction for BlockingTx<'_, T> {
     fn outbox_item(&mut self, key: &str) -> Result<Option<OutboxItem>, StoreError> {
         block_on(self.runtime, self.tx.outbox_item(key))
     }
+
+    fn pending_outbox(&mut self, process: &str) -> Result<Vec<OutboxItem>, StoreError> {
+        block_on(self.runtime, self.tx.pending_outbox(process))
+    }
 }
 
 impl<S: AsyncStore> Store for Blocking<S> {
@@ -231,6 +235,16 @@ impl<S: AsyncStore> Store for Blocking<S> {
         limit: usize,
     ) -> Result<Vec<String>, StoreError> {
         self.wait(self.store.due_processes(machine, version, now, limit))
+    }
+
+    fn stale_processes(
+        &mut self,
+        machine: &str,
+        version: Option<u64>,
+        after: Option<&str>,
+        limit: usize,
+    ) -> Result<Vec<String>, StoreError> {
+        self.wait(self.store.stale_processes(machine, version, after, limit))
     }
 
     fn purge_applied(&mut self, machine: &str, before: u64) -> Result<usize, StoreError> {

@@ -92,6 +92,18 @@ impl<S: AsyncStore> AsyncStore for DispatchOnly<'_, S> {
         self.store.due_processes(machine, version, now, limit).await
     }
 
+    async fn stale_processes(
+        &self,
+        machine: &str,
+        version: Option<u64>,
+        after: Option<&str>,
+        limit: usize,
+    ) -> Result<Vec<String>, StoreError> {
+        self.store
+            .stale_processes(machine, version, after, limit)
+            .await
+    }
+
     async fn purge_applied(&self, machine: &str, before: u64) -> Result<usize, StoreError> {
         self.store.purge_applied(machine, before).await
     }

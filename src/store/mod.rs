@@ -245,6 +245,8 @@ pub trait Transaction {
     fn finish_attempt(&mut self, attempt: &AttemptRecord<'_>) -> Result<(), StoreError>;
     /// The outbox row with `key`, if there is one.
     fn outbox_item(&mut self, key: &str) -> Result<Option<OutboxItem>, StoreError>;
+    /// The pending outbox rows of `process`, in the order they were written.
+    fn pending_outbox(&mut self, process: &str) -> Result<Vec<OutboxItem>, StoreError>;
 }
 
 /// The result of one attempt on an outbox row, as `finish_attempt` records it.
@@ -316,6 +318,17 @@ pub trait Store {
         machine: &str,
         version: Option<u64>,
         now: u64,
+        limit: usize,
+    ) -> Result<Vec<String>, StoreError>;
+
+    /// Ids of processes of `machine` whose version is not `version`, after
+    /// the id `after` when it is given, in id order, at most `limit`: the
+    /// processes `runtime::migrate_stored` moves, one page at a time.
+    fn stale_processes(
+        &mut self,
+        machine: &str,
+        version: Option<u64>,
+        after: Option<&str>,
         limit: usize,
     ) -> Result<Vec<String>, StoreError>;
 
@@ -398,6 +411,11 @@ pub trait AsyncTransaction {
         &mut self,
         key: &str,
     ) -> impl Future<Output = Result<Option<OutboxItem>, StoreError>> + Send;
+    /// See [`Transaction::pending_outbox`].
+    fn pending_outbox(
+        &mut self,
+        process: &str,
+    ) -> impl Future<Output = Result<Vec<OutboxItem>, StoreError>> + Send;
 }
 
 /// A durable store with an async API: [`Store`]'s operations as `Send`
@@ -456,6 +474,14 @@ pub trait AsyncStore: Send + Sync {
         machine: &str,
         version: Option<u64>,
         now: u64,
+        limit: usize,
+    ) -> impl Future<Output = Result<Vec<String>, StoreError>> + Send;
+    /// See [`Store::stale_processes`].
+    fn stale_processes(
+        &self,
+        machine: &str,
+        version: Option<u64>,
+        after: Option<&str>,
         limit: usize,
     ) -> impl Future<Output = Result<Vec<String>, StoreError>> + Send;
     /// See [`Store::purge_applied`].

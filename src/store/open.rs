@@ -296,6 +296,16 @@ impl Store for AnyStore {
         forward!(self, store => store.due_processes(machine, version, now, limit))
     }
 
+    fn stale_processes(
+        &mut self,
+        machine: &str,
+        version: Option<u64>,
+        after: Option<&str>,
+        limit: usize,
+    ) -> Result<Vec<String>, StoreError> {
+        forward!(self, store => store.stale_processes(machine, version, after, limit))
+    }
+
     fn purge_applied(&mut self, machine: &str, before: u64) -> Result<usize, StoreError> {
         forward!(self, store => store.purge_applied(machine, before))
     }
@@ -400,6 +410,10 @@ impl AsyncTransaction for AnyAsyncTransaction {
     async fn outbox_item(&mut self, key: &str) -> Result<Option<OutboxItem>, StoreError> {
         forward_tx!(self, tx => tx.outbox_item(key))
     }
+
+    async fn pending_outbox(&mut self, process: &str) -> Result<Vec<OutboxItem>, StoreError> {
+        forward_tx!(self, tx => tx.pending_outbox(process))
+    }
 }
 
 /// Runs `$call` on the store inside `$self`, bound to `$store`, and awaits
@@ -499,6 +513,16 @@ impl AsyncStore for AnyAsyncStore {
         limit: usize,
     ) -> Result<Vec<String>, StoreError> {
         forward_async!(self, store => store.due_processes(machine, version, now, limit))
+    }
+
+    async fn stale_processes(
+        &self,
+        machine: &str,
+        version: Option<u64>,
+        after: Option<&str>,
+        limit: usize,
+    ) -> Result<Vec<String>, StoreError> {
+        forward_async!(self, store => store.stale_processes(machine, version, after, limit))
     }
 
     async fn purge_applied(&self, machine: &str, before: u64) -> Result<usize, StoreError> {

@@ -295,6 +295,37 @@ pub(crate) async fn due_processes<E: Executor>(
         .await
 }
 
+/// One page of the ids of `machine`'s processes at another version than
+/// `version`, after `after`, in id order (see `sql::STALE_PROCESSES`).
+pub(crate) async fn stale_processes<E: Executor>(
+    exec: &mut E,
+    machine: &str,
+    version: Option<u64>,
+    after: Option<&str>,
+    limit: usize,
+) -> Result<Vec<String>, StoreError> {
+    let params = [
+        Param::text(machine),
+        Param::opt_int(version),
+        Param::opt_text(after),
+        Param::int(limit as u64),
+    ];
+    exec.query(&sql::STALE_PROCESSES, &params, |row| sql::text(row, 0))
+        .await
+}
+
+pub(crate) async fn pending_outbox<E: Executor>(
+    exec: &mut E,
+    process: &str,
+) -> Result<Vec<OutboxItem>, StoreError> {
+    exec.query(
+        &sql::PENDING_OUTBOX_OF,
+        &[Param::text(process)],
+        sql::outbox_row,
+    )
+    .await
+}
+
 pub(crate) async fn purge_applied<E: Executor>(
     exec: &mut E,
     machine: &str,

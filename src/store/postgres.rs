@@ -330,6 +330,10 @@ impl AsyncTransaction for AsyncPostgresTransaction {
     async fn outbox_item(&mut self, key: &str) -> Result<Option<OutboxItem>, StoreError> {
         ops::outbox_item(&mut self.exec()?, key).await
     }
+
+    async fn pending_outbox(&mut self, process: &str) -> Result<Vec<OutboxItem>, StoreError> {
+        ops::pending_outbox(&mut self.exec()?, process).await
+    }
 }
 
 impl AsyncStore for AsyncPostgresStore {
@@ -394,6 +398,17 @@ impl AsyncStore for AsyncPostgresStore {
     ) -> Result<Vec<String>, StoreError> {
         let client = self.connection().await?;
         ops::due_processes(&mut PgExec(&client), machine, version, now, limit).await
+    }
+
+    async fn stale_processes(
+        &self,
+        machine: &str,
+        version: Option<u64>,
+        after: Option<&str>,
+        limit: usize,
+    ) -> Result<Vec<String>, StoreError> {
+        let client = self.connection().await?;
+        ops::stale_processes(&mut PgExec(&client), machine, version, after, limit).await
     }
 
     async fn purge_applied(&self, machine: &str, before: u64) -> Result<usize, StoreError> {

@@ -258,6 +258,21 @@ pub(crate) static DUE_PROCESSES: Sql = Sql::new(
      WHERE next_timer_at <= $1 AND machine = $2 AND version IS NOT DISTINCT FROM $3
      ORDER BY next_timer_at, id LIMIT $4",
 );
+/// One page of the ids of the processes of machine `$1` whose version is
+/// not `$2` (older ones to migrate, or newer ones a rollback left), after
+/// the id `$3` when it is not null, in id order: `idemchart migrate` pages
+/// through them by the last id it saw, so a large store is never read at once.
+pub(crate) static STALE_PROCESSES: Sql = Sql::new(
+    "SELECT id FROM processes
+     WHERE machine = $1 AND version IS DISTINCT FROM $2
+     AND (CAST($3 AS TEXT) IS NULL OR id > $3)
+     ORDER BY id LIMIT $4",
+);
+/// The pending outbox rows of one process, in the order they were written.
+pub(crate) static PENDING_OUTBOX_OF: Sql = Sql::new(
+    "SELECT process, event_id, position, idempotency_key, effect, args, status, attempts, next_attempt_at, last_error, invocation
+     FROM outbox WHERE process = $1 AND status = 'pending' ORDER BY {order}",
+);
 pub(crate) static PURGE_APPLIED: Sql = Sql::new(
     "DELETE FROM applied_events WHERE applied_at < $1
      AND process IN (SELECT id FROM processes WHERE machine = $2)",
@@ -542,6 +557,8 @@ mod tests {
             &LEASE_OUTBOX,
             &FINISH_ATTEMPT,
             &DUE_PROCESSES,
+            &STALE_PROCESSES,
+            &PENDING_OUTBOX_OF,
             &PURGE_APPLIED,
             &PURGE_OUTBOX,
             &REQUEUE_DEAD,

@@ -253,6 +253,10 @@ impl Transaction for SqliteTx<'_> {
     fn outbox_item(&mut self, key: &str) -> Result<Option<OutboxItem>, StoreError> {
         finish(ops::outbox_item(&mut self.0, key))
     }
+
+    fn pending_outbox(&mut self, process: &str) -> Result<Vec<OutboxItem>, StoreError> {
+        finish(ops::pending_outbox(&mut self.0, process))
+    }
 }
 
 impl Store for SqliteStore {
@@ -308,6 +312,22 @@ impl Store for SqliteStore {
             machine,
             version,
             now,
+            limit,
+        ))
+    }
+
+    fn stale_processes(
+        &mut self,
+        machine: &str,
+        version: Option<u64>,
+        after: Option<&str>,
+        limit: usize,
+    ) -> Result<Vec<String>, StoreError> {
+        finish(ops::stale_processes(
+            &mut SqliteExec(&self.conn),
+            machine,
+            version,
+            after,
             limit,
         ))
     }

@@ -9,8 +9,8 @@ use std::sync::Arc;
 use idemchart::expr::Event;
 use idemchart::interp::Chart;
 use idemchart::runtime::{
-    self, Advanced, Dispatch, DispatchPolicy, DispatchReport, DueProcess, Outcome, Purged,
-    RuntimeError,
+    self, Advanced, Dispatch, DispatchPolicy, DispatchReport, DueProcess, Moved, Outcome,
+    ProcessMove, Purged, RuntimeError,
 };
 use idemchart::store::{OutboxItem, Store};
 
@@ -71,6 +71,25 @@ pub trait Api: Store + Sized {
 
     fn purge(&mut self, chart: &Chart, now: u64) -> Result<Purged, RuntimeError> {
         runtime::purge(self, chart, now)
+    }
+
+    fn migrate_process(
+        &mut self,
+        chart: &Arc<Chart>,
+        process: &str,
+        dry_run: bool,
+    ) -> Result<Option<ProcessMove>, RuntimeError> {
+        runtime::migrate_process(self, chart, process, dry_run)
+    }
+
+    fn migrate_stored(
+        &mut self,
+        chart: &Arc<Chart>,
+        dry_run: bool,
+    ) -> Result<Vec<Moved>, RuntimeError> {
+        let mut moved = Vec::new();
+        runtime::migrate_stored(self, chart, dry_run, |m| moved.push(m))?;
+        Ok(moved)
     }
 }
 
@@ -134,4 +153,21 @@ pub fn inspect<S: Api>(
 
 pub fn purge<S: Api>(store: &mut S, chart: &Chart, now: u64) -> Result<Purged, RuntimeError> {
     store.purge(chart, now)
+}
+
+pub fn migrate_process<S: Api>(
+    store: &mut S,
+    chart: &Arc<Chart>,
+    process: &str,
+    dry_run: bool,
+) -> Result<Option<ProcessMove>, RuntimeError> {
+    store.migrate_process(chart, process, dry_run)
+}
+
+pub fn migrate_stored<S: Api>(
+    store: &mut S,
+    chart: &Arc<Chart>,
+    dry_run: bool,
+) -> Result<Vec<Moved>, RuntimeError> {
+    store.migrate_stored(chart, dry_run)
 }

@@ -637,6 +637,9 @@ impl Transaction for StaleTx<'_> {
     fn outbox_item(&mut self, key: &str) -> Result<Option<OutboxItem>, StoreError> {
         self.inner.outbox_item(key)
     }
+    fn pending_outbox(&mut self, process: &str) -> Result<Vec<OutboxItem>, StoreError> {
+        self.inner.pending_outbox(process)
+    }
 }
 
 /// Stale stores go through the sync API, whose transactions they intercept.
@@ -703,6 +706,15 @@ impl<S: Store> Store for Stale<S> {
     ) -> Result<Vec<String>, StoreError> {
         self.inner.due_processes(m, v, n, l)
     }
+    fn stale_processes(
+        &mut self,
+        m: &str,
+        v: Option<u64>,
+        a: Option<&str>,
+        l: usize,
+    ) -> Result<Vec<String>, StoreError> {
+        self.inner.stale_processes(m, v, a, l)
+    }
     fn purge_applied(&mut self, m: &str, b: u64) -> Result<usize, StoreError> {
         self.inner.purge_applied(m, b)
     }
@@ -745,6 +757,109 @@ pub fn revision_conflicts_are_retried<B: Backend>(backend: &B) {
     assert_eq!(outbox.len(), 2, "the lost attempts left no outbox rows");
     let state = api::inspect(&mut store.inner, "p1").unwrap().unwrap();
     assert_eq!(state["context"]["total"], 12);
+}
+
+/// The ledger at version 2, with a migration from 1 that counts in tens.
+fn ledger_v2() -> Arc<Chart> {
+    chart(&include_str!("../data/runtime/ledger.yaml").replace(
+        "version: 1\n",
+        "version: 2\nmigrations:\n  - from: 1\n    context: { count: \"context.count * 10\" }\n",
+    ))
+}
+
+/// `migrate_stored` moves each process of an older version once, through
+/// either API: a dry run writes nothing, a process a lazy `apply` moved
+/// first is not listed, and a second run finds nothing to move.
+pub fn migrate_moves_every_old_process_once<B: Backend>(backend: &B) {
+    let (v1, v2) = (ledger(), ledger_v2());
+    let mut store = backend.connect(&backend.fresh());
+    for process in ["p1", "p2", "p3"] {
+        apply_at(&mut store, &v1, process, &add("a", 5), T0).unwrap();
+    }
+    apply_at(&mut store, &v2, "p3", &add("b", 1), T0).unwrap();
+    let before: Vec<_> = ["p1", "p2", "p3"]
+        .iter()
+        .map(|p| state_of(&mut store, p))
+        .collect();
+    let dry = api::migrate_stored(&mut store, &v2, true).unwrap();
+    let names = |moved: &[runtime::Moved]| -> Vec<(String, &'static str)> {
+        moved
+            .iter()
+            .map(|m| {
+                (
+                    m.process.clone(),
+                    m.result.as_ref().unwrap().status.as_str(),
+                )
+            })
+            .collect()
+    };
+    assert_eq!(
+        names(&dry),
+        [
+            ("p1".to_string(), "would-migrate"),
+            ("p2".to_string(), "would-migrate")
+        ]
+    );
+    let after: Vec<_> = ["p1", "p2", "p3"]
+        .iter()
+        .map(|p| state_of(&mut store, p))
+        .collect();
+    assert_eq!(after, before, "a dry run writes nothing");
+    let moved = api::migrate_stored(&mut store, &v2, false).unwrap();
+    assert_eq!(
+        names(&moved),
+        [
+            ("p1".to_string(), "migrated"),
+            ("p2".to_string(), "migrated")
+        ]
+    );
+    for process in ["p1", "p2"] {
+        let row = store.process(process).unwrap().unwrap();
+        assert_eq!((row.version, row.revision), (Some(2), 2), "{process}");
+        let state = api::inspect(&mut store, process).unwrap().unwrap();
+        assert_eq!(
+            state["context"],
+            serde_json::json!({ "total": 5, "count": 10 })
+        );
+    }
+    assert!(
+        api::migrate_stored(&mut store, &v2, false)
+            .unwrap()
+            .is_empty()
+    );
+    let skipped = api::migrate_process(&mut store, &v2, "p3", false)
+        .unwrap()
+        .unwrap();
+    assert_eq!((skipped.status.as_str(), skipped.revision), ("skipped", 2));
+    assert!(
+        api::migrate_process(&mut store, &v2, "p9", false)
+            .unwrap()
+            .is_none()
+    );
+}
+
+/// A move whose process another writer moved after it was read loses the
+/// revision check, reads the process again, and moves it from there: it
+/// never overwrites the other writer's revision.
+pub fn migrate_reads_again_after_a_lost_race<B: Backend>(backend: &B) {
+    let (v1, v2) = (ledger(), ledger_v2());
+    let mut store = Stale::new(backend.connect(&backend.fresh()));
+    apply_at(&mut store, &v1, "p1", &add("a", 5), T0).unwrap();
+    apply_at(&mut store, &v1, "p1", &add("b", 2), T0).unwrap();
+    store.stale_left.set(1);
+    store.transactions.set(0);
+    let moved = runtime::migrate_process(&mut store, &v2, "p1", false)
+        .unwrap()
+        .unwrap();
+    assert_eq!(store.transactions.get(), 2, "one lost race, then a win");
+    assert_eq!((moved.status.as_str(), moved.revision), ("migrated", 3));
+    let row = store.inner.process("p1").unwrap().unwrap();
+    assert_eq!((row.version, row.revision), (Some(2), 3));
+    let state = api::inspect(&mut store.inner, "p1").unwrap().unwrap();
+    assert_eq!(
+        state["context"],
+        serde_json::json!({ "total": 7, "count": 20 })
+    );
 }
 
 pub fn a_process_keeps_its_machine_version<B: Backend>(backend: &B) {
@@ -1063,6 +1178,16 @@ macro_rules! contract_tests {
         #[test]
         fn revision_conflicts_are_retried() {
             runtime_contract::revision_conflicts_are_retried(&$backend);
+        }
+        $(#[$attr])*
+        #[test]
+        fn migrate_moves_every_old_process_once() {
+            runtime_contract::migrate_moves_every_old_process_once(&$backend);
+        }
+        $(#[$attr])*
+        #[test]
+        fn migrate_reads_again_after_a_lost_race() {
+            runtime_contract::migrate_reads_again_after_a_lost_race(&$backend);
         }
         $(#[$attr])*
         #[test]
