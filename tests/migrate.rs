@@ -95,6 +95,39 @@ fn a_kept_timer_fires_on_the_new_machine() {
     assert_eq!(migrated["timers"], fresh["timers"]);
 }
 
+/// The timer runner of the new machine takes the processes of a version it
+/// migrates from: a kept timer fires there, a dropped one is gone with the
+/// migration, which is written all the same (else the row stays due and is
+/// picked at every round); a version it cannot take is left alone.
+#[test]
+fn the_timer_runner_migrates_the_due_processes_of_an_older_version() {
+    let day = 24 * 3_600 * 1_000;
+    let dropping = V2.replace(
+        "    context: { cents: \"context.total * 100\" }\n",
+        "    context: { cents: \"context.total * 100\" }\n    timers: drop\n",
+    );
+    assert_ne!(dropping, V2);
+    for (v2, configuration, fired) in [(V2, "expired", 1), (dropping.as_str(), "awaiting_pay", 0)] {
+        let (v1, v2, v3) = (chart(V1), chart(v2), chart(V3_FROM_2));
+        let mut store = SqliteStore::in_memory().unwrap();
+        runtime::apply_at(&mut store, &v1, "o-1", &event("TOUCH", "e1"), 0).unwrap();
+        // Version 3 declares no migration from 1: its runner leaves o-1.
+        assert!(runtime::advance_due(&mut store, &v3, day, 10).unwrap().is_empty());
+        let due = runtime::advance_due(&mut store, &v2, day, 10).unwrap();
+        assert_eq!(due.len(), 1, "{due:?}");
+        let advanced = due[0].result.as_ref().expect("advanced");
+        assert_eq!(advanced.fired.len(), fired, "{advanced:?}");
+        let row = store.process("o-1").unwrap().unwrap();
+        assert_eq!((row.version, row.revision), (Some(2), 2));
+        assert_eq!(
+            snapshot(&mut store, "o-1")["configuration"],
+            serde_json::json!([configuration])
+        );
+        // Nothing is due any more: the next round picks nothing.
+        assert!(runtime::advance_due(&mut store, &v2, day, 10).unwrap().is_empty());
+    }
+}
+
 #[test]
 fn a_version_without_a_migration_is_refused_by_name_and_nothing_is_written() {
     a_version_without_a_migration_is_refused(&mut SqliteStore::in_memory().unwrap());

@@ -278,7 +278,12 @@ fn plan(
         machine: &chart.machine().name,
     };
     let firings = fire_due(keys, &mut actor, process, row.revision, now)?;
-    if firings.is_empty() {
+    // A process of an older version was moved through its migration
+    // (`decide::restore_snapshot`): that is written even when no timer fires
+    // (the migration may drop the one that was due), or its row would stay
+    // due and be picked again at every round.
+    let migrated = row.version != chart.machine().version;
+    if firings.is_empty() && !migrated {
         return Ok(Err(Advanced {
             fired: Vec::new(),
             revision: Some(row.revision),
@@ -321,8 +326,9 @@ pub struct DueProcess {
     pub result: Result<Advanced, RuntimeError>,
 }
 
-/// Advances up to `limit` processes of `chart`'s machine (at its version)
-/// whose next timer is due at `now`, earliest first, each in its own
+/// Advances up to `limit` processes of `chart`'s machine (at its version,
+/// or at one it declares a migration from, which it migrates) whose next
+/// timer is due at `now`, earliest first within a version, each in its own
 /// transaction; returns what `advance` answered for each, so that one broken
 /// process does not stop the others. Several schedulers may
 /// run it at once: they may pick the same process, and the revision check
@@ -345,9 +351,22 @@ pub(super) async fn advance_due_with<D: Driver>(
     limit: usize,
 ) -> Result<Vec<DueProcess>, RuntimeError> {
     let machine = chart.machine();
-    let due = driver
-        .due_processes(&machine.name, machine.version, now, limit)
-        .await?;
+    // The processes at the machine's version, then those at each version it
+    // declares a migration from, which `advance` moves as it fires their
+    // timers; a process of any other version waits for a machine that can
+    // restore it.
+    let versions = std::iter::once(machine.version)
+        .chain(machine.migrations.iter().map(|m| Some(m.from)));
+    let mut due = Vec::new();
+    for version in versions {
+        if due.len() >= limit {
+            break;
+        }
+        let more = driver
+            .due_processes(&machine.name, version, now, limit - due.len())
+            .await?;
+        due.extend(more);
+    }
     let mut advanced = Vec::with_capacity(due.len());
     for process in due {
         let result = advance_with(driver, chart, &process, now).await;
