@@ -436,7 +436,11 @@ fn outbox_drop_cancels_what_version_3_lacks(store: String) {
         before.2
     );
 
-    let run = migrate(&store, &["--machine", V3_DROP, "--dry-run"], &mut transcript);
+    let run = migrate(
+        &store,
+        &["--machine", V3_DROP, "--dry-run"],
+        &mut transcript,
+    );
     assert_eq!(run.code, Some(0), "{}", run.stderr);
     let would = lines(&run);
     assert!(would.iter().all(|l| l["status"] == "would-migrate"));

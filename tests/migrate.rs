@@ -115,7 +115,11 @@ fn the_timer_runner_migrates_the_due_processes_of_an_older_version() {
         let mut store = SqliteStore::in_memory().unwrap();
         runtime::apply_at(&mut store, &v1, "o-1", &event("TOUCH", "e1"), 0).unwrap();
         // Version 3 declares no migration from 1: its runner leaves o-1.
-        assert!(runtime::advance_due(&mut store, &v3, day, 10).unwrap().is_empty());
+        assert!(
+            runtime::advance_due(&mut store, &v3, day, 10)
+                .unwrap()
+                .is_empty()
+        );
         let due = runtime::advance_due(&mut store, &v2, day, 10).unwrap();
         assert_eq!(due.len(), 1, "{due:?}");
         let advanced = due[0].result.as_ref().expect("advanced");
@@ -127,7 +131,11 @@ fn the_timer_runner_migrates_the_due_processes_of_an_older_version() {
             serde_json::json!([configuration])
         );
         // Nothing is due any more: the next round picks nothing.
-        assert!(runtime::advance_due(&mut store, &v2, day, 10).unwrap().is_empty());
+        assert!(
+            runtime::advance_due(&mut store, &v2, day, 10)
+                .unwrap()
+                .is_empty()
+        );
     }
 }
 
@@ -262,7 +270,10 @@ fn outbox_drop_on_first_touch(store: &mut impl Store) {
     let row = store.process("o-waiting").unwrap().unwrap();
     assert_eq!((row.version, row.revision), (Some(2), 2));
     let invocations = &snapshot(store, "o-waiting")["invocations"];
-    assert!(invocations.as_array().is_none_or(Vec::is_empty), "{invocations}");
+    assert!(
+        invocations.as_array().is_none_or(Vec::is_empty),
+        "{invocations}"
+    );
     assert_eq!(pending(store, "o-waiting"), Vec::<String>::new());
     assert_eq!(cancelled(store, "o-waiting"), ["remind", "checker"]);
 
@@ -279,7 +290,14 @@ fn outbox_drop_on_first_touch(store: &mut impl Store) {
     let v1 = chart(SHOP_V1);
     runtime::apply_at(store, &v1, "o-kept", &event("PAY", "p1"), 1_000).unwrap();
     runtime::apply_at(store, &v1, "o-kept", &event("NUDGE", "n1"), 1_001).unwrap();
-    runtime::apply_at(store, &shop_v2(""), "o-kept", &event("NOTHING", "e1"), 2_000).unwrap();
+    runtime::apply_at(
+        store,
+        &shop_v2(""),
+        "o-kept",
+        &event("NOTHING", "e1"),
+        2_000,
+    )
+    .unwrap();
     assert_eq!(store.process("o-kept").unwrap().unwrap().version, Some(2));
     assert_eq!(pending(store, "o-kept"), ["ship", "remind"]);
 }
@@ -318,9 +336,13 @@ impl Transaction for RacingTx<'_> {
         if *self.losses > 0 {
             *self.losses -= 1;
             let row = self.inner.process(id)?.expect("the row read");
-            assert!(self.inner.update_process(id, revision, &row.snapshot, row.next_timer_at)?);
+            assert!(
+                self.inner
+                    .update_process(id, revision, &row.snapshot, row.next_timer_at)?
+            );
         }
-        self.inner.update_process(id, revision, snapshot, next_timer_at)
+        self.inner
+            .update_process(id, revision, snapshot, next_timer_at)
     }
     fn insert_applied_event(&mut self, row: &AppliedEvent) -> Result<(), StoreError> {
         self.inner.insert_applied_event(row)
@@ -354,7 +376,8 @@ impl<S: Store> Store for Racing<'_, S> {
         E: From<StoreError>,
     {
         let losses = &mut self.losses;
-        self.inner.transaction(|inner| body(&mut RacingTx { inner, losses }))
+        self.inner
+            .transaction(|inner| body(&mut RacingTx { inner, losses }))
     }
     fn process(&mut self, id: &str) -> Result<Option<ProcessRow>, StoreError> {
         self.inner.process(id)
@@ -370,7 +393,8 @@ impl<S: Store> Store for Racing<'_, S> {
         machine: Option<&str>,
         effects: Option<&[String]>,
     ) -> Result<Vec<OutboxItem>, StoreError> {
-        self.inner.claim_due_of(now, lease_ms, limit, machine, effects)
+        self.inner
+            .claim_due_of(now, lease_ms, limit, machine, effects)
     }
     fn finish_attempt(&mut self, attempt: &AttemptRecord<'_>) -> Result<(), StoreError> {
         self.inner.finish_attempt(attempt)
@@ -444,11 +468,20 @@ fn a_lost_race_cancels_nothing(store: &mut impl Store) {
     let old = rows(racing.inner);
     let v2 = shop_v2(", outbox: drop");
     let lost = runtime::apply_at(&mut racing, &v2, "o-paid", &event("NOTHING", "e1"), 2_000);
-    assert!(matches!(lost, Err(RuntimeError::Contention(..))), "{lost:?}");
+    assert!(
+        matches!(lost, Err(RuntimeError::Contention(..))),
+        "{lost:?}"
+    );
     let lost = runtime::advance(&mut racing, &v2, "o-waiting", 2_000);
-    assert!(matches!(lost, Err(RuntimeError::Contention(..))), "{lost:?}");
+    assert!(
+        matches!(lost, Err(RuntimeError::Contention(..))),
+        "{lost:?}"
+    );
     let lost = runtime::migrate_process(&mut racing, &v2, "o-waiting", false);
-    assert!(matches!(lost, Err(RuntimeError::Contention(..))), "{lost:?}");
+    assert!(
+        matches!(lost, Err(RuntimeError::Contention(..))),
+        "{lost:?}"
+    );
     assert_eq!(racing.inner.outbox(None).unwrap(), before);
     assert_eq!(rows(racing.inner), old);
     assert_eq!(racing.inner.applied_count("o-paid").unwrap(), 3);
@@ -465,5 +498,8 @@ fn a_lost_race_cancels_nothing(store: &mut impl Store) {
     racing.losses = 1;
     runtime::apply_at(&mut racing, &v2, "o-paid", &event("NOTHING", "e1"), 2_000).unwrap();
     assert_eq!(pending(racing.inner, "o-paid"), ["ship"]);
-    assert_eq!(cancelled(racing.inner, "o-paid"), ["remind", "checker", "remind"]);
+    assert_eq!(
+        cancelled(racing.inner, "o-paid"),
+        ["remind", "checker", "remind"]
+    );
 }

@@ -501,7 +501,10 @@ mod tests {
         assert!(!cancelled(row("checker", Some("check"), "k3")));
         assert!(cancelled(row("remind", None, "k4")));
         assert!(cancelled(row("checker", Some("verify"), "k5")));
-        assert!(cancelled(row("charger", Some("check"), "k6")), "another source");
+        assert!(
+            cancelled(row("charger", Some("check"), "k6")),
+            "another source"
+        );
         assert!(cancelled(row("checker", Some("check"), "k-gone")));
     }
 
