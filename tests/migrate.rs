@@ -226,9 +226,8 @@ fn outbox_drop_cancels_the_rows_the_new_machine_lacks_on_first_touch() {
 #[test]
 #[ignore = "needs a PostgreSQL server: IDEMCHART_PG"]
 fn postgres_outbox_drop_on_first_touch() {
-    let mut store = postgres_store("outbox_drop");
-    outbox_drop_on_first_touch(&mut store);
-    a_lost_race_cancels_nothing(&mut store);
+    outbox_drop_on_first_touch(&mut postgres_store("outbox_drop"));
+    a_lost_race_cancels_nothing(&mut postgres_store("lost_race"));
 }
 
 /// A fresh schema of the server `IDEMCHART_PG` names.
