@@ -502,3 +502,35 @@ fn a_lost_race_cancels_nothing(store: &mut impl Store) {
         ["remind", "checker", "remind"]
     );
 }
+
+/// The async API migrates on first touch through the same write: under
+/// `outbox: drop` the `remind` and `check` rows of a process of version 1
+/// are cancelled with its migrated snapshot.
+#[tokio::test]
+async fn the_async_api_cancels_what_outbox_drop_names() {
+    use idemchart::runtime::nonblocking;
+    use idemchart::store::{AsyncSqliteStore, AsyncStore};
+    let store = AsyncSqliteStore::in_memory().await.unwrap();
+    let v1 = chart(SHOP_V1);
+    nonblocking::apply_at(&store, &v1, "o-1", &event("NUDGE", "n1"), 1_000)
+        .await
+        .unwrap();
+    let v2 = shop_v2(", outbox: drop");
+    nonblocking::apply_at(&store, &v2, "o-1", &event("PAY", "p1"), 2_000)
+        .await
+        .unwrap();
+    let row = store.process("o-1").await.unwrap().unwrap();
+    assert_eq!(row.version, Some(2));
+    let effects = |status| {
+        let store = &store;
+        async move {
+            let rows = store.outbox(Some(status)).await.unwrap();
+            rows.into_iter().map(|r| r.effect).collect::<Vec<_>>()
+        }
+    };
+    assert_eq!(
+        effects(OutboxStatus::Cancelled).await,
+        ["remind", "checker"]
+    );
+    assert_eq!(effects(OutboxStatus::Pending).await, ["ship"]);
+}
