@@ -9,7 +9,7 @@
 
 use std::sync::atomic::{AtomicU64, Ordering};
 
-use idemchart::store::{AnyStore, OutboxItem, ProcessRow, Store};
+use idemchart::store::{AnyStore, OutboxItem, OutboxStatus, ProcessRow, Store};
 
 use crate::support::run;
 
@@ -18,6 +18,8 @@ use run::{Run, idemchart};
 const V1: &str = "tests/data/migrate/order-v1.yaml";
 const V2: &str = "tests/data/migrate/order-v2.yaml";
 const V3: &str = "tests/data/migrate/order-v3.yaml";
+/// Version 3 whose migrations say `outbox: drop`.
+const V3_DROP: &str = "tests/data/migrate/order-v3-drop.yaml";
 
 /// The start of every process here, in milliseconds since the epoch.
 const T0: u64 = 1_700_000_000_000;
@@ -158,8 +160,9 @@ fn unkeyed(stdout: &str) -> String {
     for line in stdout.lines() {
         let mut value: serde_json::Value =
             serde_json::from_str(line).unwrap_or_else(|e| panic!("not a JSON line ({e}): {line}"));
-        if let Some(rows) = value["unknown_outbox"].as_array_mut() {
-            for row in rows {
+        for path in ["/unknown_outbox", "/dropped/outbox"] {
+            let rows = value.pointer_mut(path).and_then(|r| r.as_array_mut());
+            for row in rows.into_iter().flatten() {
                 row["key"] = "[key]".into();
             }
         }
@@ -397,6 +400,105 @@ fn a_version_without_a_migration_is_an_error_line(store: String) {
     insta::assert_snapshot!("a_version_without_a_migration_is_an_error_line", transcript);
 }
 
+/// `outbox: drop`: `--dry-run` lists under `dropped.outbox` the pending
+/// rows of `remind` (which version 3 lacks) and writes nothing; the run
+/// cancels them with the write of each snapshot and leaves the rows of
+/// `ship` pending, so a dispatcher sends `ship` only; `unknown_outbox` is
+/// empty, since nothing unknown is kept.
+fn outbox_drop_cancels_what_version_3_lacks(store: String) {
+    let mut transcript = String::new();
+    fill(&store, V1, "", &events());
+    let run = migrate(&store, &["--machine", V2], &mut transcript);
+    assert_eq!(run.code, Some(0), "{}", run.stderr);
+    let all = ["o-nudged", "o-paid", "o-late"];
+    let before = dump(&store, &all);
+    let pending_of = |outbox: &[OutboxItem], status: OutboxStatus| -> Vec<(String, String)> {
+        outbox
+            .iter()
+            .filter(|r| r.status == status)
+            .map(|r| (r.process.clone(), r.effect.clone()))
+            .collect()
+    };
+    let remind = |p: &str| (p.to_string(), "remind".to_string());
+    let reminders = [
+        remind("o-late"),
+        remind("o-nudged"),
+        remind("o-nudged"),
+        remind("o-paid"),
+    ];
+    let ship = ("o-paid".to_string(), "ship".to_string());
+    let mut pending_before = reminders.to_vec();
+    pending_before.push(ship.clone());
+    assert_eq!(
+        pending_of(&before.2, OutboxStatus::Pending),
+        pending_before,
+        "{:?}",
+        before.2
+    );
+
+    let run = migrate(
+        &store,
+        &["--machine", V3_DROP, "--dry-run"],
+        &mut transcript,
+    );
+    assert_eq!(run.code, Some(0), "{}", run.stderr);
+    let would = lines(&run);
+    assert!(would.iter().all(|l| l["status"] == "would-migrate"));
+    let listed = |lines: &[serde_json::Value]| -> Vec<(String, String)> {
+        lines
+            .iter()
+            .flat_map(|l| {
+                let process = l["process"].as_str().unwrap().to_string();
+                assert_eq!(l["unknown_outbox"], serde_json::json!([]), "{l}");
+                let rows = l["dropped"]["outbox"].as_array().unwrap().clone();
+                rows.into_iter()
+                    .map(move |r| (process.clone(), r["effect"].as_str().unwrap().to_string()))
+            })
+            .collect()
+    };
+    assert_eq!(listed(&would), reminders);
+    assert_eq!(dump(&store, &all), before);
+
+    let run = migrate(&store, &["--machine", V3_DROP], &mut transcript);
+    assert_eq!(run.code, Some(0), "{}", run.stderr);
+    let moved = lines(&run);
+    assert!(moved.iter().all(|l| l["status"] == "migrated"));
+    assert_eq!(listed(&moved), reminders);
+    // The keys listed are the rows cancelled, and nothing else changed in
+    // the outbox.
+    let after = connect(&store).outbox(None).unwrap();
+    let keys: Vec<&str> = moved
+        .iter()
+        .flat_map(|l| l["dropped"]["outbox"].as_array().unwrap())
+        .map(|r| r["key"].as_str().unwrap())
+        .collect();
+    assert_eq!(after.len(), before.2.len());
+    for (old, new) in before.2.iter().zip(&after) {
+        let dropped = keys.contains(&old.key.as_str());
+        let expected = if dropped {
+            OutboxStatus::Cancelled
+        } else {
+            old.status
+        };
+        assert_eq!((new.key.as_str(), new.status), (old.key.as_str(), expected));
+    }
+    assert_eq!(pending_of(&after, OutboxStatus::Pending), [ship]);
+
+    let v3 = chart(V3_DROP);
+    let mut sent = Vec::new();
+    let policy = idemchart::runtime::DispatchPolicy::default();
+    idemchart::runtime::dispatch(&mut connect(&store), &v3, T0 + 100, &policy, |item| {
+        sent.push(item.effect.clone());
+        idemchart::runtime::Dispatch::Done
+    })
+    .unwrap();
+    assert_eq!(sent, ["ship"]);
+    // A second run has nothing to move.
+    let run = migrate(&store, &["--machine", V3_DROP], &mut transcript);
+    assert_eq!((run.code, run.stdout.as_str()), (Some(0), ""));
+    insta::assert_snapshot!("outbox_drop_cancels_what_version_3_lacks", transcript);
+}
+
 /// One `#[test]` per scenario and store.
 macro_rules! on_both_stores {
     ($($scenario:ident),* $(,)?) => {
@@ -425,6 +527,7 @@ on_both_stores!(
     migrates_a_store_to_2_then_to_3,
     dry_run_and_one_process,
     a_version_without_a_migration_is_an_error_line,
+    outbox_drop_cancels_what_version_3_lacks,
 );
 
 /// What cannot be migrated is said, with exit 2 (1 for a machine file with

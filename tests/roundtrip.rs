@@ -65,6 +65,7 @@ fn random_models_are_varied() {
     assert!(migrating(|m| !m.states.is_empty()) > 10);
     assert!(migrating(|m| !m.context.is_empty()) > 10);
     assert!(migrating(|m| m.timers.is_some() && m.history.is_some()) > 10);
+    assert!(migrating(|m| m.outbox.is_some()) > 10);
 }
 
 /// The machine files of the repository: the shipped machines, the examples,

@@ -13,7 +13,7 @@ use std::sync::Arc;
 
 use idemchart::interp::Chart;
 use idemchart::runtime::{self, Held, MoveStatus, Moved, ProcessMove};
-use idemchart::store::StoreAddress;
+use idemchart::store::{OutboxItem, StoreAddress};
 
 use super::apply::{StoreArgs, open};
 use super::output::Failure;
@@ -158,18 +158,19 @@ fn line(moved: &ProcessMove) -> serde_json::Value {
             "timers": held.timers,
         })
     };
-    let unknown: Vec<serde_json::Value> = moved
-        .unknown_outbox
-        .iter()
-        .map(|item| {
-            serde_json::json!({
-                "key": item.key,
-                "effect": item.effect,
-                "event_id": item.event_id,
-                "invocation": item.invocation,
+    let rows = |items: &[OutboxItem]| -> Vec<serde_json::Value> {
+        items
+            .iter()
+            .map(|item| {
+                serde_json::json!({
+                    "key": item.key,
+                    "effect": item.effect,
+                    "event_id": item.event_id,
+                    "invocation": item.invocation,
+                })
             })
-        })
-        .collect();
+            .collect()
+    };
     serde_json::json!({
         "process": moved.process,
         "from": moved.from,
@@ -179,8 +180,9 @@ fn line(moved: &ProcessMove) -> serde_json::Value {
         "dropped": {
             "timers": moved.dropped.timers,
             "history": moved.dropped.history,
+            "outbox": rows(&moved.dropped.outbox),
         },
-        "unknown_outbox": unknown,
+        "unknown_outbox": rows(&moved.unknown_outbox),
         "status": moved.status.as_str(),
         "revision": moved.revision,
         "error": moved.error,

@@ -152,8 +152,10 @@ enum Command {
     /// "dropped", "unknown_outbox", "status", "revision", "error"}` (status
     /// `migrated`, `skipped`, `would-migrate` or `error`), then a summary
     /// on standard error. `dropped` names the timers and history the
-    /// migration drops; `unknown_outbox` the pending outbox rows of effects
-    /// the new file neither declares nor performs, which are kept. Exit 1 when some process has no migration from
+    /// migration drops, and the pending outbox rows it cancels under
+    /// `outbox: drop`; `unknown_outbox` the pending outbox rows of effects
+    /// the new file neither declares nor performs, kept under `outbox:
+    /// keep` (the default). Exit 1 when some process has no migration from
     /// its version (the others still move); 2 when the command cannot run.
     Migrate(migrate::MigrateArgs),
     /// Serve the machines of a directory over HTTP: events applied exactly

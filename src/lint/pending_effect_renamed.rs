@@ -1,6 +1,6 @@
 use super::versions::{ChangeCx, ChangeFinding};
 use super::{Lint, Stage};
-use crate::model::{Action, Machine, StateId};
+use crate::model::{Action, Carry, Machine, StateId};
 
 declare_lint! {
     /// ### What it does
@@ -8,8 +8,9 @@ declare_lint! {
     /// Under `lint --baseline OLD`, flags an effect that the old machine
     /// performs in some run and the new machine neither declares nor
     /// performs, and an invocation of a state a process may be in whose id
-    /// no state of the new machine invokes. The witness leads to the state
-    /// that performs it (or whose transition does).
+    /// no state of the new machine invokes, unless the migration from the
+    /// old version says `outbox: drop`. The witness leads to the state that
+    /// performs it (or whose transition does).
     ///
     /// ### Why is this bad?
     ///
@@ -38,12 +39,31 @@ declare_lint! {
     ///   chargeCard: { idempotency: key }
     ///   charge: { idempotency: key }
     /// ```
+    ///
+    /// Or, where the old rows must not be performed at all, cancel them
+    /// when a process is moved: `outbox: drop` cancels its pending rows of
+    /// an effect or invocation the new machine lacks (and lets go of the
+    /// invocations in flight its states no longer invoke), in the
+    /// transaction that writes the migrated snapshot. A cancelled row is an
+    /// effect never performed, which is why `keep` is the default:
+    ///
+    /// ```yaml
+    /// migrations: [{ from: 1, outbox: drop }]
+    /// ```
     code: "M004",
     severity: Error,
     stage: Stage::Change(check),
 }
 
 fn check(cx: &mut ChangeCx) {
+    // The migration says what becomes of the rows: they are cancelled, and
+    // the invocations in flight let go, when a process is moved.
+    if cx
+        .migration
+        .is_some_and(|m| m.outbox == Some(Carry::Drop))
+    {
+        return;
+    }
     let (old, new) = (cx.old.machine, cx.new);
     for name in old.effects.keys() {
         if new.effects.contains_key(name) || performs(new, name) {
@@ -65,7 +85,8 @@ fn check(cx: &mut ChangeCx) {
                 ),
                 labels: Vec::new(),
                 help: Some(format!(
-                    "keep `{name}` declared under `effects:` until no row of it is pending, and remove it in a later version"
+                    "keep `{name}` declared under `effects:` until no row of it is pending, and remove it in a later version; or, to cancel those rows (the effect is then never performed), {}",
+                    cx.migration_help("outbox: drop")
                 )),
                 witness,
                 fix: None,
@@ -99,7 +120,8 @@ fn check(cx: &mut ChangeCx) {
                     ),
                     labels: Vec::new(),
                     help: Some(format!(
-                        "keep the invocation's `id: {id}`, or let the state be left first in every stored process"
+                        "keep the invocation's `id: {id}`, or let the state be left first in every stored process; or, to cancel it, {}",
+                        cx.migration_help("outbox: drop")
                     )),
                     witness,
                     fix: None,

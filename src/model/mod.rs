@@ -140,6 +140,9 @@ pub struct Migration {
     pub timers: Option<Carry>,
     /// What becomes of the recorded history; `None` where it is not written.
     pub history: Option<Carry>,
+    /// What becomes of the pending outbox rows of an effect or invocation
+    /// this machine lacks; `None` where it is not written (they are kept).
+    pub outbox: Option<Carry>,
     /// Where the entry was written (its `from`).
     pub span: Span,
 }
@@ -153,8 +156,8 @@ pub struct MigrationTarget {
     pub target: Target,
 }
 
-/// Whether a migration keeps what a snapshot holds (timers, history), moved
-/// along its state mapping, or drops it.
+/// Whether a migration keeps what a process holds (timers, history, outbox
+/// rows), moved along its state mapping, or drops it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Carry {
     Keep,

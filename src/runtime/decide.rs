@@ -8,6 +8,7 @@ use std::collections::HashMap;
 use std::sync::Arc;
 
 use super::keys::RowKeys;
+use super::migrate::OutboxDrop;
 use super::{Outcome, RuntimeError, TIMER_ID_PREFIX, event_id, payload_hash, timers};
 use crate::expr::{Event, Value};
 use crate::interp::{Actor, Chart, EffectCall, RestoreError, Snapshot, SnapshotJsonError};
@@ -191,6 +192,9 @@ pub(super) struct Plan<T> {
     pub(super) outbox: Vec<OutboxItem>,
     /// Keys of invocation rows to mark cancelled.
     pub(super) cancelled: Vec<String>,
+    /// A lazy migration under `outbox: drop`: the pending rows it cancels,
+    /// read and cancelled after the process row is written.
+    pub(super) drop_outbox: Option<OutboxDrop>,
     pub(super) answer: T,
 }
 
@@ -225,7 +229,7 @@ pub(super) fn delivery(
         secret,
         machine: &machine.name,
     };
-    let (mut actor, revision, start_effects) = match current {
+    let ((mut actor, drop_outbox), revision, start_effects) = match current {
         Current::Written(snapshot, revision) => (
             restore_snapshot(chart, process, snapshot)?,
             Some(revision),
@@ -243,7 +247,7 @@ pub(super) fn delivery(
             // The start's entry effects belong to the first event's step,
             // so they leave through the outbox with it.
             let effects = settled(process, actor.last_step())?.effects.clone();
-            (actor, None, effects)
+            ((actor, None), None, effects)
         }
     };
     let firings = match revision {
@@ -311,6 +315,7 @@ pub(super) fn delivery(
         applied,
         outbox,
         cancelled,
+        drop_outbox,
         answer: if ignored {
             Outcome::Ignored {
                 response,
@@ -326,8 +331,13 @@ pub(super) fn delivery(
 }
 
 /// Continues the process stored in `row`, which must run `chart`'s machine
-/// at the version it started with.
-pub(super) fn restore(chart: &Arc<Chart>, row: &ProcessRow) -> Result<Actor, RuntimeError> {
+/// at the version it started with or at one it declares a migration from;
+/// with what the write must cancel in the outbox when it was migrated
+/// under `outbox: drop`.
+pub(super) fn restore(
+    chart: &Arc<Chart>,
+    row: &ProcessRow,
+) -> Result<(Actor, Option<OutboxDrop>), RuntimeError> {
     let process = &row.id;
     let machine = chart.machine();
     if row.machine != machine.name {
@@ -344,15 +354,21 @@ pub(super) fn restore(chart: &Arc<Chart>, row: &ProcessRow) -> Result<Actor, Run
 /// version is moved through the migration the machine declares from it
 /// (`migrate.rs`), so lazily, in the transaction of the event that touched
 /// it: the write that follows stores it migrated, under the revision check
-/// that lets only one concurrent writer do so. Without a migration from
-/// its version the process is refused by name.
-fn restore_snapshot(chart: &Arc<Chart>, process: &str, json: &str) -> Result<Actor, RuntimeError> {
+/// that lets only one concurrent writer do so, and with it the cancel of
+/// the outbox rows an `outbox: drop` names. Without a migration from its
+/// version the process is refused by name.
+fn restore_snapshot(
+    chart: &Arc<Chart>,
+    process: &str,
+    json: &str,
+) -> Result<(Actor, Option<OutboxDrop>), RuntimeError> {
     let restored = Actor::restore_json(Arc::clone(chart), json);
     if let Err(SnapshotJsonError::Restore(RestoreError::Version { .. })) = restored {
         let snapshot: Snapshot = serde_json::from_str(json)
             .map_err(|e| RuntimeError::BadSnapshot(process.to_string(), e.to_string()))?;
         return Ok(super::migrate::migrate_actor(chart, process, &snapshot)?);
     }
+    let restored = restored.map(|actor| (actor, None));
     restored.map_err(|error| match error {
         SnapshotJsonError::Restore(source) => RuntimeError::Restore {
             process: process.to_string(),

@@ -17,6 +17,7 @@ use std::time::Duration;
 use super::decide::{self, Current, Delivery, Plan, ProcessWrite, Restored};
 use super::{MAX_REVISION_RETRIES, Outcome, RuntimeError};
 use crate::interp::Chart;
+use crate::model::Machine;
 use crate::ready::finish;
 use crate::store::{
     AppliedEvent, AsyncStore, AsyncTransaction, AttemptRecord, OutboxItem, ProcessRow, Store,
@@ -381,9 +382,12 @@ fn back_off(retry: u32) -> Duration {
 }
 
 /// Writes `plan` in `tx`: the process row first, under its revision check,
-/// then the applied-event rows and the outbox rows.
+/// then the cancels of a lazy migration under `outbox: drop` (`machine`
+/// says which rows it still knows), the applied-event rows and the outbox
+/// rows.
 pub(super) async fn write<T: AsyncTransaction, A>(
     tx: &mut T,
+    machine: &Machine,
     plan: &Plan<A>,
 ) -> Result<(), Attempt> {
     let stored = match &plan.process {
@@ -400,6 +404,16 @@ pub(super) async fn write<T: AsyncTransaction, A>(
     };
     if !stored {
         return Err(Attempt::Lost);
+    }
+    // Read in the transaction that writes the migrated snapshot, so that
+    // the cancels commit with it or not at all. The rows this plan adds are
+    // of the new machine, and come after.
+    if let Some(drop) = &plan.drop_outbox {
+        for item in tx.pending_outbox(&drop.process).await? {
+            if drop.cancels(machine, &item) {
+                tx.cancel_outbox(&item.key).await?;
+            }
+        }
     }
     for row in &plan.applied {
         tx.insert_applied_event(row).await?;
@@ -437,7 +451,7 @@ pub(super) async fn deliver<T: AsyncTransaction>(
         )?,
         None => decide::delivery(chart, secret, delivery, tx.process(process).await?.into())?,
     };
-    write(tx, &plan).await?;
+    write(tx, chart.machine(), &plan).await?;
     if let Some(restored) = restored {
         restored.remember(process, plan.process);
     }

@@ -13,8 +13,9 @@ use std::sync::Arc;
 use indexmap::IndexMap;
 
 use crate::expr::{self, Layout, Value};
-use crate::interp::{Actor, Chart, RestoreError, Snapshot, TimerSnapshot};
-use crate::model::{Carry, Machine, Migration};
+use crate::interp::{Actor, Chart, InvocationSnapshot, RestoreError, Snapshot, TimerSnapshot};
+use crate::model::{Action, Carry, Machine, Migration};
+use crate::store::OutboxItem;
 
 /// Why a snapshot cannot be moved onto the machine.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
@@ -59,16 +60,27 @@ pub enum MigrationError {
 pub struct Migrated {
     pub snapshot: Snapshot,
     /// What was dropped, one entry a thing (`timer after:a[0]`,
-    /// `history h`), for the report.
+    /// `history h`, `invocation i of a`), for the report. The outbox rows an
+    /// `outbox: drop` cancels are in the store, not the snapshot: the
+    /// runtime cancels them where it writes the move.
     pub dropped: Vec<String>,
 }
 
 /// What a move dropped, by kind: the pending timers (`after:a[0]`,
-/// `send E`) and the history states whose recorded values went.
+/// `send E`), the history states whose recorded values went, the
+/// invocations in flight an `outbox: drop` let go, and the outbox rows it
+/// cancelled.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct Dropped {
     pub timers: Vec<String>,
     pub history: Vec<String>,
+    /// Invocations in flight whose state (as mapped) no longer invokes
+    /// them, dropped under `outbox: drop`; without it they fail the restore.
+    pub invocations: Vec<InvocationSnapshot>,
+    /// The pending outbox rows cancelled under `outbox: drop`. Only a move
+    /// that reads the store fills it (`migrate_stored`); the snapshot alone
+    /// does not name them.
+    pub outbox: Vec<OutboxItem>,
 }
 
 impl Dropped {
@@ -76,8 +88,76 @@ impl Dropped {
     fn listed(self) -> Vec<String> {
         let timers = self.timers.into_iter().map(|t| format!("timer {t}"));
         let history = self.history.into_iter().map(|h| format!("history {h}"));
-        timers.chain(history).collect()
+        let invocations = self
+            .invocations
+            .into_iter()
+            .map(|i| format!("invocation {} of {}", i.id, i.state));
+        timers.chain(history).chain(invocations).collect()
     }
+}
+
+/// The outbox rows a move under `outbox: drop` cancels, decided from the
+/// snapshot: the rows themselves are read in the transaction that writes
+/// the move, so that the cancel and the snapshot are committed together.
+#[derive(Debug, Clone, PartialEq)]
+pub struct OutboxDrop {
+    pub process: String,
+    /// The keys of the invocations in flight the move dropped.
+    pub invocations: Vec<String>,
+}
+
+impl OutboxDrop {
+    fn of(process: &str, migration: &Migration, dropped: &Dropped) -> Option<OutboxDrop> {
+        (migration.outbox == Some(Carry::Drop)).then(|| OutboxDrop {
+            process: process.to_string(),
+            invocations: dropped
+                .invocations
+                .iter()
+                .filter_map(|i| i.key.clone())
+                .collect(),
+        })
+    }
+
+    /// Whether the pending row `item` of the process is cancelled: it is
+    /// of an effect or invocation `machine` does not know, or of an
+    /// invocation in flight the move dropped. A row of what the machine
+    /// still performs is never touched.
+    pub fn cancels(&self, machine: &Machine, item: &OutboxItem) -> bool {
+        !knows(machine, item) || self.invocations.contains(&item.key)
+    }
+}
+
+/// Whether `machine` knows what the outbox row `item` performs: an
+/// invocation some state of it invokes under the row's id and source, or
+/// an effect it declares or an action of it performs.
+pub(super) fn knows(machine: &Machine, item: &OutboxItem) -> bool {
+    match &item.invocation {
+        Some(id) => machine
+            .states
+            .iter()
+            .flat_map(|s| &s.invoke)
+            .any(|i| i.id.text == *id && i.src.text == item.effect),
+        None => {
+            machine.effects.contains_key(&item.effect)
+                || machine.actions().any(|a| match a {
+                    Action::Effect { name, .. } | Action::Host { name, .. } => {
+                        name.text == item.effect
+                    }
+                    _ => false,
+                })
+        }
+    }
+}
+
+/// Whether the state at `invocation.state` of `machine` invokes its id.
+fn invokes(machine: &Machine, invocation: &InvocationSnapshot) -> bool {
+    machine.find_path(&invocation.state).is_some_and(|s| {
+        machine
+            .state(s)
+            .invoke
+            .iter()
+            .any(|i| i.id.text == invocation.id)
+    })
 }
 
 /// Whether `snapshot` needs moving onto `chart`'s machine: it names another
@@ -102,7 +182,7 @@ pub fn migrate_snapshot(
             dropped: Vec::new(),
         });
     }
-    let (actor, dropped) = migrate(chart, process, snapshot)?;
+    let (actor, dropped, _) = migrate(chart, process, snapshot)?;
     Ok(Migrated {
         snapshot: actor.snapshot(),
         dropped: dropped.listed(),
@@ -111,22 +191,24 @@ pub fn migrate_snapshot(
 
 /// The actor that continues `snapshot` of `process`, of another version
 /// than `chart`'s machine, moved through the migration declared from it:
-/// what `apply` continues, restored once.
+/// what `apply` continues, restored once; with the outbox rows the write
+/// of the move must cancel, under `outbox: drop`.
 pub fn migrate_actor(
     chart: &Arc<Chart>,
     process: &str,
     snapshot: &Snapshot,
-) -> Result<Actor, MigrationError> {
-    migrate(chart, process, snapshot).map(|(actor, _)| actor)
+) -> Result<(Actor, Option<OutboxDrop>), MigrationError> {
+    migrate(chart, process, snapshot).map(|(actor, _, drop)| (actor, drop))
 }
 
-/// The moved actor, and what the move dropped. `snapshot` must be of
-/// another version than the machine's ([`needs_migration`]).
+/// The moved actor, what the move dropped, and what its write cancels in
+/// the outbox. `snapshot` must be of another version than the machine's
+/// ([`needs_migration`]).
 pub(super) fn migrate(
     chart: &Arc<Chart>,
     process: &str,
     snapshot: &Snapshot,
-) -> Result<(Actor, Dropped), MigrationError> {
+) -> Result<(Actor, Dropped, Option<OutboxDrop>), MigrationError> {
     let machine = chart.machine();
     let shown = |v: Option<u64>| v.map_or_else(|| "none".to_string(), |v| v.to_string());
     let no_path = || MigrationError::NoPath {
@@ -195,17 +277,20 @@ pub(super) fn migrate(
         }
     };
     let context = migrate_context(machine, migration, process, &snapshot.context)?;
-    // Invocations in flight move with their state; one whose state the new
-    // machine does not invoke it in fails the restore below, by name.
-    let invocations = snapshot
-        .invocations
-        .iter()
-        .map(|i| {
-            let mut i = i.clone();
-            i.state = place(&i.state)?;
-            Ok(i)
-        })
-        .collect::<Result<_, MigrationError>>()?;
+    // Invocations in flight move with their state. One whose state the new
+    // machine does not invoke it in fails the restore below, by name,
+    // unless `outbox: drop` lets it go with its outbox row.
+    let drop_outbox = migration.outbox == Some(Carry::Drop);
+    let mut invocations = Vec::new();
+    for invocation in &snapshot.invocations {
+        let mut invocation = invocation.clone();
+        invocation.state = place(&invocation.state)?;
+        if drop_outbox && !invokes(machine, &invocation) {
+            dropped.invocations.push(invocation);
+        } else {
+            invocations.push(invocation);
+        }
+    }
     let moved = Snapshot {
         format: snapshot.format,
         machine: snapshot.machine.clone(),
@@ -227,7 +312,8 @@ pub(super) fn migrate(
             source,
         }
     })?;
-    Ok((actor, dropped))
+    let drop = OutboxDrop::of(process, migration, &dropped);
+    Ok((actor, dropped, drop))
 }
 
 /// The path of the new machine an old state path becomes: the mapped state
@@ -351,6 +437,75 @@ mod tests {
         let after = migrate_snapshot(&new, "o-1", &started(&old)).unwrap();
         assert!(after.snapshot.timers.is_empty());
         assert_eq!(after.dropped, vec!["timer after:awaiting_payment[0]"]);
+    }
+
+    const INVOKING_V1: &str = "machine: order\nversion: 1\ninitial: a\nstates:\n  a:\n    invoke: { src: checker, id: check }\n    on: { GO: b }\n  b: {}\n";
+
+    /// An invocation in flight that the new state no longer invokes fails
+    /// the move under `outbox: keep` (the default), and is let go, named,
+    /// under `outbox: drop`, with its key for the cancel of its row.
+    #[test]
+    fn outbox_drop_lets_go_of_an_invocation_the_new_state_lacks() {
+        let old = chart(INVOKING_V1);
+        let mut actor = Actor::new(Arc::clone(&old));
+        actor.bind_invocation_keys(|_| "k-check".to_string());
+        let before = actor.snapshot();
+        assert_eq!(before.invocations.len(), 1);
+        let v2 = |entry: &str| {
+            format!(
+                "machine: order\nversion: 2\nmigrations: [{{ from: 1{entry} }}]\ninitial: a\nstates:\n  a:\n    invoke: {{ src: checker, id: verify }}\n    on: {{ GO: b }}\n  b: {{}}\n"
+            )
+        };
+        let kept = migrate(&chart(&v2("")), "o-1", &before).unwrap_err();
+        assert!(matches!(kept, MigrationError::Restore { .. }), "{kept}");
+        let (actor, dropped, drop) =
+            migrate(&chart(&v2(", outbox: drop")), "o-1", &before).unwrap();
+        assert!(actor.snapshot().invocations.is_empty());
+        assert_eq!(dropped.clone().listed(), vec!["invocation check of a"]);
+        let drop = drop.expect("outbox: drop");
+        assert_eq!(drop.invocations, vec!["k-check"]);
+        // Under `keep` written out, nothing is cancelled.
+        let unchanged = chart(&v2(", outbox: keep").replace("verify", "check"));
+        assert!(migrate(&unchanged, "o-1", &before).unwrap().2.is_none());
+    }
+
+    /// A row is cancelled when the machine lacks its effect or invocation,
+    /// or when its invocation was let go; a row of what the machine still
+    /// performs never is.
+    #[test]
+    fn outbox_drop_cancels_only_what_the_machine_lacks() {
+        let machine = chart(
+            "machine: m\nversion: 2\neffects: { ship: {} }\ninitial: a\nstates:\n  a:\n    entry: [ship, notify]\n    invoke: { src: checker, id: check }\n",
+        );
+        let machine = machine.machine();
+        let row = |effect: &str, invocation: Option<&str>, key: &str| OutboxItem {
+            process: "p".into(),
+            event_id: "e".into(),
+            position: 0,
+            key: key.into(),
+            effect: effect.into(),
+            args: "null".into(),
+            status: crate::store::OutboxStatus::Pending,
+            attempts: 0,
+            next_attempt_at: 0,
+            last_error: None,
+            invocation: invocation.map(str::to_string),
+        };
+        let drop = OutboxDrop {
+            process: "p".into(),
+            invocations: vec!["k-gone".into()],
+        };
+        let cancelled = |item: OutboxItem| drop.cancels(machine, &item);
+        assert!(!cancelled(row("ship", None, "k1")));
+        assert!(!cancelled(row("notify", None, "k2")), "a host action");
+        assert!(!cancelled(row("checker", Some("check"), "k3")));
+        assert!(cancelled(row("remind", None, "k4")));
+        assert!(cancelled(row("checker", Some("verify"), "k5")));
+        assert!(
+            cancelled(row("charger", Some("check"), "k6")),
+            "another source"
+        );
+        assert!(cancelled(row("checker", Some("check"), "k-gone")));
     }
 
     #[test]

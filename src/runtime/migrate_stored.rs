@@ -12,9 +12,8 @@ use std::sync::Arc;
 
 use super::RuntimeError;
 use super::driver::{self, Attempt, Driver, SyncDriver, Work};
-use super::migrate::{self, Dropped, needs_migration, timer_name};
+use super::migrate::{self, Dropped, knows, needs_migration, timer_name};
 use crate::interp::{Chart, Snapshot};
-use crate::model::{Action, Machine};
 use crate::ready::finish;
 use crate::store::{AsyncTransaction, OutboxItem, Store, StoreSecret};
 
@@ -76,11 +75,13 @@ pub struct ProcessMove {
     /// What it holds after the move (or would, in a dry run); `None` when
     /// it cannot be moved.
     pub after: Option<Held>,
+    /// What the move dropped; under `outbox: drop`, `dropped.outbox` holds
+    /// the pending rows it cancelled (or would, in a dry run).
     pub dropped: Dropped,
     /// Pending outbox rows of an effect or invocation that the new machine
-    /// neither declares nor performs. No migration says what becomes of
-    /// them, so they are kept, and named here for an operator: a handler
-    /// that dispatches by the new names may not know them.
+    /// neither declares nor performs, kept because the migration says
+    /// `outbox: keep` (the default): named here for an operator, since a
+    /// handler that dispatches by the new names may not know them.
     pub unknown_outbox: Vec<OutboxItem>,
     pub status: MoveStatus,
     /// The process row's revision after the move.
@@ -224,7 +225,7 @@ impl Work for MoveOne<'_> {
             report.after = Some(before);
             return Ok(Some(report));
         }
-        let (actor, dropped) = match migrate::migrate(chart, process, &snapshot) {
+        let (actor, mut dropped, drop) = match migrate::migrate(chart, process, &snapshot) {
             Ok(moved) => moved,
             Err(e) => {
                 report.status = MoveStatus::Error;
@@ -233,13 +234,14 @@ impl Work for MoveOne<'_> {
             }
         };
         report.after = Some(Held::of(&actor.snapshot()));
+        for item in tx.pending_outbox(process).await? {
+            match &drop {
+                Some(drop) if drop.cancels(machine, &item) => dropped.outbox.push(item),
+                _ if !knows(machine, &item) => report.unknown_outbox.push(item),
+                _ => {}
+            }
+        }
         report.dropped = dropped;
-        report.unknown_outbox = tx
-            .pending_outbox(process)
-            .await?
-            .into_iter()
-            .filter(|item| !knows(machine, item))
-            .collect();
         if self.dry_run {
             report.status = MoveStatus::WouldMigrate;
             return Ok(Some(report));
@@ -255,6 +257,11 @@ impl Work for MoveOne<'_> {
         if !written {
             return Err(Attempt::Lost);
         }
+        // In the transaction that wrote the snapshot: a crash or a lost
+        // race leaves both the rows and the snapshot as they were.
+        for item in &report.dropped.outbox {
+            tx.cancel_outbox(&item.key).await?;
+        }
         report.status = MoveStatus::Migrated;
         report.revision = row.revision + 1;
         Ok(Some(report))
@@ -262,27 +269,5 @@ impl Work for MoveOne<'_> {
 
     fn contended(&self) -> String {
         self.process.to_string()
-    }
-}
-
-/// Whether `machine` knows what the outbox row `item` performs: an
-/// invocation some state of it invokes under the row's id and source, or
-/// an effect it declares or an action of it performs.
-fn knows(machine: &Machine, item: &OutboxItem) -> bool {
-    match &item.invocation {
-        Some(id) => machine
-            .states
-            .iter()
-            .flat_map(|s| &s.invoke)
-            .any(|i| i.id.text == *id && i.src.text == item.effect),
-        None => {
-            machine.effects.contains_key(&item.effect)
-                || machine.actions().any(|a| match a {
-                    Action::Effect { name, .. } | Action::Host { name, .. } => {
-                        name.text == item.effect
-                    }
-                    _ => false,
-                })
-        }
     }
 }

@@ -243,7 +243,7 @@ impl Work for AdvanceOne<'_> {
         let row = tx.process(self.process).await?;
         match plan(self.chart, secret, self.process, row, self.now)? {
             Ok(plan) => {
-                driver::write(tx, &plan).await?;
+                driver::write(tx, self.chart.machine(), &plan).await?;
                 Ok(plan.answer)
             }
             // Nothing is due: nothing is written.
@@ -272,7 +272,7 @@ fn plan(
             next_timer_at: None,
         }));
     };
-    let mut actor = restore(chart, &row)?;
+    let (mut actor, drop_outbox) = restore(chart, &row)?;
     let keys = RowKeys {
         secret,
         machine: &chart.machine().name,
@@ -310,6 +310,7 @@ fn plan(
         applied,
         outbox,
         cancelled,
+        drop_outbox,
         answer: Advanced {
             fired,
             revision: Some(revision),

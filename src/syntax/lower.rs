@@ -491,12 +491,14 @@ impl Lowering {
         };
         let timers = carry(self, doc.timers);
         let history = carry(self, doc.history);
+        let outbox = carry(self, doc.outbox);
         Some(Migration {
             from,
             states,
             context,
             timers,
             history,
+            outbox,
             span: from_span,
         })
     }

@@ -77,6 +77,7 @@ pub struct MigrationDoc {
     /// `keep` or `drop`, as written.
     pub timers: Option<Name>,
     pub history: Option<Name>,
+    pub outbox: Option<Name>,
     /// Where the entry starts.
     pub span: Span,
 }

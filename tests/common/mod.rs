@@ -181,7 +181,7 @@ pub fn machine_doc(seed: u64) -> MachineDoc {
 /// generator of their own (so the rest of a seed's machine stays what it
 /// was before migrations existed): old paths made up (the old machine is
 /// not known), targets among the top-level states, a context expression,
-/// and the settings for timers and history.
+/// and the settings for timers, history and the outbox.
 fn migrations(seed: u64, doc: &MachineDoc) -> Vec<MigrationDoc> {
     let mut rng = Rng::new(seed ^ 0x3C6E_F372_FE94_F82C);
     let Some((version, _)) = doc.version else {
@@ -228,6 +228,7 @@ fn migrations(seed: u64, doc: &MachineDoc) -> Vec<MigrationDoc> {
                 .collect(),
             timers: carry(&mut rng),
             history: carry(&mut rng),
+            outbox: carry(&mut rng),
             span: Span::default(),
         })
         .collect()

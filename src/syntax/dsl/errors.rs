@@ -375,7 +375,7 @@ fn describe(rule: Rule) -> Option<String> {
         Rule::limits_decl => "`limits`",
         Rule::migration_decl | Rule::kw_migration => "`migration`",
         Rule::migration_body => "`{`",
-        Rule::migration_item => "`state`, `context`, `timers` or `history`",
+        Rule::migration_item => "`state`, `context`, `timers`, `history` or `outbox`",
         Rule::carry => "`keep` or `drop`",
         Rule::event_decl => "`event`",
         Rule::effect_decl => "`effect`",

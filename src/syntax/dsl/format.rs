@@ -156,6 +156,9 @@ pub fn format_with(machine: &Machine, comments: &Comments) -> String {
         if let Some(history) = migration.history {
             body.push(format!("history {}", history.as_str()));
         }
+        if let Some(outbox) = migration.outbox {
+            body.push(format!("outbox {}", outbox.as_str()));
+        }
         migrations.extend(block(format!("migration from {}", migration.from), body));
     }
     sections.push(migrations);

@@ -392,6 +392,7 @@ impl Builder {
             context: Vec::new(),
             timers: None,
             history: None,
+            outbox: None,
             span,
         };
         for part in decl.into_inner() {
@@ -443,6 +444,9 @@ impl Builder {
                             }
                             Rule::migration_history => {
                                 migration.history = last_named(item, Rule::carry);
+                            }
+                            Rule::migration_outbox => {
+                                migration.outbox = last_named(item, Rule::carry);
                             }
                             _ => {}
                         }

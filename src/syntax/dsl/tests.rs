@@ -1325,6 +1325,41 @@ fn host_guards_are_declared_at_the_top_level() {
     );
 }
 
+/// `outbox keep | drop` in a migration reads, prints and reads back; another
+/// word is an error at the word; `outbox` is no keyword elsewhere.
+#[test]
+fn a_migration_says_what_becomes_of_the_outbox() {
+    let text =
+        "machine m version 2\nmigration from 1 { timers drop  outbox drop }\ninitial a\nstate a\n";
+    let doc = parse_ok(text);
+    assert_eq!(
+        doc.migrations[0].outbox.as_ref().map(|w| w.text.as_str()),
+        Some("drop")
+    );
+    let machine = crate::syntax::parse(text, crate::syntax::Syntax::Dsl).unwrap();
+    assert_eq!(
+        machine.migrations[0].outbox,
+        Some(crate::model::Carry::Drop)
+    );
+    let printed = format(&machine);
+    assert!(
+        printed.contains("migration from 1 {\n  timers drop\n  outbox drop\n}\n"),
+        "{printed}"
+    );
+    assert_eq!(
+        crate::syntax::parse(&printed, crate::syntax::Syntax::Dsl).unwrap(),
+        machine
+    );
+    let bad = "machine m version 2\nmigration from 1 { outbox later }\ninitial a\nstate a\n";
+    let errors = crate::syntax::parse(bad, crate::syntax::Syntax::Dsl).unwrap_err();
+    let found: Vec<_> = errors
+        .iter()
+        .map(|e| (e.code, e.message.as_str(), at(bad, e.span)))
+        .collect();
+    assert_eq!(found, [("E008", "unknown setting `later`", (2, 27))]);
+    parse_ok("machine m\ninitial outbox\nstate outbox\n");
+}
+
 #[test]
 fn the_keywords_at_the_end_are_those_the_grammar_expects_there() {
     let words = |before: &str| keywords_at_end(before).join(" ");

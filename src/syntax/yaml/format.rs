@@ -185,6 +185,7 @@ pub fn format_with(machine: &Machine, comments: &Comments) -> String {
             }
             e.add_opt("timers", m.timers.map(|c| text(c.as_str())));
             e.add_opt("history", m.history.map(|c| text(c.as_str())));
+            e.add_opt("outbox", m.outbox.map(|c| text(c.as_str())));
             e.into_yaml()
         });
         top.add("migrations", Yaml::List(migrations.collect()));

@@ -74,7 +74,7 @@ const SOURCE_KEYS: [&str; 2] = ["retry_horizon", "description"];
 const DEDUP_KEYS: [&str; 1] = ["retention"];
 const HISTORY_KEYS: [&str; 1] = ["keep"];
 const LIMITS_KEYS: [&str; 1] = ["microsteps"];
-const MIGRATION_KEYS: [&str; 5] = ["from", "states", "context", "timers", "history"];
+const MIGRATION_KEYS: [&str; 6] = ["from", "states", "context", "timers", "history", "outbox"];
 const EVENT_KEYS: [&str; 4] = ["id", "source", "payload", "description"];
 const EFFECT_KEYS: [&str; 3] = ["idempotency", "verify", "description"];
 
@@ -434,7 +434,7 @@ impl Reader {
         Some(limits)
     }
 
-    /// `migrations: [{ from, states, context, timers, history }]`.
+    /// `migrations: [{ from, states, context, timers, history, outbox }]`.
     fn migrations(&mut self, key: &Node, value: &Node) -> Vec<MigrationDoc> {
         let items: &[Node] = match &value.kind {
             Kind::Seq(items) => items,
@@ -458,6 +458,7 @@ impl Reader {
                 context: Vec::new(),
                 timers: None,
                 history: None,
+                outbox: None,
                 span: item.span,
             };
             for (k, v) in self.map(key, item, "a list of mappings such as `{ from: 1 }`") {
@@ -476,6 +477,7 @@ impl Reader {
                     "context" => migration.context = self.fields(k, v),
                     "timers" => migration.timers = self.name(k, v, "`keep` or `drop`"),
                     "history" => migration.history = self.name(k, v, "`keep` or `drop`"),
+                    "outbox" => migration.outbox = self.name(k, v, "`keep` or `drop`"),
                     other => self.unknown_key(k, other, &MIGRATION_KEYS),
                 }
             }

@@ -1424,6 +1424,10 @@ fn migrations_are_checked_at_their_place() {
             "E008 4:33 unknown setting `later` | help: write one of `keep`, `drop`",
         ),
         (
+            "[{ from: 1, outbox: cancel }]",
+            "E008 4:33 unknown setting `cancel` | help: write one of `keep`, `drop`",
+        ),
+        (
             "{ from: 1 }",
             "E003 4:13 `migrations` must be a list such as `[{ from: 1, states: { old: new } }]`, found a mapping",
         ),
@@ -1460,10 +1464,15 @@ fn migrations_are_checked_at_their_place() {
     }
     assert!(failures.is_empty(), "{}", failures.join("\n"));
     let good = file(
-        "[{ from: 1, states: { old.x: a }, context: { n: \"context.n * 2\" }, timers: drop, history: keep }]",
+        "[{ from: 1, states: { old.x: a }, context: { n: \"context.n * 2\" }, timers: drop, history: keep, outbox: drop }]",
     );
     let machine = crate::syntax::parse(&good, crate::syntax::Syntax::Yaml).expect("loads");
+    assert_eq!(
+        machine.migrations[0].outbox,
+        Some(crate::model::Carry::Drop)
+    );
     let printed = format(&machine);
+    assert!(printed.contains("    outbox: drop\n"), "{printed}");
     assert!(
         printed.contains("migrations:\n  - from: 1\n    states: { old.x: a }\n"),
         "{printed}"
