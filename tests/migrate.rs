@@ -112,7 +112,11 @@ fn the_timer_runner_migrates_the_due_processes_of_an_older_version() {
         let mut store = SqliteStore::in_memory().unwrap();
         runtime::apply_at(&mut store, &v1, "o-1", &event("TOUCH", "e1"), 0).unwrap();
         // Version 3 declares no migration from 1: its runner leaves o-1.
-        assert!(runtime::advance_due(&mut store, &v3, day, 10).unwrap().is_empty());
+        assert!(
+            runtime::advance_due(&mut store, &v3, day, 10)
+                .unwrap()
+                .is_empty()
+        );
         let due = runtime::advance_due(&mut store, &v2, day, 10).unwrap();
         assert_eq!(due.len(), 1, "{due:?}");
         let advanced = due[0].result.as_ref().expect("advanced");
@@ -124,7 +128,11 @@ fn the_timer_runner_migrates_the_due_processes_of_an_older_version() {
             serde_json::json!([configuration])
         );
         // Nothing is due any more: the next round picks nothing.
-        assert!(runtime::advance_due(&mut store, &v2, day, 10).unwrap().is_empty());
+        assert!(
+            runtime::advance_due(&mut store, &v2, day, 10)
+                .unwrap()
+                .is_empty()
+        );
     }
 }
 

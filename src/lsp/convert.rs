@@ -231,7 +231,8 @@ impl LintDocs {
 pub(super) struct ProtocolDiagnostic<'a> {
     range: lsp::Range,
     severity: lsp::DiagnosticSeverity,
-    code: &'static str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    code: Option<&'static str>,
     #[serde(skip_serializing_if = "Option::is_none")]
     code_description: Option<lsp::CodeDescription>,
     source: &'static str,
@@ -296,7 +297,7 @@ pub(super) fn diagnostic<'a>(
             Severity::Warning => lsp::DiagnosticSeverity::WARNING,
             Severity::Note => lsp::DiagnosticSeverity::INFORMATION,
         },
-        code: diagnostic.code,
+        code: Some(diagnostic.code),
         code_description: docs
             .link(diagnostic.code, diagnostic.name)
             .map(|href| lsp::CodeDescription { href }),
@@ -313,6 +314,26 @@ pub(super) fn diagnostic<'a>(
                 message: &label.message,
             })
             .collect(),
+    }
+}
+
+/// The diagnostic sent after the first `total - more` of a file's `total`
+/// in place of the `more` others: at the top of the file, with the command
+/// that reports them all.
+pub(super) fn left_out(more: usize, total: usize, path: &str) -> ProtocolDiagnostic<'static> {
+    ProtocolDiagnostic {
+        range: lsp::Range::default(),
+        severity: lsp::DiagnosticSeverity::INFORMATION,
+        code: None,
+        code_description: None,
+        source: "idemchart",
+        message: std::borrow::Cow::Owned(format!(
+            "{more} more diagnostics are not shown: the editor is sent the first {} of {total}. \
+             `idemchart lint {path}` reports them all (the limit is the server's \
+             `maxDiagnostics` option).",
+            total - more
+        )),
+        related_information: Vec::new(),
     }
 }
 

@@ -355,8 +355,8 @@ pub(super) async fn advance_due_with<D: Driver>(
     // declares a migration from, which `advance` moves as it fires their
     // timers; a process of any other version waits for a machine that can
     // restore it.
-    let versions = std::iter::once(machine.version)
-        .chain(machine.migrations.iter().map(|m| Some(m.from)));
+    let versions =
+        std::iter::once(machine.version).chain(machine.migrations.iter().map(|m| Some(m.from)));
     let mut due = Vec::new();
     for version in versions {
         if due.len() >= limit {
