@@ -138,7 +138,9 @@ pub(super) fn apply_change(
     encoding: PositionEncoding,
 ) {
     match change.range {
-        None => *text = change.text,
+        // Copied, as the opened text is (`server.rs`): the reader thread's
+        // allocation goes back to it at once.
+        None => *text = change.text.as_str().to_owned(),
         Some(range) => {
             let mut starts = vec![0u32];
             starts.extend(text.match_indices('\n').map(|(i, _)| i as u32 + 1));

@@ -71,7 +71,8 @@ impl Default for Options {
 /// Serves the protocol on standard input and output until the client
 /// shuts the server down.
 pub fn run_stdio(options: Options) -> Result<(), String> {
-    let (connection, io) = super::transport::stdio(options.max_message_bytes);
+    let (connection, io) =
+        super::transport::stdio(options.max_message_bytes, options.release_memory);
     let served = run(connection, options);
     // The reader's error (a message over the limit, a broken frame) is why
     // the loop ended, so it comes first.
@@ -122,15 +123,19 @@ pub fn run(connection: Connection, mut options: Options) -> Result<(), String> {
     let (done_tx, done_rx) = crossbeam_channel::unbounded();
     let (jobs, jobs_rx) = crossbeam_channel::unbounded();
     let workers = std::thread::available_parallelism().map_or(2, |n| n.get().min(4));
+    let mut release = Vec::with_capacity(workers);
     for n in 0..workers {
         let (jobs_rx, done_tx) = (jobs_rx.clone(), done_tx.clone());
+        // One pending call is enough: it releases all that was freed before it.
+        let (release_tx, release_rx) = crossbeam_channel::bounded(1);
+        release.push(release_tx);
         // The parsers' depth limits (200 levels) are sized for the 8 MiB
         // main thread the CLI lints on; a default 2 MiB thread holds far
         // fewer levels of a nested expression in a debug build.
         std::thread::Builder::new()
             .name(format!("lint-{n}"))
             .stack_size(8 << 20)
-            .spawn(move || worker(jobs_rx, done_tx, options.release_memory))
+            .spawn(move || worker(jobs_rx, release_rx, done_tx, options.release_memory))
             .map_err(|e| format!("cannot start a lint worker: {e}"))?;
     }
     let mut server = Server {
@@ -149,6 +154,7 @@ pub fn run(connection: Connection, mut options: Options) -> Result<(), String> {
         documents: HashMap::new(),
         configs: HashMap::new(),
         jobs,
+        release,
         next_request: 0,
         clock: 0,
         running: 0,
@@ -308,9 +314,32 @@ struct Job {
 
 /// Runs jobs until the server ends. A few long-lived workers rather than a
 /// thread per run: the allocator keeps what each thread used, which a
-/// thread per edit multiplies.
-fn worker(jobs: Receiver<Job>, done: Sender<Report>, release_memory: Option<fn()>) {
-    for job in jobs.iter() {
+/// thread per edit multiplies. A message on `release` calls
+/// `release_memory` on this thread: an analysis made here and dropped on
+/// the main loop goes back to this thread's heap, whose pages only this
+/// thread hands back to the system.
+fn worker(
+    jobs: Receiver<Job>,
+    release: Receiver<()>,
+    done: Sender<Report>,
+    release_memory: Option<fn()>,
+) {
+    loop {
+        let job = select! {
+            recv(jobs) -> job => match job {
+                Ok(job) => job,
+                Err(_) => return,
+            },
+            recv(release) -> asked => {
+                if asked.is_err() {
+                    return;
+                }
+                if let Some(release) = release_memory {
+                    release();
+                }
+                continue;
+            }
+        };
         let run = || {
             let text = job.text.clone();
             let parsed = |analysis| {
@@ -344,6 +373,8 @@ fn worker(jobs: Receiver<Job>, done: Sender<Report>, release_memory: Option<fn()
         if done.send(Report::Done(finished)).is_err() {
             return;
         }
+        // The text is freed before the memory is released.
+        drop(job.text);
         if jobs.is_empty()
             && let Some(release) = release_memory
         {
@@ -386,6 +417,8 @@ struct Server {
     /// Configurations by the directory of the files they govern.
     configs: HashMap<PathBuf, Arc<Config>>,
     jobs: Sender<Job>,
+    /// One a worker: asks it to release the memory freed in its heap.
+    release: Vec<Sender<()>>,
     next_request: i32,
     /// Counts edits and requests, for `Document::used`.
     clock: u64,
@@ -523,7 +556,10 @@ impl Server {
                     uri: uri.clone(),
                     path,
                     kind,
-                    text: params.text_document.text,
+                    // A copy made here: the reader thread's allocation is
+                    // freed at once, where the reader releases it, rather than
+                    // at the close, long after.
+                    text: params.text_document.text.as_str().to_owned(),
                     generation: 0,
                     stale: Arc::new(AtomicBool::new(false)),
                     changed: None,
@@ -592,9 +628,7 @@ impl Server {
                     drop(document.text);
                     drop(document.analysis);
                     drop(document.last_parsed);
-                    if let Some(release) = self.options.release_memory {
-                        release();
-                    }
+                    self.release_memory();
                 }
             }
             DidSaveTextDocument::METHOD => {
@@ -777,8 +811,21 @@ impl Server {
                 dropped = true;
             }
         }
-        if dropped && let Some(release) = self.options.release_memory {
-            release();
+        if dropped {
+            self.release_memory();
+        }
+    }
+
+    /// Hands the memory freed back to the system, where the binary's
+    /// allocator can: this thread's and each worker's.
+    fn release_memory(&self) {
+        let Some(release) = self.options.release_memory else {
+            return;
+        };
+        release();
+        for worker in &self.release {
+            // A full channel has a call pending already.
+            let _ = worker.try_send(());
         }
     }
 
@@ -1172,6 +1219,7 @@ mod tests {
             documents: HashMap::new(),
             configs: HashMap::new(),
             jobs,
+            release: Vec::new(),
             next_request: 0,
             clock: 0,
             running: 0,
