@@ -657,12 +657,10 @@ impl Server {
 
     /// Drops the configurations of directories no open document is in.
     fn forget_unused_configs(&mut self) {
-        let documents = &self.documents;
-        self.configs.retain(|dir, _| {
-            documents
-                .values()
-                .any(|d| d.path.parent().map(Path::to_path_buf).unwrap_or_default() == *dir)
-        });
+        let open: Vec<PathBuf> = (self.documents.values())
+            .map(|d| d.path.parent().map(Path::to_path_buf).unwrap_or_default())
+            .collect();
+        self.configs.retain(|dir, _| open.contains(dir));
     }
 
     /// An `idemchart.toml` changed: every open file is analysed again with
