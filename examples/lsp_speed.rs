@@ -14,10 +14,11 @@
 //! ```text
 //! cargo build --release --bin idemchart && cargo run --release --example lsp_speed
 //! cargo run --release --example lsp_speed -- --write-yaml 10000 m.yaml   # a machine for `idemchart lint`
+//! cargo run --release --example lsp_speed -- --write-regions 100000 r.yaml # the `regions` shape
 //! cargo run --release --example lsp_speed -- --phases m.yaml [RUNS]      # where `lint` spends its time
 //! cargo run --release --example lsp_speed -- --completion                 # completion at the end of a file
 //! cargo run --release --example lsp_speed -- --only 1,000                 # the machines named so, no memory test
-//! cargo run --release --example lsp_speed -- --large 100000               # the `regions` row alone, of N states
+//! cargo run --release --example lsp_speed -- --large 100000 [MS]          # the `regions` row alone: N states, a hover every MS (0: one)
 //! ```
 //!
 //! The generated machines are `lint_speed`'s (a fixed seed), printed as YAML.
@@ -125,6 +126,15 @@ fn main() {
         return;
     }
 
+    if let [flag, states, path] = args.as_slice()
+        && flag == "--write-regions"
+    {
+        let text = machines::regions(states.parse().expect("a number of states"));
+        std::fs::write(path, &text).expect("write the machine");
+        println!("wrote {path}: {} bytes", text.len());
+        return;
+    }
+
     if let [flag, path, rest @ ..] = args.as_slice()
         && flag == "--phases"
     {
@@ -135,10 +145,14 @@ fn main() {
         return;
     }
 
-    if let [flag, states] = args.as_slice()
+    if let [flag, states, rest @ ..] = args.as_slice()
         && flag == "--large"
     {
-        large(states.parse().expect("a number of states"));
+        let every = rest.first().map_or(100, |ms| ms.parse().expect("milliseconds"));
+        large(
+            states.parse().expect("a number of states"),
+            Duration::from_millis(every),
+        );
         return;
     }
 
@@ -239,7 +253,7 @@ fn main() {
     // that an editor drives over stdio, as editors start it.
     if only.is_none() {
         memory();
-        large(100_000);
+        large(100_000, Duration::from_millis(100));
     }
 }
 
@@ -532,12 +546,12 @@ impl Server {
 }
 
 /// Opens a `regions` machine of about `states` states in `idemchart lsp`
-/// and hovers a state with the open; then hovers one state every 100 ms
-/// until its diagnostics come. Prints the time to those diagnostics, the
+/// and hovers a state with the open; then hovers one state every `every`
+/// until its diagnostics come (none after the first when it is zero). Prints the time to those diagnostics, the
 /// hovers' latencies (the first waits for the parse; the others are
 /// answered while the lint runs), the server's peak memory, and its memory
 /// before the open and after the close.
-fn large(states: usize) {
+fn large(states: usize, every: Duration) {
     let text = machines::regions(states);
     let mut server = Server::start();
     server.settle();
@@ -574,7 +588,11 @@ fn large(states: usize) {
                     Some(_) => hovers.push(took),
                 }
                 answered += 1;
-                std::thread::sleep(Duration::from_millis(100));
+                if every.is_zero() {
+                    asked = 0;
+                    continue;
+                }
+                std::thread::sleep(every);
                 asked = server.request("textDocument/hover", g(answered * 7919 % (states / 5)));
                 sent = Instant::now();
             }
@@ -589,7 +607,9 @@ fn large(states: usize) {
     };
     // The hover asked last is answered after the diagnostics, from the
     // whole analysis.
-    server.wait_for_answer(asked);
+    if asked != 0 {
+        server.wait_for_answer(asked);
+    }
     let peak = server.kib("VmHWM:");
     server.notify(
         "textDocument/didClose",
