@@ -148,7 +148,9 @@ fn main() {
     if let [flag, states, rest @ ..] = args.as_slice()
         && flag == "--large"
     {
-        let every = rest.first().map_or(100, |ms| ms.parse().expect("milliseconds"));
+        let every = rest
+            .first()
+            .map_or(100, |ms| ms.parse().expect("milliseconds"));
         large(
             states.parse().expect("a number of states"),
             Duration::from_millis(every),
