@@ -23,7 +23,7 @@ use idemchart::syntax::{self, Syntax};
 
 #[path = "support/machines.rs"]
 mod machines;
-use machines::generate;
+use machines::{generate, regions};
 
 /// The time this thread has spent on a CPU (Linux), which other processes
 /// on a busy machine do not inflate as they do the wall clock.
@@ -49,45 +49,6 @@ fn best_of(runs: usize, mut f: impl FnMut() -> usize) -> (Duration, Option<Durat
         }
     }
     (best, best_cpu, findings)
-}
-
-/// The `regions` machine of about `states` states, as YAML.
-fn regions(states: usize) -> String {
-    let groups = (states / 5).max(1);
-    let mut out =
-        String::from("machine: regions\ncontext: { n: 0, seen: [], total: 0 }\nevents:\n");
-    for k in 0..4 {
-        out.push_str(&format!(
-            "  E{k}: {{ id: eid, payload: {{ eid: string, amount: number }} }}\n"
-        ));
-    }
-    out.push_str("initial: g0\nstates:\n");
-    for g in 0..groups {
-        let next = (g + 1) % groups;
-        out.push_str(&format!(
-            "  g{g}:
-    initial: a
-    states:
-      a:
-        on:
-          E0: {{ actions: [{{ assign: {{ n: \"context.n + 1\" }} }}] }}
-          E1: b
-      b:
-        on:
-          E2: {{ target: c, actions: [{{ assign: {{ seen: \"context.seen + [event.eid]\" }} }}] }}
-          E0: {{ guard: \"!(event.eid in context.seen)\", actions: [{{ assign: {{ total: \"context.total + event.amount\" }} }}] }}
-      c:
-        after:
-          30s: d
-        on:
-          E3: a
-      d: {{}}
-    on:
-      E3: g{next}
-"
-        ));
-    }
-    out
 }
 
 /// The `regions` table: each size read, linted with fixes and rendered.

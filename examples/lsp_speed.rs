@@ -6,14 +6,19 @@
 //! and 1,000 states; median and p95; "analysis" is the median of the
 //! worker's part alone), then the resident memory of
 //! `idemchart lsp` (the binary, over stdio) with 50 files of 1,000 states
+//! open, and one file of the `regions` shape of 100,000 states opened in it:
+//! the time to its first diagnostics, hovers answered while its lint runs,
+//! the peak memory, and the memory after its close beside that before its
 //! open.
 //!
 //! ```text
 //! cargo build --release --bin idemchart && cargo run --release --example lsp_speed
 //! cargo run --release --example lsp_speed -- --write-yaml 10000 m.yaml   # a machine for `idemchart lint`
+//! cargo run --release --example lsp_speed -- --write-regions 100000 r.yaml # the `regions` shape
 //! cargo run --release --example lsp_speed -- --phases m.yaml [RUNS]      # where `lint` spends its time
 //! cargo run --release --example lsp_speed -- --completion                 # completion at the end of a file
 //! cargo run --release --example lsp_speed -- --only 1,000                 # the machines named so, no memory test
+//! cargo run --release --example lsp_speed -- --large 100000 [MS]          # the `regions` row alone: N states, a hover every MS (0: one)
 //! ```
 //!
 //! The generated machines are `lint_speed`'s (a fixed seed), printed as YAML.
@@ -121,6 +126,15 @@ fn main() {
         return;
     }
 
+    if let [flag, states, path] = args.as_slice()
+        && flag == "--write-regions"
+    {
+        let text = machines::regions(states.parse().expect("a number of states"));
+        std::fs::write(path, &text).expect("write the machine");
+        println!("wrote {path}: {} bytes", text.len());
+        return;
+    }
+
     if let [flag, path, rest @ ..] = args.as_slice()
         && flag == "--phases"
     {
@@ -128,6 +142,19 @@ fn main() {
             .first()
             .map_or(1, |n| n.parse().expect("a number of runs"));
         phases(std::path::Path::new(path), runs);
+        return;
+    }
+
+    if let [flag, states, rest @ ..] = args.as_slice()
+        && flag == "--large"
+    {
+        let every = rest
+            .first()
+            .map_or(100, |ms| ms.parse().expect("milliseconds"));
+        large(
+            states.parse().expect("a number of states"),
+            Duration::from_millis(every),
+        );
         return;
     }
 
@@ -228,6 +255,7 @@ fn main() {
     // that an editor drives over stdio, as editors start it.
     if only.is_none() {
         memory();
+        large(100_000, Duration::from_millis(100));
     }
 }
 
@@ -410,4 +438,216 @@ fn memory() {
     drop(to);
     let _ = server.wait();
     let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// `idemchart lsp`, the binary beside this example, started as an editor
+/// starts it, and its messages read as they come on a thread of their own.
+struct Server {
+    process: std::process::Child,
+    to: std::process::ChildStdin,
+    messages: std::sync::mpsc::Receiver<lsp_server::Message>,
+    next_id: i32,
+}
+
+impl Server {
+    fn start() -> Server {
+        use lsp_server::Message;
+        let exe = std::env::current_exe().expect("this example's path");
+        let binary = exe
+            .parent()
+            .and_then(|examples| examples.parent())
+            .map(|dir| dir.join("idemchart"))
+            .expect("the target directory");
+        let mut process = std::process::Command::new(&binary)
+            .arg("lsp")
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .spawn()
+            .unwrap_or_else(|e| {
+                panic!(
+                    "{} lsp: {e} (build it with --bin idemchart)",
+                    binary.display()
+                )
+            });
+        let to = process.stdin.take().expect("stdin");
+        let mut from = std::io::BufReader::new(process.stdout.take().expect("stdout"));
+        let (received, messages) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            while let Ok(Some(message)) = Message::read(&mut from) {
+                if received.send(message).is_err() {
+                    break;
+                }
+            }
+        });
+        let mut server = Server {
+            process,
+            to,
+            messages,
+            next_id: 0,
+        };
+        server.request("initialize", json!({ "capabilities": {} }));
+        server.wait_for_answer(server.next_id);
+        server.notify("initialized", json!({}));
+        server
+    }
+
+    fn notify(&mut self, method: &str, params: serde_json::Value) {
+        lsp_server::Message::from(lsp_server::Notification::new(method.into(), params))
+            .write(&mut self.to)
+            .expect("write to the server");
+    }
+
+    /// Sends a request; its id is returned.
+    fn request(&mut self, method: &str, params: serde_json::Value) -> i32 {
+        self.next_id += 1;
+        let request = lsp_server::Request::new(self.next_id.into(), method.into(), params);
+        lsp_server::Message::from(request)
+            .write(&mut self.to)
+            .expect("write to the server");
+        self.next_id
+    }
+
+    /// The next message.
+    fn receive(&self) -> lsp_server::Message {
+        self.messages.recv().expect("the server ended")
+    }
+
+    fn wait_for_answer(&self, id: i32) -> serde_json::Value {
+        loop {
+            if let lsp_server::Message::Response(r) = self.receive()
+                && r.id == id.into()
+            {
+                return r.response_result.unwrap_or_default();
+            }
+        }
+    }
+
+    /// A memory figure of the server in KiB (`VmRSS:`, `VmHWM:`).
+    fn kib(&self, field: &str) -> u64 {
+        status_kib(&self.process.id().to_string(), field).unwrap_or(0)
+    }
+
+    /// Waits until no worker runs a job, then until the server is idle.
+    fn settle(&mut self) {
+        loop {
+            let id = self.request("idemchart/status", json!(null));
+            if self.wait_for_answer(id)["running"] == 0 {
+                break;
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        std::thread::sleep(Duration::from_millis(500));
+    }
+
+    fn shutdown(mut self) {
+        let id = self.request("shutdown", json!(null));
+        self.wait_for_answer(id);
+        self.notify("exit", json!(null));
+        let _ = self.process.wait();
+    }
+}
+
+/// Opens a `regions` machine of about `states` states in `idemchart lsp`
+/// and hovers a state with the open; then hovers one state every `every`
+/// until its diagnostics come (none after the first when it is zero). Prints the time to those diagnostics, the
+/// hovers' latencies (the first waits for the parse; the others are
+/// answered while the lint runs), the server's peak memory, and its memory
+/// before the open and after the close.
+fn large(states: usize, every: Duration) {
+    let text = machines::regions(states);
+    let mut server = Server::start();
+    server.settle();
+    let before = server.kib("VmRSS:");
+    let dir = std::env::temp_dir().join(format!("lsp-large-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("a temporary directory");
+    let uri = format!("file://{}/regions.yaml", dir.display());
+    let g = |k: usize| {
+        let line = text
+            .lines()
+            .position(|l| l == format!("  g{k}:"))
+            .expect("the region");
+        json!({ "textDocument": { "uri": uri }, "position": { "line": line, "character": 3 } })
+    };
+    let open =
+        json!({ "textDocument": { "uri": uri, "languageId": "yaml", "version": 1, "text": text } });
+    let start = Instant::now();
+    server.notify("textDocument/didOpen", open);
+    let mut asked = server.request("textDocument/hover", g(0));
+    let mut sent = Instant::now();
+    let mut first_hover = None;
+    let mut hovers: Vec<Duration> = Vec::new();
+    let mut answered = 0;
+    let (published, findings) = loop {
+        match server.receive() {
+            lsp_server::Message::Response(r) if r.id == asked.into() => {
+                let took = sent.elapsed();
+                assert!(
+                    r.response_result.as_ref().is_ok_and(|v| !v.is_null()),
+                    "a hover on a region: {r:?}"
+                );
+                match first_hover {
+                    None => first_hover = Some(took),
+                    Some(_) => hovers.push(took),
+                }
+                answered += 1;
+                if every.is_zero() {
+                    asked = 0;
+                    continue;
+                }
+                std::thread::sleep(every);
+                asked = server.request("textDocument/hover", g(answered * 7919 % (states / 5)));
+                sent = Instant::now();
+            }
+            lsp_server::Message::Notification(n)
+                if n.method == "textDocument/publishDiagnostics" =>
+            {
+                let count = n.params["diagnostics"].as_array().map_or(0, Vec::len);
+                break (start.elapsed(), count);
+            }
+            _ => {}
+        }
+    };
+    // The hover asked last is answered after the diagnostics, from the
+    // whole analysis.
+    if asked != 0 {
+        server.wait_for_answer(asked);
+    }
+    let peak = server.kib("VmHWM:");
+    server.notify(
+        "textDocument/didClose",
+        json!({ "textDocument": { "uri": uri } }),
+    );
+    server.settle();
+    let after = server.kib("VmRSS:");
+    server.shutdown();
+    let _ = std::fs::remove_dir_all(&dir);
+    hovers.sort();
+    let ms = |d: Duration| d.as_secs_f64() * 1e3;
+    println!(
+        "\nregions, {states} states ({:.1} MB of YAML) in `idemchart lsp`:",
+        text.len() as f64 / 1e6
+    );
+    println!(
+        "  first diagnostics {:.2} s after the open ({findings} sent)",
+        published.as_secs_f64()
+    );
+    println!(
+        "  hover sent with the open answered in {:.0} ms (after the parse)",
+        first_hover.map_or(f64::NAN, ms)
+    );
+    match hovers.as_slice() {
+        [] => println!("  no hover answered while the lint ran"),
+        list => println!(
+            "  {} hovers while the lint ran: median {:.1} ms, max {:.1} ms",
+            list.len(),
+            ms(percentile(list, 0.5)),
+            ms(*list.last().expect("one"))
+        ),
+    }
+    println!(
+        "  resident: {} MB before the open, peak {} MB, {} MB after the close",
+        before >> 10,
+        peak >> 10,
+        after >> 10
+    );
 }

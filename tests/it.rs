@@ -6,6 +6,8 @@
 mod common;
 mod support {
     pub mod lsp_client;
+    #[path = "../../examples/support/machines.rs"]
+    pub mod machines;
     pub mod run;
     pub mod serve_server;
 }
@@ -26,6 +28,7 @@ mod history;
 mod host;
 mod lints;
 mod lsp;
+mod lsp_scale;
 mod machines;
 mod migrate;
 mod neovim;

@@ -1,6 +1,7 @@
-//! Generated machines for the speed examples (`lint_speed`, `lsp_speed`):
-//! about five transitions per state, in nested and parallel parts, the
-//! same for a seed on every run.
+//! Generated machines for the speed examples (`lint_speed`, `lsp_speed`)
+//! and the language server's tests of large files: about five transitions
+//! per state, in nested and parallel parts, the same for a seed on every
+//! run; and the `regions` shape of issue 31.
 
 #![allow(dead_code)]
 
@@ -218,4 +219,43 @@ fn entry_and_module_transitions(rng: &mut Rng, out: &mut String, modules: &[usiz
         let m = modules[rng.below(modules.len())];
         writeln!(out, "  on E{e} -> s{m}").unwrap();
     }
+}
+
+/// The `regions` machine of about `states` states, as YAML.
+pub fn regions(states: usize) -> String {
+    let groups = (states / 5).max(1);
+    let mut out =
+        String::from("machine: regions\ncontext: { n: 0, seen: [], total: 0 }\nevents:\n");
+    for k in 0..4 {
+        out.push_str(&format!(
+            "  E{k}: {{ id: eid, payload: {{ eid: string, amount: number }} }}\n"
+        ));
+    }
+    out.push_str("initial: g0\nstates:\n");
+    for g in 0..groups {
+        let next = (g + 1) % groups;
+        out.push_str(&format!(
+            "  g{g}:
+    initial: a
+    states:
+      a:
+        on:
+          E0: {{ actions: [{{ assign: {{ n: \"context.n + 1\" }} }}] }}
+          E1: b
+      b:
+        on:
+          E2: {{ target: c, actions: [{{ assign: {{ seen: \"context.seen + [event.eid]\" }} }}] }}
+          E0: {{ guard: \"!(event.eid in context.seen)\", actions: [{{ assign: {{ total: \"context.total + event.amount\" }} }}] }}
+      c:
+        after:
+          30s: d
+        on:
+          E3: a
+      d: {{}}
+    on:
+      E3: g{next}
+"
+        ));
+    }
+    out
 }

@@ -138,7 +138,9 @@ pub(super) fn apply_change(
     encoding: PositionEncoding,
 ) {
     match change.range {
-        None => *text = change.text,
+        // Copied, as the opened text is (`server.rs`): the reader thread's
+        // allocation goes back to it at once.
+        None => *text = change.text.as_str().to_owned(),
         Some(range) => {
             let mut starts = vec![0u32];
             starts.extend(text.match_indices('\n').map(|(i, _)| i as u32 + 1));
@@ -231,7 +233,8 @@ impl LintDocs {
 pub(super) struct ProtocolDiagnostic<'a> {
     range: lsp::Range,
     severity: lsp::DiagnosticSeverity,
-    code: &'static str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    code: Option<&'static str>,
     #[serde(skip_serializing_if = "Option::is_none")]
     code_description: Option<lsp::CodeDescription>,
     source: &'static str,
@@ -296,7 +299,7 @@ pub(super) fn diagnostic<'a>(
             Severity::Warning => lsp::DiagnosticSeverity::WARNING,
             Severity::Note => lsp::DiagnosticSeverity::INFORMATION,
         },
-        code: diagnostic.code,
+        code: Some(diagnostic.code),
         code_description: docs
             .link(diagnostic.code, diagnostic.name)
             .map(|href| lsp::CodeDescription { href }),
@@ -313,6 +316,26 @@ pub(super) fn diagnostic<'a>(
                 message: &label.message,
             })
             .collect(),
+    }
+}
+
+/// The diagnostic sent after the first `total - more` of a file's `total`
+/// in place of the `more` others: at the top of the file, with the command
+/// that reports them all.
+pub(super) fn left_out(more: usize, total: usize, path: &str) -> ProtocolDiagnostic<'static> {
+    ProtocolDiagnostic {
+        range: lsp::Range::default(),
+        severity: lsp::DiagnosticSeverity::INFORMATION,
+        code: None,
+        code_description: None,
+        source: "idemchart",
+        message: std::borrow::Cow::Owned(format!(
+            "{more} more diagnostics are not shown: the editor is sent the first {} of {total}. \
+             `idemchart lint {path}` reports them all (the limit is the server's \
+             `maxDiagnostics` option).",
+            total - more
+        )),
+        related_information: Vec::new(),
     }
 }
 

@@ -19,6 +19,7 @@ mod symbols;
 mod transport;
 
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use crate::config::Config;
 use crate::diagnostic::{Diagnostic, LoadError};
@@ -67,10 +68,11 @@ impl Kind {
 pub struct Analysis {
     pub kind: Kind,
     pub file: SourceFile,
-    /// The document tree, when the text parses (names unresolved).
-    pub doc: Option<MachineDoc>,
-    /// The model, when the machine loads.
-    pub machine: Option<Machine>,
+    /// The document tree, when the text parses (names unresolved). Shared
+    /// with the analysis of the same text made before its lint ran.
+    pub doc: Option<Arc<MachineDoc>>,
+    /// The model, when the machine loads; shared as `doc` is.
+    pub machine: Option<Arc<Machine>>,
     /// The load errors of a file that does not load, else its findings at
     /// their configured levels (the allowed ones left out), with fixes.
     pub diagnostics: Vec<Diagnostic>,
@@ -91,6 +93,22 @@ pub fn analyze(
     kind: Kind,
     config: &Config,
     cancel: &std::sync::atomic::AtomicBool,
+) -> Option<Analysis> {
+    analyze_in_steps(path, text, kind, config, cancel, |_| {})
+}
+
+/// `analyze`, which also hands `parsed` the analysis of the text without
+/// its findings (tree, model, no diagnostics) once the machine loaded and
+/// before its lint starts: the lint of a large machine takes far longer
+/// than its parse, and hover and navigation need only the tree and model.
+/// A text that does not load has no such step (nothing slow follows).
+pub fn analyze_in_steps(
+    path: &Path,
+    text: String,
+    kind: Kind,
+    config: &Config,
+    cancel: &std::sync::atomic::AtomicBool,
+    parsed: impl FnOnce(Analysis),
 ) -> Option<Analysis> {
     let file = SourceFile::new(path.display().to_string(), text);
     let options = crate::lint::Options::default();
@@ -123,7 +141,7 @@ pub fn analyze(
         Kind::Machine(syntax) => match syntax::parse_tree(&file, syntax) {
             Ok(doc) => {
                 let loaded = syntax::lower_tree(doc.clone(), &file.text, syntax);
-                (Some(doc), loaded)
+                (Some(Arc::new(doc)), loaded)
             }
             Err(errors) => {
                 if let Some((doc, left_out)) =
@@ -131,13 +149,15 @@ pub fn analyze(
                 {
                     // Hover and navigation read the rest of the text; the
                     // diagnostics stay the text's own errors.
-                    let machine = syntax::lower_tree(doc.clone(), &file.text, syntax).ok();
+                    let machine = syntax::lower_tree(doc.clone(), &file.text, syntax)
+                        .ok()
+                        .map(Arc::new);
                     let mut file = file;
                     file.forget_derived();
                     return Some(Analysis {
                         kind,
                         file,
-                        doc: Some(doc),
+                        doc: Some(Arc::new(doc)),
                         machine,
                         diagnostics: errors,
                         left_out,
@@ -152,7 +172,7 @@ pub fn analyze(
             let (doc, found) = crate::import::scxml::import_as_written(&file);
             notes = found;
             match doc {
-                Ok(doc) => (Some(doc.clone()), syntax::lower(doc)),
+                Ok(doc) => (Some(Arc::new(doc.clone())), syntax::lower(doc)),
                 Err(errors) => (None, Err(errors)),
             }
         }
@@ -166,7 +186,8 @@ pub fn analyze(
                     .machines
                     .into_iter()
                     .next()
-                    .and_then(|m| m.machine.ok()),
+                    .and_then(|m| m.machine.ok())
+                    .map(Arc::new),
                 false => None,
             };
             return Some(Analysis {
@@ -181,6 +202,20 @@ pub fn analyze(
     };
     let (machine, diagnostics) = match loaded {
         Ok(machine) => {
+            let machine = Arc::new(machine);
+            // The copy of the file handed on derives nothing of its own:
+            // what the lint derives (the YAML node tree its fixes read)
+            // stays with this one, which forgets it below.
+            let mut copy = file.clone();
+            copy.forget_derived();
+            parsed(Analysis {
+                kind,
+                file: copy,
+                doc: doc.clone(),
+                machine: Some(Arc::clone(&machine)),
+                diagnostics: Vec::new(),
+                left_out: Vec::new(),
+            });
             // An SCXML document has no fix editor: its findings come
             // without fixes, as in `idemchart lint`.
             let findings = crate::lint::lint_source_cancellable(&machine, &file, &options, cancel)?;

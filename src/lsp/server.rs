@@ -7,10 +7,12 @@
 //! The analysis runs on one of a few worker threads, at most one per
 //! document at a time. A newer edit cancels the old run: a queued one is
 //! skipped, a running lint stops at its next check (between findings and
-//! replayed events) and its result is dropped. Requests about
-//! a document (hover, completion, pulled diagnostics, ...) wait for the
-//! analysis of its current text, which they start without debounce, so
-//! every position they read and write is in that text.
+//! replayed events) and its result is dropped; so does a close. Requests
+//! about a document wait for the analysis of its current text, which they
+//! start without debounce, so every position they read and write is in
+//! that text. Hover, definition and the outline wait only for that text's
+//! tree and model: a worker hands them over before the lint starts, which
+//! on a large machine takes far longer than the parse.
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -48,6 +50,10 @@ pub struct Options {
     /// The largest message the stdio transport reads; a larger one ends the
     /// connection with an error before anything is allocated for it.
     pub max_message_bytes: usize,
+    /// At most this many diagnostics of a file are sent (published or
+    /// pulled), and one more that says how many were left out; the
+    /// client's initialization option `maxDiagnostics` overrides it.
+    pub max_diagnostics: usize,
 }
 
 impl Default for Options {
@@ -57,6 +63,7 @@ impl Default for Options {
             keep_analyses_of_bytes: 1 << 20,
             release_memory: None,
             max_message_bytes: 64 << 20,
+            max_diagnostics: 5_000,
         }
     }
 }
@@ -64,7 +71,8 @@ impl Default for Options {
 /// Serves the protocol on standard input and output until the client
 /// shuts the server down.
 pub fn run_stdio(options: Options) -> Result<(), String> {
-    let (connection, io) = super::transport::stdio(options.max_message_bytes);
+    let (connection, io) =
+        super::transport::stdio(options.max_message_bytes, options.release_memory);
     let served = run(connection, options);
     // The reader's error (a message over the limit, a broken frame) is why
     // the loop ended, so it comes first.
@@ -75,7 +83,7 @@ pub fn run_stdio(options: Options) -> Result<(), String> {
 
 /// Serves the protocol on `connection` (standard I/O, or an in-memory pair
 /// in tests): the initialize handshake, then the main loop until shutdown.
-pub fn run(connection: Connection, options: Options) -> Result<(), String> {
+pub fn run(connection: Connection, mut options: Options) -> Result<(), String> {
     let (id, params) = connection
         .initialize_start()
         .map_err(|e| format!("no initialize request: {e}"))?;
@@ -104,18 +112,30 @@ pub fn run(connection: Connection, options: Options) -> Result<(), String> {
         .and_then(|o| o.get("lintDocs"))
         .and_then(Value::as_str)
         .map(str::to_string);
+    if let Some(cap) = params
+        .initialization_options
+        .as_ref()
+        .and_then(|o| o.get("maxDiagnostics"))
+        .and_then(Value::as_u64)
+    {
+        options.max_diagnostics = usize::try_from(cap).unwrap_or(usize::MAX);
+    }
     let (done_tx, done_rx) = crossbeam_channel::unbounded();
     let (jobs, jobs_rx) = crossbeam_channel::unbounded();
     let workers = std::thread::available_parallelism().map_or(2, |n| n.get().min(4));
+    let mut release = Vec::with_capacity(workers);
     for n in 0..workers {
         let (jobs_rx, done_tx) = (jobs_rx.clone(), done_tx.clone());
+        // One pending call is enough: it releases all that was freed before it.
+        let (release_tx, release_rx) = crossbeam_channel::bounded(1);
+        release.push(release_tx);
         // The parsers' depth limits (200 levels) are sized for the 8 MiB
         // main thread the CLI lints on; a default 2 MiB thread holds far
         // fewer levels of a nested expression in a debug build.
         std::thread::Builder::new()
             .name(format!("lint-{n}"))
             .stack_size(8 << 20)
-            .spawn(move || worker(jobs_rx, done_tx, options.release_memory))
+            .spawn(move || worker(jobs_rx, release_rx, done_tx, options.release_memory))
             .map_err(|e| format!("cannot start a lint worker: {e}"))?;
     }
     let mut server = Server {
@@ -134,8 +154,11 @@ pub fn run(connection: Connection, options: Options) -> Result<(), String> {
         documents: HashMap::new(),
         configs: HashMap::new(),
         jobs,
+        release,
         next_request: 0,
         clock: 0,
+        running: 0,
+        cancelled: 0,
     };
     server.watch_config(&params.capabilities);
     server.main_loop(&connection, &done_rx)
@@ -216,8 +239,11 @@ struct Document {
     /// The analysis of the current text, once it is done.
     analysis: Option<Arc<Analysis>>,
     /// The last analysis whose text parsed, for completion in text that
-    /// does not.
+    /// does not; while the lint of the current text runs, its tree and
+    /// model without findings, for hover and navigation.
     last_parsed: Option<Arc<Analysis>>,
+    /// The generation `last_parsed` is of.
+    last_parsed_generation: u64,
     /// When the analysis of the current text is to start.
     due: Option<Instant>,
     /// Whether an analysis (of this or an older generation) is running.
@@ -236,13 +262,42 @@ impl Document {
     }
 }
 
-/// An analysis that finished on a worker; `None` when a newer edit made
-/// its text stale before it started or while it ran.
+/// What a worker reports about a job.
+enum Report {
+    /// The tree and model of the job's text, before its lint starts.
+    Parsed {
+        uri: lsp::Uri,
+        generation: u64,
+        analysis: Analysis,
+    },
+    Done(Done),
+}
+
+/// An analysis that finished on a worker; `None` when a newer edit or a
+/// close made its text stale before it started or while it ran.
 struct Done {
     uri: lsp::Uri,
     generation: u64,
     analysis: Option<Analysis>,
 }
+
+/// Whether requests of `method` are answered from the tree and model of
+/// the current text, without waiting for its lint: those whose answer
+/// holds no finding.
+fn from_tree(method: &str) -> bool {
+    use lsp::request::Request as _;
+    use lsp::request::*;
+    [
+        HoverRequest::METHOD,
+        GotoDefinition::METHOD,
+        DocumentSymbolRequest::METHOD,
+    ]
+    .contains(&method)
+}
+
+/// The server's own request that says what it holds: for tests and for
+/// looking at a running server's memory.
+const STATUS: &str = "idemchart/status";
 
 /// An analysis to run: the text of one generation of a document.
 struct Job {
@@ -259,12 +314,42 @@ struct Job {
 
 /// Runs jobs until the server ends. A few long-lived workers rather than a
 /// thread per run: the allocator keeps what each thread used, which a
-/// thread per edit multiplies.
-fn worker(jobs: Receiver<Job>, done: Sender<Done>, release_memory: Option<fn()>) {
-    for job in jobs.iter() {
+/// thread per edit multiplies. A message on `release` calls
+/// `release_memory` on this thread: an analysis made here and dropped on
+/// the main loop goes back to this thread's heap, whose pages only this
+/// thread hands back to the system.
+fn worker(
+    jobs: Receiver<Job>,
+    release: Receiver<()>,
+    done: Sender<Report>,
+    release_memory: Option<fn()>,
+) {
+    loop {
+        let job = select! {
+            recv(jobs) -> job => match job {
+                Ok(job) => job,
+                Err(_) => return,
+            },
+            recv(release) -> asked => {
+                if asked.is_err() {
+                    return;
+                }
+                if let Some(release) = release_memory {
+                    release();
+                }
+                continue;
+            }
+        };
         let run = || {
             let text = job.text.clone();
-            super::analyze(&job.path, text, job.kind, &job.config, &job.stale)
+            let parsed = |analysis| {
+                let _ = done.send(Report::Parsed {
+                    uri: job.uri.clone(),
+                    generation: job.generation,
+                    analysis,
+                });
+            };
+            super::analyze_in_steps(&job.path, text, job.kind, &job.config, &job.stale, parsed)
         };
         // A job made stale before it started is skipped.
         let analysis = match job.stale.load(Ordering::Acquire) {
@@ -285,9 +370,11 @@ fn worker(jobs: Receiver<Job>, done: Sender<Done>, release_memory: Option<fn()>)
             generation: job.generation,
             analysis,
         };
-        if done.send(finished).is_err() {
+        if done.send(Report::Done(finished)).is_err() {
             return;
         }
+        // The text is freed before the memory is released.
+        drop(job.text);
         if jobs.is_empty()
             && let Some(release) = release_memory
         {
@@ -330,13 +417,24 @@ struct Server {
     /// Configurations by the directory of the files they govern.
     configs: HashMap<PathBuf, Arc<Config>>,
     jobs: Sender<Job>,
+    /// One a worker: asks it to release the memory freed in its heap.
+    release: Vec<Sender<()>>,
     next_request: i32,
     /// Counts edits and requests, for `Document::used`.
     clock: u64,
+    /// Jobs sent to the workers and not yet done, closed documents' too.
+    running: usize,
+    /// Jobs that ended without an analysis (made stale by an edit or a
+    /// close), since the server started.
+    cancelled: u64,
 }
 
 impl Server {
-    fn main_loop(&mut self, connection: &Connection, done: &Receiver<Done>) -> Result<(), String> {
+    fn main_loop(
+        &mut self,
+        connection: &Connection,
+        done: &Receiver<Report>,
+    ) -> Result<(), String> {
         loop {
             let timeout = self
                 .documents
@@ -361,11 +459,13 @@ impl Server {
                         Message::Response(_) => {}
                     }
                 }
-                recv(done) -> finished => {
-                    if let Ok(finished) = finished {
-                        self.finished(finished);
+                recv(done) -> report => match report {
+                    Ok(Report::Parsed { uri, generation, analysis }) => {
+                        self.parsed(uri, generation, analysis);
                     }
-                }
+                    Ok(Report::Done(finished)) => self.finished(finished),
+                    Err(_) => {}
+                },
                 default(timeout) => {}
             }
             self.start_due();
@@ -456,7 +556,10 @@ impl Server {
                     uri: uri.clone(),
                     path,
                     kind,
-                    text: params.text_document.text,
+                    // A copy made here: the reader thread's allocation is
+                    // freed at once, where the reader releases it, rather than
+                    // at the close, long after.
+                    text: params.text_document.text.as_str().to_owned(),
                     generation: 0,
                     stale: Arc::new(AtomicBool::new(false)),
                     changed: None,
@@ -464,6 +567,7 @@ impl Server {
                     published: None,
                     analysis: None,
                     last_parsed: None,
+                    last_parsed_generation: 0,
                     due: Some(Instant::now()),
                     running: false,
                     waiting: Vec::new(),
@@ -503,6 +607,10 @@ impl Server {
                     return;
                 };
                 if let Some(document) = self.documents.remove(&params.text_document.uri) {
+                    // A lint still running on the text stops at its next
+                    // check rather than finishing for nobody.
+                    document.stale.store(true, Ordering::Release);
+                    self.forget_unused_configs();
                     for waiting in document.waiting {
                         self.send(Response::new_err(
                             waiting.id,
@@ -515,6 +623,12 @@ impl Server {
                         diagnostics: Vec::new(),
                         version: None,
                     });
+                    // Its text, tree, model and findings go back to the
+                    // allocator here (unless a worker still holds the text).
+                    drop(document.text);
+                    drop(document.analysis);
+                    drop(document.last_parsed);
+                    self.release_memory();
                 }
             }
             DidSaveTextDocument::METHOD => {
@@ -539,6 +653,14 @@ impl Server {
             }
             _ => {}
         }
+    }
+
+    /// Drops the configurations of directories no open document is in.
+    fn forget_unused_configs(&mut self) {
+        let open: Vec<PathBuf> = (self.documents.values())
+            .map(|d| d.path.parent().map(Path::to_path_buf).unwrap_or_default())
+            .collect();
+        self.configs.retain(|dir, _| open.contains(dir));
     }
 
     /// An `idemchart.toml` changed: every open file is analysed again with
@@ -583,10 +705,36 @@ impl Server {
             };
             // The workers end only with the server.
             let _ = self.jobs.send(job);
+            self.running += 1;
         }
     }
 
+    /// The tree and model of a text whose lint now starts: the requests
+    /// that need no findings are answered from them at once.
+    fn parsed(&mut self, uri: lsp::Uri, generation: u64, analysis: Analysis) {
+        let Some(document) = self.documents.get_mut(&uri) else {
+            return;
+        };
+        if generation != document.generation {
+            return;
+        }
+        let replaced = document.last_parsed.replace(Arc::new(analysis));
+        document.last_parsed_generation = generation;
+        let (now, later): (Vec<Waiting>, Vec<Waiting>) = std::mem::take(&mut document.waiting)
+            .into_iter()
+            .partition(|w| from_tree(&w.method));
+        document.waiting = later;
+        for request in now {
+            self.answer(request);
+        }
+        drop(replaced);
+    }
+
     fn finished(&mut self, done: Done) {
+        self.running = self.running.saturating_sub(1);
+        if done.analysis.is_none() {
+            self.cancelled += 1;
+        }
         let Some(document) = self.documents.get_mut(&done.uri) else {
             return;
         };
@@ -605,6 +753,7 @@ impl Server {
         let mut replaced = Vec::with_capacity(2);
         if analysis.doc.is_some() {
             replaced.extend(document.last_parsed.replace(Arc::clone(&analysis)));
+            document.last_parsed_generation = done.generation;
         }
         replaced.extend(document.analysis.replace(Arc::clone(&analysis)));
         let waiting = std::mem::take(&mut document.waiting);
@@ -660,24 +809,71 @@ impl Server {
                 dropped = true;
             }
         }
-        if dropped && let Some(release) = self.options.release_memory {
-            release();
+        if dropped {
+            self.release_memory();
         }
     }
 
+    /// Hands the memory freed back to the system, where the binary's
+    /// allocator can: this thread's and each worker's.
+    fn release_memory(&self) {
+        let Some(release) = self.options.release_memory else {
+            return;
+        };
+        release();
+        for worker in &self.release {
+            // A full channel has a call pending already.
+            let _ = worker.try_send(());
+        }
+    }
+
+    /// The diagnostics sent for `analysis`: at most `max_diagnostics` of
+    /// them, in its order, and then one that counts the others. Tens of
+    /// thousands of findings make a message of hundreds of megabytes that
+    /// no editor shows usefully; the CLI reports them all.
     fn diagnostics<'a>(
         &self,
         uri: &'a lsp::Uri,
         analysis: &'a Analysis,
     ) -> Vec<convert::ProtocolDiagnostic<'a>> {
-        analysis
+        let cap = self.options.max_diagnostics;
+        let mut out: Vec<convert::ProtocolDiagnostic<'a>> = analysis
             .diagnostics
             .iter()
+            .take(cap)
             .map(|d| convert::diagnostic(uri, &analysis.file, d, self.encoding, &self.lint_docs))
-            .collect()
+            .collect();
+        let more = analysis.diagnostics.len().saturating_sub(cap);
+        if more > 0 {
+            out.push(convert::left_out(
+                more,
+                analysis.diagnostics.len(),
+                &analysis.file.path,
+            ));
+        }
+        out
+    }
+
+    /// What the server holds, for `idemchart/status`.
+    fn status(&self) -> Value {
+        let documents = self.documents.values();
+        serde_json::json!({
+            "documents": self.documents.len(),
+            "textBytes": documents.clone().map(|d| d.text.len()).sum::<usize>(),
+            "analyses": documents.clone().filter(|d| d.analysis.is_some()).count(),
+            "trees": documents.clone().filter(|d| d.last_parsed.is_some()).count(),
+            "waiting": documents.map(|d| d.waiting.len()).sum::<usize>(),
+            "configs": self.configs.len(),
+            "running": self.running,
+            "cancelled": self.cancelled,
+        })
     }
 
     fn request(&mut self, request: Request) {
+        if request.method == STATUS {
+            self.send(Response::new_ok(request.id, self.status()));
+            return;
+        }
         let uri = request
             .params
             .get("textDocument")
@@ -704,7 +900,7 @@ impl Server {
             return;
         };
         document.used = used;
-        if document.analysis.is_some() {
+        if answerable(document, &waiting.method).is_some() {
             self.answer(waiting);
         } else {
             // Asked about the text now: no debounce.
@@ -732,7 +928,7 @@ impl Server {
             .and_then(|u| serde_json::from_value(u.clone()).ok())
             .ok_or((ErrorCode::InvalidParams, "no textDocument.uri".to_string()))?;
         let document = &self.documents[&uri];
-        let analysis = Arc::clone(document.analysis.as_ref().expect("answered once analysed"));
+        let analysis = answerable(document, method).expect("answered once analysed");
         let file = &analysis.file;
         let encoding = self.encoding;
         let at = |position: lsp::Position| convert::offset(file, position, encoding);
@@ -934,6 +1130,20 @@ impl Server {
     }
 }
 
+/// The analysis a request of `method` about `document` is answered from:
+/// that of the current text, or for a request that needs no findings the
+/// current text's tree while its lint runs; `None` while it must wait.
+fn answerable(document: &Document, method: &str) -> Option<Arc<Analysis>> {
+    if let Some(analysis) = &document.analysis {
+        return Some(Arc::clone(analysis));
+    }
+    document
+        .last_parsed
+        .as_ref()
+        .filter(|_| document.last_parsed_generation == document.generation && from_tree(method))
+        .map(Arc::clone)
+}
+
 fn is_config(uri: &lsp::Uri) -> bool {
     uri.as_str().ends_with("/idemchart.toml")
 }
@@ -983,6 +1193,7 @@ mod tests {
             published: Some(0),
             analysis: Some(Arc::clone(&analysis)),
             last_parsed: Some(analysis),
+            last_parsed_generation: 0,
             due: None,
             running: false,
             waiting: Vec::new(),
@@ -1006,8 +1217,11 @@ mod tests {
             documents: HashMap::new(),
             configs: HashMap::new(),
             jobs,
+            release: Vec::new(),
             next_request: 0,
             clock: 0,
+            running: 0,
+            cancelled: 0,
         };
         for (name, used) in [("a.yaml", 3), ("b.yaml", 1), ("c.yaml", 4), ("d.yaml", 2)] {
             let document = document(name, used);

@@ -39,18 +39,32 @@ impl IoThreads {
     }
 }
 
+/// A message at least this long is followed by a call of `release` on the
+/// thread that read or wrote it.
+const LARGE_MESSAGE: usize = 1 << 20;
+
 /// A connection over standard input and output whose messages are at most
-/// `max_message_bytes` long.
-pub fn stdio(max_message_bytes: usize) -> (Connection, IoThreads) {
+/// `max_message_bytes` long. `release` hands memory freed on the calling
+/// thread back to the system (the binary's allocator keeps each thread's
+/// freed pages until that thread asks): each thread calls it after a large
+/// message.
+pub fn stdio(max_message_bytes: usize, release: Option<fn()>) -> (Connection, IoThreads) {
     let (writer_sender, writer_receiver) = bounded::<Message>(0);
     let writer = thread::Builder::new()
         .name("lsp-writer".to_owned())
-        .spawn(move || write_all(writer_receiver, &mut io::stdout().lock()))
+        .spawn(move || write_all(writer_receiver, &mut io::stdout().lock(), release))
         .expect("the writer thread starts");
     let (reader_sender, reader_receiver) = bounded::<Message>(0);
     let reader = thread::Builder::new()
         .name("lsp-reader".to_owned())
-        .spawn(move || read_all(&mut io::stdin().lock(), max_message_bytes, &reader_sender))
+        .spawn(move || {
+            read_all(
+                &mut io::stdin().lock(),
+                max_message_bytes,
+                &reader_sender,
+                release,
+            )
+        })
         .expect("the reader thread starts");
     let connection = Connection {
         sender: writer_sender,
@@ -59,21 +73,71 @@ pub fn stdio(max_message_bytes: usize) -> (Connection, IoThreads) {
     (connection, IoThreads { reader, writer })
 }
 
-fn write_all(messages: Receiver<Message>, out: &mut impl Write) -> io::Result<()> {
+fn write_all(
+    messages: Receiver<Message>,
+    out: &mut impl Write,
+    release: Option<fn()>,
+) -> io::Result<()> {
+    let mut out = Counted { out, bytes: 0 };
     for message in messages {
-        message.write(out)?;
+        out.bytes = 0;
+        message.write(&mut out)?;
+        // The message and its text were freed on this thread.
+        if out.bytes >= LARGE_MESSAGE
+            && let Some(release) = release
+        {
+            release();
+        }
     }
     Ok(())
+}
+
+/// A writer that counts what goes through it.
+struct Counted<'a, W> {
+    out: &'a mut W,
+    bytes: usize,
+}
+
+impl<W: Write> Write for Counted<'_, W> {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        let written = self.out.write(buf)?;
+        self.bytes += written;
+        Ok(written)
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        self.out.flush()
+    }
 }
 
 /// Reads messages until the input ends, the client's `exit`, or a frame
 /// the reader refuses (then the error says why, and the server ends as if
 /// the input had ended).
-fn read_all(input: &mut impl BufRead, max: usize, messages: &Sender<Message>) -> io::Result<()> {
-    while let Some(message) = read_message(input, max)? {
+///
+/// After a large message, and after the message that follows it, the
+/// reader calls `release`: the message's frame was freed here, and its
+/// text (a document's, copied by the main loop) is freed by the main loop
+/// into this thread's heap once it is handled.
+fn read_all(
+    input: &mut impl BufRead,
+    max: usize,
+    messages: &Sender<Message>,
+    release: Option<fn()>,
+) -> io::Result<()> {
+    let mut after_large = 0;
+    while let Some((message, bytes)) = read_message_sized(input, max)? {
         let exit = matches!(&message, Message::Notification(n) if n.method == "exit");
         if messages.send(message).is_err() || exit {
             break;
+        }
+        if bytes >= LARGE_MESSAGE {
+            after_large = 2;
+        }
+        if after_large > 0
+            && let Some(release) = release
+        {
+            after_large -= 1;
+            release();
         }
     }
     Ok(())
@@ -83,8 +147,11 @@ fn invalid(message: String) -> io::Error {
     io::Error::new(io::ErrorKind::InvalidData, message)
 }
 
-/// One message, `None` at the end of the input.
-pub fn read_message(input: &mut impl BufRead, max: usize) -> io::Result<Option<Message>> {
+/// One message and the length of its body, `None` at the end of the input.
+fn read_message_sized(
+    input: &mut impl BufRead,
+    max: usize,
+) -> io::Result<Option<(Message, usize)>> {
     let mut length = None;
     let mut line = Vec::new();
     for count in 0.. {
@@ -143,7 +210,7 @@ pub fn read_message(input: &mut impl BufRead, max: usize) -> io::Result<Option<M
         )));
     }
     serde_json::from_slice(&body)
-        .map(Some)
+        .map(|message| Some((message, length)))
         .map_err(|e| invalid(format!("a message that is not a JSON-RPC message: {e}")))
 }
 
@@ -152,7 +219,7 @@ mod tests {
     use super::*;
 
     fn read(input: &[u8], max: usize) -> io::Result<Option<Message>> {
-        read_message(&mut io::BufReader::new(input), max)
+        Ok(read_message_sized(&mut io::BufReader::new(input), max)?.map(|(message, _)| message))
     }
 
     #[test]

@@ -187,6 +187,14 @@ impl Client {
         }
     }
 
+    /// Whether a notification `method` was received and not yet claimed:
+    /// after claiming an answer, whether one came before it.
+    pub fn has_unclaimed(&self, method: &str) -> bool {
+        self.unclaimed
+            .iter()
+            .any(|m| matches!(m, Message::Notification(n) if n.method == method))
+    }
+
     fn request_raw(&mut self, method: &str, params: Value) -> Value {
         match self.request_result(method, params) {
             Ok(value) => value,
