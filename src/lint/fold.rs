@@ -4,6 +4,9 @@
 //! (`Config::apply`), so that a lint given its own level, or allowed, is
 //! never hidden inside another.
 
+use std::collections::HashMap;
+use std::ops::Range;
+
 use super::Lint;
 use crate::diagnostic::{Diagnostic, Verdict};
 use crate::span::Span;
@@ -27,14 +30,14 @@ const FOLDS: [(Lint, Lint); 2] = [
 /// lints (by code) one level: one given a level of its own, say `--deny I001`,
 /// is never folded, even where its finding stays a note.
 pub fn fold_covered(diagnostics: &mut Vec<Diagnostic>, same_level: impl Fn(&str, &str) -> bool) {
+    // Where each major stands or points is looked up, not searched: a large
+    // machine has thousands of findings.
     let covers = |major: &Diagnostic, minor: &Diagnostic| {
         !minor.witness.is_empty()
-            && major.witness == minor.witness
             && major.severity == minor.severity
             && major.verdict == minor.verdict
             && major.replay == minor.replay
-            && (same(major.span, minor.span)
-                || major.labels.iter().any(|l| same(l.span, minor.span)))
+            && major.witness == minor.witness
     };
     // The replay's account ends both messages alike; the folded message
     // says it once, at its end.
@@ -48,15 +51,29 @@ pub fn fold_covered(diagnostics: &mut Vec<Diagnostic>, same_level: impl Fn(&str,
         if !same_level(minor_lint.code(), major_lint.code()) {
             continue;
         }
+        // The majors at each place: their own, and those they label.
+        let mut at: HashMap<Range<usize>, Vec<usize>> = HashMap::new();
+        for (i, d) in diagnostics.iter().enumerate() {
+            if d.code == major_lint.code() && !folded[i] {
+                at.entry(d.span.range()).or_default().push(i);
+                for label in &d.labels {
+                    let places = at.entry(label.span.range()).or_default();
+                    if places.last() != Some(&i) {
+                        places.push(i);
+                    }
+                }
+            }
+        }
         for minor in 0..diagnostics.len() {
             if diagnostics[minor].code != minor_lint.code() || folded[minor] {
                 continue;
             }
-            let Some(major) = (0..diagnostics.len()).find(|&major| {
-                diagnostics[major].code == major_lint.code()
-                    && !folded[major]
-                    && covers(&diagnostics[major], &diagnostics[minor])
-            }) else {
+            let candidates = at.get(&diagnostics[minor].span.range());
+            let Some(major) =
+                candidates.into_iter().flatten().copied().find(|&major| {
+                    !folded[major] && covers(&diagnostics[major], &diagnostics[minor])
+                })
+            else {
                 continue;
             };
             let suffix = account(&diagnostics[minor]);
