@@ -248,27 +248,38 @@ fn new_load_error(
     })
 }
 
+/// The editor of an XState source whose machine config is at `config`, as
+/// its reader found it: `lint_loaded` gives it the places it already read,
+/// so that a run does not read the file, and every module it imports, again.
+pub fn xstate_editor(
+    file: &SourceFile,
+    config: crate::import::xstate::edit::ObjectAt,
+) -> Option<Box<dyn Editor + '_>> {
+    let text = file.text.as_str();
+    let kind = crate::import::xstate::SourceKind::of_path(Path::new(&file.path))?;
+    let json = kind == crate::import::xstate::SourceKind::Json;
+    let editor = Box::new(crate::import::xstate::edit::XStateEditor::new(
+        text, config, json,
+    ));
+    Some(match text.contains("\r\n") {
+        true => Box::new(Crlf(editor)),
+        false => editor,
+    })
+}
+
 /// The editor of a file in the syntax its name says, for the lints that
 /// attach fixes: they say what to change, the editor where and how. `None`
 /// when the name says no syntax or the text does not parse.
 pub fn editor(file: &SourceFile) -> Option<Box<dyn Editor + '_>> {
     let text = file.text.as_str();
     let path = Path::new(&file.path);
-    if let Some(kind) = crate::import::xstate::SourceKind::of_path(path) {
+    if crate::import::xstate::SourceKind::of_path(path).is_some() {
         // The file's one machine, read again for the places of its config.
         let loaded = crate::import::xstate::load(file.clone(), &Default::default());
         let [machine] = &loaded.machines[..] else {
             return None;
         };
-        let config = machine.anchors.clone()?;
-        let json = kind == crate::import::xstate::SourceKind::Json;
-        let editor = Box::new(crate::import::xstate::edit::XStateEditor::new(
-            text, config, json,
-        ));
-        return Some(match text.contains("\r\n") {
-            true => Box::new(Crlf(editor)),
-            false => editor,
-        });
+        return xstate_editor(file, machine.anchors.clone()?);
     }
     let editor: Box<dyn Editor + '_> = match Syntax::of_path(path)? {
         Syntax::Yaml => Box::new(syntax::yaml::edit::YamlEditor::of_file(file)?),

@@ -36,7 +36,18 @@ pub fn lint_loaded(
     for machine in &loaded.machines {
         diagnostics.extend(machine.notes.iter().cloned());
         match &machine.machine {
-            Ok(model) => diagnostics.extend(super::run(model, source, options, cancel)?),
+            Ok(model) => {
+                // The editor of a file of one machine, from the places its
+                // reader found (as `fix::editor` would, reading it again).
+                let editor = match (source, &loaded.machines[..]) {
+                    (Some(file), [one]) => one
+                        .anchors
+                        .clone()
+                        .and_then(|config| fix::xstate_editor(file, config)),
+                    _ => None,
+                };
+                diagnostics.extend(super::run_edited(model, source, editor, options, cancel)?)
+            }
             Err(errors) => diagnostics.extend(errors.iter().cloned()),
         }
     }

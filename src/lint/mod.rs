@@ -540,6 +540,17 @@ fn run<'m>(
     run_counted(machine, source, options, cancel).map(|(diagnostics, _)| diagnostics)
 }
 
+/// `run` with the editor of `source` made already (`None`: no fixes).
+fn run_edited<'m>(
+    machine: &'m Machine,
+    source: Option<&'m SourceFile>,
+    editor: Option<Box<dyn Editor + 'm>>,
+    options: &Options,
+    cancel: Option<&'m AtomicBool>,
+) -> Option<Vec<Diagnostic>> {
+    run_with(machine, source, Some(editor), options, cancel).map(|(diagnostics, _)| diagnostics)
+}
+
 /// The findings, and the replays' work (`confirm::ReplayChart::work_done`).
 fn run_counted<'m>(
     machine: &'m Machine,
@@ -547,7 +558,22 @@ fn run_counted<'m>(
     options: &Options,
     cancel: Option<&'m AtomicBool>,
 ) -> Option<(Vec<Diagnostic>, usize)> {
+    run_with(machine, source, None, options, cancel)
+}
+
+/// The findings and the replays' work, with the editor of `source` given
+/// (`Some`), or made from it when first asked for (`None`).
+fn run_with<'m>(
+    machine: &'m Machine,
+    source: Option<&'m SourceFile>,
+    editor: Option<Option<Box<dyn Editor + 'm>>>,
+    options: &Options,
+    cancel: Option<&'m AtomicBool>,
+) -> Option<(Vec<Diagnostic>, usize)> {
     let mut cx = Cx::new(machine, source);
+    if let Some(editor) = editor {
+        let _ = cx.editor.set(editor);
+    }
     cx.cancel = cancel;
     for lint in Lint::ALL {
         if let Stage::Model(check) = lint.meta().stage {
