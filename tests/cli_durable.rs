@@ -7,8 +7,6 @@
 //! does). Both stores compare against the same snapshot, so they must answer
 //! alike, byte for byte.
 
-use std::sync::atomic::{AtomicU64, Ordering};
-
 const LEDGER: &str = "tests/data/runtime/ledger.yaml";
 const REMINDER: &str = "tests/data/runtime/reminder.yaml";
 const CHECKOUT: &str = "machines/checkout.yaml";
@@ -17,47 +15,12 @@ use crate::support::run;
 
 use run::{Run, idemchart};
 
-static NEXT: AtomicU64 = AtomicU64::new(0);
-
-/// A unique name for a store of this test run. PostgreSQL cuts identifiers
-/// at 63 bytes, so the scenario's name is cut first, keeping the part that
-/// makes the name unique.
-fn unique(name: &str) -> String {
-    let short = &name[..name.len().min(32)];
-    format!(
-        "{short}_{}_{}",
-        std::process::id(),
-        NEXT.fetch_add(1, Ordering::Relaxed)
-    )
-}
-
-/// A fresh SQLite store, as a `--store` string.
-fn sqlite_store(name: &str) -> String {
-    let dir = std::env::temp_dir().join(format!("idemchart-cli-durable-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).expect("create a scratch directory");
-    format!("sqlite:{}", dir.join(unique(name) + ".db").display())
-}
-
-/// A fresh schema of the server `IDEMCHART_PG` names: the server's
-/// connection string and the schema's name.
 #[cfg(feature = "postgres")]
-fn postgres_schema(name: &str) -> (String, String) {
-    let base = std::env::var("IDEMCHART_PG")
-        .expect("IDEMCHART_PG must name a PostgreSQL server (run scripts/start-postgres)");
-    let schema = unique(name);
-    ::postgres::Client::connect(&base, ::postgres::NoTls)
-        .expect("connect to PostgreSQL")
-        .batch_execute(&format!("CREATE SCHEMA {schema}"))
-        .expect("create schema");
-    (base, schema)
-}
+use crate::support::stores::postgres_schema;
+use crate::support::stores::sqlite_store;
 
-/// A fresh schema of the server `IDEMCHART_PG` names, as a `--store` string.
 #[cfg(feature = "postgres")]
-fn postgres_store(name: &str) -> String {
-    let (base, schema) = postgres_schema(name);
-    format!("postgres:{base} options='-c search_path={schema}'")
-}
+use crate::support::stores::postgres_store;
 
 /// A session with one store: every command is recorded with its exit code
 /// and output into a transcript, which a snapshot holds.

@@ -7,8 +7,6 @@
 //! PostgreSQL server that `IDEMCHART_PG` names (ignored unless asked for,
 //! as `scripts/test` does). Both compare against the same snapshots.
 
-use std::sync::atomic::{AtomicU64, Ordering};
-
 use idemchart::store::{AnyStore, OutboxItem, OutboxStatus, ProcessRow, Store};
 
 use crate::support::run;
@@ -24,40 +22,9 @@ const V3_DROP: &str = "tests/data/migrate/order-v3-drop.yaml";
 /// The start of every process here, in milliseconds since the epoch.
 const T0: u64 = 1_700_000_000_000;
 
-static NEXT: AtomicU64 = AtomicU64::new(0);
-
-fn unique(name: &str) -> String {
-    let short = &name[..name.len().min(32)];
-    format!(
-        "{short}_{}_{}",
-        std::process::id(),
-        NEXT.fetch_add(1, Ordering::Relaxed)
-    )
-}
-
-fn scratch() -> std::path::PathBuf {
-    let dir = std::env::temp_dir().join(format!("idemchart-cli-migrate-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).expect("create a scratch directory");
-    dir
-}
-
-/// A fresh SQLite store, as a `--store` string.
-fn sqlite_store(name: &str) -> String {
-    format!("sqlite:{}", scratch().join(unique(name) + ".db").display())
-}
-
-/// A fresh schema of the server `IDEMCHART_PG` names, as a `--store` string.
 #[cfg(feature = "postgres")]
-fn postgres_store(name: &str) -> String {
-    let base = std::env::var("IDEMCHART_PG")
-        .expect("IDEMCHART_PG must name a PostgreSQL server (run scripts/start-postgres)");
-    let schema = unique(name).to_lowercase();
-    ::postgres::Client::connect(&base, ::postgres::NoTls)
-        .expect("connect to PostgreSQL")
-        .batch_execute(&format!("CREATE SCHEMA {schema}"))
-        .expect("create schema");
-    format!("postgres:{base} options='-c search_path={schema}'")
-}
+use crate::support::stores::postgres_store;
+use crate::support::stores::{scratch, sqlite_store, unique};
 
 fn connect(store: &str) -> AnyStore {
     idemchart::store::open(store).expect("open the test store")

@@ -4,7 +4,6 @@
 //! and (ignored unless asked for, as `scripts/test` does) PostgreSQL.
 
 use std::sync::Arc;
-use std::sync::atomic::{AtomicU64, Ordering};
 
 use idemchart::expr::{Event, Value};
 use idemchart::interp::Chart;
@@ -22,39 +21,9 @@ const RENAMED: &str = "examples/history/order-renamed.yaml";
 const T: u64 = 1_700_000_000_000;
 const DAY: u64 = 86_400_000;
 
-static NEXT: AtomicU64 = AtomicU64::new(0);
-
-fn unique(name: &str) -> String {
-    format!(
-        "{name}_{}_{}",
-        std::process::id(),
-        NEXT.fetch_add(1, Ordering::Relaxed)
-    )
-}
-
-fn scratch() -> std::path::PathBuf {
-    let dir = std::env::temp_dir().join(format!("idemchart-history-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).expect("create a scratch directory");
-    dir
-}
-
-/// A fresh SQLite store, as a `--store` string.
-fn sqlite_store(name: &str) -> String {
-    format!("sqlite:{}", scratch().join(unique(name) + ".db").display())
-}
-
-/// A fresh schema of the server `IDEMCHART_PG` names, as a store address.
 #[cfg(feature = "postgres")]
-fn postgres_store(name: &str) -> String {
-    let base = std::env::var("IDEMCHART_PG")
-        .expect("IDEMCHART_PG must name a PostgreSQL server (run scripts/start-postgres)");
-    let schema = unique(name);
-    ::postgres::Client::connect(&base, ::postgres::NoTls)
-        .expect("connect to PostgreSQL")
-        .batch_execute(&format!("CREATE SCHEMA {schema}"))
-        .expect("create schema");
-    format!("postgres:{base} options='-c search_path={schema}'")
-}
+use crate::support::stores::postgres_store;
+use crate::support::stores::{scratch, sqlite_store, unique};
 
 fn open(address: &str) -> AnyStore {
     idemchart::store::open(address).expect("open the store")

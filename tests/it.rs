@@ -10,6 +10,7 @@ mod support {
     pub mod machines;
     pub mod run;
     pub mod serve_server;
+    pub mod stores;
 }
 
 mod ci_docs;

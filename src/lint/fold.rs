@@ -8,7 +8,7 @@ use std::collections::HashMap;
 use std::ops::Range;
 
 use super::Lint;
-use crate::diagnostic::{Diagnostic, Verdict};
+use crate::diagnostic::Diagnostic;
 use crate::span::Span;
 
 /// The findings that another finding of the same run covers: `(minor,
@@ -41,11 +41,7 @@ pub fn fold_covered(diagnostics: &mut Vec<Diagnostic>, same_level: impl Fn(&str,
     };
     // The replay's account ends both messages alike; the folded message
     // says it once, at its end.
-    let account = |d: &Diagnostic| match (d.verdict, &d.replay) {
-        (Some(Verdict::NotShown), Some(why)) => format!(" (not shown: {why})"),
-        (Some(Verdict::Undecided), Some(why)) => format!(" (undecided: {why})"),
-        _ => String::new(),
-    };
+    let account = |d: &Diagnostic| super::account_suffix(d.verdict, d.replay.as_deref());
     let mut folded = vec![false; diagnostics.len()];
     for (minor_lint, major_lint) in FOLDS {
         if !same_level(minor_lint.code(), major_lint.code()) {
@@ -112,7 +108,7 @@ fn same(a: Span, b: Span) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::diagnostic::{Fix, Label, Severity};
+    use crate::diagnostic::{Fix, Label, Severity, Verdict};
 
     fn finding(lint: Lint, at: u32, witness: &[&str], message: &str) -> Diagnostic {
         Diagnostic {

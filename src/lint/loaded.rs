@@ -46,7 +46,8 @@ pub fn lint_loaded(
                         .and_then(|config| fix::xstate_editor(file, config)),
                     _ => None,
                 };
-                diagnostics.extend(super::run_edited(model, source, editor, options, cancel)?)
+                let (found, _) = super::run_with(model, source, Some(editor), options, cancel)?;
+                diagnostics.extend(found)
             }
             Err(errors) => diagnostics.extend(errors.iter().cloned()),
         }

@@ -540,15 +540,14 @@ fn run<'m>(
     run_counted(machine, source, options, cancel).map(|(diagnostics, _)| diagnostics)
 }
 
-/// `run` with the editor of `source` made already (`None`: no fixes).
-fn run_edited<'m>(
-    machine: &'m Machine,
-    source: Option<&'m SourceFile>,
-    editor: Option<Box<dyn Editor + 'm>>,
-    options: &Options,
-    cancel: Option<&'m AtomicBool>,
-) -> Option<Vec<Diagnostic>> {
-    run_with(machine, source, Some(editor), options, cancel).map(|(diagnostics, _)| diagnostics)
+/// What ends the message of a finding the replay did not confirm: where it
+/// was not shown, or what it rests on; empty for the others.
+fn account_suffix(verdict: Option<Verdict>, account: Option<&str>) -> String {
+    match (verdict, account) {
+        (Some(Verdict::NotShown), Some(why)) => format!(" (not shown: {why})"),
+        (Some(Verdict::Undecided), Some(why)) => format!(" (undecided: {why})"),
+        _ => String::new(),
+    }
 }
 
 /// The findings, and the replays' work (`confirm::ReplayChart::work_done`).
@@ -626,15 +625,7 @@ fn run_with<'m>(
             _ => Vec::new(),
         };
         let mut message = f.message;
-        match (replay.verdict, &replay.account) {
-            (Some(Verdict::NotShown), Some(why)) => {
-                message.push_str(&format!(" (not shown: {why})"))
-            }
-            (Some(Verdict::Undecided), Some(why)) => {
-                message.push_str(&format!(" (undecided: {why})"))
-            }
-            _ => {}
-        }
+        message.push_str(&account_suffix(replay.verdict, replay.account.as_deref()));
         // A graph hazard that no run shows, and none is proved impossible,
         // is a note: its reader can declare the fact or raise the bound
         // that its message names, and CI does not fail on it.
