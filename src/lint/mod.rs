@@ -672,17 +672,21 @@ pub(crate) type Suppression = (StateId, String);
 pub(crate) type Used = HashMap<Suppression, usize>;
 
 /// Drops the findings an `allow` covers; returns the rest and the
-/// suppressions that were used.
-fn suppress(machine: &Machine, findings: Vec<Finding>) -> (Vec<Finding>, Used) {
+/// suppressions that were used. The findings stay in their own buffer: a
+/// large machine has a finding per few states, and a second buffer for
+/// the kept ones would hold them all twice at once.
+fn suppress(machine: &Machine, mut findings: Vec<Finding>) -> (Vec<Finding>, Used) {
     let mut used = Used::new();
-    let mut kept = Vec::new();
-    for finding in findings {
-        match covering(machine, finding.lint, finding.state, finding.span) {
-            Some(key) => *used.entry(key).or_default() += 1,
-            None => kept.push(finding),
-        }
-    }
-    (kept, used)
+    findings.retain(
+        |finding| match covering(machine, finding.lint, finding.state, finding.span) {
+            Some(key) => {
+                *used.entry(key).or_default() += 1;
+                false
+            }
+            None => true,
+        },
+    );
+    (findings, used)
 }
 
 /// The `allow` of `lint` on `state` or its nearest ancestor that has one

@@ -183,11 +183,11 @@ fn names(
         }
         Place::Event => {
             let mut names: Vec<String> = doc.events.iter().map(|e| e.name.text.clone()).collect();
-            for o in symbols::occurrences(named) {
-                if let symbols::Symbol::Event(name) = o.symbol
-                    && !names.contains(&name)
+            for o in symbols::indexed(named).iter() {
+                if let symbols::Symbol::Event(name) = &o.symbol
+                    && !names.contains(name)
                 {
-                    names.push(name);
+                    names.push(name.clone());
                 }
             }
             names

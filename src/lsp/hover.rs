@@ -20,8 +20,7 @@ pub fn hover(analysis: &Analysis, offset: u32) -> Option<(Span, String)> {
         .filter(|d| d.span.start <= offset && offset <= d.span.end)
         .map(finding)
         .collect();
-    let occurrences = symbols::occurrences(analysis);
-    let symbol = symbols::at(&occurrences, offset);
+    let symbol = symbols::indexed(analysis).at(offset);
     let about = symbol.and_then(|o| describe(analysis, &o.symbol));
     let span = match (
         symbol,

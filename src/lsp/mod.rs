@@ -81,6 +81,9 @@ pub struct Analysis {
     /// text, at its own offsets; empty when the text was read whole. Edits
     /// are not offered from such a tree.
     pub left_out: Vec<Span>,
+    /// The places the tree names something, made when first asked; shared
+    /// with the analysis of the same tree made before its lint ran.
+    pub(crate) occurrences: symbols::OccurrenceIndex,
 }
 
 /// Analyses the text of the document at `path` with the levels of
@@ -133,6 +136,7 @@ pub fn analyze_in_steps(
             machine: None,
             diagnostics: Vec::new(),
             left_out: Vec::new(),
+            occurrences: Default::default(),
         });
     }
     // What a front-end reading as written could not read, noted at its place.
@@ -161,6 +165,7 @@ pub fn analyze_in_steps(
                         machine,
                         diagnostics: errors,
                         left_out,
+                        occurrences: Default::default(),
                     });
                 }
                 (None, Err(errors))
@@ -197,9 +202,13 @@ pub fn analyze_in_steps(
                 machine,
                 diagnostics,
                 left_out: Vec::new(),
+                occurrences: Default::default(),
             });
         }
     };
+    // The analysis handed on before the lint and the one after share one
+    // tree and model, so they share its occurrences too.
+    let occurrences = symbols::OccurrenceIndex::default();
     let (machine, diagnostics) = match loaded {
         Ok(machine) => {
             let machine = Arc::new(machine);
@@ -215,6 +224,7 @@ pub fn analyze_in_steps(
                 machine: Some(Arc::clone(&machine)),
                 diagnostics: Vec::new(),
                 left_out: Vec::new(),
+                occurrences: occurrences.clone(),
             });
             // An SCXML document has no fix editor: its findings come
             // without fixes, as in `idemchart lint`.
@@ -239,6 +249,7 @@ pub fn analyze_in_steps(
         machine,
         diagnostics,
         left_out: Vec::new(),
+        occurrences,
     })
 }
 

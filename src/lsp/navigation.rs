@@ -10,8 +10,8 @@ use super::{Analysis, Kind};
 /// Where the symbol under `offset` is declared: a target's state, an
 /// event's, effect's or context field's entry.
 pub fn definition(analysis: &Analysis, offset: u32) -> Option<Span> {
-    let occurrences = symbols::occurrences(analysis);
-    let symbol = &symbols::at(&occurrences, offset)?.symbol;
+    let occurrences = symbols::indexed(analysis);
+    let symbol = &occurrences.at(offset)?.symbol;
     occurrences
         .iter()
         .filter(|o| o.declaration && &o.symbol == symbol)
@@ -22,8 +22,8 @@ pub fn definition(analysis: &Analysis, offset: u32) -> Option<Span> {
 /// Every place the symbol under `offset` is written, in document order;
 /// its declarations too when `declaration`.
 pub fn references(analysis: &Analysis, offset: u32, declaration: bool) -> Vec<Span> {
-    let occurrences = symbols::occurrences(analysis);
-    let Some(symbol) = symbols::at(&occurrences, offset).map(|o| o.symbol.clone()) else {
+    let occurrences = symbols::indexed(analysis);
+    let Some(symbol) = occurrences.at(offset).map(|o| o.symbol.clone()) else {
         return Vec::new();
     };
     let mut spans: Vec<Span> = occurrences
@@ -103,7 +103,7 @@ fn plain_name(name: &str, dots: bool) -> bool {
 /// is written under the cursor, and every place the rename edits.
 struct Renamable<'a> {
     machine: &'a crate::model::Machine,
-    occurrences: Vec<Occurrence>,
+    occurrences: &'a symbols::Occurrences,
     symbol: Symbol,
     name: String,
     at: Span,
@@ -122,8 +122,8 @@ fn renamable(analysis: &Analysis, offset: u32) -> Result<Renamable<'_>, String> 
     if !matches!(analysis.kind, Kind::Machine(_)) {
         return Err("rename works in YAML and DSL machine files only".into());
     }
-    let occurrences = symbols::occurrences(analysis);
-    let Some(under) = symbols::at(&occurrences, offset) else {
+    let occurrences = symbols::indexed(analysis);
+    let Some(under) = occurrences.at(offset) else {
         return Err("no state or event here".into());
     };
     let (symbol, at) = (under.symbol.clone(), under.span);
@@ -144,12 +144,12 @@ fn renamable(analysis: &Analysis, offset: u32) -> Result<Renamable<'_>, String> 
                 ));
             }
             // A `#id` occurrence names the id, which the rename leaves alone.
-            let spans = spans_of(&occurrences, &symbol, |o| {
+            let spans = spans_of(occurrences, &symbol, |o| {
                 file.text[o.span.range()] == state.key
             });
             (state.key.clone(), spans)
         }
-        Symbol::Event(name) => (name.clone(), spans_of(&occurrences, &symbol, |_| true)),
+        Symbol::Event(name) => (name.clone(), spans_of(occurrences, &symbol, |_| true)),
         _ => return Err("only states and events can be renamed".into()),
     };
     if spans.is_empty() {
@@ -238,7 +238,7 @@ pub fn rename(analysis: &Analysis, offset: u32, new_name: &str) -> Result<Vec<Ed
 use crate::model::{EventPattern, Trigger};
 
 fn spans_of(
-    occurrences: &[Occurrence],
+    occurrences: &symbols::Occurrences,
     symbol: &Symbol,
     keep: impl Fn(&Occurrence) -> bool,
 ) -> Vec<Span> {

@@ -342,7 +342,10 @@ fn worker(
         };
         let run = || {
             let text = job.text.clone();
-            let parsed = |analysis| {
+            let parsed = |analysis: Analysis| {
+                // Made here, so that no hover on the main loop waits for
+                // the index of a large file.
+                super::symbols::indexed(&analysis);
                 let _ = done.send(Report::Parsed {
                     uri: job.uri.clone(),
                     generation: job.generation,
@@ -399,6 +402,7 @@ fn internal_error(job: &Job, what: &str) -> Analysis {
         machine: None,
         diagnostics: vec![diagnostic],
         left_out: Vec::new(),
+        occurrences: Default::default(),
     }
 }
 

@@ -207,8 +207,60 @@ fn target_segments(
     out
 }
 
+/// The occurrences of a document sorted by where they start, with the
+/// longest one's length, so that the one under an offset is found without
+/// reading them all: hover and navigation on a large file ask this on
+/// every request.
+#[derive(Debug, Default)]
+pub struct Occurrences {
+    sorted: Vec<Occurrence>,
+    longest: u32,
+}
+
+impl Occurrences {
+    fn new(mut all: Vec<Occurrence>) -> Occurrences {
+        all.sort_by_key(|o| (o.span.start, o.span.end));
+        let longest = all.iter().map(|o| o.span.end - o.span.start).max();
+        Occurrences {
+            sorted: all,
+            longest: longest.unwrap_or(0),
+        }
+    }
+
+    pub fn iter(&self) -> std::slice::Iter<'_, Occurrence> {
+        self.sorted.iter()
+    }
+
+    /// The occurrence under byte `offset`, the innermost (shortest) where
+    /// several hold it, the first written where several are as short.
+    pub fn at(&self, offset: u32) -> Option<&Occurrence> {
+        // Those that hold `offset` start at most `longest` bytes before it.
+        let end = self.sorted.partition_point(|o| o.span.start <= offset);
+        let from = offset.saturating_sub(self.longest);
+        let begin = self.sorted[..end].partition_point(|o| o.span.start < from);
+        self.sorted[begin..end]
+            .iter()
+            .filter(|o| offset <= o.span.end)
+            .min_by_key(|o| o.span.end - o.span.start)
+    }
+}
+
+/// The occurrences of the analysis's tree and model, made once for them:
+/// the analysis before the lint and the one after share them.
+pub fn indexed(analysis: &Analysis) -> &Occurrences {
+    analysis
+        .occurrences
+        .0
+        .get_or_init(|| Occurrences::new(occurrences(analysis)))
+}
+
+/// Where `Analysis` keeps its `Occurrences`: made when first asked, and
+/// shared by the analyses that share a tree and model.
+#[derive(Clone, Debug, Default)]
+pub struct OccurrenceIndex(std::sync::Arc<std::sync::OnceLock<Occurrences>>);
+
 /// Every occurrence in the document, in no particular order.
-pub fn occurrences(analysis: &Analysis) -> Vec<Occurrence> {
+fn occurrences(analysis: &Analysis) -> Vec<Occurrence> {
     let Some(doc) = &analysis.doc else {
         return Vec::new();
     };
@@ -367,11 +419,44 @@ pub fn occurrences(analysis: &Analysis) -> Vec<Occurrence> {
     out
 }
 
-/// The occurrence under byte `offset`, the innermost (shortest) where
-/// several hold it.
-pub(super) fn at(occurrences: &[Occurrence], offset: u32) -> Option<&Occurrence> {
-    occurrences
-        .iter()
-        .filter(|o| o.span.start <= offset && offset <= o.span.end)
-        .min_by_key(|o| o.span.end - o.span.start)
+#[cfg(test)]
+mod tests {
+    use std::path::{Path, PathBuf};
+    use std::sync::atomic::AtomicBool;
+
+    use super::*;
+    use crate::lsp::Kind;
+    use crate::syntax::Syntax;
+
+    /// The occurrence under `offset` as read from all of them, in the order
+    /// they were made: what the index must find without reading them all.
+    fn by_reading_all(all: &[Occurrence], offset: u32) -> Option<&Occurrence> {
+        all.iter()
+            .filter(|o| o.span.start <= offset && offset <= o.span.end)
+            .min_by_key(|o| o.span.end - o.span.start)
+    }
+
+    #[test]
+    fn the_index_finds_at_every_offset_what_reading_all_occurrences_finds() {
+        let config = crate::config::Config::defaults(PathBuf::from("."));
+        let never = AtomicBool::new(false);
+        for (name, syntax) in [
+            ("machines/checkout.yaml", Syntax::Yaml),
+            ("machines/suscripcion.yaml", Syntax::Yaml),
+        ] {
+            let path = Path::new(env!("CARGO_MANIFEST_DIR")).join(name);
+            let text = std::fs::read_to_string(&path).unwrap();
+            let analysis =
+                crate::lsp::analyze(&path, text.clone(), Kind::Machine(syntax), &config, &never)
+                    .unwrap();
+            let all = occurrences(&analysis);
+            let index = indexed(&analysis);
+            assert!(all.len() > 20, "{name}: {} occurrences", all.len());
+            for offset in 0..=text.len() as u32 + 1 {
+                let expected = by_reading_all(&all, offset).map(|o| (o.span.range(), &o.symbol));
+                let found = index.at(offset).map(|o| (o.span.range(), &o.symbol));
+                assert_eq!(found, expected, "{name} at byte {offset}");
+            }
+        }
+    }
 }
