@@ -517,7 +517,7 @@ impl Reader {
                         return None;
                     }
                 },
-                ScalarValue::Str => Value::String(scalar.text.clone()),
+                ScalarValue::Str => Value::String(scalar.text.to_string()),
             },
             Kind::Seq(items) => {
                 let mut values = Vec::with_capacity(items.len());
@@ -963,7 +963,7 @@ impl Reader {
             Kind::Scalar(scalar) if matches!(scalar.value, ScalarValue::Str) => {
                 return Some(ActionDoc::Named {
                     name: Name {
-                        text: scalar.text.clone(),
+                        text: scalar.text.to_string(),
                         span: value.span,
                     },
                 });

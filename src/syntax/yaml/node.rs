@@ -33,20 +33,23 @@ pub(super) struct Scalar {
     pub value: ScalarValue,
     /// The string's content for strings; the text as written for the others
     /// (`0x1F`, `1.50`, `~`), so names and expressions keep their spelling.
-    pub text: String,
+    pub text: Box<str>,
     /// Byte offset in the file where the content starts: after the opening
     /// quote of a quoted scalar, at the first content character of a block
     /// scalar.
     pub text_offset: u32,
     /// The blank lines a block scalar's value starts with, which lie before
     /// `text_offset` in the file.
-    pub leading_blank_lines: usize,
+    pub leading_blank_lines: u32,
 }
 
 impl Scalar {
     /// The text from its first content character on, and where that is.
     pub fn content(&self) -> (&str, u32) {
-        (&self.text[self.leading_blank_lines..], self.text_offset)
+        (
+            &self.text[self.leading_blank_lines as usize..],
+            self.text_offset,
+        )
     }
 }
 
@@ -421,13 +424,13 @@ pub(super) fn scalar_node(
     } else {
         (
             defined.start,
-            text.len() - text.trim_start_matches('\n').len(),
+            (text.len() - text.trim_start_matches('\n').len()) as u32,
         )
     };
     Node {
         kind: Kind::Scalar(Scalar {
             value,
-            text,
+            text: text.into_boxed_str(),
             text_offset,
             leading_blank_lines,
         }),

@@ -96,8 +96,13 @@ pub(super) fn read(file: &SourceFile) -> Option<Node> {
                 });
                 continue;
             }
+            // A collection's vector is cut to its length as it closes: most
+            // mappings of a machine hold one or two entries, and a vector
+            // grown by pushes holds room for four, in a tree that lives
+            // as long as the file's fixes may be asked for.
             Event::SequenceEnd => match open.pop()? {
-                Open::Seq { span, items } => {
+                Open::Seq { span, mut items } => {
+                    items.shrink_to_fit();
                     let span = items.iter().fold(span, |span, item| span.to(item.span));
                     Node {
                         kind: Kind::Seq(items),
@@ -109,9 +114,10 @@ pub(super) fn read(file: &SourceFile) -> Option<Node> {
             Event::MappingEnd => match open.pop()? {
                 Open::Map {
                     span,
-                    entries,
+                    mut entries,
                     key: None,
                 } => {
+                    entries.shrink_to_fit();
                     let span = entries
                         .iter()
                         .fold(span, |span, (k, v)| span.to(k.span).to(v.span));
@@ -140,7 +146,7 @@ pub(super) fn read(file: &SourceFile) -> Option<Node> {
                 // serde-saphyr merges the entries of a `<<` key into the
                 // mapping, and its keys that are collections are its own.
                 None => match &node.kind {
-                    Kind::Scalar(s) if s.text != "<<" => *key = Some(node),
+                    Kind::Scalar(s) if &*s.text != "<<" => *key = Some(node),
                     _ => return None,
                 },
             },
