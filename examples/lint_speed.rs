@@ -51,47 +51,81 @@ fn best_of(runs: usize, mut f: impl FnMut() -> usize) -> (Duration, Option<Durat
     (best, best_cpu, findings)
 }
 
-/// The `regions` table: each size read, linted with fixes and rendered.
+/// The `regions` table: each size read, linted with fixes and rendered, in
+/// a process of its own (this program again, with `--regions-row N`), so
+/// that each row's peak memory is its own.
 fn regions_table(sizes: &[usize]) {
     println!(
-        "\n{:>8} {:>10} {:>10} {:>12} {:>9}   regions, as `lint FILE` (YAML)",
-        "states", "file", "total", "cpu/state", "findings"
+        "\n{:>8} {:>10} {:>10} {:>12} {:>9} {:>10} {:>8}   regions, as `lint FILE` (YAML)",
+        "states", "file", "total", "cpu/state", "findings", "peak RSS", "x file"
     );
+    let program = std::env::current_exe().expect("this program's path");
     for &size in sizes {
-        let text = regions(size);
-        let bytes = text.len();
-        let file = SourceFile::new("regions.yaml", text);
-        let runs = if size >= 100_000 { 1 } else { 3 };
-        let mut states = 0;
-        let (total, cpu, findings) = best_of(runs, || {
-            let machine = match syntax::parse(&file.text, Syntax::Yaml) {
-                Ok(m) => m,
-                Err(errors) => {
-                    eprintln!("the regions machine does not load: {:?}", errors[0].message);
-                    std::process::exit(1);
-                }
-            };
-            states = machine.states.len();
-            let found = idemchart::lint::lint_source(&machine, &file, &Default::default());
-            let rendered: usize = (found.iter())
-                .map(|d| idemchart::report::render(d, &file, false).len())
-                .sum();
-            std::hint::black_box(rendered);
-            found.len()
-        });
-        let cpu = cpu.unwrap_or(total);
-        println!(
-            "{:>8} {:>8.1}MB {:>8.0}ms {:>10.2}µs {:>9}",
-            states,
-            bytes as f64 / 1e6,
-            total.as_secs_f64() * 1e3,
-            cpu.as_secs_f64() * 1e6 / states.max(1) as f64,
-            findings
-        );
+        let status = std::process::Command::new(&program)
+            .args(["--regions-row", &size.to_string()])
+            .status()
+            .expect("this program runs again");
+        if !status.success() {
+            std::process::exit(1);
+        }
     }
 }
 
+/// One row of the `regions` table, with this process's peak resident size.
+fn regions_row(size: usize) {
+    let text = regions(size);
+    let bytes = text.len();
+    let file = SourceFile::new("regions.yaml", text);
+    let runs = if size >= 100_000 { 1 } else { 3 };
+    let mut states = 0;
+    let (total, cpu, findings) = best_of(runs, || {
+        let machine = match syntax::parse(&file.text, Syntax::Yaml) {
+            Ok(m) => m,
+            Err(errors) => {
+                eprintln!("the regions machine does not load: {:?}", errors[0].message);
+                std::process::exit(1);
+            }
+        };
+        states = machine.states.len();
+        let found = idemchart::lint::lint_source(&machine, &file, &Default::default());
+        let rendered: usize = (found.iter())
+            .map(|d| idemchart::report::render(d, &file, false).len())
+            .sum();
+        std::hint::black_box(rendered);
+        found.len()
+    });
+    let cpu = cpu.unwrap_or(total);
+    let peak = peak_resident_bytes().unwrap_or(0);
+    println!(
+        "{:>8} {:>8.1}MB {:>8.0}ms {:>10.2}µs {:>9} {:>8.0}MB {:>7.0}x",
+        states,
+        bytes as f64 / 1e6,
+        total.as_secs_f64() * 1e3,
+        cpu.as_secs_f64() * 1e6 / states.max(1) as f64,
+        findings,
+        peak as f64 / 1e6,
+        peak as f64 / bytes as f64
+    );
+}
+
+/// This process's peak resident size (Linux), the text of the machine
+/// included.
+fn peak_resident_bytes() -> Option<u64> {
+    let status = std::fs::read_to_string("/proc/self/status").ok()?;
+    let line = status.lines().find(|l| l.starts_with("VmHWM:"))?;
+    let kib: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
+    Some(kib * 1024)
+}
+
 fn main() {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    if let [flag, size] = args.as_slice()
+        && flag == "--regions-row"
+        && let Ok(size) = size.parse()
+    {
+        regions_row(size);
+        return;
+    }
     let sizes: Vec<usize> = std::env::args()
         .skip(1)
         .filter_map(|a| a.parse().ok())
