@@ -60,7 +60,15 @@ pub struct SourceFile {
 /// the fix editor reads instead of parsing the file a second time. Clones
 /// of the file share it.
 #[derive(Clone, Debug, Default)]
-struct Memo(std::sync::Arc<std::sync::OnceLock<std::sync::Arc<dyn std::any::Any + Send + Sync>>>);
+struct Memo(std::sync::Arc<std::sync::Mutex<Option<Derived>>>);
+
+type Derived = std::sync::Arc<dyn std::any::Any + Send + Sync>;
+
+impl Memo {
+    fn kept(&self) -> Option<Derived> {
+        self.0.lock().unwrap_or_else(|e| e.into_inner()).clone()
+    }
+}
 
 impl Default for SourceFile {
     /// An empty file without a name.
@@ -90,16 +98,28 @@ impl SourceFile {
         &self,
         make: impl FnOnce(&SourceFile) -> T,
     ) -> std::sync::Arc<T> {
-        if let Some(kept) = self.memo.0.get() {
-            return match std::sync::Arc::clone(kept).downcast::<T>() {
+        if let Some(kept) = self.memo.kept() {
+            return match kept.downcast::<T>() {
                 Ok(value) => value,
                 Err(_) => std::sync::Arc::new(make(self)),
             };
         }
+        // Made without the lock held: `make` may read the file's memo too.
         let value = std::sync::Arc::new(make(self));
-        let kept: std::sync::Arc<dyn std::any::Any + Send + Sync> = value.clone();
-        let _ = self.memo.0.set(kept);
+        let mut slot = self.memo.0.lock().unwrap_or_else(|e| e.into_inner());
+        if slot.is_none() {
+            *slot = Some(value.clone());
+        }
         value
+    }
+
+    /// Lets go of what was derived from the text, for this file and its
+    /// clones: whoever holds it keeps it, and the next reader derives it
+    /// again. The lint calls it once its fixes are made, so that the YAML
+    /// node tree of a large file (many times the file's size) is not held
+    /// through the replays.
+    pub fn release_derived(&self) {
+        self.memo.0.lock().unwrap_or_else(|e| e.into_inner()).take();
     }
 
     /// The file without what was derived from it: for a file kept long
@@ -165,6 +185,21 @@ mod tests {
         file.forget_derived();
         assert_eq!(*file.derived(length), 3);
         assert_eq!(made.get(), 2);
+    }
+
+    #[test]
+    fn a_released_value_lives_while_held_and_is_made_again_for_the_next_reader() {
+        let file = SourceFile::new("a", "abc");
+        let clone = file.clone();
+        let held = file.derived(|f| f.text.len());
+        assert_eq!(std::sync::Arc::strong_count(&held), 2);
+        // Released through a clone: the memo the clones share lets go.
+        clone.release_derived();
+        assert_eq!(std::sync::Arc::strong_count(&held), 1);
+        assert_eq!(*held, 3);
+        let again = file.derived(|f| f.text.len() + 1);
+        assert_eq!(*again, 4);
+        assert_eq!(*clone.derived(|_| 0usize), 4);
     }
 
     #[test]

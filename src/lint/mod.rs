@@ -595,6 +595,12 @@ fn run_with<'m>(
     }
     let (more, _) = suppress(machine, about_allows);
     kept.extend(more);
+    // Every fix is made: the editor and what it read (the YAML node tree)
+    // are not held through the replays.
+    drop(cx.editor.take());
+    if let Some(source) = source {
+        source.release_derived();
+    }
 
     // Replays go in the order of the file, so that a budget spent on a
     // large machine covers its first findings.
