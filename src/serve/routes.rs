@@ -52,7 +52,12 @@ const MAX_PAGE: usize = 1_000;
 
 pub fn router(service: Arc<Service>) -> Router {
     let limit = service.options.body_limit;
-    Router::new()
+    let routes = if service.options.inspector {
+        super::inspector::routes()
+    } else {
+        Router::new()
+    };
+    routes
         .route(EVENTS, post(post_event).get(list_events))
         .route(COMPLETIONS, post(post_completion))
         .route(PROCESS, get(get_process))
@@ -90,11 +95,12 @@ pub fn router(service: Arc<Service>) -> Router {
 /// are plain text or empty, and a client reads one shape for every error.
 async fn as_problem(response: Response) -> Response {
     let status = response.status();
-    let is_problem = response
+    // The inspector's pages answer their errors as pages.
+    let is_problem_or_page = response
         .headers()
         .get(header::CONTENT_TYPE)
-        .is_some_and(|v| v == "application/problem+json");
-    if status.as_u16() < 400 || is_problem {
+        .is_some_and(|v| v == "application/problem+json" || v == super::inspector::HTML);
+    if status.as_u16() < 400 || is_problem_or_page {
         return response;
     }
     let allow = response.headers().get(header::ALLOW).cloned();
@@ -629,6 +635,12 @@ async fn answer(
     let took = started.elapsed();
     let outcome = applied.map_err(runtime_problem)?;
     service.metrics.answered(outcome.kind(), took);
+    if let Outcome::Duplicate { .. } = outcome {
+        service.duplicate_answered(process, id, runtime::now_millis());
+    }
+    if !matches!(outcome, Outcome::Conflict) {
+        service.changed(&chart.machine().name, process);
+    }
     tracing::info!(outcome = outcome.kind(), revision = ?outcome.revision(), micros = took.as_micros() as u64, "answered");
     match outcome {
         Outcome::Applied { response, .. } | Outcome::Ignored { response, .. } => {
@@ -739,6 +751,7 @@ async fn post_completion(
     .await
     .map_err(runtime_problem)?;
     span.in_scope(|| tracing::info!(answer = ?completed, "completion"));
+    service.changed(&machine, &process);
     match completed {
         Completed::Applied(outcome) => Ok(json(
             StatusCode::OK,
