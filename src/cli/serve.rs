@@ -34,8 +34,9 @@ pub struct ServeArgs {
     /// A TOML file mapping effect names to HTTP endpoints (`docs/serve.md`).
     #[arg(long)]
     effects: Option<PathBuf>,
-    /// How often to look for due timers and effects, in milliseconds.
-    #[arg(long, default_value_t = 500)]
+    /// How often to look for due timers and effects, in milliseconds (the
+    /// last one given counts).
+    #[arg(long, default_value_t = 500, overrides_with = "poll_ms")]
     poll_ms: u64,
     /// The largest request body accepted, in bytes.
     #[arg(long, default_value_t = 1 << 20)]

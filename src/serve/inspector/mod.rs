@@ -30,6 +30,7 @@ pub(super) const HTML: &str = "text/html; charset=utf-8";
 /// The stylesheet and the script, embedded in the binary.
 const CSS: &str = include_str!("assets/inspector.css");
 const JS: &str = include_str!("assets/inspector.js");
+const ICON: &str = include_str!("assets/favicon.svg");
 
 pub(super) fn routes() -> Router<Arc<Service>> {
     Router::new()
@@ -37,6 +38,7 @@ pub(super) fn routes() -> Router<Arc<Service>> {
         .route("/ui/", get(pages::machines))
         .route("/ui/assets/inspector.css", get(css))
         .route("/ui/assets/inspector.js", get(js))
+        .route("/ui/assets/favicon.svg", get(icon))
         .route("/ui/events", get(sse::all))
         .route("/ui/machines/{machine}", get(pages::machine))
         .route("/ui/machines/{machine}/processes", get(pages::processes))
@@ -78,6 +80,10 @@ async fn css() -> Response {
 
 async fn js() -> Response {
     asset(JS, "text/javascript; charset=utf-8")
+}
+
+async fn icon() -> Response {
+    asset(ICON, "image/svg+xml")
 }
 
 /// A page, with the headers every page carries: no framing by other sites,
@@ -150,7 +156,7 @@ mod tests {
     #[test]
     fn the_assets_stay_under_300_kb() {
         let templates: usize = pages::TEMPLATE_SOURCES.iter().map(|t| t.len()).sum();
-        let total = CSS.len() + JS.len() + templates;
+        let total = CSS.len() + JS.len() + ICON.len() + templates;
         assert!(total < 300 * 1024, "{total} bytes");
         assert!(total > 1024, "the assets are embedded: {total} bytes");
     }

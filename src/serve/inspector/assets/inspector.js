@@ -120,7 +120,11 @@
     const source = new EventSource(body.dataset.events);
     source.addEventListener("change", reload);
     source.addEventListener("lagged", reload);
-    source.addEventListener("open", () => { body.dataset.live = "yes"; });
+    // What changed between the page's making and the stream's opening (or
+    // while it was reconnecting) came with no event: read the page again.
+    source.addEventListener("open", () => {
+      reload().then(() => { body.dataset.live = "yes"; });
+    });
   }
 
   if (body.dataset.steps) showStep(Number(body.dataset.step));
