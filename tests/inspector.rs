@@ -13,7 +13,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
 use crate::support::serve_server::Server;
-use crate::support::stores::{scratch, sqlite_store, unique};
+use crate::support::stores::{postgres_store, scratch, sqlite_store, unique};
 
 const MACHINES: &str = "tests/data/inspector/machines";
 const PROCESS: &str = "o-1";
@@ -158,10 +158,24 @@ async fn post_form(
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn pages_read_without_javascript() {
+async fn pages_read_without_javascript_sqlite() {
+    pages_read_without_javascript(&sqlite_store("inspector_html")).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "needs PostgreSQL: set IDEMCHART_PG (scripts/start-postgres)"]
+async fn pages_read_without_javascript_postgres() {
+    // The schema is made with the sync client, which may not run on a
+    // thread of the test's runtime.
+    let store = std::thread::spawn(|| postgres_store("inspector_html"))
+        .join()
+        .unwrap();
+    pages_read_without_javascript(&store).await;
+}
+
+async fn pages_read_without_javascript(store: &str) {
     let (calls, url) = start_warehouse().await;
-    let store = sqlite_store("inspector_html");
-    let server = start(&store, &["--effects", &effects_file(&url)]);
+    let server = start(store, &["--effects", &effects_file(&url)]);
     let client = reqwest::Client::builder()
         .redirect(reqwest::redirect::Policy::none())
         .build()
@@ -463,4 +477,31 @@ async fn a_browser_steps_through_a_process() {
     let checks = result["checks"].as_array().unwrap();
     assert!(checks.len() >= 15, "{result:#}");
     println!("the browser test took {:?}", started.elapsed());
+}
+
+/// SIGTERM while a page follows the service's events: the stream ends, and
+/// the service exits 0 (an event stream does not hold the shutdown up).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_followed_event_stream_ends_at_shutdown() {
+    let mut server = start(&sqlite_store("inspector_sse"), &[]);
+    let client = reqwest::Client::new();
+    let mut stream = client.get(server.url("/ui/events")).send().await.unwrap();
+    assert_eq!(stream.status(), 200);
+    assert_eq!(stream.headers()["content-type"], "text/event-stream");
+    let item = serde_json::json!({"type": "ADD_ITEM", "data": {"itemId": "i-1", "price": 1}});
+    send(&client, &server, item).await;
+    let first = stream.chunk().await.unwrap().unwrap();
+    let text = String::from_utf8_lossy(&first).into_owned();
+    assert!(text.contains("event: change"), "{text}");
+    assert!(text.contains(r#""process":"o-1""#), "{text}");
+    let exited = tokio::task::spawn_blocking(move || server.terminate());
+    let status = tokio::time::timeout(Duration::from_secs(30), exited)
+        .await
+        .expect("serve exits while a stream is open")
+        .unwrap();
+    assert!(status.success(), "{status:?}");
+    // The stream was ended by the service, not cut.
+    while let Some(chunk) = stream.chunk().await.unwrap() {
+        assert!(!chunk.is_empty());
+    }
 }
