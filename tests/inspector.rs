@@ -54,15 +54,7 @@ async fn start_warehouse() -> (Arc<AtomicUsize>, String) {
 }
 
 fn effects_file(url: &str) -> String {
-    let path = scratch().join(unique("inspector") + ".toml");
-    std::fs::write(
-        &path,
-        format!(
-            "[effects.notifyWarehouse]\nurl = \"{url}\"\ntimeout = \"2s\"\nbackoff = \"50ms\"\nmax_attempts = 3\n"
-        ),
-    )
-    .unwrap();
-    path.display().to_string()
+    crate::serve::effects_file_waiting("inspector", "notifyWarehouse", url, "50ms")
 }
 
 async fn send(client: &reqwest::Client, server: &Server, event: serde_json::Value) -> bool {

@@ -209,18 +209,7 @@ fn state_element(
 
 /// Text for a double-quoted XML attribute.
 pub(crate) fn attribute(text: &str) -> String {
-    let mut out = String::with_capacity(text.len());
-    for c in text.chars() {
-        match c {
-            '&' => out.push_str("&amp;"),
-            '<' => out.push_str("&lt;"),
-            '>' => out.push_str("&gt;"),
-            '"' => out.push_str("&quot;"),
-            '\'' => out.push_str("&#39;"),
-            _ => out.push(c),
-        }
-    }
-    out
+    quick_xml::escape::escape(text).into_owned()
 }
 
 #[cfg(test)]
@@ -268,6 +257,6 @@ mod tests {
 
     #[test]
     fn attributes_are_escaped() {
-        assert_eq!(attribute(r#"a"<&>'"#), "a&quot;&lt;&amp;&gt;&#39;");
+        assert_eq!(attribute(r#"a"<&>'"#), "a&quot;&lt;&amp;&gt;&apos;");
     }
 }
