@@ -254,6 +254,34 @@ async fn pages_read_without_javascript(store: &str) {
     let (_, first) = get(&client, &format!("{}?step=1", process_url(&server))).await;
     assert_eq!(active_states(&first), ["cart"]);
 
+    // The replay: under the same file nothing diverges; under a stricter
+    // guard the payment is not taken, and the page says where.
+    let replay = format!("/ui/machines/order/processes/{PROCESS}/replay");
+    let same = std::fs::read_to_string(Path::new(MACHINES).join("order.yaml")).unwrap();
+    let stricter = same.replace("event.amount >= context.total", "event.amount > 100");
+    assert_ne!(same, stricter);
+    let replayed = post_form(&client, &server, &replay, &[("machine", &same)]).await;
+    let replayed = replayed.text().await.unwrap();
+    assert!(
+        replayed.contains("No divergence over 5 entries."),
+        "{replayed}"
+    );
+    let diverged = post_form(&client, &server, &replay, &[("machine", &stricter)]).await;
+    let diverged = diverged.text().await.unwrap();
+    assert!(diverged.contains("Diverges at entry 5 of 5"), "{diverged}");
+    assert!(
+        diverged.contains(r#"class="current diverged""#),
+        "{diverged}"
+    );
+    let broken = post_form(&client, &server, &replay, &[("machine", "machine: [")]).await;
+    assert!(
+        broken
+            .text()
+            .await
+            .unwrap()
+            .contains("The machine file does not load.")
+    );
+
     // The retry: refused from another site, asked about, then done.
     let key = page
         .split("<tr data-key=\"")

@@ -310,3 +310,41 @@ pub(super) async fn replay(
     let body = process_page(&service, &machine, &process, None, Some(result)).await?;
     Ok(page(StatusCode::OK, body))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn headers(pairs: &[(&'static str, &'static str)]) -> HeaderMap {
+        pairs
+            .iter()
+            .map(|(name, value)| {
+                (
+                    header::HeaderName::from_static(name),
+                    HeaderValue::from_static(value),
+                )
+            })
+            .collect()
+    }
+
+    #[test]
+    fn only_the_services_own_pages_may_post() {
+        let host = ("host", "127.0.0.1:8080");
+        assert!(same_origin(&headers(&[host, ("origin", "http://127.0.0.1:8080")])).is_ok());
+        assert!(same_origin(&headers(&[host, ("origin", "https://127.0.0.1:8080")])).is_ok());
+        assert!(same_origin(&headers(&[host, ("origin", "http://evil.example")])).is_err());
+        assert!(same_origin(&headers(&[host, ("origin", "null")])).is_err());
+        assert!(same_origin(&headers(&[host])).is_err(), "no Origin");
+        // The browser's own word wins over an Origin that looks right.
+        let cross = ("sec-fetch-site", "cross-site");
+        assert!(
+            same_origin(&headers(&[
+                host,
+                cross,
+                ("origin", "http://127.0.0.1:8080")
+            ]))
+            .is_err()
+        );
+        assert!(same_origin(&headers(&[("sec-fetch-site", "same-origin")])).is_ok());
+    }
+}

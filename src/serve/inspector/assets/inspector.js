@@ -42,20 +42,31 @@
     }
     const label = document.getElementById("step");
     if (label) label.textContent = String(n);
-    setEnabled("previous", n > 1);
-    setEnabled("next", n < steps);
-    const url = new URL(location.href);
+    setLink("previous", n > 1 ? n - 1 : null);
+    setLink("next", n < steps ? n + 1 : null);
     // At the last entry the page follows the newest one as events come.
-    if (n === steps) url.searchParams.delete("step"); else url.searchParams.set("step", String(n));
-    history.replaceState(null, "", url);
+    history.replaceState(null, "", stepUrl(n === steps ? null : n));
   }
 
-  function setEnabled(id, enabled) {
+  function stepUrl(n) {
+    const url = new URL(location.href);
+    if (n === null) url.searchParams.delete("step"); else url.searchParams.set("step", String(n));
+    return url;
+  }
+
+  // A step link with an address is a link (Tab reaches it, Enter follows
+  // it); without one it is disabled.
+  function setLink(id, n) {
     const element = document.getElementById(id);
     if (!element) return;
-    element.classList.toggle("disabled", !enabled);
-    element.setAttribute("aria-disabled", String(!enabled));
-    element.tabIndex = enabled ? 0 : -1;
+    element.classList.toggle("disabled", n === null);
+    if (n === null) {
+      element.removeAttribute("href");
+      element.setAttribute("aria-disabled", "true");
+    } else {
+      element.href = stepUrl(n).toString();
+      element.removeAttribute("aria-disabled");
+    }
   }
 
   function step(delta) {
@@ -66,7 +77,7 @@
     const target = event.target.closest("#previous, #next");
     if (!target) return;
     event.preventDefault();
-    if (target.getAttribute("aria-disabled") !== "true") step(target.id === "next" ? 1 : -1);
+    if (target.hasAttribute("href")) step(target.id === "next" ? 1 : -1);
   });
 
   document.addEventListener("keydown", (event) => {
