@@ -401,8 +401,55 @@ async fn the_inspector_is_served_where_it_is_guarded() {
         &sqlite_store("inspector_guarded"),
         &["--auth-token-file", tokens.to_str().unwrap()],
     );
-    let (status, _) = get(&client, &guarded.url("/ui")).await;
-    assert_eq!(status, 401);
+    // A browser without the token is asked for it, and signs in with it.
+    let browser = reqwest::Client::builder()
+        .redirect(reqwest::redirect::Policy::none())
+        .build()
+        .unwrap();
+    let asked = browser.get(guarded.url("/ui")).send().await.unwrap();
+    assert_eq!(asked.status(), 303);
+    assert_eq!(asked.headers()["location"], "/ui/login");
+    let (status, login) = get(&browser, &guarded.url("/ui/login")).await;
+    assert_eq!(status, 200);
+    assert!(login.contains(r#"type="password" name="token""#), "{login}");
+    let sign_in = |token: &'static str| {
+        browser
+            .post(guarded.url("/ui/login"))
+            .header("origin", &guarded.base)
+            .form(&[("token", token)])
+            .send()
+    };
+    assert_eq!(sign_in("guess").await.unwrap().status(), 401);
+    let signed = sign_in("s3cret").await.unwrap();
+    assert_eq!(signed.status(), 303);
+    let cookie = signed.headers()["set-cookie"].to_str().unwrap().to_string();
+    assert!(
+        cookie.contains("Path=/ui; HttpOnly; SameSite=Strict"),
+        "{cookie}"
+    );
+    let pair = cookie.split(';').next().unwrap().to_string();
+    let with_cookie = |path: &str| {
+        browser
+            .get(guarded.url(path))
+            .header("cookie", &pair)
+            .send()
+    };
+    assert_eq!(with_cookie("/ui").await.unwrap().status(), 200);
+    // The cookie is the inspector's: the API still wants the header.
+    assert_eq!(
+        with_cookie("/machines/order/processes/o-1")
+            .await
+            .unwrap()
+            .status(),
+        401
+    );
+    let forged = browser
+        .get(guarded.url("/ui"))
+        .header("cookie", "idemchart_token=guess")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(forged.status(), 303, "a wrong cookie is asked again");
     let allowed = client
         .get(guarded.url("/ui"))
         .bearer_auth("s3cret")

@@ -259,20 +259,38 @@ async fn authenticate(
     request: Request,
     next: Next,
 ) -> Response {
+    use super::inspector::login;
     let tokens = &service.options.auth_tokens;
-    if tokens.is_empty() || request.uri().path() == "/healthz" {
+    let path = request.uri().path().to_string();
+    let inspector = service.options.inspector && login::is_inspector(&path);
+    if tokens.is_empty() || path == "/healthz" || (inspector && path == login::LOGIN) {
         return next.run(request).await;
     }
-    let given = request
+    let header_token = request
         .headers()
         .get(header::AUTHORIZATION)
-        .and_then(|v| bearer(v.as_bytes()));
+        .and_then(|v| bearer(v.as_bytes()))
+        .map(<[u8]>::to_vec);
+    // A browser signed in to the inspector carries the token in a cookie
+    // that only the inspector's pages take (`inspector/login.rs`).
+    let given = header_token.or_else(|| {
+        inspector
+            .then(|| login::cookie_token(request.headers()))
+            .flatten()
+    });
+    let allowed = given.as_deref().is_some_and(|t| token_matches(tokens, t));
+    if allowed {
+        return next.run(request).await;
+    }
+    // A person opening a page without a valid token is asked for one.
+    if inspector && request.method() == axum::http::Method::GET {
+        return login::to_login();
+    }
     let detail = match given {
-        Some(token) if token_matches(tokens, token) => return next.run(request).await,
         Some(_) => "the bearer token is not one this service takes",
         None => "this service needs an `Authorization: Bearer <token>` header",
     };
-    tracing::warn!(path = %Escaped(request.uri().path()), "refused: no valid bearer token");
+    tracing::warn!(path = %Escaped(&path), "refused: no valid bearer token");
     let mut response = Problem::new(
         StatusCode::UNAUTHORIZED,
         "unauthorized",
@@ -297,7 +315,7 @@ fn bearer(value: &[u8]) -> Option<&[u8]> {
 /// Whether `given` is one of `tokens`, compared in constant time: every
 /// token is compared, and each comparison takes as long whatever the bytes,
 /// so the answer's timing does not tell how much of a guess was right.
-fn token_matches(tokens: &[String], given: &[u8]) -> bool {
+pub(super) fn token_matches(tokens: &[String], given: &[u8]) -> bool {
     use subtle::ConstantTimeEq;
     let mut found = subtle::Choice::from(0);
     for token in tokens {

@@ -28,7 +28,7 @@ use crate::serve::edge::Escaped;
 use crate::store::{AsyncStore, OutboxStatus};
 
 /// Refuses a POST that does not come from this service's own pages.
-fn same_origin(headers: &HeaderMap) -> Result<(), PageError> {
+pub(super) fn same_origin(headers: &HeaderMap) -> Result<(), PageError> {
     let text = |name: header::HeaderName| headers.get(name).and_then(|v| v.to_str().ok());
     if let Some(site) = headers.get("sec-fetch-site").and_then(|v| v.to_str().ok()) {
         return match site {
@@ -85,14 +85,18 @@ fn confirm(
     page(StatusCode::OK, body)
 }
 
-/// Back to the process page, at `fragment`.
-fn see_process(machine: &str, process: &str, fragment: &str) -> Response {
-    let location = format!("{}#{fragment}", process_href(machine, process));
+/// A 303 to `location`.
+pub(super) fn see(location: &str) -> Response {
     let mut response = StatusCode::SEE_OTHER.into_response();
-    if let Ok(value) = HeaderValue::from_str(&location) {
+    if let Ok(value) = HeaderValue::from_str(location) {
         response.headers_mut().insert(header::LOCATION, value);
     }
     response
+}
+
+/// Back to the process page, at `fragment`.
+fn see_process(machine: &str, process: &str, fragment: &str) -> Response {
+    see(&format!("{}#{fragment}", process_href(machine, process)))
 }
 
 #[derive(serde::Deserialize)]

@@ -10,6 +10,7 @@
 //! inspector's own pages. `docs/serve.md`, "Inspector", is the reference.
 
 mod actions;
+pub(super) mod login;
 mod pages;
 mod sse;
 mod views;
@@ -40,6 +41,7 @@ pub(super) fn routes() -> Router<Arc<Service>> {
         .route("/ui/assets/inspector.js", get(js))
         .route("/ui/assets/favicon.svg", get(icon))
         .route("/ui/events", get(sse::all))
+        .route(login::LOGIN, get(login::form).post(login::sign_in))
         .route("/ui/machines/{machine}", get(pages::machine))
         .route("/ui/machines/{machine}/processes", get(pages::processes))
         .route(

@@ -20,7 +20,7 @@ use crate::store::{AsyncStore, OutboxStatus, ProcessRow};
 
 /// The templates' sources, for the size budget's test.
 #[cfg(test)]
-pub(super) const TEMPLATE_SOURCES: [&str; 7] = [
+pub(super) const TEMPLATE_SOURCES: [&str; 8] = [
     include_str!("templates/base.html"),
     include_str!("templates/machines.html"),
     include_str!("templates/machine.html"),
@@ -28,6 +28,7 @@ pub(super) const TEMPLATE_SOURCES: [&str; 7] = [
     include_str!("templates/process.html"),
     include_str!("templates/confirm.html"),
     include_str!("templates/error.html"),
+    include_str!("templates/login.html"),
 ];
 
 /// The most processes a count or a search reads: the inspector pages
