@@ -13,7 +13,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
 use crate::support::serve_server::Server;
-use crate::support::stores::{postgres_store, scratch, sqlite_store, unique};
+use crate::support::stores::{scratch, sqlite_store, unique};
 
 const MACHINES: &str = "tests/data/inspector/machines";
 const PROCESS: &str = "o-1";
@@ -154,12 +154,13 @@ async fn pages_read_without_javascript_sqlite() {
     pages_read_without_javascript(&sqlite_store("inspector_html")).await;
 }
 
+#[cfg(feature = "postgres")]
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 #[ignore = "needs PostgreSQL: set IDEMCHART_PG (scripts/start-postgres)"]
 async fn pages_read_without_javascript_postgres() {
     // The schema is made with the sync client, which may not run on a
     // thread of the test's runtime.
-    let store = std::thread::spawn(|| postgres_store("inspector_html"))
+    let store = std::thread::spawn(|| crate::support::stores::postgres_store("inspector_html"))
         .join()
         .unwrap();
     pages_read_without_javascript(&store).await;
