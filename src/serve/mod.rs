@@ -173,7 +173,10 @@ impl Service {
 
     /// Tells the inspector's pages that `process` of `machine` changed.
     fn changed(&self, machine: &str, process: &str) {
-        // No page is listening when there is no receiver: nothing to do.
+        // No page is listening: nothing to make.
+        if self.changes.receiver_count() == 0 {
+            return;
+        }
         let _ = self.changes.send(Change {
             machine: machine.to_string(),
             process: process.to_string(),

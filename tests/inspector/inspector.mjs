@@ -75,7 +75,10 @@ try {
 
   // The process, found by its id.
   await page.goto(`${config.base}/ui/machines/${config.machine}/processes?q=${config.process}`);
-  await page.getByRole("link", { name: config.process, exact: true }).click();
+  const found = page.getByRole("link", { name: config.process, exact: true });
+  await found.waitFor();
+  await shot("processes");
+  await found.click();
   await page.locator("#history").waitFor();
   await shot("process");
 

@@ -99,14 +99,21 @@
   });
 
   // Live updates: on each change, the page is read again and its content
-  // replaced, keeping the step shown and the focus where they were.
+  // replaced, keeping the step shown and the focus where they were. Changes
+  // that come while a read is under way, or within a second of the last
+  // one, are read together: a busy service is not read once per event.
+  const QUIET_MS = 1000;
   let reloading = null;
   let again = false;
+  let lastRead = 0;
+  const pause = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
   async function reload() {
     if (reloading) { again = true; return reloading; }
     reloading = (async () => {
       do {
         again = false;
+        await pause(Math.max(0, lastRead + QUIET_MS - Date.now()));
+        lastRead = Date.now();
         const response = await fetch(location.href, { headers: { Accept: "text/html" }, cache: "no-store" });
         if (!response.ok) break;
         const next = new DOMParser().parseFromString(await response.text(), "text/html");
