@@ -180,15 +180,7 @@ pub(super) async fn fire(
     let chart = chart(&service, &machine)?;
     check_process(&process)?;
     let now = runtime::now_millis();
-    let row = service
-        .store
-        .process(&process)
-        .await
-        .map_err(PageError::runtime)?
-        .filter(|row| row.machine == machine)
-        .ok_or_else(|| {
-            PageError::not_found(format!("Machine `{machine}` has no process `{process}`."))
-        })?;
+    let row = super::pages::stored_process(&service, &machine, &process).await?;
     let timers = SnapshotView::parse(&row.snapshot)
         .map(|s| s.timers)
         .unwrap_or_default();

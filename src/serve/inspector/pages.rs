@@ -486,6 +486,23 @@ pub(super) async fn process(
     Ok(page(StatusCode::OK, body))
 }
 
+/// The stored row of `process` when it runs `machine`.
+pub(super) async fn stored_process(
+    service: &Service,
+    machine: &str,
+    process: &str,
+) -> Result<ProcessRow, PageError> {
+    service
+        .store
+        .process(process)
+        .await
+        .map_err(PageError::runtime)?
+        .filter(|row| row.machine == machine)
+        .ok_or_else(|| {
+            PageError::not_found(format!("Machine `{machine}` has no process `{process}`."))
+        })
+}
+
 /// The process page, with the replay's result when there is one.
 pub(super) async fn process_page(
     service: &Service,
@@ -498,13 +515,7 @@ pub(super) async fn process_page(
     check_process(process)?;
     let unknown =
         || PageError::not_found(format!("Machine `{machine}` has no process `{process}`."));
-    let row = service
-        .store
-        .process(process)
-        .await
-        .map_err(PageError::runtime)?
-        .filter(|row| row.machine == machine)
-        .ok_or_else(unknown)?;
+    let row = stored_process(service, machine, process).await?;
     let snapshot = SnapshotView::parse(&row.snapshot).ok_or_else(|| {
         PageError::new(
             StatusCode::INTERNAL_SERVER_ERROR,
