@@ -24,6 +24,8 @@
 //! no drawn element are listed in a legend, and a witness is written as
 //! numbered steps on the transitions that replaying it takes.
 
+mod svg;
+
 use std::collections::HashSet;
 use std::fmt::Write;
 
@@ -36,6 +38,9 @@ use crate::model::{
     Action, HistoryKind, Machine, StateId, StateKind, Transition, TransitionId, Trigger,
 };
 use crate::span::Span;
+
+pub(crate) use svg::attribute as xml_attribute;
+pub use svg::svg_with;
 
 /// Colours of the marks: findings by severity, and the witness path.
 const ERROR_COLOUR: &str = "#dc2626";

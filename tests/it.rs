@@ -27,6 +27,7 @@ mod fixes;
 mod fuzz_regressions;
 mod history;
 mod host;
+mod inspector;
 mod lints;
 mod lsp;
 mod lsp_scale;

@@ -706,7 +706,7 @@ fn effects_file_for(name: &str, effect: &str, url: &str) -> String {
 
 /// An effects file that sends `effect` to `url` and waits `backoff` before
 /// it sends again.
-fn effects_file_waiting(name: &str, effect: &str, url: &str, backoff: &str) -> String {
+pub(crate) fn effects_file_waiting(name: &str, effect: &str, url: &str, backoff: &str) -> String {
     let path = scratch().join(unique(name) + ".toml");
     std::fs::write(
         &path,

@@ -34,8 +34,9 @@ pub struct ServeArgs {
     /// A TOML file mapping effect names to HTTP endpoints (`docs/serve.md`).
     #[arg(long)]
     effects: Option<PathBuf>,
-    /// How often to look for due timers and effects, in milliseconds.
-    #[arg(long, default_value_t = 500)]
+    /// How often to look for due timers and effects, in milliseconds (the
+    /// last one given counts).
+    #[arg(long, default_value_t = 500, overrides_with = "poll_ms")]
     poll_ms: u64,
     /// The largest request body accepted, in bytes.
     #[arg(long, default_value_t = 1 << 20)]
@@ -68,6 +69,13 @@ pub struct ServeArgs {
     /// How long a connection may sit with no request, in milliseconds.
     #[arg(long, default_value_t = 60_000)]
     idle_timeout_ms: u64,
+    /// Serve the inspector under `/ui` where it is off by default: a
+    /// non-loopback address with `--no-auth`, whose proxy authenticates.
+    #[arg(long, conflicts_with = "no_inspector")]
+    inspector: bool,
+    /// Do not serve the inspector.
+    #[arg(long)]
+    no_inspector: bool,
 }
 
 /// The tokens of an `--auth-token-file`: each non-empty line, trimmed.
@@ -119,13 +127,17 @@ pub fn serve(args: ServeArgs) -> CommandResult {
         Some(path) => read_tokens(path)?,
         None => Vec::new(),
     };
-    if auth_tokens.is_empty() && !args.no_auth && !is_loopback(&args.listen)? {
+    let loopback = is_loopback(&args.listen)?;
+    if auth_tokens.is_empty() && !args.no_auth && !loopback {
         return Err(format!(
             "not serving {} without authentication: it is reachable from other machines; give --auth-token-file FILE, or --no-auth when a proxy in front authenticates",
             args.listen
         )
         .into());
     }
+    // On where only this machine reaches it or a token guards it; behind
+    // `--no-auth` on another address, only when asked for.
+    let inspector = !args.no_inspector && (args.inspector || loopback || !auth_tokens.is_empty());
     let options = Options {
         body_limit: args.max_body,
         poll_interval: Duration::from_millis(args.poll_ms.max(1)),
@@ -136,6 +148,7 @@ pub fn serve(args: ServeArgs) -> CommandResult {
         max_in_flight: args.max_in_flight.max(1),
         header_timeout: Duration::from_millis(args.header_timeout_ms.max(1)),
         idle_timeout: Duration::from_millis(args.idle_timeout_ms.max(1)),
+        inspector,
         ..Options::default()
     };
     tracing_subscriber::fmt()

@@ -69,6 +69,31 @@ pub enum TimerSnapshot {
     },
 }
 
+impl TimerSnapshot {
+    /// When it is due, in the actor's clock.
+    pub fn due(&self) -> u64 {
+        match self {
+            TimerSnapshot::After { due, .. } | TimerSnapshot::Send { due, .. } => *due,
+        }
+    }
+
+    /// Its label, as its firing's id spells it (`after:a.b[0]`,
+    /// `send:PING#id`).
+    pub fn label(&self) -> String {
+        match self {
+            TimerSnapshot::After { state, after, .. } => format!("after:{state}[{after}]"),
+            TimerSnapshot::Send {
+                event, id: None, ..
+            } => format!("send:{event}"),
+            TimerSnapshot::Send {
+                event,
+                id: Some(id),
+                ..
+            } => format!("send:{event}#{id}"),
+        }
+    }
+}
+
 /// An invocation in flight: the invocation `id` of the state at `state`.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct InvocationSnapshot {

@@ -62,6 +62,9 @@ async fn fire_timers(service: &Service) {
                     for fired in &advanced.fired {
                         tracing::info!(%machine, process = %process.process, event_id = %fired.id, "timer fired");
                     }
+                    if !advanced.fired.is_empty() {
+                        service.changed(machine, &process.process);
+                    }
                 }
                 Err(e) => {
                     tracing::warn!(%machine, process = %process.process, error = %e, "timer not fired")
@@ -98,18 +101,29 @@ async fn dispatch_effects(service: &Service) {
             let on_timeout = endpoint.on_timeout(chart.machine(), effect);
             let client = &service.client;
             let secret = service.store.secret();
+            // The processes whose rows were called, told once the rows are
+            // settled (after the dispatch's transactions).
+            let called = std::sync::Mutex::new(std::collections::BTreeSet::new());
+            let called = &called;
             let report = nonblocking::dispatch(
                 &only,
                 chart,
                 runtime::now_millis(),
                 &endpoint.policy(),
                 |item| async move {
+                    called
+                        .lock()
+                        .unwrap_or_else(|e| e.into_inner())
+                        .insert(item.process.clone());
                     let answer = endpoint.call(client, secret, &item, on_timeout).await;
                     tracing::info!(%machine, process = %item.process, event_id = %item.event_id, key = %item.key, %effect, ?answer, "effect dispatched");
                     answer
                 },
             )
             .await;
+            for process in called.lock().unwrap_or_else(|e| e.into_inner()).iter() {
+                service.changed(machine, process);
+            }
             match report {
                 Ok(report) => service.metrics.dispatched(&report),
                 Err(e) => tracing::warn!(%machine, %effect, error = %e, "cannot dispatch"),

@@ -12,11 +12,12 @@ mod background;
 mod conn;
 pub mod edge;
 pub mod effects;
+mod inspector;
 mod metrics;
 pub mod problem;
 mod routes;
 
-use std::collections::{BTreeMap, HashSet};
+use std::collections::{BTreeMap, HashMap, HashSet};
 use std::future::Future;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -57,6 +58,9 @@ pub struct Options {
     /// The most headers of a request, and their largest total size.
     pub max_headers: usize,
     pub max_header_bytes: usize,
+    /// Whether the inspector is served under `/ui`
+    /// (`src/serve/inspector/`).
+    pub inspector: bool,
 }
 
 impl std::fmt::Debug for Options {
@@ -74,6 +78,7 @@ impl std::fmt::Debug for Options {
             .field("max_uri_bytes", &self.max_uri_bytes)
             .field("max_headers", &self.max_headers)
             .field("max_header_bytes", &self.max_header_bytes)
+            .field("inspector", &self.inspector)
             .finish()
     }
 }
@@ -93,6 +98,7 @@ impl Default for Options {
             max_uri_bytes: 8 << 10,
             max_headers: 100,
             max_header_bytes: 32 << 10,
+            inspector: true,
         }
     }
 }
@@ -110,7 +116,38 @@ pub struct Service {
     /// One permit per request being answered (`--max-in-flight`).
     in_flight: Arc<tokio::sync::Semaphore>,
     client: reqwest::Client,
+    /// A message for each process something was written for (an event, a
+    /// completion, a timer, a dispatched effect, an operator's action):
+    /// the inspector's pages follow them.
+    changes: tokio::sync::broadcast::Sender<Change>,
+    /// The duplicates this instance answered, by `(process, event id)`.
+    duplicates: Mutex<HashMap<(String, String), Duplicates>>,
+    /// Set when the service stops taking connections, so that the
+    /// inspector's event streams end and let the connections close.
+    closing: tokio::sync::watch::Sender<bool>,
+    inspector: inspector::Views,
 }
+
+/// A process of a machine that something was written for.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Change {
+    pub machine: String,
+    pub process: String,
+}
+
+/// How often, and when first and last, an applied event id was delivered
+/// again and answered with its frozen response.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Duplicates {
+    pub count: u64,
+    /// Milliseconds since the Unix epoch.
+    pub first: u64,
+    pub last: u64,
+}
+
+/// The most event ids whose duplicates are counted; past it, new ids are
+/// not counted (the memory of a long-running instance stays bounded).
+const MAX_COUNTED_IDS: usize = 100_000;
 
 impl Service {
     pub fn new(
@@ -118,6 +155,7 @@ impl Service {
         charts: BTreeMap<String, Arc<Chart>>,
         options: Options,
     ) -> Service {
+        let inspector = inspector::Views::new(charts.keys());
         Service {
             store,
             charts,
@@ -126,7 +164,50 @@ impl Service {
             applying: Mutex::new(HashSet::new()),
             in_flight: Arc::new(tokio::sync::Semaphore::new(options.max_in_flight.max(1))),
             client: reqwest::Client::new(),
+            changes: tokio::sync::broadcast::channel(1024).0,
+            duplicates: Mutex::new(HashMap::new()),
+            closing: tokio::sync::watch::channel(false).0,
+            inspector,
         }
+    }
+
+    /// Tells the inspector's pages that `process` of `machine` changed.
+    fn changed(&self, machine: &str, process: &str) {
+        // No page is listening: nothing to make.
+        if self.changes.receiver_count() == 0 {
+            return;
+        }
+        let _ = self.changes.send(Change {
+            machine: machine.to_string(),
+            process: process.to_string(),
+        });
+    }
+
+    /// Counts a duplicate of `(process, id)` answered at `now`.
+    fn duplicate_answered(&self, process: &str, id: &str, now: u64) {
+        let mut duplicates = self.duplicates.lock().unwrap_or_else(|e| e.into_inner());
+        let key = (process.to_string(), id.to_string());
+        if let Some(seen) = duplicates.get_mut(&key) {
+            seen.count += 1;
+            seen.last = now;
+        } else if duplicates.len() < MAX_COUNTED_IDS {
+            duplicates.insert(
+                key,
+                Duplicates {
+                    count: 1,
+                    first: now,
+                    last: now,
+                },
+            );
+        }
+    }
+
+    /// The duplicates of `(process, id)` this instance answered.
+    fn duplicates_of(&self, process: &str, id: &str) -> Option<Duplicates> {
+        let duplicates = self.duplicates.lock().unwrap_or_else(|e| e.into_inner());
+        duplicates
+            .get(&(process.to_string(), id.to_string()))
+            .copied()
     }
 
     /// Marks `(process, id)` as being applied until the guard drops;
@@ -176,11 +257,16 @@ pub async fn serve(
     let background = tokio::spawn(background::run(Arc::clone(&service), stopped));
     let address = listener.local_addr()?;
     tracing::info!(%address, machines = ?service.charts.keys().collect::<Vec<_>>(), "listening");
+    let closing = Arc::clone(&service);
     let served = conn::serve(
         listener,
         router(Arc::clone(&service)),
         conn::Limits::of(&service.options),
-        shutdown,
+        async move {
+            shutdown.await;
+            // The inspector's event streams never end by themselves.
+            closing.closing.send_replace(true);
+        },
     )
     .await;
     tracing::info!("stopping: requests finished, stopping the background tasks");

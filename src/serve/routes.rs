@@ -52,7 +52,12 @@ const MAX_PAGE: usize = 1_000;
 
 pub fn router(service: Arc<Service>) -> Router {
     let limit = service.options.body_limit;
-    Router::new()
+    let routes = if service.options.inspector {
+        super::inspector::routes()
+    } else {
+        Router::new()
+    };
+    routes
         .route(EVENTS, post(post_event).get(list_events))
         .route(COMPLETIONS, post(post_completion))
         .route(PROCESS, get(get_process))
@@ -90,11 +95,12 @@ pub fn router(service: Arc<Service>) -> Router {
 /// are plain text or empty, and a client reads one shape for every error.
 async fn as_problem(response: Response) -> Response {
     let status = response.status();
-    let is_problem = response
+    // The inspector's pages answer their errors as pages.
+    let is_problem_or_page = response
         .headers()
         .get(header::CONTENT_TYPE)
-        .is_some_and(|v| v == "application/problem+json");
-    if status.as_u16() < 400 || is_problem {
+        .is_some_and(|v| v == "application/problem+json" || v == super::inspector::HTML);
+    if status.as_u16() < 400 || is_problem_or_page {
         return response;
     }
     let allow = response.headers().get(header::ALLOW).cloned();
@@ -253,20 +259,38 @@ async fn authenticate(
     request: Request,
     next: Next,
 ) -> Response {
+    use super::inspector::login;
     let tokens = &service.options.auth_tokens;
-    if tokens.is_empty() || request.uri().path() == "/healthz" {
+    let path = request.uri().path().to_string();
+    let inspector = service.options.inspector && login::is_inspector(&path);
+    if tokens.is_empty() || path == "/healthz" || (inspector && path == login::LOGIN) {
         return next.run(request).await;
     }
-    let given = request
+    let header_token = request
         .headers()
         .get(header::AUTHORIZATION)
-        .and_then(|v| bearer(v.as_bytes()));
+        .and_then(|v| bearer(v.as_bytes()))
+        .map(<[u8]>::to_vec);
+    // A browser signed in to the inspector carries the token in a cookie
+    // that only the inspector's pages take (`inspector/login.rs`).
+    let given = header_token.or_else(|| {
+        inspector
+            .then(|| login::cookie_token(request.headers()))
+            .flatten()
+    });
+    let allowed = given.as_deref().is_some_and(|t| token_matches(tokens, t));
+    if allowed {
+        return next.run(request).await;
+    }
+    // A person opening a page without a valid token is asked for one.
+    if inspector && request.method() == axum::http::Method::GET {
+        return login::to_login();
+    }
     let detail = match given {
-        Some(token) if token_matches(tokens, token) => return next.run(request).await,
         Some(_) => "the bearer token is not one this service takes",
         None => "this service needs an `Authorization: Bearer <token>` header",
     };
-    tracing::warn!(path = %Escaped(request.uri().path()), "refused: no valid bearer token");
+    tracing::warn!(path = %Escaped(&path), "refused: no valid bearer token");
     let mut response = Problem::new(
         StatusCode::UNAUTHORIZED,
         "unauthorized",
@@ -291,7 +315,7 @@ fn bearer(value: &[u8]) -> Option<&[u8]> {
 /// Whether `given` is one of `tokens`, compared in constant time: every
 /// token is compared, and each comparison takes as long whatever the bytes,
 /// so the answer's timing does not tell how much of a guess was right.
-fn token_matches(tokens: &[String], given: &[u8]) -> bool {
+pub(super) fn token_matches(tokens: &[String], given: &[u8]) -> bool {
     use subtle::ConstantTimeEq;
     let mut found = subtle::Choice::from(0);
     for token in tokens {
@@ -629,6 +653,12 @@ async fn answer(
     let took = started.elapsed();
     let outcome = applied.map_err(runtime_problem)?;
     service.metrics.answered(outcome.kind(), took);
+    if let Outcome::Duplicate { .. } = outcome {
+        service.duplicate_answered(process, id, runtime::now_millis());
+    }
+    if !matches!(outcome, Outcome::Conflict) {
+        service.changed(&chart.machine().name, process);
+    }
     tracing::info!(outcome = outcome.kind(), revision = ?outcome.revision(), micros = took.as_micros() as u64, "answered");
     match outcome {
         Outcome::Applied { response, .. } | Outcome::Ignored { response, .. } => {
@@ -739,6 +769,7 @@ async fn post_completion(
     .await
     .map_err(runtime_problem)?;
     span.in_scope(|| tracing::info!(answer = ?completed, "completion"));
+    service.changed(&machine, &process);
     match completed {
         Completed::Applied(outcome) => Ok(json(
             StatusCode::OK,

@@ -543,6 +543,32 @@ impl AsyncStore for AsyncSqliteStore {
         .await
     }
 
+    async fn processes_of(
+        &self,
+        machine: &str,
+        after: Option<&str>,
+        limit: usize,
+    ) -> Result<Vec<ProcessRow>, StoreError> {
+        let (machine, after) = (machine.to_string(), after.map(str::to_string));
+        self.run(false, move |conn| {
+            finish(ops::processes_of(
+                &mut SqliteExec(conn),
+                &machine,
+                after.as_deref(),
+                limit,
+            ))
+        })
+        .await
+    }
+
+    async fn outbox_of(&self, process: &str) -> Result<Vec<OutboxItem>, StoreError> {
+        let process = process.to_string();
+        self.run(false, move |conn| {
+            finish(ops::outbox_of(&mut SqliteExec(conn), &process))
+        })
+        .await
+    }
+
     async fn purge_applied(&self, machine: &str, before: u64) -> Result<usize, StoreError> {
         let machine = machine.to_string();
         self.run(true, move |conn| {

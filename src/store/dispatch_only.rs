@@ -104,6 +104,19 @@ impl<S: AsyncStore> AsyncStore for DispatchOnly<'_, S> {
             .await
     }
 
+    async fn processes_of(
+        &self,
+        machine: &str,
+        after: Option<&str>,
+        limit: usize,
+    ) -> Result<Vec<ProcessRow>, StoreError> {
+        self.store.processes_of(machine, after, limit).await
+    }
+
+    async fn outbox_of(&self, process: &str) -> Result<Vec<OutboxItem>, StoreError> {
+        self.store.outbox_of(process).await
+    }
+
     async fn purge_applied(&self, machine: &str, before: u64) -> Result<usize, StoreError> {
         self.store.purge_applied(machine, before).await
     }

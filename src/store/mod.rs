@@ -520,6 +520,20 @@ pub trait AsyncStore: Send + Sync {
         offset: usize,
         limit: usize,
     ) -> impl Future<Output = Result<Vec<AppliedEvent>, StoreError>> + Send;
+    /// One page of the process rows of `machine`, after the id `after` when
+    /// it is given, in id order, at most `limit` (the inspector's lists).
+    fn processes_of(
+        &self,
+        machine: &str,
+        after: Option<&str>,
+        limit: usize,
+    ) -> impl Future<Output = Result<Vec<ProcessRow>, StoreError>> + Send;
+    /// Every outbox row of `process`, whatever its status, in the order
+    /// they were written.
+    fn outbox_of(
+        &self,
+        process: &str,
+    ) -> impl Future<Output = Result<Vec<OutboxItem>, StoreError>> + Send;
     /// The outbox and timer gauges at `now`.
     fn stats(&self, now: u64) -> impl Future<Output = Result<StoreStats, StoreError>> + Send;
 }

@@ -525,6 +525,19 @@ impl AsyncStore for AnyAsyncStore {
         forward_async!(self, store => store.stale_processes(machine, version, after, limit))
     }
 
+    async fn processes_of(
+        &self,
+        machine: &str,
+        after: Option<&str>,
+        limit: usize,
+    ) -> Result<Vec<ProcessRow>, StoreError> {
+        forward_async!(self, store => store.processes_of(machine, after, limit))
+    }
+
+    async fn outbox_of(&self, process: &str) -> Result<Vec<OutboxItem>, StoreError> {
+        forward_async!(self, store => store.outbox_of(process))
+    }
+
     async fn purge_applied(&self, machine: &str, before: u64) -> Result<usize, StoreError> {
         forward_async!(self, store => store.purge_applied(machine, before))
     }

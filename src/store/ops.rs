@@ -314,6 +314,32 @@ pub(crate) async fn stale_processes<E: Executor>(
         .await
 }
 
+/// One page of `machine`'s process rows after `after`, in id order (see
+/// `sql::PROCESSES_OF`).
+pub(crate) async fn processes_of<E: Executor>(
+    exec: &mut E,
+    machine: &str,
+    after: Option<&str>,
+    limit: usize,
+) -> Result<Vec<ProcessRow>, StoreError> {
+    let params = [
+        Param::text(machine),
+        Param::opt_text(after),
+        Param::int(limit as u64),
+    ];
+    exec.query(&sql::PROCESSES_OF, &params, sql::process_row)
+        .await
+}
+
+/// Every outbox row of `process` (see `sql::OUTBOX_OF`).
+pub(crate) async fn outbox_of<E: Executor>(
+    exec: &mut E,
+    process: &str,
+) -> Result<Vec<OutboxItem>, StoreError> {
+    exec.query(&sql::OUTBOX_OF, &[Param::text(process)], sql::outbox_row)
+        .await
+}
+
 pub(crate) async fn pending_outbox<E: Executor>(
     exec: &mut E,
     process: &str,

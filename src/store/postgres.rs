@@ -411,6 +411,20 @@ impl AsyncStore for AsyncPostgresStore {
         ops::stale_processes(&mut PgExec(&client), machine, version, after, limit).await
     }
 
+    async fn processes_of(
+        &self,
+        machine: &str,
+        after: Option<&str>,
+        limit: usize,
+    ) -> Result<Vec<ProcessRow>, StoreError> {
+        let client = self.connection().await?;
+        ops::processes_of(&mut PgExec(&client), machine, after, limit).await
+    }
+
+    async fn outbox_of(&self, process: &str) -> Result<Vec<OutboxItem>, StoreError> {
+        ops::outbox_of(&mut PgExec(&*self.connection().await?), process).await
+    }
+
     async fn purge_applied(&self, machine: &str, before: u64) -> Result<usize, StoreError> {
         ops::purge_applied(&mut PgExec(&*self.connection().await?), machine, before).await
     }

@@ -268,6 +268,20 @@ pub(crate) static STALE_PROCESSES: Sql = Sql::new(
      AND (CAST($3 AS TEXT) IS NULL OR id > $3)
      ORDER BY id LIMIT $4",
 );
+/// One page of the process rows of machine `$1`, after the id `$2` when it
+/// is not null, in id order: the inspector lists a machine's processes a
+/// page at a time.
+pub(crate) static PROCESSES_OF: Sql = Sql::new(
+    "SELECT id, machine, version, snapshot, revision, next_timer_at FROM processes
+     WHERE machine = $1 AND (CAST($2 AS TEXT) IS NULL OR id > $2)
+     ORDER BY id LIMIT $3",
+);
+/// Every outbox row of one process, whatever its status, in the order they
+/// were written.
+pub(crate) static OUTBOX_OF: Sql = Sql::new(
+    "SELECT process, event_id, position, idempotency_key, effect, args, status, attempts, next_attempt_at, last_error, invocation
+     FROM outbox WHERE process = $1 ORDER BY {order}",
+);
 /// The pending outbox rows of one process, in the order they were written.
 pub(crate) static PENDING_OUTBOX_OF: Sql = Sql::new(
     "SELECT process, event_id, position, idempotency_key, effect, args, status, attempts, next_attempt_at, last_error, invocation
@@ -559,6 +573,8 @@ mod tests {
             &DUE_PROCESSES,
             &STALE_PROCESSES,
             &PENDING_OUTBOX_OF,
+            &PROCESSES_OF,
+            &OUTBOX_OF,
             &PURGE_APPLIED,
             &PURGE_OUTBOX,
             &REQUEUE_DEAD,
