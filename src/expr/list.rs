@@ -141,6 +141,19 @@ impl List {
         self.values().push(item);
     }
 
+    /// Removes every item. A packed list keeps its memory for the items
+    /// that come next (a set of seen ids reset, then filled again).
+    pub fn clear(&mut self) {
+        match &mut self.0 {
+            Repr::Packed(packed) => {
+                packed.text.clear();
+                packed.ends.clear();
+                packed.keys.clear();
+            }
+            Repr::Values(_) => *self = List::new(),
+        }
+    }
+
     /// Appends the items of `tail`.
     pub fn append(&mut self, tail: &List) {
         if let (Repr::Packed(packed), Repr::Packed(more)) = (&mut self.0, &tail.0)
