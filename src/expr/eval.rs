@@ -1339,6 +1339,17 @@ fn commit(context: &mut [Value], target: &AssignTarget, change: Pending) {
         return;
     };
     match change {
+        // Emptying a list that the context alone holds keeps its memory for
+        // the items that come next: the list is the same value either way.
+        Pending::Set(Value::List(empty)) if empty.is_empty() => {
+            if let Value::List(items) = slot
+                && let Some(items) = Arc::get_mut(items)
+            {
+                items.clear();
+            } else {
+                *slot = Value::List(empty);
+            }
+        }
         Pending::Set(value) => *slot = value,
         Pending::Push(value) => {
             if let Value::List(items) = slot {

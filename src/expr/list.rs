@@ -61,7 +61,17 @@ struct Packed {
     /// JSON has none, as computing it would cost a reader more than the one
     /// test the list usually gets before it is written again.
     keys: Vec<u64>,
+    /// Where the keys are, once there are `TABLE_FROM` of them: a table
+    /// of positions in `keys` plus one (0 for a free slot), open-addressed
+    /// by the key's hash with linear probing, a power of two long and at
+    /// most half full. A membership test then reads the few keys that hash
+    /// alike instead of every key. Empty below `TABLE_FROM` keys.
+    table: Vec<u32>,
 }
+
+/// How many keys a list has before they get a table (`Packed::table`):
+/// below it, reading every key costs less than hashing.
+const TABLE_FROM: usize = 16;
 
 /// A list's items as they are kept, for the JSON codec.
 pub(crate) enum Items<'a> {
@@ -139,6 +149,20 @@ impl List {
             return;
         }
         self.values().push(item);
+    }
+
+    /// Removes every item. A packed list keeps its memory for the items
+    /// that come next (a set of seen ids reset, then filled again).
+    pub fn clear(&mut self) {
+        match &mut self.0 {
+            Repr::Packed(packed) => {
+                packed.text.clear();
+                packed.ends.clear();
+                packed.keys.clear();
+                packed.table.clear();
+            }
+            Repr::Values(_) => *self = List::new(),
+        }
     }
 
     /// Appends the items of `tail`.
@@ -249,10 +273,29 @@ impl Packed {
         self.text.push('"');
         self.ends.push(end);
         if self.keys.len() + 1 == self.ends.len() {
-            self.keys
-                .push(key_at(self.text.as_bytes(), end as usize, s.len()));
+            let key = key_at(self.text.as_bytes(), end as usize, s.len());
+            self.keys.push(key);
+            if self.keys.len() >= TABLE_FROM {
+                self.index_key(self.keys.len() - 1, key);
+            }
         }
         true
+    }
+
+    /// Enters key `at` in the table, which grows (and is filled with every
+    /// key) when it would be more than half full.
+    #[inline]
+    fn index_key(&mut self, at: usize, key: u64) {
+        if 2 * self.keys.len() > self.table.len() {
+            let size = (4 * self.keys.len()).next_power_of_two();
+            self.table.clear();
+            self.table.resize(size, 0);
+            for (at, &key) in self.keys.iter().enumerate() {
+                table_insert(&mut self.table, at, key);
+            }
+            return;
+        }
+        table_insert(&mut self.table, at, key);
     }
 
     /// Appends the items of `more`, when they fit.
@@ -297,6 +340,21 @@ impl Packed {
         let text = self.text.as_bytes();
         let whole = |end: u32| n <= 6 || is_item(text, end as usize, needle);
         let (keyed, rest) = self.ends.split_at(self.keys.len());
+        if !self.table.is_empty() {
+            let mask = self.table.len() - 1;
+            let mut slot = table_slot(key, self.table.len());
+            loop {
+                let at = match self.table[slot] {
+                    0 => break,
+                    plus_one => plus_one as usize - 1,
+                };
+                if self.keys[at] == key && whole(keyed[at]) {
+                    return true;
+                }
+                slot = (slot + 1) & mask;
+            }
+            return scan_unkeyed(text, rest, n, key, whole);
+        }
         // Four keys a round, compared without a jump between them.
         let mut rounds = self.keys.chunks_exact(4);
         let mut at = 0;
@@ -309,10 +367,44 @@ impl Packed {
             at += 4;
         }
         (at..keyed.len()).any(|i| self.keys[i] == key && whole(keyed[i]))
-            || rest
-                .iter()
-                .any(|&end| key_at(text, end as usize, n) == key && whole(end))
+            || scan_unkeyed(text, rest, n, key, whole)
     }
+}
+
+/// Whether one of the items whose closing quotes are at `ends` in `text`,
+/// which have no stored key, has the needle's `key` (the needle is `n`
+/// bytes long) and is the needle by `whole`. (Four a round, as the keys
+/// are read, cost more here: each item's key is worked out first.)
+#[inline(always)]
+fn scan_unkeyed(
+    text: &[u8],
+    ends: &[u32],
+    n: usize,
+    key: u64,
+    whole: impl Fn(u32) -> bool,
+) -> bool {
+    ends.iter()
+        .any(|&end| key_at(text, end as usize, n) == key && whole(end))
+}
+
+/// Where key `key` is looked for first in a table of `len` slots (a power
+/// of two, at least 2).
+#[inline(always)]
+fn table_slot(key: u64, len: usize) -> usize {
+    // Fibonacci hashing: the top bits of the product depend on every byte
+    // of the key, where an id's varied bytes are at the top.
+    (key.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> (64 - len.trailing_zeros())) as usize
+}
+
+/// Enters position `at` of key `key` in the first free slot from its own.
+fn table_insert(table: &mut [u32], at: usize, key: u64) {
+    let mask = table.len() - 1;
+    let mut slot = table_slot(key, table.len());
+    while table[slot] != 0 {
+        slot = (slot + 1) & mask;
+    }
+    // Positions fit: a packed list's offsets, and so its items, are `u32`s.
+    table[slot] = at as u32 + 1;
 }
 
 /// An item's key: the last (up to) eight bytes of the item in quotes, at
@@ -628,6 +720,55 @@ mod tests {
                 "{needle}"
             );
         }
+    }
+
+    /// Past `TABLE_FROM` keys a membership test looks its key up in the
+    /// table: it still answers as equality, for ids that differ anywhere,
+    /// long ones whose keys are equal, and items read without keys after.
+    #[test]
+    fn looks_keys_up_in_a_table_once_there_are_many() {
+        let ids: Vec<String> = (0..300)
+            .map(|i| match i % 3 {
+                0 => format!("c{i}"),
+                // Equal keys: the same last seven bytes.
+                1 => format!("order-{}-tail-{}", i / 3, "abcdefg"),
+                _ => format!("{i}-x"),
+            })
+            .collect();
+        let mut list = List::new();
+        for (i, id) in ids.iter().enumerate() {
+            let needle = Value::from(id.as_str());
+            assert!(!list.contains(&needle), "{id} before it was added");
+            list.push(needle.clone());
+            assert!(list.contains(&needle), "{id} once added");
+            if i + 1 == TABLE_FROM {
+                assert!(matches!(&list.0, Repr::Packed(p) if !p.table.is_empty()));
+            }
+        }
+        let Repr::Packed(packed) = &list.0 else {
+            panic!("a list of plain strings is packed");
+        };
+        assert_eq!(packed.keys.len(), ids.len());
+        assert!(2 * packed.keys.len() <= packed.table.len());
+        // Items read from JSON have no keys; they are scanned after the table.
+        list.append(&read_list(&["late-1", "c0x"]));
+        for id in ids.iter().map(String::as_str).chain(["late-1", "c0x"]) {
+            assert!(list.contains(&Value::from(id)), "{id}");
+        }
+        for absent in ["c1000", "order-1-tail-abcdefh", "x", "", "late-2", "0-x1"] {
+            assert!(!list.contains(&Value::from(absent)), "{absent}");
+        }
+        list.clear();
+        assert!(list.is_empty() && !list.contains(&Value::from("c0")));
+        list.push(Value::from("c0"));
+        assert!(list.contains(&Value::from("c0")));
+    }
+
+    fn read_list(items: &[&str]) -> List {
+        read(&to_text(&Value::list(strings(items))))
+            .as_list()
+            .unwrap()
+            .clone()
     }
 
     #[test]

@@ -144,6 +144,9 @@ pub(crate) struct Core {
     changed: bool,
     /// Microsteps left in the current call (`start`, `send`, `advance_to`).
     budget: usize,
+    /// The only active atomic state, when `select_on_event` found the
+    /// configuration to be one branch; taken by the microstep that follows.
+    leaf: Option<StateId>,
     /// Takes the general path wherever there is a fast one, so that tests
     /// can compare the two.
     #[cfg(test)]
@@ -181,6 +184,7 @@ impl Core {
             irregular: self.irregular,
             changed: self.changed,
             budget: self.budget,
+            leaf: self.leaf,
             #[cfg(test)]
             general: self.general,
         }
@@ -216,6 +220,7 @@ impl Clone for Core {
             irregular: self.irregular,
             changed: self.changed,
             budget: self.budget,
+            leaf: self.leaf,
             #[cfg(test)]
             general: self.general,
         }
@@ -250,6 +255,7 @@ impl Clone for Core {
             irregular,
             changed,
             budget,
+            leaf,
             #[cfg(test)]
             general,
         } = source;
@@ -279,6 +285,7 @@ impl Clone for Core {
         self.irregular = *irregular;
         self.changed = *changed;
         self.budget = *budget;
+        self.leaf = *leaf;
         #[cfg(test)]
         {
             self.general = *general;
@@ -293,39 +300,7 @@ type ExitRange = Option<(u32, u32)>;
 impl Actor {
     /// A new actor at rest before its initial configuration; `start` enters it.
     pub(crate) fn idle(chart: Arc<Chart>, context: Vec<Value>, now: u64) -> Actor {
-        let n = chart.states.len();
-        let core = Core {
-            active: StateSet::with_capacity(n),
-            context,
-            history: Vec::new(),
-            timers: Vec::new(),
-            invocations: Vec::new(),
-            status: Status::Active,
-            now,
-            next_seq: 0,
-            internal: VecDeque::new(),
-            external: VecDeque::new(),
-            step: Step::default(),
-            enabled: Vec::new(),
-            // These grow when a step first needs them: an actor restored to
-            // take one targetless transition never does.
-            exit_set: MarkedSet::default(),
-            enter_set: MarkedSet::default(),
-            default_entry: MarkedSet::default(),
-            scratch: Vec::new(),
-            domain_targets: Vec::new(),
-            filtered: Vec::new(),
-            exiting: Vec::new(),
-            entering: Vec::new(),
-            guard_errors: Vec::new(),
-            completed: Vec::new(),
-            entry_order: Vec::new(),
-            irregular: false,
-            changed: false,
-            budget: 0,
-            #[cfg(test)]
-            general: false,
-        };
+        let core = Core::new(chart.states.len(), context, now);
         Actor { chart, core }
     }
 
@@ -382,6 +357,87 @@ impl Actor {
         self.core.advance_to(&self.chart, now);
         &self.core.step
     }
+}
+
+impl Core {
+    /// A core at rest before its initial configuration, for a chart of
+    /// `states` states. Inlined, so that a restored actor's core is built
+    /// where the caller keeps it rather than copied there.
+    #[inline(always)]
+    fn new(states: usize, context: Vec<Value>, now: u64) -> Core {
+        Core {
+            active: StateSet::with_capacity(states),
+            context,
+            history: Vec::new(),
+            timers: Vec::new(),
+            invocations: Vec::new(),
+            status: Status::Active,
+            now,
+            next_seq: 0,
+            internal: VecDeque::new(),
+            external: VecDeque::new(),
+            step: Step::default(),
+            enabled: Vec::new(),
+            // These grow when a step first needs them: an actor restored to
+            // take one targetless transition never does.
+            exit_set: MarkedSet::default(),
+            enter_set: MarkedSet::default(),
+            default_entry: MarkedSet::default(),
+            scratch: Vec::new(),
+            domain_targets: Vec::new(),
+            filtered: Vec::new(),
+            exiting: Vec::new(),
+            entering: Vec::new(),
+            guard_errors: Vec::new(),
+            completed: Vec::new(),
+            entry_order: Vec::new(),
+            irregular: false,
+            changed: false,
+            budget: 0,
+            leaf: None,
+            #[cfg(test)]
+            general: false,
+        }
+    }
+}
+
+/// For each transition of `chart`, the states it enters in document order
+/// when that is a property of the chart alone (see `TransitionInfo::entry`):
+/// worked out by the general path's own entry-set construction on an empty
+/// core. `None` for a targetless transition, one whose entry is not plain,
+/// one that enters a history state's recorded states (a compound state whose
+/// default entry is a history state), and under `semantics: xstate`.
+pub(crate) fn static_entries(chart: &Chart) -> Vec<Option<Box<[StateId]>>> {
+    let mut core = Core::new(chart.states.len(), Vec::new(), 0);
+    let mut targets = Vec::new();
+    (0..chart.transitions.len())
+        .map(|index| {
+            let t = TransitionId(index as u32);
+            let info = chart.transition(t);
+            let domain = info.domain?;
+            if chart.xstate || !info.plain_entry || info.targets.is_empty() {
+                return None;
+            }
+            core.enter_set.clear();
+            core.default_entry.clear();
+            for &target in &info.targets {
+                core.add_descendants(chart, target);
+            }
+            core.effective_targets(chart, t, &mut targets);
+            for &s in &targets {
+                core.add_ancestors(chart, s, domain);
+            }
+            let entered = core.enter_set.sorted();
+            let through_history = entered.iter().any(|&s| {
+                chart
+                    .state(s)
+                    .initial
+                    .iter()
+                    .any(|&i| matches!(chart.state(i).kind, StateKind::History(_)))
+            });
+            (!through_history).then(|| entered.into())
+        })
+        .collect()
 }
 
 impl Core {
@@ -536,6 +592,7 @@ impl Core {
                 } else {
                     self.enabled.clear();
                     self.enabled.push(*t);
+                    self.leaf = None;
                     self.microstep(chart, None);
                     self.run_to_completion(chart);
                 }
@@ -714,6 +771,7 @@ impl Core {
     /// ancestor; then conflicts resolved in favour of descendants.
     fn select(&mut self, chart: &Chart, event: Option<&Event>) {
         self.enabled.clear();
+        self.leaf = None;
         if let Some(event) = event
             && chart.xstate
         {
@@ -773,6 +831,7 @@ impl Core {
     /// candidates come listed by the chart (its own transitions, then its
     /// ancestors'). `name` is the event's name, or the chart's copy of it.
     fn select_on_event(&mut self, chart: &Chart, event: &Event, name: &Arc<str>) {
+        self.leaf = None;
         if chart.xstate {
             self.select_xstate(chart, event, name);
             return;
@@ -798,6 +857,7 @@ impl Core {
                 &mut self.guard_errors,
             );
             self.enabled.extend(found);
+            self.leaf = Some(leaf);
             if !self.guard_errors.is_empty() {
                 self.flush_errors();
             }
@@ -1162,17 +1222,71 @@ impl Core {
     #[inline(always)]
     fn microstep(&mut self, chart: &Chart, event: Option<&Event>) {
         self.changed = false;
-        // One targetless transition, the most common microstep: its actions
-        // alone, as below, without taking the list apart.
+        let leaf = self.leaf.take();
         if self.fast()
             && let [t] = self.enabled[..]
-            && chart.transition(t).targets.is_empty()
         {
-            self.step.transitions.push(t);
-            self.run_actions(chart, &chart.transition(t).actions, event);
-            return;
+            let info = chart.transition(t);
+            // One targetless transition, the most common microstep: its
+            // actions alone, as below, without taking the list apart.
+            if info.targets.is_empty() {
+                self.step.transitions.push(t);
+                self.run_actions(chart, &info.actions, event);
+                return;
+            }
+            if let (Some(leaf), Some(entry)) = (leaf, &info.entry)
+                && self.microstep_on_branch(chart, t, leaf, entry, event)
+            {
+                return;
+            }
         }
         self.microstep_general(chart, event);
+    }
+
+    /// The microstep of one transition `t` taken where the configuration is
+    /// the branch of `leaf`, its only active atomic state, and where the
+    /// chart lists what `t` enters (`TransitionInfo::entry`): it exits the
+    /// leaf and its ancestors below the domain, deepest first, as the
+    /// general path's exit set in reverse document order would, without
+    /// building the exit and entry sets. False, with nothing done, when a
+    /// state to exit records history (the general path records it).
+    #[inline(never)]
+    fn microstep_on_branch(
+        &mut self,
+        chart: &Chart,
+        t: TransitionId,
+        leaf: StateId,
+        entry: &[StateId],
+        event: Option<&Event>,
+    ) -> bool {
+        let info = chart.transition(t);
+        let Some(domain) = info.domain else {
+            return false;
+        };
+        if domain != OUTSIDE_ROOT && !chart.is_descendant(leaf, domain) {
+            return false;
+        }
+        let mut exiting = std::mem::take(&mut self.exiting);
+        exiting.clear();
+        let mut at = Some(leaf);
+        while let Some(s) = at
+            && s != domain
+        {
+            if !chart.state(s).history.is_empty() {
+                self.exiting = exiting;
+                return false;
+            }
+            exiting.push(s);
+            at = chart.state(s).parent;
+        }
+        for &s in &exiting {
+            self.exit_state(chart, s, event);
+        }
+        self.exiting = exiting;
+        self.step.transitions.push(t);
+        self.run_actions(chart, &info.actions, event);
+        self.enter_states(chart, entry, event);
+        true
     }
 
     fn microstep_general(&mut self, chart: &Chart, event: Option<&Event>) {
@@ -1311,23 +1425,30 @@ impl Core {
             }
         }
         for &s in exiting.iter().rev() {
-            self.run_actions(chart, &chart.state(s).exit, event);
-            if !self.invocations.is_empty() {
-                self.cancel_invocations(chart, s);
-            }
-            if !self.timers.is_empty() {
-                self.timers.retain(|timer| !matches!(timer.what, Due::Transition(t) if chart.transition(t).source == s));
-            }
-            self.active.remove(s);
-            if chart.xstate {
-                self.entry_order.retain(|&x| x != s);
-                // XState stops each of the state's children, which makes a
-                // new snapshot.
-                self.changed |= !chart.state(s).invoke.is_empty();
-            }
-            self.step.exited.push(s);
+            self.exit_state(chart, s, event);
         }
         self.exiting = exiting;
+    }
+
+    /// Exits one state: its exit actions, then its invocations and delayed
+    /// transitions cancelled. History is recorded before, by the caller.
+    #[inline(always)]
+    fn exit_state(&mut self, chart: &Chart, s: StateId, event: Option<&Event>) {
+        self.run_actions(chart, &chart.state(s).exit, event);
+        if !self.invocations.is_empty() {
+            self.cancel_invocations(chart, s);
+        }
+        if !self.timers.is_empty() {
+            self.timers.retain(|timer| !matches!(timer.what, Due::Transition(t) if chart.transition(t).source == s));
+        }
+        self.active.remove(s);
+        if chart.xstate {
+            self.entry_order.retain(|&x| x != s);
+            // XState stops each of the state's children, which makes a
+            // new snapshot.
+            self.changed |= !chart.state(s).invoke.is_empty();
+        }
+        self.step.exited.push(s);
     }
 
     fn add_descendants(&mut self, chart: &Chart, state: StateId) {
@@ -1408,12 +1529,18 @@ impl Core {
     /// Enters the states of the enter set in document order; entry actions
     /// see the event being processed, as in SCXML.
     fn enter(&mut self, chart: &Chart, event: Option<&Event>) {
-        let was_active = self.status == Status::Active;
-        self.completed.clear();
         let mut entering = std::mem::take(&mut self.entering);
         entering.clear();
         entering.extend_from_slice(self.enter_set.sorted());
-        for &s in &entering {
+        self.enter_states(chart, &entering, event);
+        self.entering = entering;
+    }
+
+    /// Enters `states`, given in document order.
+    fn enter_states(&mut self, chart: &Chart, states: &[StateId], event: Option<&Event>) {
+        let was_active = self.status == Status::Active;
+        self.completed.clear();
+        for &s in states {
             // A state entered again without an exit (XState's history
             // quirk) keeps its place, as in XState's set of nodes.
             if chart.xstate && !self.active.contains(s) {
@@ -1434,7 +1561,6 @@ impl Core {
                 self.complete(chart, s);
             }
         }
-        self.entering = entering;
         if was_active && self.status == Status::Done {
             self.exit_interpreter(chart, event);
         }

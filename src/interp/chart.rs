@@ -105,6 +105,11 @@ pub(crate) struct TransitionInfo {
     /// ancestors: no target is a history state or the domain itself, and
     /// the domain is not a parallel state whose regions must be completed.
     pub plain_entry: bool,
+    /// The states the transition enters, in document order, when the chart
+    /// alone decides them (a plain entry that meets no history state): a
+    /// microstep of this transition alone from a configuration of one
+    /// branch enters them without building the entry set.
+    pub entry: Option<Box<[StateId]>>,
 }
 
 #[derive(Debug)]
@@ -309,6 +314,7 @@ impl Chart {
                     reenter: t.reenter,
                     domain: None,
                     plain_entry: false,
+                    entry: None,
                 }
             })
             .collect();
@@ -360,6 +366,10 @@ impl Chart {
                 && domain.is_some_and(|d| {
                     !t.targets.contains(&d) && (d == OUTSIDE_ROOT || !parallel[d.index()])
                 });
+        }
+        let entries = super::actor::static_entries(&chart);
+        for (t, entry) in chart.transitions.iter_mut().zip(entries) {
+            t.entry = entry;
         }
         chart
     }
