@@ -13,8 +13,8 @@ use rusqlite::{Connection, TransactionBehavior};
 use super::ops::{self, Executor};
 use super::sql::{Columns, Dialect, Param, Sql};
 use super::{
-    AppliedEvent, AttemptRecord, OutboxItem, OutboxStatus, ProcessRow, Store, StoreError,
-    StoreSecret, Transaction,
+    AppliedEvent, AttemptRecord, OutboxItem, OutboxStatus, ProcessRow, RowReads, RowWrites, Store,
+    StoreError, StoreSecret, Transaction,
 };
 use crate::ready::finish;
 
@@ -156,11 +156,12 @@ pub(crate) fn immediate<T, E: From<StoreError>>(
 pub(crate) struct SqliteExec<'c>(pub(crate) &'c Connection);
 
 impl Executor for SqliteExec<'_> {
-    async fn execute(
-        &mut self,
-        sql: &'static Sql,
-        params: &[Param<'_>],
-    ) -> Result<u64, StoreError> {
+    /// `prepare_cached` at each statement's run does it.
+    async fn prepare(&self, _statements: &[&'static Sql]) -> Result<(), StoreError> {
+        Ok(())
+    }
+
+    async fn execute(&self, sql: &'static Sql, params: &[Param<'_>]) -> Result<u64, StoreError> {
         let mut statement = self
             .0
             .prepare_cached(sql.text(Dialect::Sqlite))
@@ -172,7 +173,7 @@ impl Executor for SqliteExec<'_> {
     }
 
     async fn query<T>(
-        &mut self,
+        &self,
         sql: &'static Sql,
         params: &[Param<'_>],
         decode: fn(&dyn Columns) -> Result<T, StoreError>,
@@ -191,7 +192,7 @@ impl Executor for SqliteExec<'_> {
         Ok(decoded)
     }
 
-    async fn batch(&mut self, sql: &'static Sql) -> Result<(), StoreError> {
+    async fn batch(&self, sql: &'static Sql) -> Result<(), StoreError> {
         self.0
             .execute_batch(sql.text(Dialect::Sqlite))
             .map_err(backend)
@@ -256,6 +257,18 @@ impl Transaction for SqliteTx<'_> {
 
     fn pending_outbox(&mut self, process: &str) -> Result<Vec<OutboxItem>, StoreError> {
         finish(ops::pending_outbox(&mut self.0, process))
+    }
+
+    fn read_rows(
+        &mut self,
+        marks: &[(&str, &str)],
+        processes: &[&str],
+    ) -> Result<RowReads, StoreError> {
+        finish(ops::read_rows(&mut self.0, marks, processes))
+    }
+
+    fn write_rows(&mut self, rows: &RowWrites) -> Result<Option<String>, StoreError> {
+        finish(ops::write_rows(&mut self.0, rows))
     }
 }
 
