@@ -233,8 +233,10 @@ pub(crate) static INSERT_OUTBOX: Sql = Sql::new(
 /// JSON array of rows, each row a JSON array of its columns in the order
 /// the single-row statement numbers its parameters (`{rows_of_1}` is the
 /// table of its elements, one `value` each, in both dialects). A batch's
-/// reads and writes take one statement per table this way, where one
-/// statement per row would wait for the server once per row.
+/// reads and writes take one statement per table this way on PostgreSQL,
+/// where one statement per row would wait for the server once per row;
+/// SQLite, which waits for no server, runs a statement per row instead
+/// (`Transaction::read_rows`), and prepares these only in the test below.
 pub(crate) static SELECT_APPLIED_MANY: Sql = Sql::new(
     "SELECT process, event_id, payload_hash, response, revision, applied_at, payload FROM applied_events
      WHERE (process, event_id) IN (SELECT value->>0, value->>1 FROM {rows_of_1})",
@@ -725,6 +727,13 @@ mod tests {
             &HAS_APPLIED_PAYLOAD,
             &PURGE_PAYLOADS,
             &APPLIED_PAGE,
+            &SELECT_APPLIED_MANY,
+            &SELECT_PROCESS_MANY,
+            &INSERT_PROCESS_MANY,
+            &UPDATE_PROCESS_MANY,
+            &INSERT_APPLIED_MANY,
+            &INSERT_OUTBOX_MANY,
+            &CANCEL_OUTBOX_MANY,
         ] {
             let text = sql.text(Dialect::Sqlite);
             let statement = conn.prepare(text).unwrap_or_else(|e| panic!("{text}: {e}"));

@@ -13,8 +13,8 @@ use rusqlite::{Connection, TransactionBehavior};
 use super::ops::{self, Executor};
 use super::sql::{Columns, Dialect, Param, Sql};
 use super::{
-    AppliedEvent, AttemptRecord, OutboxItem, OutboxStatus, ProcessRow, RowReads, RowWrites, Store,
-    StoreError, StoreSecret, Transaction,
+    AppliedEvent, AttemptRecord, OutboxItem, OutboxStatus, ProcessRow, Store, StoreError,
+    StoreSecret, Transaction,
 };
 use crate::ready::finish;
 
@@ -200,7 +200,7 @@ impl Executor for SqliteExec<'_> {
 }
 
 /// The statements of one transaction, on its connection.
-struct SqliteTx<'c>(SqliteExec<'c>);
+pub(crate) struct SqliteTx<'c>(pub(crate) SqliteExec<'c>);
 
 impl Transaction for SqliteTx<'_> {
     fn applied_event(
@@ -259,17 +259,9 @@ impl Transaction for SqliteTx<'_> {
         finish(ops::pending_outbox(&mut self.0, process))
     }
 
-    fn read_rows(
-        &mut self,
-        marks: &[(&str, &str)],
-        processes: &[&str],
-    ) -> Result<RowReads, StoreError> {
-        finish(ops::read_rows(&mut self.0, marks, processes))
-    }
-
-    fn write_rows(&mut self, rows: &RowWrites) -> Result<Option<String>, StoreError> {
-        finish(ops::write_rows(&mut self.0, rows))
-    }
+    // `read_rows` and `write_rows` are the trait's, a statement per row: a
+    // SQLite statement waits for no server, and the JSON array of rows that
+    // PostgreSQL's statements of many rows read costs more here than it saves.
 }
 
 impl Store for SqliteStore {
