@@ -332,11 +332,12 @@ mod pg {
     /// The bare loop's statements: those of the store's batches (the rows
     /// of each table in one statement, as a JSON array of rows), written
     /// here again so that no idemchart code runs in the loop.
-    const SEEN: &str = "SELECT process, event_id FROM applied_events
-         WHERE (process, event_id) IN (SELECT value->>0, value->>1
-         FROM jsonb_array_elements(CAST(CAST($1 AS TEXT) AS JSONB)))";
+    const SEEN: &str = "SELECT a.process, a.event_id
+         FROM jsonb_array_elements(CAST(CAST($1 AS TEXT) AS JSONB)) AS wanted
+         CROSS JOIN LATERAL (SELECT * FROM applied_events
+         WHERE process = wanted.value->>0 AND event_id = wanted.value->>1) AS a";
     const READ: &str = "SELECT id, revision FROM processes
-         WHERE id IN (SELECT value->>0 FROM jsonb_array_elements(CAST(CAST($1 AS TEXT) AS JSONB)))";
+         WHERE id = ANY(ARRAY(SELECT value->>0 FROM jsonb_array_elements(CAST(CAST($1 AS TEXT) AS JSONB))))";
     const INSERT: &str = "INSERT INTO processes (id, machine, version, snapshot, revision)
          SELECT value->>0, value->>1, CAST(value->>2 AS BIGINT), value->>3, CAST(value->>4 AS BIGINT)
          FROM jsonb_array_elements(CAST(CAST($1 AS TEXT) AS JSONB)) WHERE true
@@ -345,6 +346,7 @@ mod pg {
         "UPDATE processes SET snapshot = value->>1, revision = CAST(value->>3 AS BIGINT)
          FROM jsonb_array_elements(CAST(CAST($1 AS TEXT) AS JSONB))
          WHERE processes.id = value->>0 AND processes.revision = CAST(value->>2 AS BIGINT)
+         AND processes.id = ANY(ARRAY(SELECT value->>0 FROM jsonb_array_elements(CAST(CAST($1 AS TEXT) AS JSONB))))
          RETURNING processes.id";
     const MARK: &str = "INSERT INTO applied_events (process, event_id, payload_hash, response, revision, applied_at)
          SELECT value->>0, value->>1, value->>2, value->>3, CAST(value->>4 AS BIGINT), CAST(value->>5 AS BIGINT)

@@ -3,7 +3,7 @@
 //!
 //! A statement is written in PostgreSQL's spelling (`$1`, `$2`, …) with a few
 //! markers where the two dialects differ (`{order}`, `{skip_locked}`,
-//! `{bigint}`, `{seq_column}`); each dialect's text is rendered from it on
+//! `{bigint}`, `{seq_column}`, `{rows_of_1}`, `{in_rows_of_1}`); each dialect's text is rendered from it on
 //! first use and kept, so that the prepared-statement caches, which are keyed
 //! by the text, see one string per statement. SQLite gets `?1`, `?2`, …: its
 //! `$1` would be a named parameter numbered by first appearance.
@@ -23,7 +23,7 @@ pub(crate) enum Dialect {
 impl Dialect {
     /// The text of `template` in this dialect.
     fn render(self, template: &str) -> String {
-        let markers: [(&str, &str); 6] = match self {
+        let markers: [(&str, &str); 7] = match self {
             // SQLite's outbox has no `seq` column: its rowid is the order of
             // insertion, and a single writer needs no row locks.
             Dialect::Sqlite => [
@@ -33,6 +33,10 @@ impl Dialect {
                 ("{seq_column}", ""),
                 ("{texts_of_3}", "SELECT value FROM json_each($3)"),
                 ("{rows_of_1}", "json_each($1)"),
+                (
+                    "{in_rows_of_1}",
+                    " IN (SELECT value->>0 FROM json_each($1))",
+                ),
             ],
             Dialect::Postgres => [
                 ("{order}", "seq"),
@@ -46,6 +50,13 @@ impl Dialect {
                 (
                     "{rows_of_1}",
                     "jsonb_array_elements(CAST(CAST($1 AS TEXT) AS JSONB))",
+                ),
+                // An array, so that the planner looks each key up in the
+                // index: `IN (SELECT …)` of a function's rows it joins by
+                // hashing the whole table.
+                (
+                    "{in_rows_of_1}",
+                    " = ANY(ARRAY(SELECT value->>0 FROM jsonb_array_elements(CAST(CAST($1 AS TEXT) AS JSONB))))",
                 ),
             ],
         };
@@ -237,13 +248,20 @@ pub(crate) static INSERT_OUTBOX: Sql = Sql::new(
 /// where one statement per row would wait for the server once per row;
 /// SQLite, which waits for no server, runs a statement per row instead
 /// (`Transaction::read_rows`), and prepares these only in the test below.
-pub(crate) static SELECT_APPLIED_MANY: Sql = Sql::new(
+/// PostgreSQL's looks each pair up in the primary key (a lateral join): its
+/// planner makes `IN (SELECT …)` of a prepared statement's rows a hash join
+/// over the whole table.
+pub(crate) static SELECT_APPLIED_MANY: Sql = Sql::each(
     "SELECT process, event_id, payload_hash, response, revision, applied_at, payload FROM applied_events
-     WHERE (process, event_id) IN (SELECT value->>0, value->>1 FROM {rows_of_1})",
+     WHERE (process, event_id) IN (SELECT value->>0, value->>1 FROM json_each(?1))",
+    "SELECT a.process, a.event_id, a.payload_hash, a.response, a.revision, a.applied_at, a.payload
+     FROM jsonb_array_elements(CAST(CAST($1 AS TEXT) AS JSONB)) AS wanted
+     CROSS JOIN LATERAL (SELECT * FROM applied_events
+     WHERE process = wanted.value->>0 AND event_id = wanted.value->>1) AS a",
 );
 pub(crate) static SELECT_PROCESS_MANY: Sql = Sql::new(
     "SELECT id, machine, version, snapshot, revision, next_timer_at FROM processes
-     WHERE id IN (SELECT value->>0 FROM {rows_of_1})",
+     WHERE id{in_rows_of_1}",
 );
 /// Answers the ids it inserted: one missing lost its race with another
 /// creator. `WHERE true` tells SQLite's parser that `ON CONFLICT` is not
@@ -256,7 +274,8 @@ pub(crate) static INSERT_PROCESS_MANY: Sql = Sql::new(
 /// Each row is `[id, snapshot, next_timer_at, revision read, revision
 /// written]`, at most one per process; answers the ids it wrote, so one
 /// missing is a process another writer moved. The version follows the
-/// snapshot as in `UPDATE_PROCESS`.
+/// snapshot as in `UPDATE_PROCESS`. PostgreSQL's names the ids again as an
+/// array, for the index (see `{in_rows_of_1}`).
 pub(crate) static UPDATE_PROCESS_MANY: Sql = Sql::each(
     "UPDATE processes SET snapshot = value->>1, next_timer_at = CAST(value->>2 AS INTEGER),
      revision = CAST(value->>4 AS INTEGER), version = json_extract(value->>1, char(36) || '.version')
@@ -265,6 +284,7 @@ pub(crate) static UPDATE_PROCESS_MANY: Sql = Sql::each(
     "UPDATE processes SET snapshot = value->>1, next_timer_at = CAST(value->>2 AS BIGINT),
      revision = CAST(value->>4 AS BIGINT), version = CAST(CAST(value->>1 AS JSONB)->>'version' AS BIGINT)
      FROM jsonb_array_elements(CAST(CAST($1 AS TEXT) AS JSONB)) WHERE processes.id = value->>0 AND processes.revision = CAST(value->>3 AS BIGINT)
+     AND processes.id = ANY(ARRAY(SELECT value->>0 FROM jsonb_array_elements(CAST(CAST($1 AS TEXT) AS JSONB))))
      RETURNING processes.id",
 );
 pub(crate) static INSERT_APPLIED_MANY: Sql = Sql::new(
@@ -280,7 +300,7 @@ pub(crate) static INSERT_OUTBOX_MANY: Sql = Sql::new(
 );
 pub(crate) static CANCEL_OUTBOX_MANY: Sql = Sql::new(
     "UPDATE outbox SET status = 'cancelled' WHERE status = 'pending'
-     AND idempotency_key IN (SELECT value->>0 FROM {rows_of_1})",
+     AND idempotency_key{in_rows_of_1}",
 );
 pub(crate) static SELECT_OUTBOX: Sql = Sql::new(
     "SELECT process, event_id, position, idempotency_key, effect, args, status, attempts, next_attempt_at, last_error, invocation
