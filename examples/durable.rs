@@ -458,7 +458,8 @@ mod pg {
                     client.execute(outbox, &items),
                 );
                 assert_eq!(inserted?.len() + updated?.len(), revisions.len());
-                (marked?, queued?);
+                marked?;
+                queued?;
                 client.batch_execute("COMMIT").await?;
             }
             Ok::<f64, Error>(rows.events.len() as f64 / started.elapsed().as_secs_f64())

@@ -20,6 +20,7 @@ pub(crate) trait Executor {
     /// Prepares `statements` (all at once) where the driver keeps prepared
     /// statements, so that statements issued together afterwards are each
     /// sent at their first poll, in the order they are polled.
+    #[cfg_attr(not(feature = "postgres"), allow(dead_code))]
     fn prepare(&self, statements: &[&'static Sql]) -> impl Future<Output = Result<(), StoreError>>;
 
     /// Runs `sql`; how many rows it changed.
@@ -223,6 +224,7 @@ pub(crate) async fn insert_outbox<E: Executor>(
 
 /// The reads of a batch (`Transaction::read_rows`), both statements issued
 /// at once.
+#[cfg_attr(not(feature = "postgres"), allow(dead_code))]
 pub(crate) async fn read_rows<E: Executor>(
     exec: &mut E,
     marks: &[(&str, &str)],
@@ -248,6 +250,7 @@ pub(crate) async fn read_rows<E: Executor>(
 /// table that has rows, all issued at once and run by the server in the
 /// order written. The first error in that order is the answer, since a
 /// statement after a failed one fails only because the transaction did.
+#[cfg_attr(not(feature = "postgres"), allow(dead_code))]
 pub(crate) async fn write_rows<E: Executor>(
     exec: &mut E,
     rows: &RowWrites,
@@ -272,7 +275,9 @@ pub(crate) async fn write_rows<E: Executor>(
     );
     let written: std::collections::HashSet<String> =
         inserted?.into_iter().chain(updated?).collect();
-    (applied?, outbox?, cancelled?);
+    applied?;
+    outbox?;
+    cancelled?;
     let wanted = rows.inserts.iter().map(|row| &row.id);
     let mut wanted = wanted.chain(rows.updates.iter().map(|update| &update.id));
     Ok(wanted.find(|id| !written.contains(*id)).cloned())
@@ -280,6 +285,7 @@ pub(crate) async fn write_rows<E: Executor>(
 
 /// The ids `sql` (a `*_MANY` write of processes) answers for the rows in
 /// `json`; none without rows.
+#[cfg_attr(not(feature = "postgres"), allow(dead_code))]
 async fn written_ids<E: Executor>(
     exec: &E,
     sql: &'static Sql,
@@ -293,6 +299,7 @@ async fn written_ids<E: Executor>(
 }
 
 /// Runs `sql` (a `*_MANY` write) for the rows in `json`, if any.
+#[cfg_attr(not(feature = "postgres"), allow(dead_code))]
 async fn written_rows<E: Executor>(
     exec: &E,
     sql: &'static Sql,

@@ -251,6 +251,7 @@ pub(crate) static INSERT_OUTBOX: Sql = Sql::new(
 /// PostgreSQL's looks each pair up in the primary key (a lateral join): its
 /// planner makes `IN (SELECT …)` of a prepared statement's rows a hash join
 /// over the whole table.
+#[cfg_attr(not(feature = "postgres"), allow(dead_code))]
 pub(crate) static SELECT_APPLIED_MANY: Sql = Sql::each(
     "SELECT process, event_id, payload_hash, response, revision, applied_at, payload FROM applied_events
      WHERE (process, event_id) IN (SELECT value->>0, value->>1 FROM json_each(?1))",
@@ -259,6 +260,7 @@ pub(crate) static SELECT_APPLIED_MANY: Sql = Sql::each(
      CROSS JOIN LATERAL (SELECT * FROM applied_events
      WHERE process = wanted.value->>0 AND event_id = wanted.value->>1) AS a",
 );
+#[cfg_attr(not(feature = "postgres"), allow(dead_code))]
 pub(crate) static SELECT_PROCESS_MANY: Sql = Sql::new(
     "SELECT id, machine, version, snapshot, revision, next_timer_at FROM processes
      WHERE id{in_rows_of_1}",
@@ -266,6 +268,7 @@ pub(crate) static SELECT_PROCESS_MANY: Sql = Sql::new(
 /// Answers the ids it inserted: one missing lost its race with another
 /// creator. `WHERE true` tells SQLite's parser that `ON CONFLICT` is not
 /// part of a join.
+#[cfg_attr(not(feature = "postgres"), allow(dead_code))]
 pub(crate) static INSERT_PROCESS_MANY: Sql = Sql::new(
     "INSERT INTO processes (id, machine, version, snapshot, revision, next_timer_at)
      SELECT value->>0, value->>1, CAST(value->>2 AS {bigint}), value->>3, CAST(value->>4 AS {bigint}), CAST(value->>5 AS {bigint})
@@ -276,6 +279,7 @@ pub(crate) static INSERT_PROCESS_MANY: Sql = Sql::new(
 /// missing is a process another writer moved. The version follows the
 /// snapshot as in `UPDATE_PROCESS`. PostgreSQL's names the ids again as an
 /// array, for the index (see `{in_rows_of_1}`).
+#[cfg_attr(not(feature = "postgres"), allow(dead_code))]
 pub(crate) static UPDATE_PROCESS_MANY: Sql = Sql::each(
     "UPDATE processes SET snapshot = value->>1, next_timer_at = CAST(value->>2 AS INTEGER),
      revision = CAST(value->>4 AS INTEGER), version = json_extract(value->>1, char(36) || '.version')
@@ -287,17 +291,20 @@ pub(crate) static UPDATE_PROCESS_MANY: Sql = Sql::each(
      AND processes.id = ANY(ARRAY(SELECT value->>0 FROM jsonb_array_elements(CAST(CAST($1 AS TEXT) AS JSONB))))
      RETURNING processes.id",
 );
+#[cfg_attr(not(feature = "postgres"), allow(dead_code))]
 pub(crate) static INSERT_APPLIED_MANY: Sql = Sql::new(
     "INSERT INTO applied_events (process, event_id, payload_hash, response, revision, applied_at, payload)
      SELECT value->>0, value->>1, value->>2, value->>3, CAST(value->>4 AS {bigint}), CAST(value->>5 AS {bigint}), value->>6
      FROM {rows_of_1}",
 );
+#[cfg_attr(not(feature = "postgres"), allow(dead_code))]
 pub(crate) static INSERT_OUTBOX_MANY: Sql = Sql::new(
     "INSERT INTO outbox (process, event_id, position, idempotency_key, effect, args, status, attempts, next_attempt_at, last_error, invocation)
      SELECT value->>0, value->>1, CAST(value->>2 AS {bigint}), value->>3, value->>4, value->>5, value->>6,
      CAST(value->>7 AS {bigint}), CAST(value->>8 AS {bigint}), value->>9, value->>10
      FROM {rows_of_1} WHERE true ON CONFLICT DO NOTHING",
 );
+#[cfg_attr(not(feature = "postgres"), allow(dead_code))]
 pub(crate) static CANCEL_OUTBOX_MANY: Sql = Sql::new(
     "UPDATE outbox SET status = 'cancelled' WHERE status = 'pending'
      AND idempotency_key{in_rows_of_1}",
@@ -541,6 +548,7 @@ pub(crate) fn applied_params(row: &AppliedEvent) -> [Param<'_>; 7] {
 }
 
 /// A row of `SELECT_APPLIED_MANY`.
+#[cfg_attr(not(feature = "postgres"), allow(dead_code))]
 pub(crate) fn applied_row(row: &dyn Columns) -> Result<AppliedEvent, StoreError> {
     Ok(AppliedEvent {
         process: text(row, 0)?,
@@ -553,28 +561,33 @@ pub(crate) fn applied_row(row: &dyn Columns) -> Result<AppliedEvent, StoreError>
     })
 }
 
+#[cfg_attr(not(feature = "postgres"), allow(dead_code))]
 fn i64_of(n: u64) -> i64 {
     i64::try_from(n).unwrap_or(i64::MAX)
 }
 
 /// `rows` as the JSON array that `{rows_of_1}` reads, each row an array.
+#[cfg_attr(not(feature = "postgres"), allow(dead_code))]
 fn rows_json<R: serde::Serialize>(rows: impl Iterator<Item = R>) -> Result<String, StoreError> {
     serde_json::to_string(&rows.collect::<Vec<R>>())
         .map_err(|e| StoreError::Backend(format!("rows as JSON: {e}")))
 }
 
 /// The parameter of `SELECT_APPLIED_MANY`.
+#[cfg_attr(not(feature = "postgres"), allow(dead_code))]
 pub(crate) fn marks_json(marks: &[(&str, &str)]) -> Result<String, StoreError> {
     rows_json(marks.iter())
 }
 
 /// The parameter of `SELECT_PROCESS_MANY`.
+#[cfg_attr(not(feature = "postgres"), allow(dead_code))]
 pub(crate) fn ids_json(ids: &[&str]) -> Result<String, StoreError> {
     rows_json(ids.iter().map(|id| [id]))
 }
 
 /// The parameters of the `*_MANY` writes, in `RowWrites` order; `None` for
 /// a table with no rows to write.
+#[cfg_attr(not(feature = "postgres"), allow(dead_code))]
 pub(crate) fn writes_json(rows: &RowWrites) -> Result<[Option<String>; 5], StoreError> {
     let some =
         |json: Result<String, StoreError>, empty: bool| json.map(|json| (!empty).then_some(json));
