@@ -3,15 +3,18 @@
 //! its own, on SQLite (`synchronous` FULL and NORMAL) and PostgreSQL.
 //!
 //! The service is the real one (`idemchart::serve`, the router and the
-//! async runtime API) on 127.0.0.1; the bare handler reads the event id's
-//! mark and the process row and writes the process row and the mark in one
-//! transaction per request, through the same store, with no interpreter, no
-//! event parsing beyond the id, and no metrics: what the service costs over
-//! the writes it cannot avoid. Both serve on one tokio runtime of 2 workers
+//! async runtime API) on 127.0.0.1, measured twice: as it runs (group
+//! commit: the requests that arrive while a commit is in flight share the
+//! next transaction), and with as many committers as clients, so that every
+//! request has a transaction of its own. The bare handler reads the event
+//! id's mark and the process row and writes the process row and the mark in
+//! one transaction per request, through the same store and its statements,
+//! with no interpreter, no event parsing beyond the id, and no metrics: what
+//! the service costs over the writes it cannot avoid, beside the second. Both serve on one tokio runtime of 2 workers
 //! in this process, the clients on another.
 //!
 //! `cargo run --release --example serve_load [REQUESTS] [--clients N]
-//! [--pg CONNECTION]`; PostgreSQL is measured when `--pg` or `IDEMCHART_PG`
+//! [--committers N] [--only-pg] [--pg CONNECTION]`; PostgreSQL is measured when `--pg` or `IDEMCHART_PG`
 //! names a server (each run on a fresh schema, dropped afterwards).
 
 use std::collections::BTreeMap;
@@ -24,7 +27,7 @@ use idemchart::interp::Chart;
 use idemchart::serve::{Options, Service};
 use idemchart::store::{
     AnyAsyncStore, AppliedEvent, AsyncSqliteStore, AsyncStore, AsyncTransaction, ProcessRow,
-    SqliteOptions, Synchronous,
+    ProcessUpdate, RowWrites, SqliteOptions, Synchronous,
 };
 
 type Error = Box<dyn std::error::Error + Send + Sync>;
@@ -57,6 +60,7 @@ async fn drive(base: &str, requests: usize, clients: usize) -> Result<Figures, E
                 let response = client
                     .post(&url)
                     .header("Idempotency-Key", format!("k{c}-{i}"))
+                    .header("content-type", "application/json")
                     .body(r#"{"type": "ADD"}"#)
                     .send()
                     .await?;
@@ -85,7 +89,9 @@ async fn drive(base: &str, requests: usize, clients: usize) -> Result<Figures, E
     })
 }
 
-/// The bare handler: the same rows, in one transaction, nothing else.
+/// The bare handler: the same rows, in one transaction per request,
+/// nothing else; read and written as the service's store does (the reads
+/// together, the writes together).
 async fn bare(
     State(store): State<Arc<AnyAsyncStore>>,
     Path((machine, process)): Path<(String, String)>,
@@ -100,27 +106,33 @@ async fn bare(
     let response = r#"{"outcome":"applied"}"#.to_string();
     let result: Result<(), idemchart::store::StoreError> = async {
         let mut tx = store.begin().await?;
-        if tx.applied_event(&process, &id).await?.is_none() {
-            let revision = match tx.process(&process).await? {
+        let read = tx.read_rows(&[(&process, &id)], &[&process]).await?;
+        if read.applied.is_empty() {
+            let mut rows = RowWrites::default();
+            let revision = match read.processes.first() {
                 Some(row) => {
-                    tx.update_process(&process, row.revision, r#"{"n":1}"#, None)
-                        .await?;
+                    rows.updates.push(ProcessUpdate {
+                        id: process.clone(),
+                        read: row.revision,
+                        revision: row.revision + 1,
+                        snapshot: r#"{"n":1}"#.into(),
+                        next_timer_at: None,
+                    });
                     row.revision + 1
                 }
                 None => {
-                    let row = ProcessRow {
+                    rows.inserts.push(ProcessRow {
                         id: process.clone(),
                         machine,
                         version: None,
                         snapshot: r#"{"n":1}"#.into(),
                         revision: 1,
                         next_timer_at: None,
-                    };
-                    tx.insert_process(&row).await?;
+                    });
                     1
                 }
             };
-            let mark = AppliedEvent {
+            rows.applied.push(AppliedEvent {
                 process: process.clone(),
                 event_id: id.clone(),
                 payload_hash: "0".repeat(64),
@@ -129,8 +141,11 @@ async fn bare(
                 applied_at: idemchart::runtime::now_millis(),
                 // This baseline measures the store's writes without a history.
                 payload: None,
-            };
-            tx.insert_applied_event(&mark).await?;
+            });
+            if let Some(moved) = tx.write_rows(&rows).await? {
+                store.rollback(tx).await;
+                return Err(idemchart::store::StoreError::Race(moved));
+            }
         }
         store.commit(tx).await
     }
@@ -160,12 +175,25 @@ fn row(label: &str, what: &str, figures: &Figures, baseline: Option<f64>) {
     );
 }
 
+/// How much load, and how the service takes it.
+#[derive(Clone, Copy)]
+struct Load {
+    requests: usize,
+    clients: usize,
+    /// `Options::committers` of the service with group commit.
+    committers: usize,
+}
+
 fn measure(
     label: &str,
     open: &dyn Fn(&tokio::runtime::Runtime) -> Result<AnyAsyncStore, Error>,
-    requests: usize,
-    clients: usize,
+    load: Load,
 ) -> Result<(), Error> {
+    let Load {
+        requests,
+        clients,
+        committers,
+    } = load;
     let server = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()
@@ -177,8 +205,20 @@ fn measure(
     let machine = idemchart::syntax::parse(MACHINE, idemchart::syntax::Syntax::Yaml)
         .map_err(|e| format!("counter.yaml does not load: {e:?}"))?;
     let charts = BTreeMap::from([("counter".to_string(), Arc::new(Chart::new(machine)))]);
-    let service = Arc::new(Service::new(open(&server)?, charts, Options::default()));
+    let grouped = Options {
+        committers,
+        ..Options::default()
+    };
+    let service = Arc::new(Service::new(open(&server)?, charts.clone(), grouped));
     let served = spawn(&server, idemchart::serve::router(service))?;
+    // As many committers as clients: every request is a group of one, in a
+    // transaction of its own, as the bare handler's.
+    let alone = Options {
+        committers: clients,
+        ..Options::default()
+    };
+    let alone = Arc::new(Service::new(open(&server)?, charts, alone));
+    let alone = spawn(&server, idemchart::serve::router(alone))?;
     let bare_store = Arc::new(open(&server)?);
     let bare_app = axum::Router::new()
         .route(
@@ -190,11 +230,19 @@ fn measure(
     // A warm-up of each, then the timed runs.
     clients_rt.block_on(drive(&bare_base, requests / 10, clients))?;
     clients_rt.block_on(drive(&served, requests / 10, clients))?;
+    clients_rt.block_on(drive(&alone, requests / 10, clients))?;
     let baseline = clients_rt.block_on(drive(&bare_base, requests, clients))?;
+    let apart = clients_rt.block_on(drive(&alone, requests, clients))?;
     let figures = clients_rt.block_on(drive(&served, requests, clients))?;
-    row(label, "bare handler", &baseline, None);
+    row(label, "bare handler, a transaction each", &baseline, None);
     let rate = baseline.requests as f64 / baseline.seconds;
-    row(label, "idemchart serve", &figures, Some(rate));
+    row(
+        label,
+        "idemchart serve, a transaction each",
+        &apart,
+        Some(rate),
+    );
+    row(label, "idemchart serve, group commit", &figures, Some(rate));
     server.shutdown_background();
     Ok(())
 }
@@ -237,10 +285,14 @@ fn main() -> Result<(), Error> {
     let mut args = std::env::args().skip(1);
     let mut requests = 4_000;
     let mut clients = 16;
+    let mut committers = idemchart::serve::DEFAULT_COMMITTERS;
+    let mut only_pg = false;
     let mut pg = std::env::var("IDEMCHART_PG").ok();
     while let Some(arg) = args.next() {
         match arg.as_str() {
             "--clients" => clients = args.next().ok_or("--clients N")?.parse()?,
+            "--committers" => committers = args.next().ok_or("--committers N")?.parse()?,
+            "--only-pg" => only_pg = true,
             "--pg" => pg = Some(args.next().ok_or("--pg CONNECTION")?),
             n => requests = n.parse()?,
         }
@@ -250,16 +302,18 @@ fn main() -> Result<(), Error> {
     );
     println!("| store | server | requests/s | p50 ms | p99 ms | of bare |");
     println!("| --- | --- | ---: | ---: | ---: | ---: |");
-    measure("SQLite FULL", &sqlite(Synchronous::Full), requests, clients)?;
-    measure(
-        "SQLite NORMAL",
-        &sqlite(Synchronous::Normal),
+    let load = Load {
         requests,
         clients,
-    )?;
+        committers,
+    };
+    if !only_pg {
+        measure("SQLite FULL", &sqlite(Synchronous::Full), load)?;
+        measure("SQLite NORMAL", &sqlite(Synchronous::Normal), load)?;
+    }
     #[cfg(feature = "postgres")]
     if let Some(base) = pg {
-        measure("PostgreSQL", &postgres(base), requests, clients)?;
+        measure("PostgreSQL", &postgres(base), load)?;
     }
     #[cfg(not(feature = "postgres"))]
     let _ = pg;

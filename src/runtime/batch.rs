@@ -4,15 +4,18 @@
 //! a batch is a duplicate of the first); the batch only shares the
 //! transaction, so its events share one commit, and one fsync.
 
+use std::collections::HashMap;
 use std::sync::Arc;
 
-use super::decide::{Delivery, Restored};
+use super::decide::{self, Current, Delivery, Plan, ProcessWrite, Restored};
 use super::driver::{self, Attempt, Driver, SyncDriver, Work};
 use super::{Outcome, RuntimeError, now_millis};
 use crate::expr::Event;
 use crate::interp::Chart;
 use crate::ready::finish;
-use crate::store::{AsyncTransaction, Store, StoreSecret};
+use crate::store::{
+    AppliedEvent, AsyncTransaction, ProcessRow, ProcessUpdate, RowWrites, Store, StoreSecret,
+};
 
 /// `apply_batch_at` with the system clock.
 pub fn apply_batch<S: Store, P: AsRef<str>>(
@@ -46,13 +49,24 @@ pub fn apply_batch_at<S: Store, P: AsRef<str>>(
     ))
 }
 
-/// `apply_batch_at`'s transaction: every delivery of the batch.
-struct ApplyMany<'a> {
-    chart: &'a Arc<Chart>,
-    deliveries: Vec<Result<Delivery<'a>, RuntimeError>>,
+/// `apply_batch_at`'s transaction, and `apply_at`'s (a batch of one):
+/// every delivery of the batch.
+///
+/// It reads at once what every delivery needs (the marks of their ids, the
+/// rows of their processes), decides each in order, and writes everything
+/// at once at the end, one statement per table: a store that pipelines
+/// (PostgreSQL) waits for the server twice, and once more for the commit,
+/// whatever the size of the batch. Deferring the writes keeps the contract:
+/// the process rows are written under the revision check of the rows read
+/// and the marks under their unique key, so a writer that moved a process
+/// or applied an id meanwhile makes the whole batch start over, as a lost
+/// race does one `apply`.
+pub(super) struct ApplyMany<'a> {
+    pub(super) chart: &'a Arc<Chart>,
+    pub(super) deliveries: Vec<Result<Delivery<'a>, RuntimeError>>,
     /// The process whose snapshot another writer moved, for the error after
     /// too many lost races.
-    lost_on: &'a str,
+    pub(super) lost_on: String,
 }
 
 impl Work for ApplyMany<'_> {
@@ -63,9 +77,29 @@ impl Work for ApplyMany<'_> {
         tx: &mut T,
         secret: &StoreSecret,
     ) -> Result<Self::Output, Attempt> {
+        let deliveries: Vec<&Delivery<'_>> = self.deliveries.iter().flatten().collect();
+        let marks: Vec<(&str, &str)> = deliveries
+            .iter()
+            .map(|delivery| (delivery.process, delivery.id.as_str()))
+            .collect();
+        let mut processes: Vec<&str> = deliveries.iter().map(|delivery| delivery.process).collect();
+        processes.sort_unstable();
+        processes.dedup();
+        let read = tx.read_rows(&marks, &processes).await?;
+        let mut applied: HashMap<(String, String), AppliedEvent> = read
+            .applied
+            .into_iter()
+            .map(|row| ((row.process.clone(), row.event_id.clone()), row))
+            .collect();
+        let mut stored: HashMap<String, ProcessRow> = read
+            .processes
+            .into_iter()
+            .map(|row| (row.id.clone(), row))
+            .collect();
         let mut restored = Restored::default();
+        let mut writes = Writes::default();
         let mut answers = Vec::with_capacity(self.deliveries.len());
-        for delivery in &self.deliveries {
+        for delivery in self.deliveries.iter() {
             // No id, or a reserved one: the answer `apply_at` gives.
             let delivery = match delivery {
                 Ok(delivery) => delivery,
@@ -74,26 +108,126 @@ impl Work for ApplyMany<'_> {
                     continue;
                 }
             };
-            match driver::deliver(tx, secret, self.chart, delivery, Some(&mut restored)).await {
-                Ok(outcome) => answers.push(Ok(outcome)),
-                Err(Attempt::Lost) => {
-                    self.lost_on = delivery.process;
-                    return Err(Attempt::Lost);
-                }
-                // The transaction is unusable (PostgreSQL aborts it at
-                // the first failed statement): roll everything back.
-                Err(Attempt::Failed(RuntimeError::Store(e))) => {
-                    return Err(Attempt::Failed(RuntimeError::Store(e)));
-                }
-                // Nothing was written for this event: answer and go on.
-                Err(Attempt::Failed(e)) => answers.push(Err(e)),
+            let process = delivery.process;
+            let mark = applied.get(&(process.to_string(), delivery.id.clone()));
+            if let Some(answer) = decide::known(delivery, mark.cloned()) {
+                answers.push(Ok(answer));
+                continue;
             }
+            let current = match restored.get(process) {
+                Some((snapshot, revision)) => Current::Written(snapshot, revision),
+                None => stored.remove(process).into(),
+            };
+            // Nothing is written for an event refused here: answer and go on.
+            let plan = match decide::delivery(self.chart, secret, delivery, current) {
+                Ok(plan) => plan,
+                Err(refused) => {
+                    answers.push(Err(refused));
+                    continue;
+                }
+            };
+            if plan.drop_outbox.is_some() {
+                // A lazy migration under `outbox: drop` reads the pending rows
+                // after its process row is written: what is deferred goes
+                // first, then this plan, one statement at a time.
+                flush(tx, &mut writes, &mut self.lost_on).await?;
+                driver::write(tx, self.chart.machine(), &plan).await?;
+            } else {
+                writes.add(&plan);
+            }
+            for row in &plan.applied {
+                applied.insert((row.process.clone(), row.event_id.clone()), row.clone());
+            }
+            restored.remember(process, plan.process);
+            answers.push(Ok(plan.answer));
         }
+        flush(tx, &mut writes, &mut self.lost_on).await?;
         Ok(answers)
     }
 
     fn contended(&self) -> String {
-        self.lost_on.to_string()
+        self.lost_on.clone()
+    }
+}
+
+/// Writes what is deferred in `writes`, and empties it; a process another
+/// writer moved is kept in `lost_on`.
+async fn flush<T: AsyncTransaction>(
+    tx: &mut T,
+    writes: &mut Writes,
+    lost_on: &mut String,
+) -> Result<(), Attempt> {
+    let rows = std::mem::take(writes).rows;
+    if rows.is_empty() {
+        return Ok(());
+    }
+    match tx.write_rows(&rows).await? {
+        None => Ok(()),
+        Some(process) => {
+            *lost_on = process;
+            Err(Attempt::Lost)
+        }
+    }
+}
+
+/// The rows a batch writes at its end, with at most one write of each
+/// process row: its last snapshot, under the revision check of the row the
+/// batch read (or a new row, when the batch started the process).
+#[derive(Default)]
+struct Writes {
+    rows: RowWrites,
+    /// Where each process's write is in `rows`.
+    slots: HashMap<String, Slot>,
+}
+
+#[derive(Clone, Copy)]
+enum Slot {
+    Insert(usize),
+    Update(usize),
+}
+
+impl Writes {
+    fn add<A>(&mut self, plan: &Plan<A>) {
+        match &plan.process {
+            ProcessWrite::Insert(row) => {
+                self.slots
+                    .insert(row.id.clone(), Slot::Insert(self.rows.inserts.len()));
+                self.rows.inserts.push(row.clone());
+            }
+            ProcessWrite::Update {
+                id,
+                revision,
+                snapshot,
+                next_timer_at,
+            } => match self.slots.get(id) {
+                Some(Slot::Insert(i)) => {
+                    let row = &mut self.rows.inserts[*i];
+                    row.snapshot.clone_from(snapshot);
+                    row.revision = revision + 1;
+                    row.next_timer_at = *next_timer_at;
+                }
+                Some(Slot::Update(i)) => {
+                    let update = &mut self.rows.updates[*i];
+                    update.snapshot.clone_from(snapshot);
+                    update.revision = revision + 1;
+                    update.next_timer_at = *next_timer_at;
+                }
+                None => {
+                    self.slots
+                        .insert(id.clone(), Slot::Update(self.rows.updates.len()));
+                    self.rows.updates.push(ProcessUpdate {
+                        id: id.clone(),
+                        read: *revision,
+                        revision: revision + 1,
+                        snapshot: snapshot.clone(),
+                        next_timer_at: *next_timer_at,
+                    });
+                }
+            },
+        }
+        self.rows.applied.extend(plan.applied.iter().cloned());
+        self.rows.outbox.extend(plan.outbox.iter().cloned());
+        self.rows.cancelled.extend(plan.cancelled.iter().cloned());
     }
 }
 
@@ -111,7 +245,7 @@ pub(super) async fn apply_batch_at_with<D: Driver, P: AsRef<str>>(
             .iter()
             .map(|(process, event)| Delivery::new(process.as_ref(), event, now))
             .collect(),
-        lost_on: "",
+        lost_on: String::new(),
     };
     driver::with_retries(driver, &mut work).await
 }

@@ -306,7 +306,7 @@ impl Work for Settle<'_> {
         tx: &mut T,
         secret: &StoreSecret,
     ) -> Result<Outcome, Attempt> {
-        let outcome = driver::deliver(tx, secret, self.chart, &self.delivery, None).await?;
+        let outcome = driver::deliver(tx, secret, self.chart, &self.delivery).await?;
         tx.finish_attempt(&self.record).await?;
         Ok(outcome)
     }
@@ -436,7 +436,7 @@ impl Work for Complete<'_> {
                 _ => Completed::NotPending(item.status),
             });
         }
-        let outcome = driver::deliver(tx, secret, self.chart, &delivery, None).await?;
+        let outcome = driver::deliver(tx, secret, self.chart, &delivery).await?;
         if outcome == Outcome::Conflict {
             // Another answer is already applied under the key: it stands.
             return Ok(Completed::NotPending(item.status));

@@ -14,14 +14,14 @@ use std::future::Future;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
-use super::decide::{self, Current, Delivery, Plan, ProcessWrite, Restored};
+use super::decide::{self, Delivery, Plan, ProcessWrite};
 use super::{MAX_REVISION_RETRIES, Outcome, RuntimeError};
 use crate::interp::Chart;
 use crate::model::Machine;
 use crate::ready::finish;
 use crate::store::{
-    AppliedEvent, AsyncStore, AsyncTransaction, AttemptRecord, OutboxItem, ProcessRow, Store,
-    StoreError, StoreSecret, Transaction,
+    AppliedEvent, AsyncStore, AsyncTransaction, AttemptRecord, OutboxItem, ProcessRow, RowReads,
+    RowWrites, Store, StoreError, StoreSecret, Transaction,
 };
 
 /// How one transaction's try ended without an answer.
@@ -180,6 +180,21 @@ impl AsyncTransaction for ReadyTx<'_> {
         process: &str,
     ) -> impl Future<Output = Result<Vec<OutboxItem>, StoreError>> + Send {
         std::future::ready(self.0.pending_outbox(process))
+    }
+
+    fn read_rows(
+        &mut self,
+        marks: &[(&str, &str)],
+        processes: &[&str],
+    ) -> impl Future<Output = Result<RowReads, StoreError>> + Send {
+        std::future::ready(self.0.read_rows(marks, processes))
+    }
+
+    fn write_rows(
+        &mut self,
+        rows: &RowWrites,
+    ) -> impl Future<Output = Result<Option<String>, StoreError>> + Send {
+        std::future::ready(self.0.write_rows(rows))
     }
 }
 
@@ -427,33 +442,22 @@ pub(super) async fn write<T: AsyncTransaction, A>(
     Ok(())
 }
 
-/// Applies one delivery inside `tx`: the whole per-event contract, shared by
-/// `apply` and `apply_batch`, which keeps what it wrote in `restored`.
+/// Applies one delivery inside `tx`, one statement at a time: the whole
+/// per-event contract, for a completion, which settles its outbox row in
+/// the same transaction (`apply` and `apply_batch` read and write at once,
+/// `batch.rs`).
 pub(super) async fn deliver<T: AsyncTransaction>(
     tx: &mut T,
     secret: &StoreSecret,
     chart: &std::sync::Arc<Chart>,
     delivery: &Delivery<'_>,
-    restored: Option<&mut Restored>,
 ) -> Result<Outcome, Attempt> {
     let process = delivery.process;
     let applied = tx.applied_event(process, &delivery.id).await?;
     if let Some(answer) = decide::known(delivery, applied) {
         return Ok(answer);
     }
-    let written = restored.as_deref().and_then(|r| r.get(process));
-    let plan = match written {
-        Some((snapshot, revision)) => decide::delivery(
-            chart,
-            secret,
-            delivery,
-            Current::Written(snapshot, revision),
-        )?,
-        None => decide::delivery(chart, secret, delivery, tx.process(process).await?.into())?,
-    };
+    let plan = decide::delivery(chart, secret, delivery, tx.process(process).await?.into())?;
     write(tx, chart.machine(), &plan).await?;
-    if let Some(restored) = restored {
-        restored.remember(process, plan.process);
-    }
     Ok(plan.answer)
 }

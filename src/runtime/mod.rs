@@ -46,9 +46,9 @@ use sha2::{Digest, Sha256};
 use crate::expr::{Event, Value};
 use crate::interp::{Chart, RestoreError, Snapshot, Unsettled};
 use crate::ready::finish;
-use crate::store::{ProcessRow, Store, StoreError, StoreSecret};
+use crate::store::{ProcessRow, Store, StoreError};
 use decide::Delivery;
-use driver::{Driver, SyncDriver, Work};
+use driver::{Driver, SyncDriver};
 
 /// What `apply` answered. `response` is the JSON text sent to the sender;
 /// for a duplicate it is the first response, byte for byte.
@@ -246,28 +246,6 @@ pub fn apply_at<S: Store>(
     ))
 }
 
-/// `apply_at`'s transaction: one delivery.
-struct ApplyOne<'a> {
-    chart: &'a Arc<Chart>,
-    delivery: Delivery<'a>,
-}
-
-impl Work for ApplyOne<'_> {
-    type Output = Outcome;
-
-    async fn run<T: crate::store::AsyncTransaction>(
-        &mut self,
-        tx: &mut T,
-        secret: &StoreSecret,
-    ) -> Result<Outcome, driver::Attempt> {
-        driver::deliver(tx, secret, self.chart, &self.delivery, None).await
-    }
-
-    fn contended(&self) -> String {
-        self.delivery.process.to_string()
-    }
-}
-
 /// `apply_at` through either driver: the one implementation of it.
 async fn apply_at_with<D: Driver>(
     driver: &mut D,
@@ -276,13 +254,18 @@ async fn apply_at_with<D: Driver>(
     event: &Event,
     now: u64,
 ) -> Result<Outcome, RuntimeError> {
-    let mut work = ApplyOne {
+    // A batch of one: the same reads and writes, each in one round trip.
+    let mut work = batch::ApplyMany {
         chart,
-        delivery: Delivery::new(process, event, now)?,
+        deliveries: vec![Ok(Delivery::new(process, event, now)?)],
+        lost_on: process.to_string(),
     };
     // Another writer may move the snapshot: then it starts over, where the
     // id may now be a duplicate.
-    driver::with_retries(driver, &mut work).await
+    let mut answers = driver::with_retries(driver, &mut work).await?;
+    answers
+        .pop()
+        .unwrap_or_else(|| Err(RuntimeError::Store(StoreError::Backend("no answer".into()))))
 }
 
 /// The stored state of a process: `{"process", "machine", "revision",

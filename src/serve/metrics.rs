@@ -25,6 +25,9 @@ pub struct Metrics {
     latency_micros: AtomicU64,
     timers_fired: AtomicU64,
     dispatched: [AtomicU64; 5],
+    /// Groups of events committed together, and the requests in them.
+    groups: AtomicU64,
+    grouped: AtomicU64,
 }
 
 /// What became of a dispatched effect, as the label says it.
@@ -45,6 +48,12 @@ impl Metrics {
         self.latency_count.fetch_add(1, Ordering::Relaxed);
         let micros = u64::try_from(took.as_micros()).unwrap_or(u64::MAX);
         self.latency_micros.fetch_add(micros, Ordering::Relaxed);
+    }
+
+    /// Counts a group of `members` requests applied in one transaction.
+    pub fn grouped(&self, members: usize) {
+        self.groups.fetch_add(1, Ordering::Relaxed);
+        self.grouped.fetch_add(members as u64, Ordering::Relaxed);
     }
 
     pub fn in_progress(&self) {
@@ -124,6 +133,18 @@ impl Metrics {
                 "Requests refused because another request was applying the same event id.",
                 "counter",
                 get(&self.in_progress),
+            ),
+            (
+                "idemchart_event_groups_total",
+                "Groups of event requests applied together, each in one transaction (group commit).",
+                "counter",
+                get(&self.groups),
+            ),
+            (
+                "idemchart_event_group_members_total",
+                "Event requests applied in those groups.",
+                "counter",
+                get(&self.grouped),
             ),
             (
                 "idemchart_timers_fired_total",

@@ -12,6 +12,7 @@ mod background;
 mod conn;
 pub mod edge;
 pub mod effects;
+mod group;
 mod inspector;
 mod metrics;
 pub mod problem;
@@ -61,6 +62,10 @@ pub struct Options {
     /// Whether the inspector is served under `/ui`
     /// (`src/serve/inspector/`).
     pub inspector: bool,
+    /// How many groups of one machine's events are committed at once, each
+    /// in a transaction of its own (`group.rs`); the requests that arrive
+    /// while all are busy wait and form the next group.
+    pub committers: usize,
 }
 
 impl std::fmt::Debug for Options {
@@ -79,6 +84,7 @@ impl std::fmt::Debug for Options {
             .field("max_headers", &self.max_headers)
             .field("max_header_bytes", &self.max_header_bytes)
             .field("inspector", &self.inspector)
+            .field("committers", &self.committers)
             .finish()
     }
 }
@@ -99,9 +105,15 @@ impl Default for Options {
             max_headers: 100,
             max_header_bytes: 32 << 10,
             inspector: true,
+            committers: DEFAULT_COMMITTERS,
         }
     }
 }
+
+/// `Options::committers` unless told: a few transactions at once keep the
+/// store busy while each gathers the requests that queued during the
+/// others' commits.
+pub const DEFAULT_COMMITTERS: usize = 4;
 
 /// Everything the handlers and the background tasks share.
 pub struct Service {
@@ -115,6 +127,8 @@ pub struct Service {
     applying: Mutex<HashSet<(String, String)>>,
     /// One permit per request being answered (`--max-in-flight`).
     in_flight: Arc<tokio::sync::Semaphore>,
+    /// The queue of each machine's events, by machine (group commit).
+    groups: BTreeMap<String, group::Group>,
     client: reqwest::Client,
     /// A message for each process something was written for (an event, a
     /// completion, a timer, a dispatched effect, an operator's action):
@@ -156,9 +170,14 @@ impl Service {
         options: Options,
     ) -> Service {
         let inspector = inspector::Views::new(charts.keys());
+        let groups = charts
+            .keys()
+            .map(|machine| (machine.clone(), group::Group::new()))
+            .collect();
         Service {
             store,
             charts,
+            groups,
             options: options.clone(),
             metrics: metrics::Metrics::default(),
             applying: Mutex::new(HashSet::new()),
@@ -284,7 +303,7 @@ mod tests {
     /// A service of one counter machine on an in-memory store, serving on
     /// a free port until `stop` is sent: the service, its address, the
     /// sender and the server's task.
-    async fn counter_service(
+    pub(super) async fn counter_service(
         options: Options,
     ) -> (
         Arc<Service>,

@@ -622,16 +622,16 @@ async fn post_event(
         event_id = %Escaped(&id),
         event = %Escaped(&event.name)
     );
-    answer(&service, chart, &process, &id, &event)
+    answer(&service, &machine, &process, &id, &event)
         .instrument(span)
         .await
 }
 
-/// Applies `event` under `id` unless another request is applying it, and
-/// answers.
+/// Applies `event` under `id` unless another request is applying it, in
+/// the next group of `machine`'s events, and answers once it is committed.
 async fn answer(
-    service: &Service,
-    chart: &Arc<Chart>,
+    service: &Arc<Service>,
+    machine: &str,
     process: &str,
     id: &str,
     event: &crate::expr::Event,
@@ -649,7 +649,7 @@ async fn answer(
         .with("event_id", id));
     };
     let started = Instant::now();
-    let applied = nonblocking::apply(&service.store, chart, process, event).await;
+    let applied = super::group::apply(service, machine, process, event).await;
     let took = started.elapsed();
     let outcome = applied.map_err(runtime_problem)?;
     service.metrics.answered(outcome.kind(), took);
@@ -657,7 +657,7 @@ async fn answer(
         service.duplicate_answered(process, id, runtime::now_millis());
     }
     if !matches!(outcome, Outcome::Conflict) {
-        service.changed(&chart.machine().name, process);
+        service.changed(machine, process);
     }
     tracing::info!(outcome = outcome.kind(), revision = ?outcome.revision(), micros = took.as_micros() as u64, "answered");
     match outcome {

@@ -19,10 +19,11 @@ use rusqlite::Connection;
 use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 
 use super::ops;
-use super::sqlite::{self, SqliteExec, backend};
+use super::sqlite::{self, SqliteExec, SqliteTx, backend};
 use super::{
     AppliedEvent, AsyncStore, AsyncTransaction, AttemptRecord, OutboxItem, OutboxStatus,
-    ProcessRow, SqliteOptions, StoreError, StoreSecret, StoreStats,
+    ProcessRow, RowReads, RowWrites, SqliteOptions, StoreError, StoreSecret, StoreStats,
+    Transaction,
 };
 use crate::ready::finish;
 
@@ -424,6 +425,31 @@ impl AsyncTransaction for AsyncSqliteTransaction {
     async fn pending_outbox(&mut self, process: &str) -> Result<Vec<OutboxItem>, StoreError> {
         let process = process.to_string();
         self.run(move |conn| finish(ops::pending_outbox(&mut SqliteExec(conn), &process)))
+            .await
+    }
+
+    async fn read_rows(
+        &mut self,
+        marks: &[(&str, &str)],
+        processes: &[&str],
+    ) -> Result<RowReads, StoreError> {
+        let marks: Vec<(String, String)> = marks
+            .iter()
+            .map(|(process, id)| (process.to_string(), id.to_string()))
+            .collect();
+        let processes: Vec<String> = processes.iter().map(|id| id.to_string()).collect();
+        // A statement per row, as `SqliteStore` reads them (see there).
+        self.run(move |conn| {
+            let marks: Vec<(&str, &str)> = marks.iter().map(|(p, i)| (&**p, &**i)).collect();
+            let processes: Vec<&str> = processes.iter().map(String::as_str).collect();
+            SqliteTx(SqliteExec(conn)).read_rows(&marks, &processes)
+        })
+        .await
+    }
+
+    async fn write_rows(&mut self, rows: &RowWrites) -> Result<Option<String>, StoreError> {
+        let rows = rows.clone();
+        self.run(move |conn| SqliteTx(SqliteExec(conn)).write_rows(&rows))
             .await
     }
 }

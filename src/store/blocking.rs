@@ -14,7 +14,7 @@ use tokio::runtime::{Handle, Runtime, RuntimeFlavor};
 
 use super::{
     AppliedEvent, AsyncStore, AsyncTransaction, AttemptRecord, OutboxItem, OutboxStatus,
-    ProcessRow, Store, StoreError, StoreSecret, Transaction,
+    ProcessRow, RowReads, RowWrites, Store, StoreError, StoreSecret, Transaction,
 };
 
 /// An async store used through the sync [`Store`] API.
@@ -167,6 +167,18 @@ impl<T: AsyncTransaction + Send> Transaction for BlockingTx<'_, T> {
 
     fn pending_outbox(&mut self, process: &str) -> Result<Vec<OutboxItem>, StoreError> {
         block_on(self.runtime, self.tx.pending_outbox(process))
+    }
+
+    fn read_rows(
+        &mut self,
+        marks: &[(&str, &str)],
+        processes: &[&str],
+    ) -> Result<RowReads, StoreError> {
+        block_on(self.runtime, self.tx.read_rows(marks, processes))
+    }
+
+    fn write_rows(&mut self, rows: &RowWrites) -> Result<Option<String>, StoreError> {
+        block_on(self.runtime, self.tx.write_rows(rows))
     }
 }
 

@@ -134,6 +134,52 @@ pub struct OutboxItem {
     pub invocation: Option<String>,
 }
 
+/// The next revision of a process row, written only if the row is still at
+/// the revision read.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ProcessUpdate {
+    pub id: String,
+    /// The revision read; the row is written only if it is still there.
+    pub read: u64,
+    /// The revision written (more than one past `read` when a batch applied
+    /// several events to the process).
+    pub revision: u64,
+    pub snapshot: String,
+    pub next_timer_at: Option<u64>,
+}
+
+/// What a transaction writes at once (`Transaction::write_rows`): new
+/// process rows, updates of others (at most one per process), applied-event
+/// rows, outbox rows, and the keys of pending outbox rows to cancel, in
+/// that order.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct RowWrites {
+    pub inserts: Vec<ProcessRow>,
+    pub updates: Vec<ProcessUpdate>,
+    pub applied: Vec<AppliedEvent>,
+    pub outbox: Vec<OutboxItem>,
+    pub cancelled: Vec<String>,
+}
+
+impl RowWrites {
+    pub fn is_empty(&self) -> bool {
+        self.inserts.is_empty()
+            && self.updates.is_empty()
+            && self.applied.is_empty()
+            && self.outbox.is_empty()
+            && self.cancelled.is_empty()
+    }
+}
+
+/// What a transaction reads at once (`Transaction::read_rows`): the
+/// applied-event rows of some `(process, event id)` pairs, and some
+/// process rows; those not stored are absent.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct RowReads {
+    pub applied: Vec<AppliedEvent>,
+    pub processes: Vec<ProcessRow>,
+}
+
 /// The store's secret: 32 random bytes made with the schema and kept in the
 /// store (`store_secrets`), read at every open. The outgoing idempotency
 /// keys and the completion tokens are HMACs under it
@@ -247,6 +293,54 @@ pub trait Transaction {
     fn outbox_item(&mut self, key: &str) -> Result<Option<OutboxItem>, StoreError>;
     /// The pending outbox rows of `process`, in the order they were written.
     fn pending_outbox(&mut self, process: &str) -> Result<Vec<OutboxItem>, StoreError>;
+    /// The applied-event rows of `marks` (`(process, event id)` pairs) and
+    /// the rows of `processes`, in one round trip where the store has them.
+    /// The stores of this crate read each table's rows in one statement;
+    /// this default, for a transaction that wraps another, one row at a time.
+    fn read_rows(
+        &mut self,
+        marks: &[(&str, &str)],
+        processes: &[&str],
+    ) -> Result<RowReads, StoreError> {
+        let mut read = RowReads::default();
+        for (process, event_id) in marks {
+            read.applied.extend(self.applied_event(process, event_id)?);
+        }
+        for id in processes {
+            read.processes.extend(self.process(id)?);
+        }
+        Ok(read)
+    }
+    /// Writes `rows`, each table's rows in one statement, the statements in
+    /// one round trip where the store has them; answers the first process
+    /// whose row was not written (another writer moved or created it),
+    /// `None` when every one was. This default writes one row at a time,
+    /// and an update one revision at a time, as `update_process` does.
+    fn write_rows(&mut self, rows: &RowWrites) -> Result<Option<String>, StoreError> {
+        for row in &rows.inserts {
+            if !self.insert_process(row)? {
+                return Ok(Some(row.id.clone()));
+            }
+        }
+        for update in &rows.updates {
+            for read in update.read..update.revision {
+                let (snapshot, next) = (&update.snapshot, update.next_timer_at);
+                if !self.update_process(&update.id, read, snapshot, next)? {
+                    return Ok(Some(update.id.clone()));
+                }
+            }
+        }
+        for row in &rows.applied {
+            self.insert_applied_event(row)?;
+        }
+        for item in &rows.outbox {
+            self.insert_outbox(item)?;
+        }
+        for key in &rows.cancelled {
+            self.cancel_outbox(key)?;
+        }
+        Ok(None)
+    }
 }
 
 /// The result of one attempt on an outbox row, as `finish_attempt` records it.
@@ -416,6 +510,17 @@ pub trait AsyncTransaction {
         &mut self,
         process: &str,
     ) -> impl Future<Output = Result<Vec<OutboxItem>, StoreError>> + Send;
+    /// See [`Transaction::read_rows`].
+    fn read_rows(
+        &mut self,
+        marks: &[(&str, &str)],
+        processes: &[&str],
+    ) -> impl Future<Output = Result<RowReads, StoreError>> + Send;
+    /// See [`Transaction::write_rows`].
+    fn write_rows(
+        &mut self,
+        rows: &RowWrites,
+    ) -> impl Future<Output = Result<Option<String>, StoreError>> + Send;
 }
 
 /// A durable store with an async API: [`Store`]'s operations as `Send`

@@ -10,8 +10,8 @@ use super::async_sqlite::AsyncSqliteTransaction;
 use super::postgres::AsyncPostgresTransaction;
 use super::{
     AppliedEvent, AsyncSqliteStore, AsyncStore, AsyncTransaction, AttemptRecord, OutboxItem,
-    OutboxStatus, ProcessRow, SqliteOptions, SqliteStore, Store, StoreError, StoreSecret,
-    StoreStats, Transaction,
+    OutboxStatus, ProcessRow, RowReads, RowWrites, SqliteOptions, SqliteStore, Store, StoreError,
+    StoreSecret, StoreStats, Transaction,
 };
 #[cfg(feature = "postgres")]
 use super::{AsyncPostgresStore, PostgresStore};
@@ -413,6 +413,18 @@ impl AsyncTransaction for AnyAsyncTransaction {
 
     async fn pending_outbox(&mut self, process: &str) -> Result<Vec<OutboxItem>, StoreError> {
         forward_tx!(self, tx => tx.pending_outbox(process))
+    }
+
+    async fn read_rows(
+        &mut self,
+        marks: &[(&str, &str)],
+        processes: &[&str],
+    ) -> Result<RowReads, StoreError> {
+        forward_tx!(self, tx => tx.read_rows(marks, processes))
+    }
+
+    async fn write_rows(&mut self, rows: &RowWrites) -> Result<Option<String>, StoreError> {
+        forward_tx!(self, tx => tx.write_rows(rows))
     }
 }
 

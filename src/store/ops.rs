@@ -8,29 +8,38 @@ use std::future::Future;
 
 use super::sql::{self, Columns, Param, Sql};
 use super::{
-    AppliedEvent, AttemptRecord, OutboxItem, OutboxStatus, ProcessRow, StoreError, StoreSecret,
-    StoreStats, migrate,
+    AppliedEvent, AttemptRecord, OutboxItem, OutboxStatus, ProcessRow, RowReads, RowWrites,
+    StoreError, StoreSecret, StoreStats, migrate,
 };
 
-/// Runs single statements on one connection.
+/// Runs single statements on one connection. The methods take `&self`, so
+/// that an operation may issue several statements at once: PostgreSQL's
+/// sends each when its future is first polled and the server answers them
+/// in order (a pipeline, one round trip for all), SQLite's runs each then.
 pub(crate) trait Executor {
+    /// Prepares `statements` (all at once) where the driver keeps prepared
+    /// statements, so that statements issued together afterwards are each
+    /// sent at their first poll, in the order they are polled.
+    #[cfg_attr(not(feature = "postgres"), allow(dead_code))]
+    fn prepare(&self, statements: &[&'static Sql]) -> impl Future<Output = Result<(), StoreError>>;
+
     /// Runs `sql`; how many rows it changed.
     fn execute(
-        &mut self,
+        &self,
         sql: &'static Sql,
         params: &[Param<'_>],
     ) -> impl Future<Output = Result<u64, StoreError>>;
 
     /// Runs `sql` and decodes every row it returns.
     fn query<T>(
-        &mut self,
+        &self,
         sql: &'static Sql,
         params: &[Param<'_>],
         decode: fn(&dyn Columns) -> Result<T, StoreError>,
     ) -> impl Future<Output = Result<Vec<T>, StoreError>>;
 
     /// Runs statements without parameters, separated by semicolons.
-    fn batch(&mut self, sql: &'static Sql) -> impl Future<Output = Result<(), StoreError>>;
+    fn batch(&self, sql: &'static Sql) -> impl Future<Output = Result<(), StoreError>>;
 }
 
 fn count(row: &dyn Columns) -> Result<u64, StoreError> {
@@ -211,6 +220,95 @@ pub(crate) async fn insert_outbox<E: Executor>(
     let params = sql::outbox_params(item);
     exec.execute(&sql::INSERT_OUTBOX, &params).await?;
     Ok(())
+}
+
+/// The reads of a batch (`Transaction::read_rows`), both statements issued
+/// at once.
+#[cfg_attr(not(feature = "postgres"), allow(dead_code))]
+pub(crate) async fn read_rows<E: Executor>(
+    exec: &mut E,
+    marks: &[(&str, &str)],
+    processes: &[&str],
+) -> Result<RowReads, StoreError> {
+    let exec = &*exec;
+    let (marks, ids) = (sql::marks_json(marks)?, sql::ids_json(processes)?);
+    exec.prepare(&[&sql::SELECT_APPLIED_MANY, &sql::SELECT_PROCESS_MANY])
+        .await?;
+    let (marks, ids) = ([Param::text(&marks)], [Param::text(&ids)]);
+    let (applied, processes) = tokio::join!(
+        biased;
+        exec.query(&sql::SELECT_APPLIED_MANY, &marks, sql::applied_row),
+        exec.query(&sql::SELECT_PROCESS_MANY, &ids, sql::process_row),
+    );
+    Ok(RowReads {
+        applied: applied?,
+        processes: processes?,
+    })
+}
+
+/// The writes of a batch (`Transaction::write_rows`): one statement per
+/// table that has rows, all issued at once and run by the server in the
+/// order written. The first error in that order is the answer, since a
+/// statement after a failed one fails only because the transaction did.
+#[cfg_attr(not(feature = "postgres"), allow(dead_code))]
+pub(crate) async fn write_rows<E: Executor>(
+    exec: &mut E,
+    rows: &RowWrites,
+) -> Result<Option<String>, StoreError> {
+    let exec = &*exec;
+    let [inserts, updates, applied, outbox, cancelled] = sql::writes_json(rows)?;
+    exec.prepare(&[
+        &sql::INSERT_PROCESS_MANY,
+        &sql::UPDATE_PROCESS_MANY,
+        &sql::INSERT_APPLIED_MANY,
+        &sql::INSERT_OUTBOX_MANY,
+        &sql::CANCEL_OUTBOX_MANY,
+    ])
+    .await?;
+    let (inserted, updated, applied, outbox, cancelled) = tokio::join!(
+        biased;
+        written_ids(exec, &sql::INSERT_PROCESS_MANY, inserts.as_deref()),
+        written_ids(exec, &sql::UPDATE_PROCESS_MANY, updates.as_deref()),
+        written_rows(exec, &sql::INSERT_APPLIED_MANY, applied.as_deref()),
+        written_rows(exec, &sql::INSERT_OUTBOX_MANY, outbox.as_deref()),
+        written_rows(exec, &sql::CANCEL_OUTBOX_MANY, cancelled.as_deref()),
+    );
+    let written: std::collections::HashSet<String> =
+        inserted?.into_iter().chain(updated?).collect();
+    applied?;
+    outbox?;
+    cancelled?;
+    let wanted = rows.inserts.iter().map(|row| &row.id);
+    let mut wanted = wanted.chain(rows.updates.iter().map(|update| &update.id));
+    Ok(wanted.find(|id| !written.contains(*id)).cloned())
+}
+
+/// The ids `sql` (a `*_MANY` write of processes) answers for the rows in
+/// `json`; none without rows.
+#[cfg_attr(not(feature = "postgres"), allow(dead_code))]
+async fn written_ids<E: Executor>(
+    exec: &E,
+    sql: &'static Sql,
+    json: Option<&str>,
+) -> Result<Vec<String>, StoreError> {
+    let Some(json) = json else {
+        return Ok(Vec::new());
+    };
+    exec.query(sql, &[Param::text(json)], |row| sql::text(row, 0))
+        .await
+}
+
+/// Runs `sql` (a `*_MANY` write) for the rows in `json`, if any.
+#[cfg_attr(not(feature = "postgres"), allow(dead_code))]
+async fn written_rows<E: Executor>(
+    exec: &E,
+    sql: &'static Sql,
+    json: Option<&str>,
+) -> Result<(), StoreError> {
+    let Some(json) = json else {
+        return Ok(());
+    };
+    exec.execute(sql, &[Param::text(json)]).await.map(drop)
 }
 
 pub(crate) async fn cancel_outbox<E: Executor>(exec: &mut E, key: &str) -> Result<(), StoreError> {

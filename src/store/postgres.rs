@@ -16,19 +16,21 @@
 //! text costs the server a parse and the client a round trip before every
 //! execution.
 
+use std::future::Future;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 use deadpool_postgres::{
     ClientWrapper, Manager, ManagerConfig, Object, Pool, PoolError, RecyclingMethod, Runtime,
 };
-use tokio_postgres::NoTls;
 use tokio_postgres::types::ToSql;
+use tokio_postgres::{NoTls, Statement};
 
 use super::ops::{self, Executor};
 use super::sql::{Columns, Dialect, Param, Sql};
 use super::{
     AppliedEvent, AsyncStore, AsyncTransaction, AttemptRecord, Blocking, OutboxItem, OutboxStatus,
-    ProcessRow, StoreError, StoreSecret, StoreStats,
+    ProcessRow, RowReads, RowWrites, StoreError, StoreSecret, StoreStats,
 };
 
 /// How many connections [`AsyncPostgresStore::connect`] keeps at most.
@@ -194,76 +196,134 @@ impl AsyncPostgresStore {
 }
 
 /// Runs statements on one connection, each prepared once per connection.
-struct PgExec<'c>(&'c ClientWrapper);
+/// In a transaction whose `BEGIN` is not sent yet, the first statement
+/// sends it ahead of itself, in the same round trip.
+struct PgExec<'c> {
+    client: &'c ClientWrapper,
+    /// `None` outside a transaction.
+    begun: Option<&'c AtomicBool>,
+}
+
+impl<'c> PgExec<'c> {
+    fn plain(client: &'c ClientWrapper) -> PgExec<'c> {
+        PgExec {
+            client,
+            begun: None,
+        }
+    }
+
+    async fn statement(&self, sql: &'static Sql) -> Result<Statement, StoreError> {
+        self.client
+            .prepare_cached(sql.text(Dialect::Postgres))
+            .await
+            .map_err(backend)
+    }
+
+    /// Runs `work` after the transaction's `BEGIN`, which is sent first
+    /// when no statement has sent it yet: both are issued before either
+    /// answer is awaited.
+    async fn after_begin<T>(
+        &self,
+        work: impl Future<Output = Result<T, StoreError>>,
+    ) -> Result<T, StoreError> {
+        let first = self
+            .begun
+            .is_some_and(|begun| !begun.swap(true, Ordering::Relaxed));
+        if !first {
+            return work.await;
+        }
+        let (begun, answer) = tokio::join!(biased; self.client.batch_execute("BEGIN"), work);
+        begun.map_err(backend)?;
+        answer
+    }
+}
 
 fn as_sql<'a>(params: &'a [Param<'_>]) -> Vec<&'a (dyn ToSql + Sync)> {
     params.iter().map(|p| p as &(dyn ToSql + Sync)).collect()
 }
 
 impl Executor for PgExec<'_> {
-    async fn execute(
-        &mut self,
-        sql: &'static Sql,
-        params: &[Param<'_>],
-    ) -> Result<u64, StoreError> {
-        let statement = self
-            .0
-            .prepare_cached(sql.text(Dialect::Postgres))
-            .await
-            .map_err(backend)?;
-        self.0
-            .execute(&statement, &as_sql(params))
-            .await
-            .map_err(backend)
+    async fn prepare(&self, statements: &[&'static Sql]) -> Result<(), StoreError> {
+        // A round trip each only the first time on this connection.
+        for sql in statements {
+            self.statement(sql).await?;
+        }
+        Ok(())
+    }
+
+    async fn execute(&self, sql: &'static Sql, params: &[Param<'_>]) -> Result<u64, StoreError> {
+        let statement = self.statement(sql).await?;
+        let params = as_sql(params);
+        self.after_begin(async {
+            self.client
+                .execute(&statement, &params)
+                .await
+                .map_err(backend)
+        })
+        .await
     }
 
     async fn query<T>(
-        &mut self,
+        &self,
         sql: &'static Sql,
         params: &[Param<'_>],
         decode: fn(&dyn Columns) -> Result<T, StoreError>,
     ) -> Result<Vec<T>, StoreError> {
-        let statement = self
-            .0
-            .prepare_cached(sql.text(Dialect::Postgres))
-            .await
-            .map_err(backend)?;
+        let statement = self.statement(sql).await?;
+        let params = as_sql(params);
         let rows = self
-            .0
-            .query(&statement, &as_sql(params))
-            .await
-            .map_err(backend)?;
+            .after_begin(async {
+                self.client
+                    .query(&statement, &params)
+                    .await
+                    .map_err(backend)
+            })
+            .await?;
         rows.iter().map(|row| decode(row)).collect()
     }
 
-    async fn batch(&mut self, sql: &'static Sql) -> Result<(), StoreError> {
-        self.0
-            .batch_execute(sql.text(Dialect::Postgres))
-            .await
-            .map_err(backend)
+    async fn batch(&self, sql: &'static Sql) -> Result<(), StoreError> {
+        self.after_begin(async {
+            self.client
+                .batch_execute(sql.text(Dialect::Postgres))
+                .await
+                .map_err(backend)
+        })
+        .await
     }
 }
 
-/// An open transaction on a connection of the pool.
+/// An open transaction on a connection of the pool. Its `BEGIN` goes with
+/// its first statement (`PgExec::after_begin`).
 pub struct AsyncPostgresTransaction {
     /// `None` once committed or rolled back.
     client: Option<Object>,
+    /// Whether `BEGIN` was sent.
+    begun: AtomicBool,
 }
 
 impl AsyncPostgresTransaction {
     fn exec(&self) -> Result<PgExec<'_>, StoreError> {
-        self.client
+        let client = self
+            .client
             .as_deref()
-            .map(PgExec)
-            .ok_or_else(|| StoreError::Backend("the transaction is over".into()))
+            .ok_or_else(|| StoreError::Backend("the transaction is over".into()))?;
+        Ok(PgExec {
+            client,
+            begun: Some(&self.begun),
+        })
     }
 
     /// Ends the transaction with `statement`; a connection on which that
-    /// failed is closed rather than handed to the next caller.
+    /// failed is closed rather than handed to the next caller. A
+    /// transaction that never sent `BEGIN` has nothing to end.
     async fn end(&mut self, statement: &str) -> Result<(), StoreError> {
         let Some(client) = self.client.take() else {
             return Ok(());
         };
+        if !*self.begun.get_mut() {
+            return Ok(());
+        }
         match client.batch_execute(statement).await {
             Ok(()) => Ok(()),
             Err(e) => {
@@ -334,6 +394,18 @@ impl AsyncTransaction for AsyncPostgresTransaction {
     async fn pending_outbox(&mut self, process: &str) -> Result<Vec<OutboxItem>, StoreError> {
         ops::pending_outbox(&mut self.exec()?, process).await
     }
+
+    async fn read_rows(
+        &mut self,
+        marks: &[(&str, &str)],
+        processes: &[&str],
+    ) -> Result<RowReads, StoreError> {
+        ops::read_rows(&mut self.exec()?, marks, processes).await
+    }
+
+    async fn write_rows(&mut self, rows: &RowWrites) -> Result<Option<String>, StoreError> {
+        ops::write_rows(&mut self.exec()?, rows).await
+    }
 }
 
 impl AsyncStore for AsyncPostgresStore {
@@ -344,10 +416,9 @@ impl AsyncStore for AsyncPostgresStore {
     }
 
     async fn begin(&self) -> Result<AsyncPostgresTransaction, StoreError> {
-        let client = self.connection().await?;
-        client.batch_execute("BEGIN").await.map_err(backend)?;
         Ok(AsyncPostgresTransaction {
-            client: Some(client),
+            client: Some(self.connection().await?),
+            begun: AtomicBool::new(false),
         })
     }
 
@@ -360,11 +431,11 @@ impl AsyncStore for AsyncPostgresStore {
     }
 
     async fn process(&self, id: &str) -> Result<Option<ProcessRow>, StoreError> {
-        ops::process(&mut PgExec(&*self.connection().await?), id).await
+        ops::process(&mut PgExec::plain(&*self.connection().await?), id).await
     }
 
     async fn outbox(&self, status: Option<OutboxStatus>) -> Result<Vec<OutboxItem>, StoreError> {
-        ops::outbox(&mut PgExec(&*self.connection().await?), status).await
+        ops::outbox(&mut PgExec::plain(&*self.connection().await?), status).await
     }
 
     async fn claim_due_of(
@@ -386,7 +457,7 @@ impl AsyncStore for AsyncPostgresStore {
 
     async fn finish_attempt(&self, attempt: &AttemptRecord<'_>) -> Result<(), StoreError> {
         let client = self.connection().await?;
-        ops::finish_attempt(&mut PgExec(&client), attempt).await
+        ops::finish_attempt(&mut PgExec::plain(&client), attempt).await
     }
 
     async fn due_processes(
@@ -397,7 +468,7 @@ impl AsyncStore for AsyncPostgresStore {
         limit: usize,
     ) -> Result<Vec<String>, StoreError> {
         let client = self.connection().await?;
-        ops::due_processes(&mut PgExec(&client), machine, version, now, limit).await
+        ops::due_processes(&mut PgExec::plain(&client), machine, version, now, limit).await
     }
 
     async fn stale_processes(
@@ -408,7 +479,7 @@ impl AsyncStore for AsyncPostgresStore {
         limit: usize,
     ) -> Result<Vec<String>, StoreError> {
         let client = self.connection().await?;
-        ops::stale_processes(&mut PgExec(&client), machine, version, after, limit).await
+        ops::stale_processes(&mut PgExec::plain(&client), machine, version, after, limit).await
     }
 
     async fn processes_of(
@@ -418,31 +489,46 @@ impl AsyncStore for AsyncPostgresStore {
         limit: usize,
     ) -> Result<Vec<ProcessRow>, StoreError> {
         let client = self.connection().await?;
-        ops::processes_of(&mut PgExec(&client), machine, after, limit).await
+        ops::processes_of(&mut PgExec::plain(&client), machine, after, limit).await
     }
 
     async fn outbox_of(&self, process: &str) -> Result<Vec<OutboxItem>, StoreError> {
-        ops::outbox_of(&mut PgExec(&*self.connection().await?), process).await
+        ops::outbox_of(&mut PgExec::plain(&*self.connection().await?), process).await
     }
 
     async fn purge_applied(&self, machine: &str, before: u64) -> Result<usize, StoreError> {
-        ops::purge_applied(&mut PgExec(&*self.connection().await?), machine, before).await
+        ops::purge_applied(
+            &mut PgExec::plain(&*self.connection().await?),
+            machine,
+            before,
+        )
+        .await
     }
 
     async fn purge_payloads(&self, machine: &str, before: u64) -> Result<usize, StoreError> {
-        ops::purge_payloads(&mut PgExec(&*self.connection().await?), machine, before).await
+        ops::purge_payloads(
+            &mut PgExec::plain(&*self.connection().await?),
+            machine,
+            before,
+        )
+        .await
     }
 
     async fn purge_outbox(&self, machine: &str, before: u64) -> Result<usize, StoreError> {
-        ops::purge_outbox(&mut PgExec(&*self.connection().await?), machine, before).await
+        ops::purge_outbox(
+            &mut PgExec::plain(&*self.connection().await?),
+            machine,
+            before,
+        )
+        .await
     }
 
     async fn requeue_dead(&self, key: Option<&str>, now: u64) -> Result<usize, StoreError> {
-        ops::requeue_dead(&mut PgExec(&*self.connection().await?), key, now).await
+        ops::requeue_dead(&mut PgExec::plain(&*self.connection().await?), key, now).await
     }
 
     async fn applied_count(&self, process: &str) -> Result<usize, StoreError> {
-        ops::applied_count(&mut PgExec(&*self.connection().await?), process).await
+        ops::applied_count(&mut PgExec::plain(&*self.connection().await?), process).await
     }
 
     async fn applied_events(
@@ -452,10 +538,10 @@ impl AsyncStore for AsyncPostgresStore {
         limit: usize,
     ) -> Result<Vec<AppliedEvent>, StoreError> {
         let client = self.connection().await?;
-        ops::applied_events(&mut PgExec(&client), process, offset, limit).await
+        ops::applied_events(&mut PgExec::plain(&client), process, offset, limit).await
     }
 
     async fn stats(&self, now: u64) -> Result<StoreStats, StoreError> {
-        ops::stats(&mut PgExec(&*self.connection().await?), now).await
+        ops::stats(&mut PgExec::plain(&*self.connection().await?), now).await
     }
 }

@@ -3,14 +3,14 @@
 //!
 //! A statement is written in PostgreSQL's spelling (`$1`, `$2`, …) with a few
 //! markers where the two dialects differ (`{order}`, `{skip_locked}`,
-//! `{bigint}`, `{seq_column}`); each dialect's text is rendered from it on
+//! `{bigint}`, `{seq_column}`, `{rows_of_1}`, `{in_rows_of_1}`); each dialect's text is rendered from it on
 //! first use and kept, so that the prepared-statement caches, which are keyed
 //! by the text, see one string per statement. SQLite gets `?1`, `?2`, …: its
 //! `$1` would be a named parameter numbered by first appearance.
 
 use std::sync::OnceLock;
 
-use super::{AppliedEvent, OutboxItem, OutboxStatus, ProcessRow, StoreError};
+use super::{AppliedEvent, OutboxItem, OutboxStatus, ProcessRow, RowWrites, StoreError};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum Dialect {
@@ -23,7 +23,7 @@ pub(crate) enum Dialect {
 impl Dialect {
     /// The text of `template` in this dialect.
     fn render(self, template: &str) -> String {
-        let markers: [(&str, &str); 5] = match self {
+        let markers: [(&str, &str); 7] = match self {
             // SQLite's outbox has no `seq` column: its rowid is the order of
             // insertion, and a single writer needs no row locks.
             Dialect::Sqlite => [
@@ -32,6 +32,11 @@ impl Dialect {
                 ("{bigint}", "INTEGER"),
                 ("{seq_column}", ""),
                 ("{texts_of_3}", "SELECT value FROM json_each($3)"),
+                ("{rows_of_1}", "json_each($1)"),
+                (
+                    "{in_rows_of_1}",
+                    " IN (SELECT value->>0 FROM json_each($1))",
+                ),
             ],
             Dialect::Postgres => [
                 ("{order}", "seq"),
@@ -41,6 +46,17 @@ impl Dialect {
                 (
                     "{texts_of_3}",
                     "SELECT jsonb_array_elements_text(CAST($3 AS JSONB))",
+                ),
+                (
+                    "{rows_of_1}",
+                    "jsonb_array_elements(CAST(CAST($1 AS TEXT) AS JSONB))",
+                ),
+                // An array, so that the planner looks each key up in the
+                // index: `IN (SELECT …)` of a function's rows it joins by
+                // hashing the whole table.
+                (
+                    "{in_rows_of_1}",
+                    " = ANY(ARRAY(SELECT value->>0 FROM jsonb_array_elements(CAST(CAST($1 AS TEXT) AS JSONB))))",
                 ),
             ],
         };
@@ -223,6 +239,75 @@ pub(crate) static INSERT_APPLIED: Sql = Sql::new(
 pub(crate) static INSERT_OUTBOX: Sql = Sql::new(
     "INSERT INTO outbox (process, event_id, position, idempotency_key, effect, args, status, attempts, next_attempt_at, last_error, invocation)
      VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11) ON CONFLICT DO NOTHING",
+);
+/// The statements of many rows at once, one round trip for all: `$1` is a
+/// JSON array of rows, each row a JSON array of its columns in the order
+/// the single-row statement numbers its parameters (`{rows_of_1}` is the
+/// table of its elements, one `value` each, in both dialects). A batch's
+/// reads and writes take one statement per table this way on PostgreSQL,
+/// where one statement per row would wait for the server once per row;
+/// SQLite, which waits for no server, runs a statement per row instead
+/// (`Transaction::read_rows`), and prepares these only in the test below.
+/// PostgreSQL's looks each pair up in the primary key (a lateral join): its
+/// planner makes `IN (SELECT …)` of a prepared statement's rows a hash join
+/// over the whole table.
+#[cfg_attr(not(feature = "postgres"), allow(dead_code))]
+pub(crate) static SELECT_APPLIED_MANY: Sql = Sql::each(
+    "SELECT process, event_id, payload_hash, response, revision, applied_at, payload FROM applied_events
+     WHERE (process, event_id) IN (SELECT value->>0, value->>1 FROM json_each(?1))",
+    "SELECT a.process, a.event_id, a.payload_hash, a.response, a.revision, a.applied_at, a.payload
+     FROM jsonb_array_elements(CAST(CAST($1 AS TEXT) AS JSONB)) AS wanted
+     CROSS JOIN LATERAL (SELECT * FROM applied_events
+     WHERE process = wanted.value->>0 AND event_id = wanted.value->>1) AS a",
+);
+#[cfg_attr(not(feature = "postgres"), allow(dead_code))]
+pub(crate) static SELECT_PROCESS_MANY: Sql = Sql::new(
+    "SELECT id, machine, version, snapshot, revision, next_timer_at FROM processes
+     WHERE id{in_rows_of_1}",
+);
+/// Answers the ids it inserted: one missing lost its race with another
+/// creator. `WHERE true` tells SQLite's parser that `ON CONFLICT` is not
+/// part of a join.
+#[cfg_attr(not(feature = "postgres"), allow(dead_code))]
+pub(crate) static INSERT_PROCESS_MANY: Sql = Sql::new(
+    "INSERT INTO processes (id, machine, version, snapshot, revision, next_timer_at)
+     SELECT value->>0, value->>1, CAST(value->>2 AS {bigint}), value->>3, CAST(value->>4 AS {bigint}), CAST(value->>5 AS {bigint})
+     FROM {rows_of_1} WHERE true ON CONFLICT (id) DO NOTHING RETURNING id",
+);
+/// Each row is `[id, snapshot, next_timer_at, revision read, revision
+/// written]`, at most one per process; answers the ids it wrote, so one
+/// missing is a process another writer moved. The version follows the
+/// snapshot as in `UPDATE_PROCESS`. PostgreSQL's names the ids again as an
+/// array, for the index (see `{in_rows_of_1}`).
+#[cfg_attr(not(feature = "postgres"), allow(dead_code))]
+pub(crate) static UPDATE_PROCESS_MANY: Sql = Sql::each(
+    "UPDATE processes SET snapshot = value->>1, next_timer_at = CAST(value->>2 AS INTEGER),
+     revision = CAST(value->>4 AS INTEGER), version = json_extract(value->>1, char(36) || '.version')
+     FROM json_each(?1) WHERE processes.id = value->>0 AND processes.revision = CAST(value->>3 AS INTEGER)
+     RETURNING processes.id",
+    "UPDATE processes SET snapshot = value->>1, next_timer_at = CAST(value->>2 AS BIGINT),
+     revision = CAST(value->>4 AS BIGINT), version = CAST(CAST(value->>1 AS JSONB)->>'version' AS BIGINT)
+     FROM jsonb_array_elements(CAST(CAST($1 AS TEXT) AS JSONB)) WHERE processes.id = value->>0 AND processes.revision = CAST(value->>3 AS BIGINT)
+     AND processes.id = ANY(ARRAY(SELECT value->>0 FROM jsonb_array_elements(CAST(CAST($1 AS TEXT) AS JSONB))))
+     RETURNING processes.id",
+);
+#[cfg_attr(not(feature = "postgres"), allow(dead_code))]
+pub(crate) static INSERT_APPLIED_MANY: Sql = Sql::new(
+    "INSERT INTO applied_events (process, event_id, payload_hash, response, revision, applied_at, payload)
+     SELECT value->>0, value->>1, value->>2, value->>3, CAST(value->>4 AS {bigint}), CAST(value->>5 AS {bigint}), value->>6
+     FROM {rows_of_1}",
+);
+#[cfg_attr(not(feature = "postgres"), allow(dead_code))]
+pub(crate) static INSERT_OUTBOX_MANY: Sql = Sql::new(
+    "INSERT INTO outbox (process, event_id, position, idempotency_key, effect, args, status, attempts, next_attempt_at, last_error, invocation)
+     SELECT value->>0, value->>1, CAST(value->>2 AS {bigint}), value->>3, value->>4, value->>5, value->>6,
+     CAST(value->>7 AS {bigint}), CAST(value->>8 AS {bigint}), value->>9, value->>10
+     FROM {rows_of_1} WHERE true ON CONFLICT DO NOTHING",
+);
+#[cfg_attr(not(feature = "postgres"), allow(dead_code))]
+pub(crate) static CANCEL_OUTBOX_MANY: Sql = Sql::new(
+    "UPDATE outbox SET status = 'cancelled' WHERE status = 'pending'
+     AND idempotency_key{in_rows_of_1}",
 );
 pub(crate) static SELECT_OUTBOX: Sql = Sql::new(
     "SELECT process, event_id, position, idempotency_key, effect, args, status, attempts, next_attempt_at, last_error, invocation
@@ -476,6 +561,115 @@ pub(crate) fn applied_params(row: &AppliedEvent) -> [Param<'_>; 7] {
     ]
 }
 
+/// A row of `SELECT_APPLIED_MANY`.
+#[cfg_attr(not(feature = "postgres"), allow(dead_code))]
+pub(crate) fn applied_row(row: &dyn Columns) -> Result<AppliedEvent, StoreError> {
+    Ok(AppliedEvent {
+        process: text(row, 0)?,
+        event_id: text(row, 1)?,
+        payload_hash: text(row, 2)?,
+        response: text(row, 3)?,
+        revision: int(row, 4)?,
+        applied_at: int(row, 5)?,
+        payload: row.text(6)?,
+    })
+}
+
+#[cfg_attr(not(feature = "postgres"), allow(dead_code))]
+fn i64_of(n: u64) -> i64 {
+    i64::try_from(n).unwrap_or(i64::MAX)
+}
+
+/// `rows` as the JSON array that `{rows_of_1}` reads, each row an array.
+#[cfg_attr(not(feature = "postgres"), allow(dead_code))]
+fn rows_json<R: serde::Serialize>(rows: impl Iterator<Item = R>) -> Result<String, StoreError> {
+    serde_json::to_string(&rows.collect::<Vec<R>>())
+        .map_err(|e| StoreError::Backend(format!("rows as JSON: {e}")))
+}
+
+/// The parameter of `SELECT_APPLIED_MANY`.
+#[cfg_attr(not(feature = "postgres"), allow(dead_code))]
+pub(crate) fn marks_json(marks: &[(&str, &str)]) -> Result<String, StoreError> {
+    rows_json(marks.iter())
+}
+
+/// The parameter of `SELECT_PROCESS_MANY`.
+#[cfg_attr(not(feature = "postgres"), allow(dead_code))]
+pub(crate) fn ids_json(ids: &[&str]) -> Result<String, StoreError> {
+    rows_json(ids.iter().map(|id| [id]))
+}
+
+/// The parameters of the `*_MANY` writes, in `RowWrites` order; `None` for
+/// a table with no rows to write.
+#[cfg_attr(not(feature = "postgres"), allow(dead_code))]
+pub(crate) fn writes_json(rows: &RowWrites) -> Result<[Option<String>; 5], StoreError> {
+    let some =
+        |json: Result<String, StoreError>, empty: bool| json.map(|json| (!empty).then_some(json));
+    Ok([
+        some(
+            rows_json(rows.inserts.iter().map(|row| {
+                (
+                    &row.id,
+                    &row.machine,
+                    row.version.map(i64_of),
+                    &row.snapshot,
+                    i64_of(row.revision),
+                    row.next_timer_at.map(i64_of),
+                )
+            })),
+            rows.inserts.is_empty(),
+        )?,
+        some(
+            rows_json(rows.updates.iter().map(|update| {
+                (
+                    &update.id,
+                    &update.snapshot,
+                    update.next_timer_at.map(i64_of),
+                    i64_of(update.read),
+                    i64_of(update.revision),
+                )
+            })),
+            rows.updates.is_empty(),
+        )?,
+        some(
+            rows_json(rows.applied.iter().map(|row| {
+                (
+                    &row.process,
+                    &row.event_id,
+                    &row.payload_hash,
+                    &row.response,
+                    i64_of(row.revision),
+                    i64_of(row.applied_at),
+                    &row.payload,
+                )
+            })),
+            rows.applied.is_empty(),
+        )?,
+        some(
+            rows_json(rows.outbox.iter().map(|item| {
+                (
+                    &item.process,
+                    &item.event_id,
+                    item.position,
+                    &item.key,
+                    &item.effect,
+                    &item.args,
+                    item.status.as_str(),
+                    item.attempts,
+                    i64_of(item.next_attempt_at),
+                    &item.last_error,
+                    &item.invocation,
+                )
+            })),
+            rows.outbox.is_empty(),
+        )?,
+        some(
+            rows_json(rows.cancelled.iter().map(|key| [key])),
+            rows.cancelled.is_empty(),
+        )?,
+    ])
+}
+
 /// A row of `SELECT_OUTBOX` or `SELECT_DUE_OUTBOX`.
 pub(crate) fn outbox_row(row: &dyn Columns) -> Result<OutboxItem, StoreError> {
     let status = text(row, 6)?;
@@ -582,6 +776,13 @@ mod tests {
             &HAS_APPLIED_PAYLOAD,
             &PURGE_PAYLOADS,
             &APPLIED_PAGE,
+            &SELECT_APPLIED_MANY,
+            &SELECT_PROCESS_MANY,
+            &INSERT_PROCESS_MANY,
+            &UPDATE_PROCESS_MANY,
+            &INSERT_APPLIED_MANY,
+            &INSERT_OUTBOX_MANY,
+            &CANCEL_OUTBOX_MANY,
         ] {
             let text = sql.text(Dialect::Sqlite);
             let statement = conn.prepare(text).unwrap_or_else(|e| panic!("{text}: {e}"));

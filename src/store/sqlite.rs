@@ -156,11 +156,12 @@ pub(crate) fn immediate<T, E: From<StoreError>>(
 pub(crate) struct SqliteExec<'c>(pub(crate) &'c Connection);
 
 impl Executor for SqliteExec<'_> {
-    async fn execute(
-        &mut self,
-        sql: &'static Sql,
-        params: &[Param<'_>],
-    ) -> Result<u64, StoreError> {
+    /// `prepare_cached` at each statement's run does it.
+    async fn prepare(&self, _statements: &[&'static Sql]) -> Result<(), StoreError> {
+        Ok(())
+    }
+
+    async fn execute(&self, sql: &'static Sql, params: &[Param<'_>]) -> Result<u64, StoreError> {
         let mut statement = self
             .0
             .prepare_cached(sql.text(Dialect::Sqlite))
@@ -172,7 +173,7 @@ impl Executor for SqliteExec<'_> {
     }
 
     async fn query<T>(
-        &mut self,
+        &self,
         sql: &'static Sql,
         params: &[Param<'_>],
         decode: fn(&dyn Columns) -> Result<T, StoreError>,
@@ -191,7 +192,7 @@ impl Executor for SqliteExec<'_> {
         Ok(decoded)
     }
 
-    async fn batch(&mut self, sql: &'static Sql) -> Result<(), StoreError> {
+    async fn batch(&self, sql: &'static Sql) -> Result<(), StoreError> {
         self.0
             .execute_batch(sql.text(Dialect::Sqlite))
             .map_err(backend)
@@ -199,7 +200,7 @@ impl Executor for SqliteExec<'_> {
 }
 
 /// The statements of one transaction, on its connection.
-struct SqliteTx<'c>(SqliteExec<'c>);
+pub(crate) struct SqliteTx<'c>(pub(crate) SqliteExec<'c>);
 
 impl Transaction for SqliteTx<'_> {
     fn applied_event(
@@ -257,6 +258,10 @@ impl Transaction for SqliteTx<'_> {
     fn pending_outbox(&mut self, process: &str) -> Result<Vec<OutboxItem>, StoreError> {
         finish(ops::pending_outbox(&mut self.0, process))
     }
+
+    // `read_rows` and `write_rows` are the trait's, a statement per row: a
+    // SQLite statement waits for no server, and the JSON array of rows that
+    // PostgreSQL's statements of many rows read costs more here than it saves.
 }
 
 impl Store for SqliteStore {
