@@ -217,12 +217,58 @@ impl Actor {
         Ok(actor)
     }
 
-    /// The work of `restore_json`, on an idle actor.
+    /// Makes this actor the one `Actor::restore_json` gives for `json` on
+    /// the actor's chart, in the memory the actor already has. A host that
+    /// applies events to many processes of one machine, each persisted as
+    /// snapshot JSON, can keep one actor and reload it for each: the
+    /// buffers its steps reuse, its configuration's set, the context's
+    /// vector and a list the context alone holds are kept, where a restored
+    /// actor allocates them anew and dropping it frees them. Nothing of the
+    /// actor's former state shows afterwards.
+    ///
+    /// On an error the actor is what `Actor::new` gives on its chart.
+    ///
+    /// ```
+    /// use std::sync::Arc;
+    /// use idemchart::expr::Event;
+    /// use idemchart::interp::{Actor, Chart};
+    /// use idemchart::syntax::{Syntax, parse};
+    ///
+    /// let text = "machine door\ncontext { opened = 0 }\ninitial closed\n\
+    ///             state closed { on OPEN -> opened { opened = context.opened + 1 } }\n\
+    ///             state opened { on CLOSE -> closed }";
+    /// let chart = Arc::new(Chart::new(parse(text, Syntax::Dsl).unwrap()));
+    /// let mut actor = Actor::new(Arc::clone(&chart));
+    /// let mut persisted = actor.snapshot_json();
+    /// for event in ["OPEN", "CLOSE", "OPEN"] {
+    ///     actor.reload_json(&persisted).unwrap();
+    ///     actor.send(&Event::named(event));
+    ///     persisted.clear();
+    ///     actor.write_snapshot_json(&mut persisted);
+    /// }
+    /// let restored = Actor::restore_json(chart, &persisted).unwrap();
+    /// assert_eq!(restored.configuration_paths(), ["opened"]);
+    /// assert_eq!(persisted, restored.snapshot_json());
+    /// assert!(actor.reload_json("{}").is_err());
+    /// assert_eq!(actor.configuration_paths(), ["closed"]);
+    /// ```
+    pub fn reload_json(&mut self, json: &str) -> Result<(), SnapshotJsonError> {
+        self.core.reset();
+        let read = self.read_snapshot_json(json);
+        if read.is_err() {
+            *self = Actor::new(Arc::clone(&self.chart));
+        }
+        read
+    }
+
+    /// The work of `restore_json`, on an idle actor (or one `Core::reset`
+    /// made idle, whose context's values the reader may reuse).
     fn read_snapshot_json(&mut self, json: &str) -> Result<(), SnapshotJsonError> {
         let Actor { chart, core } = self;
         let mut decoder = Decoder {
             reader: Reader::new(json),
             chart,
+            slots: std::mem::take(&mut core.context),
         };
         let read = decoder
             .snapshot((&mut core.active, &mut core.entry_order))
@@ -424,6 +470,9 @@ type Configuration<'x> = (&'x mut StateSet, &'x mut Vec<StateId>);
 struct Decoder<'a, 'c> {
     reader: Reader<'a>,
     chart: &'c Chart,
+    /// The vector the context is read into, with the values it held
+    /// before (none for a new actor), which the reader overwrites.
+    slots: Vec<Value>,
 }
 
 impl<'a> Decoder<'a, '_> {
@@ -566,11 +615,14 @@ impl<'a> Decoder<'a, '_> {
             return Ok(Context::Misfit { start, depth });
         }
         reader.open()?;
+        // Every slot is overwritten before the slots are taken (they are
+        // only when each field was read), so the values they hold before
+        // do not show; a list among them lends its memory to the one read.
         // Nulls made in place: `vec![Value::Null; n]` clones one, a call
         // per slot.
-        let mut slots: Vec<Value> = std::iter::repeat_with(|| Value::Null)
-            .take(layout.len())
-            .collect();
+        let mut slots = std::mem::take(&mut self.slots);
+        slots.truncate(layout.len());
+        slots.resize_with(layout.len(), || Value::Null);
         let mut filled = Filled::new(layout.len());
         // Keys that are no field: an error once the text is read, but a
         // repeated one is a syntax error first, as for any map.
@@ -590,7 +642,7 @@ impl<'a> Decoder<'a, '_> {
                 if !filled.insert(expected as usize) {
                     return Err(reader.error(at, format!("duplicate key `{field}`")));
                 }
-                slots[expected as usize] = reader.value()?;
+                reader.value_into(&mut slots[expected as usize])?;
                 expected += 1;
                 continue;
             }
@@ -607,9 +659,9 @@ impl<'a> Decoder<'a, '_> {
             if !fresh {
                 return Err(reader.error(at, format!("duplicate key `{key}`")));
             }
-            let value = reader.value()?;
-            if let Some(slot) = slot {
-                slots[slot as usize] = value;
+            match slot {
+                Some(slot) => reader.value_into(&mut slots[slot as usize])?,
+                None => drop(reader.value()?),
             }
         }
         Ok(if unknown.is_empty() && filled.count == layout.len() {
