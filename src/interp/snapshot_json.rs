@@ -488,17 +488,22 @@ impl<'a> Decoder<'a, '_> {
                 let mut expected = 0;
                 while self.reader.has_next(b'}', &mut first)? {
                     let at = self.reader.pos();
-                    let found =
-                        match (expected..FIELDS.len()).find(|&i| field_key(&mut self.reader, i)) {
-                            Some(index) => {
-                                self.reader.expect(b':', "`:`")?;
-                                Some(index)
-                            }
-                            None => {
-                                let key = self.reader.key()?;
-                                FIELDS.iter().position(|f| **f == *key)
-                            }
-                        };
+                    // The key expected, then those after it: the first is
+                    // tried on its own, as most keys are the one expected.
+                    let next = (expected < FIELDS.len() && field_key(&mut self.reader, expected))
+                        .then_some(expected);
+                    let found = match next.or_else(|| {
+                        (expected + 1..FIELDS.len()).find(|&i| field_key(&mut self.reader, i))
+                    }) {
+                        Some(index) => {
+                            self.reader.expect(b':', "`:`")?;
+                            Some(index)
+                        }
+                        None => {
+                            let key = self.reader.key()?;
+                            FIELDS.iter().position(|f| **f == *key)
+                        }
+                    };
                     if let Some(index) = found {
                         expected = index + 1;
                     }
