@@ -194,6 +194,12 @@ impl<'a> Reader<'a> {
                 self.depth -= 1;
                 return Ok(false);
             }
+            // The first item's first byte (what `has_next_spaced` answers
+            // for any byte that is not whitespace).
+            Some(&b) if *first && b > b' ' => {
+                *first = false;
+                return Ok(true);
+            }
             _ => {}
         }
         self.has_next_spaced(close, first)
