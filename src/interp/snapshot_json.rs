@@ -296,20 +296,24 @@ impl Actor {
         core.irregular = chart.xstate && !core.regular(chart);
         // The idle actor has neither history nor timers: most snapshots
         // have none to restore either.
-        if !read.history.is_empty() {
-            core.history = snapshot::restore_history(chart, &read.history)?;
+        if let Some(history) = &read.history
+            && !history.is_empty()
+        {
+            core.history = snapshot::restore_history(chart, history)?;
         }
-        if !read.timers.is_empty() {
-            core.timers = read
-                .timers
+        if let Some(timers) = &read.timers
+            && !timers.is_empty()
+        {
+            core.timers = timers
                 .iter()
                 .map(|timer| snapshot::restore_timer(chart, timer))
                 .collect::<Result<_, _>>()?;
             core.next_seq = snapshot::next_seq(&core.timers);
         }
-        if !read.invocations.is_empty() {
-            core.invocations = read
-                .invocations
+        if let Some(invocations) = &read.invocations
+            && !invocations.is_empty()
+        {
+            core.invocations = invocations
                 .iter()
                 .map(|invocation| snapshot::restore_invocation(chart, invocation))
                 .collect::<Result<_, _>>()?;
@@ -417,17 +421,19 @@ impl Fields<'_> {
     }
 }
 
-/// Every field of a snapshot, defaults filled in.
+/// Every field of a snapshot, defaults filled in; the collections a
+/// snapshot mostly has none of stay `None` when absent, which costs nothing
+/// to make and drop.
 struct Read<'a> {
     format: u32,
     machine: Cow<'a, str>,
     version: Option<u64>,
     status: Status,
     unknown_state: Option<String>,
-    history: IndexMap<String, Vec<String>>,
+    history: Option<IndexMap<String, Vec<String>>>,
     context: Context,
-    timers: Vec<TimerSnapshot>,
-    invocations: Vec<InvocationSnapshot>,
+    timers: Option<Vec<TimerSnapshot>>,
+    invocations: Option<Vec<InvocationSnapshot>>,
     now: u64,
     semantics: Semantics,
 }
@@ -557,10 +563,10 @@ impl<'a> Decoder<'a, '_> {
             version: fields.version.unwrap_or_default(),
             status: fields.status.ok_or_else(missing)?,
             unknown_state: fields.configuration.ok_or_else(missing)?,
-            history: fields.history.unwrap_or_default(),
+            history: fields.history,
             context: fields.context.ok_or_else(missing)?,
-            timers: fields.timers.unwrap_or_default(),
-            invocations: fields.invocations.unwrap_or_default(),
+            timers: fields.timers,
+            invocations: fields.invocations,
             now: fields.now.unwrap_or_default(),
             semantics: fields.semantics.unwrap_or_default(),
         })
