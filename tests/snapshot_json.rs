@@ -383,6 +383,56 @@ proptest! {
         }
     }
 
+    /// An actor reloaded with another's snapshot is the restored actor:
+    /// the same snapshot, and the same steps and snapshots after the same
+    /// events, whatever it held before (history, timers, a list whose
+    /// memory the reader reuses). A text that does not restore fails
+    /// alike and leaves a new actor.
+    #[test]
+    fn reloads_as_it_restores(
+        seed in any::<u64>(),
+        before in events(),
+        events in events(),
+        after in events(),
+        label in value(false),
+        seen in prop::collection::vec(value(false), 0..4),
+        cut in prop::option::of((any::<u8>(), any::<usize>(), byte())),
+    ) {
+        let mut reloaded = random_actor(seed, &before, label.clone(), seen.clone());
+        let other = random_actor(seed, &events, label, seen);
+        let chart = Arc::clone(other.chart());
+        let mut text = other.snapshot_json();
+        if let Some((how, at, byte)) = cut
+            && let Some(mutated) = mutate(&text, how, at, byte)
+        {
+            text = mutated;
+        }
+        let restored = Actor::restore_json(Arc::clone(&chart), &text);
+        let reload = reloaded.reload_json(&text);
+        let mut restored = match (restored, reload) {
+            (Ok(restored), Ok(())) => restored,
+            (Err(a), Err(b)) => {
+                prop_assert_eq!(a, b);
+                Actor::new(Arc::clone(&chart))
+            }
+            (a, b) => return Err(TestCaseError::fail(format!("{text}: {a:?} against {b:?}"))),
+        };
+        prop_assert_eq!(reloaded.snapshot_json(), restored.snapshot_json());
+        prop_assert_eq!(reloaded.fingerprint(), restored.fingerprint());
+        for (i, (e, k)) in after.iter().enumerate() {
+            if i % 3 == 2 {
+                let now = restored.now() + 700 * u64::from(*k);
+                prop_assert_eq!(reloaded.advance_to(now), restored.advance_to(now));
+            } else {
+                let key = Value::from(format!("k{k}"));
+                let data = Value::map([("k", key.clone()), ("v", Value::Int(i64::from(*k)))]);
+                let event = Event::new(common::EVENTS[*e], Some(key), data);
+                prop_assert_eq!(reloaded.send(&event), restored.send(&event));
+            }
+            prop_assert_eq!(reloaded.snapshot_json(), restored.snapshot_json());
+        }
+    }
+
     #[test]
     fn refuses_what_serde_refuses(
         snapshot in snapshot(false),

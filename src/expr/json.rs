@@ -194,6 +194,12 @@ impl<'a> Reader<'a> {
                 self.depth -= 1;
                 return Ok(false);
             }
+            // The first item's first byte (what `has_next_spaced` answers
+            // for any byte that is not whitespace).
+            Some(&b) if *first && b > b' ' => {
+                *first = false;
+                return Ok(true);
+            }
             _ => {}
         }
         self.has_next_spaced(close, first)
@@ -569,13 +575,34 @@ impl<'a> Reader<'a> {
         }
     }
 
+    /// A value, as `value` reads it, into `slot`: a list `slot` alone
+    /// holds is emptied and the list read into its memory (a snapshot read
+    /// into an actor that held one before, see `Actor::reload_json`).
+    pub(crate) fn value_into(&mut self, slot: &mut Value) -> Result<(), JsonError> {
+        if self.peek() == Some(b'[')
+            && let Value::List(list) = slot
+            && let Some(list) = Arc::get_mut(list)
+        {
+            list.clear();
+            return self.list_into(list, true);
+        }
+        *slot = self.value()?;
+        Ok(())
+    }
+
     fn list(&mut self, check_duplicates: bool) -> Result<Value, JsonError> {
-        self.open()?;
         let mut list = List::new();
+        self.list_into(&mut list, check_duplicates)?;
+        Ok(Value::List(Arc::new(list)))
+    }
+
+    /// Reads a list's items into `list`, which is empty.
+    fn list_into(&mut self, list: &mut List, check_duplicates: bool) -> Result<(), JsonError> {
+        self.open()?;
         if self.peek() == Some(b']') {
             self.pos += 1;
             self.depth -= 1;
-            return Ok(Value::List(Arc::new(list)));
+            return Ok(());
         }
         let bytes = self.text.as_bytes();
         loop {
@@ -634,7 +661,7 @@ impl<'a> Reader<'a> {
                 Some(b']') => {
                     self.pos += 1;
                     self.depth -= 1;
-                    return Ok(Value::List(Arc::new(list)));
+                    return Ok(());
                 }
                 Some(_) => return Err(self.here("expected `,` or `]`")),
                 None => return Err(self.unclosed(b']')),

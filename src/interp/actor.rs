@@ -401,6 +401,77 @@ impl Core {
     }
 }
 
+impl Core {
+    /// Makes the core what `Core::new` gives, the context aside, in the
+    /// memory it already has: the vectors keep their capacity, and the
+    /// context keeps its values for a reader to overwrite (a list the
+    /// context alone holds is read into its own memory).
+    pub(crate) fn reset(&mut self) {
+        // Every field, so that one added later cannot be forgotten here.
+        let Core {
+            active,
+            context: _,
+            history,
+            timers,
+            invocations,
+            status,
+            now,
+            next_seq,
+            internal,
+            external,
+            step,
+            enabled,
+            exit_set,
+            enter_set,
+            default_entry,
+            scratch,
+            domain_targets,
+            filtered,
+            exiting,
+            entering,
+            guard_errors,
+            completed,
+            entry_order,
+            irregular,
+            changed,
+            budget,
+            leaf,
+            #[cfg(test)]
+            general,
+        } = self;
+        active.clear();
+        history.clear();
+        timers.clear();
+        invocations.clear();
+        *status = Status::Active;
+        *now = 0;
+        *next_seq = 0;
+        internal.clear();
+        external.clear();
+        step.clear(None);
+        enabled.clear();
+        exit_set.clear();
+        enter_set.clear();
+        default_entry.clear();
+        scratch.clear();
+        domain_targets.clear();
+        filtered.clear();
+        exiting.clear();
+        entering.clear();
+        guard_errors.clear();
+        completed.clear();
+        entry_order.clear();
+        *irregular = false;
+        *changed = false;
+        *budget = 0;
+        *leaf = None;
+        #[cfg(test)]
+        {
+            *general = false;
+        }
+    }
+}
+
 /// For each transition of `chart`, the states it enters in document order
 /// when that is a property of the chart alone (see `TransitionInfo::entry`):
 /// worked out by the general path's own entry-set construction on an empty

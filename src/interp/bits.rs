@@ -28,6 +28,11 @@ impl StateSet {
         }
     }
 
+    /// Removes every member, keeping the memory.
+    pub fn clear(&mut self) {
+        self.words.fill(0);
+    }
+
     /// Feeds the set's bits to a hasher (`Actor::fingerprint`).
     pub fn hash_words(&self, h: &mut impl std::hash::Hasher) {
         use std::hash::Hash;

@@ -217,12 +217,58 @@ impl Actor {
         Ok(actor)
     }
 
-    /// The work of `restore_json`, on an idle actor.
+    /// Makes this actor the one `Actor::restore_json` gives for `json` on
+    /// the actor's chart, in the memory the actor already has. A host that
+    /// applies events to many processes of one machine, each persisted as
+    /// snapshot JSON, can keep one actor and reload it for each: the
+    /// buffers its steps reuse, its configuration's set, the context's
+    /// vector and a list the context alone holds are kept, where a restored
+    /// actor allocates them anew and dropping it frees them. Nothing of the
+    /// actor's former state shows afterwards.
+    ///
+    /// On an error the actor is what `Actor::new` gives on its chart.
+    ///
+    /// ```
+    /// use std::sync::Arc;
+    /// use idemchart::expr::Event;
+    /// use idemchart::interp::{Actor, Chart};
+    /// use idemchart::syntax::{Syntax, parse};
+    ///
+    /// let text = "machine door\ncontext { opened = 0 }\ninitial closed\n\
+    ///             state closed { on OPEN -> opened { opened = context.opened + 1 } }\n\
+    ///             state opened { on CLOSE -> closed }";
+    /// let chart = Arc::new(Chart::new(parse(text, Syntax::Dsl).unwrap()));
+    /// let mut actor = Actor::new(Arc::clone(&chart));
+    /// let mut persisted = actor.snapshot_json();
+    /// for event in ["OPEN", "CLOSE", "OPEN"] {
+    ///     actor.reload_json(&persisted).unwrap();
+    ///     actor.send(&Event::named(event));
+    ///     persisted.clear();
+    ///     actor.write_snapshot_json(&mut persisted);
+    /// }
+    /// let restored = Actor::restore_json(chart, &persisted).unwrap();
+    /// assert_eq!(restored.configuration_paths(), ["opened"]);
+    /// assert_eq!(persisted, restored.snapshot_json());
+    /// assert!(actor.reload_json("{}").is_err());
+    /// assert_eq!(actor.configuration_paths(), ["closed"]);
+    /// ```
+    pub fn reload_json(&mut self, json: &str) -> Result<(), SnapshotJsonError> {
+        self.core.reset();
+        let read = self.read_snapshot_json(json);
+        if read.is_err() {
+            *self = Actor::new(Arc::clone(&self.chart));
+        }
+        read
+    }
+
+    /// The work of `restore_json`, on an idle actor (or one `Core::reset`
+    /// made idle, whose context's values the reader may reuse).
     fn read_snapshot_json(&mut self, json: &str) -> Result<(), SnapshotJsonError> {
         let Actor { chart, core } = self;
         let mut decoder = Decoder {
             reader: Reader::new(json),
             chart,
+            slots: std::mem::take(&mut core.context),
         };
         let read = decoder
             .snapshot((&mut core.active, &mut core.entry_order))
@@ -250,20 +296,24 @@ impl Actor {
         core.irregular = chart.xstate && !core.regular(chart);
         // The idle actor has neither history nor timers: most snapshots
         // have none to restore either.
-        if !read.history.is_empty() {
-            core.history = snapshot::restore_history(chart, &read.history)?;
+        if let Some(history) = &read.history
+            && !history.is_empty()
+        {
+            core.history = snapshot::restore_history(chart, history)?;
         }
-        if !read.timers.is_empty() {
-            core.timers = read
-                .timers
+        if let Some(timers) = &read.timers
+            && !timers.is_empty()
+        {
+            core.timers = timers
                 .iter()
                 .map(|timer| snapshot::restore_timer(chart, timer))
                 .collect::<Result<_, _>>()?;
             core.next_seq = snapshot::next_seq(&core.timers);
         }
-        if !read.invocations.is_empty() {
-            core.invocations = read
-                .invocations
+        if let Some(invocations) = &read.invocations
+            && !invocations.is_empty()
+        {
+            core.invocations = invocations
                 .iter()
                 .map(|invocation| snapshot::restore_invocation(chart, invocation))
                 .collect::<Result<_, _>>()?;
@@ -371,17 +421,19 @@ impl Fields<'_> {
     }
 }
 
-/// Every field of a snapshot, defaults filled in.
+/// Every field of a snapshot, defaults filled in; the collections a
+/// snapshot mostly has none of stay `None` when absent, which costs nothing
+/// to make and drop.
 struct Read<'a> {
     format: u32,
     machine: Cow<'a, str>,
     version: Option<u64>,
     status: Status,
     unknown_state: Option<String>,
-    history: IndexMap<String, Vec<String>>,
+    history: Option<IndexMap<String, Vec<String>>>,
     context: Context,
-    timers: Vec<TimerSnapshot>,
-    invocations: Vec<InvocationSnapshot>,
+    timers: Option<Vec<TimerSnapshot>>,
+    invocations: Option<Vec<InvocationSnapshot>>,
     now: u64,
     semantics: Semantics,
 }
@@ -424,6 +476,9 @@ type Configuration<'x> = (&'x mut StateSet, &'x mut Vec<StateId>);
 struct Decoder<'a, 'c> {
     reader: Reader<'a>,
     chart: &'c Chart,
+    /// The vector the context is read into, with the values it held
+    /// before (none for a new actor), which the reader overwrites.
+    slots: Vec<Value>,
 }
 
 impl<'a> Decoder<'a, '_> {
@@ -439,17 +494,22 @@ impl<'a> Decoder<'a, '_> {
                 let mut expected = 0;
                 while self.reader.has_next(b'}', &mut first)? {
                     let at = self.reader.pos();
-                    let found =
-                        match (expected..FIELDS.len()).find(|&i| field_key(&mut self.reader, i)) {
-                            Some(index) => {
-                                self.reader.expect(b':', "`:`")?;
-                                Some(index)
-                            }
-                            None => {
-                                let key = self.reader.key()?;
-                                FIELDS.iter().position(|f| **f == *key)
-                            }
-                        };
+                    // The key expected, then those after it: the first is
+                    // tried on its own, as most keys are the one expected.
+                    let next = (expected < FIELDS.len() && field_key(&mut self.reader, expected))
+                        .then_some(expected);
+                    let found = match next.or_else(|| {
+                        (expected + 1..FIELDS.len()).find(|&i| field_key(&mut self.reader, i))
+                    }) {
+                        Some(index) => {
+                            self.reader.expect(b':', "`:`")?;
+                            Some(index)
+                        }
+                        None => {
+                            let key = self.reader.key()?;
+                            FIELDS.iter().position(|f| **f == *key)
+                        }
+                    };
                     if let Some(index) = found {
                         expected = index + 1;
                     }
@@ -503,10 +563,10 @@ impl<'a> Decoder<'a, '_> {
             version: fields.version.unwrap_or_default(),
             status: fields.status.ok_or_else(missing)?,
             unknown_state: fields.configuration.ok_or_else(missing)?,
-            history: fields.history.unwrap_or_default(),
+            history: fields.history,
             context: fields.context.ok_or_else(missing)?,
-            timers: fields.timers.unwrap_or_default(),
-            invocations: fields.invocations.unwrap_or_default(),
+            timers: fields.timers,
+            invocations: fields.invocations,
             now: fields.now.unwrap_or_default(),
             semantics: fields.semantics.unwrap_or_default(),
         })
@@ -566,11 +626,14 @@ impl<'a> Decoder<'a, '_> {
             return Ok(Context::Misfit { start, depth });
         }
         reader.open()?;
+        // Every slot is overwritten before the slots are taken (they are
+        // only when each field was read), so the values they hold before
+        // do not show; a list among them lends its memory to the one read.
         // Nulls made in place: `vec![Value::Null; n]` clones one, a call
         // per slot.
-        let mut slots: Vec<Value> = std::iter::repeat_with(|| Value::Null)
-            .take(layout.len())
-            .collect();
+        let mut slots = std::mem::take(&mut self.slots);
+        slots.truncate(layout.len());
+        slots.resize_with(layout.len(), || Value::Null);
         let mut filled = Filled::new(layout.len());
         // Keys that are no field: an error once the text is read, but a
         // repeated one is a syntax error first, as for any map.
@@ -590,7 +653,7 @@ impl<'a> Decoder<'a, '_> {
                 if !filled.insert(expected as usize) {
                     return Err(reader.error(at, format!("duplicate key `{field}`")));
                 }
-                slots[expected as usize] = reader.value()?;
+                reader.value_into(&mut slots[expected as usize])?;
                 expected += 1;
                 continue;
             }
@@ -607,9 +670,9 @@ impl<'a> Decoder<'a, '_> {
             if !fresh {
                 return Err(reader.error(at, format!("duplicate key `{key}`")));
             }
-            let value = reader.value()?;
-            if let Some(slot) = slot {
-                slots[slot as usize] = value;
+            match slot {
+                Some(slot) => reader.value_into(&mut slots[slot as usize])?,
+                None => drop(reader.value()?),
             }
         }
         Ok(if unknown.is_empty() && filled.count == layout.len() {
