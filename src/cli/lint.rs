@@ -9,6 +9,7 @@ use std::collections::HashSet;
 use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
+use std::sync::Arc;
 
 use clap::{ArgMatches, Args, ValueEnum};
 
@@ -134,14 +135,16 @@ pub fn lint(args: &LintArgs, matches: Option<&ArgMatches>) -> CommandResult {
     };
     // The breaking changes are found against the old machine where there
     // is one, among the findings of the file itself.
-    let lint_file = |path: &Path, file: &SourceFile, machine: &Machine, old: Option<&Machine>| {
-        let mut found = idemchart::lint::lint_source(machine, file, &options);
-        if let Some(old) = old {
-            found.extend(idemchart::lint::lint_change(old, machine, Some(file)));
-            found.sort_by(|a, b| (a.span.start, a.code).cmp(&(b.span.start, b.code)));
-        }
-        config.apply(path, found)
-    };
+    let lint_file =
+        |path: &Path, file: &SourceFile, machine: &Arc<Machine>, old: Option<&Machine>| {
+            let mut found = idemchart::lint::lint_source_shared(machine, file, &options, None)
+                .unwrap_or_default();
+            if let Some(old) = old {
+                found.extend(idemchart::lint::lint_change(old, machine, Some(file)));
+                found.sort_by(|a, b| (a.span.start, a.code).cmp(&(b.span.start, b.code)));
+            }
+            config.apply(path, found)
+        };
     let mut reports: Vec<FileReport> = Vec::new();
     let mut fixes = Fixes::default();
     let mut resolver = Resolver::default();
@@ -205,8 +208,9 @@ pub fn lint(args: &LintArgs, matches: Option<&ArgMatches>) -> CommandResult {
                 // it is reported, never written back.
                 Err((file, not_utf8)) => (file, vec![not_utf8]),
                 Ok(file) if args.fix || args.diff => {
-                    let outcome =
-                        fix::fix_file(&file, args.unsafe_fixes, |f, m| lint_file(&path, f, m, old));
+                    let outcome = fix::fix_file(&file, args.unsafe_fixes, |f, m| {
+                        lint_file(&path, f, &Arc::new(m.clone()), old)
+                    });
                     fixes.record(&file, &outcome, args.diff);
                     let fixed = SourceFile::new(file.path.clone(), outcome.text);
                     if args.fix && fixed.text != file.text {
@@ -219,7 +223,7 @@ pub fn lint(args: &LintArgs, matches: Option<&ArgMatches>) -> CommandResult {
                 // level changes: nothing else in it could be linted.
                 Ok(file) => {
                     let diagnostics = match load::load(&file) {
-                        Ok(machine) => lint_file(&path, &file, &machine, old),
+                        Ok(machine) => lint_file(&path, &file, &Arc::new(machine), old),
                         Err(load_errors) => load_errors,
                     };
                     (file, diagnostics)

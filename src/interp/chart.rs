@@ -21,7 +21,8 @@ pub const DEFAULT_MICROSTEP_LIMIT: usize = 100_000;
 /// A machine compiled for the interpreter. Cheap to share between actors.
 #[derive(Debug)]
 pub struct Chart {
-    pub(crate) machine: Machine,
+    /// Shared with whoever else holds it (the linter's model, a host's).
+    pub(crate) machine: Arc<Machine>,
     pub(crate) layout: Layout,
     pub(crate) states: Vec<StateInfo>,
     pub(crate) transitions: Vec<TransitionInfo>,
@@ -154,12 +155,12 @@ impl Chart {
     /// let chart = Arc::new(Chart::new(machine));
     /// assert_eq!(Actor::new(chart).configuration_paths(), ["a"]);
     /// ```
-    pub fn new(machine: Machine) -> Chart {
-        Chart::compile(machine, Host::default())
+    pub fn new(machine: impl Into<Arc<Machine>>) -> Chart {
+        Chart::compile(machine.into(), Host::default())
     }
 
     /// Prepares `machine` for running with the host's implementations.
-    pub(crate) fn compile(machine: Machine, host: Host) -> Chart {
+    pub(crate) fn compile(machine: Arc<Machine>, host: Host) -> Chart {
         let layout = Layout::new(machine.context.keys());
         let resolve = |path: &str| machine.find_state(path).map(|s| s.0);
         let guard_index = |name: &str| {

@@ -162,7 +162,7 @@ impl Host {
 /// assert_eq!(actor.context_value("opened"), Some(&Value::Int(1)));
 /// ```
 pub struct ChartBuilder {
-    machine: Machine,
+    machine: Arc<Machine>,
     host: Host,
 }
 
@@ -198,9 +198,9 @@ impl Chart {
     /// assert_eq!(error.unregistered_guards, ["ready"]);
     /// assert!(Chart::builder(machine).guard("ready", |_| true).build().is_ok());
     /// ```
-    pub fn builder(machine: Machine) -> ChartBuilder {
+    pub fn builder(machine: impl Into<Arc<Machine>>) -> ChartBuilder {
         ChartBuilder {
-            machine,
+            machine: machine.into(),
             host: Host::default(),
         }
     }

@@ -22,8 +22,8 @@
 
 use std::cell::RefCell;
 use std::collections::HashMap;
-use std::sync::LazyLock;
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, LazyLock};
 
 use crate::diagnostic::Fix;
 use crate::diagnostic::{Diagnostic, Label, Severity, Verdict};
@@ -288,6 +288,9 @@ pub(crate) struct Cx<'m> {
     allowed_uses: Used,
     /// The chart the replays run, compiled on the first replay.
     replay_chart: std::cell::OnceCell<confirm::ReplayChart>,
+    /// `machine`, when its caller shares it: the replays' chart holds it
+    /// rather than a copy (a large model is many times its file's size).
+    shared: Option<Arc<Machine>>,
     /// The file the machine was loaded from, for the lints that attach
     /// fixes, and its editor, made on the first fix (it parses the text).
     source: Option<&'m SourceFile>,
@@ -355,6 +358,7 @@ impl<'m> Cx<'m> {
             layered_searches: std::cell::Cell::new(repeat::LAYERED_SEARCHES),
             allowed_uses: Used::new(),
             replay_chart: std::cell::OnceCell::new(),
+            shared: None,
             source,
             editor: std::cell::OnceCell::new(),
             cancel: None,
@@ -418,8 +422,10 @@ impl<'m> Cx<'m> {
 
     /// The chart the replays run, shared by every replayer of this lint run.
     pub fn replay_chart(&self) -> &confirm::ReplayChart {
-        self.replay_chart
-            .get_or_init(|| confirm::ReplayChart::new(self.machine))
+        self.replay_chart.get_or_init(|| match &self.shared {
+            Some(shared) => confirm::ReplayChart::new(Arc::clone(shared)),
+            None => confirm::ReplayChart::new(Arc::new(self.machine.clone())),
+        })
     }
 
     /// The declaration of an event, if it is declared.
@@ -524,6 +530,20 @@ pub fn lint_source_cancellable(
     run(machine, Some(file), options, Some(cancel))
 }
 
+/// `lint_source` (stopped by `cancel`, when given) on a machine its caller
+/// shares: the chart the replays run holds it instead of a copy of its own.
+pub fn lint_source_shared(
+    machine: &Arc<Machine>,
+    file: &SourceFile,
+    options: &Options,
+    cancel: Option<&AtomicBool>,
+) -> Option<Vec<Diagnostic>> {
+    let mut cx = Cx::new(machine, Some(file));
+    cx.shared = Some(Arc::clone(machine));
+    cx.cancel = cancel;
+    run_in(cx, options).map(|(diagnostics, _)| diagnostics)
+}
+
 /// `lint_with`, and the interpreter work its replays and searches did, in
 /// microsteps as the replay budget counts them (at most `REPLAY_WORK`): for
 /// the tests and benchmarks that check the budget holds.
@@ -574,6 +594,12 @@ fn run_with<'m>(
         let _ = cx.editor.set(editor);
     }
     cx.cancel = cancel;
+    run_in(cx, options)
+}
+
+/// The findings of the run `cx` is set up for, and the replays' work.
+fn run_in(mut cx: Cx<'_>, options: &Options) -> Option<(Vec<Diagnostic>, usize)> {
+    let (machine, source) = (cx.machine, cx.source);
     for lint in Lint::ALL {
         if let Stage::Model(check) = lint.meta().stage {
             if cx.cancelled() {

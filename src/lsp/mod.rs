@@ -228,7 +228,8 @@ pub fn analyze_in_steps(
             });
             // An SCXML document has no fix editor: its findings come
             // without fixes, as in `idemchart lint`.
-            let findings = crate::lint::lint_source_cancellable(&machine, &file, &options, cancel)?;
+            let findings =
+                crate::lint::lint_source_shared(&machine, &file, &options, Some(cancel))?;
             notes.extend(findings);
             let diagnostics = config.apply(path, notes);
             (Some(machine), diagnostics)

@@ -261,9 +261,9 @@ pub(crate) struct ReplayChart {
 }
 
 impl ReplayChart {
-    pub fn new(machine: &crate::model::Machine) -> ReplayChart {
+    pub fn new(machine: Arc<crate::model::Machine>) -> ReplayChart {
         let asked_host = Arc::new(AtomicBool::new(false));
-        let mut builder = Chart::builder(machine.clone());
+        let mut builder = Chart::builder(Arc::clone(&machine));
         for guard in &machine.guards {
             let asked = Arc::clone(&asked_host);
             builder = builder.guard(&guard.text, move |_| {
@@ -276,7 +276,7 @@ impl ReplayChart {
         // a replay for a machine whose guards it would not ask.
         let chart = builder
             .build()
-            .unwrap_or_else(|_| Chart::new(machine.clone()));
+            .unwrap_or_else(|_| Chart::new(Arc::clone(&machine)));
         // A machine's own lower budget holds in the replay too.
         let limit = chart.microstep_limit().min(REPLAY_MICROSTEPS);
         let chart = Arc::new(chart.with_microstep_limit(limit));
