@@ -87,7 +87,11 @@ fn regions_row(size: usize) {
             }
         };
         states = machine.states.len();
-        let found = idemchart::lint::lint_source(&machine, &file, &Default::default());
+        // Shared, as `idemchart lint` lints it: the replays' chart holds
+        // the machine rather than a copy.
+        let machine = std::sync::Arc::new(machine);
+        let found = idemchart::lint::lint_source_shared(&machine, &file, &Default::default(), None)
+            .unwrap_or_default();
         let rendered: usize = (found.iter())
             .map(|d| idemchart::report::render(d, &file, false).len())
             .sum();
