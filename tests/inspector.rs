@@ -99,19 +99,12 @@ async fn page_until(
     url: &str,
     done: impl Fn(&str) -> bool,
 ) -> String {
-    let started = Instant::now();
-    loop {
-        let (status, page) = get(client, url).await;
-        if status == 200 && done(&page) {
-            return page;
-        }
-        assert!(
-            started.elapsed() < Duration::from_secs(30),
-            "never: {page}\n{}",
-            server.log()
-        );
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
+    server
+        .until(async || match get(client, url).await {
+            (200, page) if done(&page) => Ok(page),
+            (_, page) => Err(format!("never: {page}")),
+        })
+        .await
 }
 
 /// The states the page marks active in its diagram, in document order.

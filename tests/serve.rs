@@ -558,19 +558,15 @@ async fn wait_for(
 ) -> serde_json::Value {
     let (machine, process) = process.split_once('/').expect("machine/process");
     let url = server.url(&format!("/machines/{machine}/processes/{process}"));
-    let started = Instant::now();
-    loop {
-        let answer = get(client, &url).await.json();
-        if answer["configuration"] == serde_json::json!([state]) {
-            return answer;
-        }
-        assert!(
-            started.elapsed() < Duration::from_secs(30),
-            "{process} never reached {state}: {answer}\n{}",
-            server.log()
-        );
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
+    server
+        .until(async || {
+            let answer = get(client, &url).await.json();
+            match answer["configuration"] == serde_json::json!([state]) {
+                true => Ok(answer),
+                false => Err(format!("{process} never reached {state}: {answer}")),
+            }
+        })
+        .await
 }
 
 /// The timer firings among the applied events of `process`.
@@ -724,19 +720,15 @@ fn effects_file(name: &str, notify_url: &str) -> String {
 
 /// Waits until the service's metrics show `line`.
 async fn wait_for_metric(client: &reqwest::Client, server: &Server, line: &str) -> String {
-    let started = Instant::now();
-    loop {
-        let metrics = get(client, &server.url("/metrics")).await.body;
-        if metrics.lines().any(|l| l == line) {
-            return metrics;
-        }
-        assert!(
-            started.elapsed() < Duration::from_secs(30),
-            "no `{line}` in\n{metrics}\n{}",
-            server.log()
-        );
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
+    server
+        .until(async || {
+            let metrics = get(client, &server.url("/metrics")).await.body;
+            match metrics.lines().any(|l| l == line) {
+                true => Ok(metrics),
+                false => Err(format!("no `{line}` in\n{metrics}")),
+            }
+        })
+        .await
 }
 
 /// The outbox rows of a SQLite store, as `idemchart outbox` lists them.

@@ -86,11 +86,12 @@ impl Work for ApplyMany<'_> {
         processes.sort_unstable();
         processes.dedup();
         let read = tx.read_rows(&marks, &processes).await?;
-        let mut applied: HashMap<(String, String), AppliedEvent> = read
-            .applied
-            .into_iter()
-            .map(|row| ((row.process.clone(), row.event_id.clone()), row))
-            .collect();
+        // The marks by process, then by event id, so that a delivery's is
+        // looked up without making its key.
+        let mut applied: HashMap<String, HashMap<String, AppliedEvent>> = HashMap::new();
+        for row in read.applied {
+            remember_mark(&mut applied, row);
+        }
         let mut stored: HashMap<String, ProcessRow> = read
             .processes
             .into_iter()
@@ -109,8 +110,8 @@ impl Work for ApplyMany<'_> {
                 }
             };
             let process = delivery.process;
-            let mark = applied.get(&(process.to_string(), delivery.id.clone()));
-            if let Some(answer) = decide::known(delivery, mark.cloned()) {
+            let mark = (applied.get(process)).and_then(|ids| ids.get(delivery.id.as_str()));
+            if let Some(answer) = decide::known(delivery, mark) {
                 answers.push(Ok(answer));
                 continue;
             }
@@ -136,7 +137,7 @@ impl Work for ApplyMany<'_> {
                 writes.add(&plan);
             }
             for row in &plan.applied {
-                applied.insert((row.process.clone(), row.event_id.clone()), row.clone());
+                remember_mark(&mut applied, row.clone());
             }
             restored.remember(process, plan.process);
             answers.push(Ok(plan.answer));
@@ -148,6 +149,12 @@ impl Work for ApplyMany<'_> {
     fn contended(&self) -> String {
         self.lost_on.clone()
     }
+}
+
+/// Keeps `row` as the mark of its `(process, event id)` for the batch's
+/// later deliveries.
+fn remember_mark(marks: &mut HashMap<String, HashMap<String, AppliedEvent>>, row: AppliedEvent) {
+    (marks.entry(row.process.clone()).or_default()).insert(row.event_id.clone(), row);
 }
 
 /// Writes what is deferred in `writes`, and empties it; a process another

@@ -201,11 +201,11 @@ pub(super) struct Plan<T> {
 /// The answer to a delivery whose id is already applied: the frozen
 /// response for the same payload, a conflict for another; `None` when the id
 /// is new.
-pub(super) fn known(delivery: &Delivery<'_>, applied: Option<AppliedEvent>) -> Option<Outcome> {
+pub(super) fn known(delivery: &Delivery<'_>, applied: Option<&AppliedEvent>) -> Option<Outcome> {
     let applied = applied?;
     Some(if applied.payload_hash == delivery.hash {
         Outcome::Duplicate {
-            response: applied.response,
+            response: applied.response.clone(),
             revision: applied.revision,
         }
     } else {

@@ -431,7 +431,7 @@ impl Work for Complete<'_> {
             // The answer that settled it, given again, is a duplicate;
             // anything else is refused, and nothing is written.
             let applied = tx.applied_event(self.process, &delivery.id).await?;
-            return Ok(match super::decide::known(&delivery, applied) {
+            return Ok(match super::decide::known(&delivery, applied.as_ref()) {
                 Some(outcome @ Outcome::Duplicate { .. }) => Completed::Duplicate(outcome),
                 _ => Completed::NotPending(item.status),
             });

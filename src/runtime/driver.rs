@@ -454,7 +454,7 @@ pub(super) async fn deliver<T: AsyncTransaction>(
 ) -> Result<Outcome, Attempt> {
     let process = delivery.process;
     let applied = tx.applied_event(process, &delivery.id).await?;
-    if let Some(answer) = decide::known(delivery, applied) {
+    if let Some(answer) = decide::known(delivery, applied.as_ref()) {
         return Ok(answer);
     }
     let plan = decide::delivery(chart, secret, delivery, tx.process(process).await?.into())?;

@@ -417,7 +417,7 @@ pub(crate) enum Param<'a> {
 impl<'a> Param<'a> {
     /// Counts and times above `i64::MAX` saturate: no real one gets there.
     pub(crate) fn int(n: u64) -> Param<'a> {
-        Param::Int(i64::try_from(n).unwrap_or(i64::MAX))
+        Param::Int(i64_of(n))
     }
 
     pub(crate) fn opt_int(n: Option<u64>) -> Param<'a> {
@@ -575,7 +575,7 @@ pub(crate) fn applied_row(row: &dyn Columns) -> Result<AppliedEvent, StoreError>
     })
 }
 
-#[cfg_attr(not(feature = "postgres"), allow(dead_code))]
+/// A count or a time as a column's integer, saturated at `i64::MAX`.
 fn i64_of(n: u64) -> i64 {
     i64::try_from(n).unwrap_or(i64::MAX)
 }
@@ -603,71 +603,67 @@ pub(crate) fn ids_json(ids: &[&str]) -> Result<String, StoreError> {
 /// a table with no rows to write.
 #[cfg_attr(not(feature = "postgres"), allow(dead_code))]
 pub(crate) fn writes_json(rows: &RowWrites) -> Result<[Option<String>; 5], StoreError> {
-    let some =
-        |json: Result<String, StoreError>, empty: bool| json.map(|json| (!empty).then_some(json));
     Ok([
-        some(
-            rows_json(rows.inserts.iter().map(|row| {
-                (
-                    &row.id,
-                    &row.machine,
-                    row.version.map(i64_of),
-                    &row.snapshot,
-                    i64_of(row.revision),
-                    row.next_timer_at.map(i64_of),
-                )
-            })),
-            rows.inserts.is_empty(),
-        )?,
-        some(
-            rows_json(rows.updates.iter().map(|update| {
-                (
-                    &update.id,
-                    &update.snapshot,
-                    update.next_timer_at.map(i64_of),
-                    i64_of(update.read),
-                    i64_of(update.revision),
-                )
-            })),
-            rows.updates.is_empty(),
-        )?,
-        some(
-            rows_json(rows.applied.iter().map(|row| {
-                (
-                    &row.process,
-                    &row.event_id,
-                    &row.payload_hash,
-                    &row.response,
-                    i64_of(row.revision),
-                    i64_of(row.applied_at),
-                    &row.payload,
-                )
-            })),
-            rows.applied.is_empty(),
-        )?,
-        some(
-            rows_json(rows.outbox.iter().map(|item| {
-                (
-                    &item.process,
-                    &item.event_id,
-                    item.position,
-                    &item.key,
-                    &item.effect,
-                    &item.args,
-                    item.status.as_str(),
-                    item.attempts,
-                    i64_of(item.next_attempt_at),
-                    &item.last_error,
-                    &item.invocation,
-                )
-            })),
-            rows.outbox.is_empty(),
-        )?,
-        some(
-            rows_json(rows.cancelled.iter().map(|key| [key])),
-            rows.cancelled.is_empty(),
-        )?,
+        table_json(&rows.inserts, |row| {
+            (
+                &row.id,
+                &row.machine,
+                row.version.map(i64_of),
+                &row.snapshot,
+                i64_of(row.revision),
+                row.next_timer_at.map(i64_of),
+            )
+        })?,
+        table_json(&rows.updates, |update| {
+            (
+                &update.id,
+                &update.snapshot,
+                update.next_timer_at.map(i64_of),
+                i64_of(update.read),
+                i64_of(update.revision),
+            )
+        })?,
+        table_json(&rows.applied, |row| {
+            (
+                &row.process,
+                &row.event_id,
+                &row.payload_hash,
+                &row.response,
+                i64_of(row.revision),
+                i64_of(row.applied_at),
+                &row.payload,
+            )
+        })?,
+        table_json(&rows.outbox, |item| {
+            (
+                &item.process,
+                &item.event_id,
+                item.position,
+                &item.key,
+                &item.effect,
+                &item.args,
+                item.status.as_str(),
+                item.attempts,
+                i64_of(item.next_attempt_at),
+                &item.last_error,
+                &item.invocation,
+            )
+        })?,
+        table_json(&rows.cancelled, |key| [key])?,
     ])
+}
+
+/// The rows of one table as `rows_json` writes them, each made by `row`;
+/// `None` when there are none.
+#[cfg_attr(not(feature = "postgres"), allow(dead_code))]
+fn table_json<'r, T, R: serde::Serialize>(
+    rows: &'r [T],
+    row: impl Fn(&'r T) -> R,
+) -> Result<Option<String>, StoreError> {
+    if rows.is_empty() {
+        return Ok(None);
+    }
+    rows_json(rows.iter().map(row)).map(Some)
 }
 
 /// A row of `SELECT_OUTBOX` or `SELECT_DUE_OUTBOX`.

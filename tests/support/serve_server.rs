@@ -91,6 +91,25 @@ impl Server {
         self.log.lock().unwrap().join("\n")
     }
 
+    /// Asks `check` every 20 ms until it answers `Ok`, for at most 30 s
+    /// (a background round of the service runs meanwhile); past that,
+    /// fails with its last `Err` and the service's log.
+    pub async fn until<T>(&self, mut check: impl AsyncFnMut() -> Result<T, String>) -> T {
+        let started = std::time::Instant::now();
+        loop {
+            let why = match check().await {
+                Ok(done) => return done,
+                Err(why) => why,
+            };
+            assert!(
+                started.elapsed() < Duration::from_secs(30),
+                "{why}\n{}",
+                self.log()
+            );
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+    }
+
     /// Every log line is one line of text: no control character but a
     /// tab, and no line that a request wrote.
     pub fn assert_clean_log(&self) {

@@ -12,7 +12,7 @@ use askama::Template;
 use axum::Form;
 use axum::extract::State;
 use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
-use axum::response::{IntoResponse, Response};
+use axum::response::Response;
 use percent_encoding::{NON_ALPHANUMERIC, percent_decode_str, utf8_percent_encode};
 
 use super::{PageError, page};
@@ -42,11 +42,7 @@ pub(in crate::serve) fn cookie_token(headers: &HeaderMap) -> Option<Vec<u8>> {
 
 /// Where a browser without a token is sent.
 pub(in crate::serve) fn to_login() -> Response {
-    let mut response = StatusCode::SEE_OTHER.into_response();
-    response
-        .headers_mut()
-        .insert(header::LOCATION, HeaderValue::from_static(LOGIN));
-    response
+    super::actions::see(LOGIN)
 }
 
 #[derive(Template)]

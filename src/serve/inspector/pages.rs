@@ -82,14 +82,18 @@ pub(super) fn process_href(machine: &str, process: &str) -> String {
 }
 
 fn render(template: &impl Template) -> Result<Response, PageError> {
-    let body = template.render().map_err(|e| {
+    Ok(page(StatusCode::OK, render_text(template)?))
+}
+
+/// The text of a filled template, or the error page's reason.
+fn render_text(template: &impl Template) -> Result<String, PageError> {
+    template.render().map_err(|e| {
         tracing::warn!(error = %e, "inspector: a page did not render");
         PageError::new(
             StatusCode::INTERNAL_SERVER_ERROR,
             "The page did not render.",
         )
-    })?;
-    Ok(page(StatusCode::OK, body))
+    })
 }
 
 #[derive(Template)]
@@ -247,18 +251,7 @@ pub(super) async fn machine(
     let view = service.inspector.of(chart).await;
     let (rows, truncated) = scan(&service, &machine).await?;
     let (findings, svg) = match &view {
-        Some(v) => (
-            v.findings
-                .iter()
-                .map(|f| views::Finding {
-                    severity: f.severity,
-                    code: f.code,
-                    name: f.name,
-                    message: f.message.clone(),
-                })
-                .collect(),
-            v.svg.clone(),
-        ),
+        Some(v) => (v.findings.clone(), v.svg.clone()),
         None => (Vec::new(), None),
     };
     let processes_href = format!("{}/processes", machine_href(&machine));
@@ -604,13 +597,7 @@ pub(super) async fn process_page(
         href,
         replay,
     };
-    page.render().map_err(|e| {
-        tracing::warn!(error = %e, "inspector: a page did not render");
-        PageError::new(
-            StatusCode::INTERNAL_SERVER_ERROR,
-            "The page did not render.",
-        )
-    })
+    render_text(&page)
 }
 
 fn configuration_of(response: &serde_json::Value) -> Vec<String> {

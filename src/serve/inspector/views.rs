@@ -28,6 +28,7 @@ pub(super) struct MachineView {
 }
 
 /// One lint finding, as the pages list it.
+#[derive(Clone)]
 pub(super) struct Finding {
     pub severity: &'static str,
     pub code: &'static str,
@@ -73,11 +74,7 @@ impl MachineView {
             findings: diagnostics
                 .iter()
                 .map(|d| Finding {
-                    severity: match d.severity {
-                        Severity::Error => "error",
-                        Severity::Warning => "warning",
-                        Severity::Note => "note",
-                    },
+                    severity: d.severity.as_str(),
                     code: d.code,
                     name: d.name,
                     message: d.message.clone(),
