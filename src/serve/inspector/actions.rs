@@ -248,7 +248,28 @@ pub(super) async fn replay(
         .await
         .map_err(PageError::runtime)?
         .ok_or_else(|| PageError::not_found(format!("No process `{process}`.")))?;
-    let result = match crate::syntax::parse(&form.machine, syntax) {
+    // Parsing and replaying a history is CPU work (bounded by the body
+    // limit and the history kept): off the async threads.
+    let result = {
+        let process = process.clone();
+        tokio::task::spawn_blocking(move || replay_view(&form.machine, syntax, &history, &process))
+            .await
+            .map_err(PageError::runtime)?
+    };
+    tracing::info!(%machine, process = %Escaped(&process), verdict = %Escaped(&result.verdict), "inspector: replay");
+    let body = process_page(&service, &machine, &process, None, Some(result)).await?;
+    Ok(page(StatusCode::OK, body))
+}
+
+/// What the replay of `history` under the machine file `text` shows:
+/// the file's errors, a machine of another name, or the first divergence.
+fn replay_view(
+    text: &str,
+    syntax: crate::syntax::Syntax,
+    history: &runtime::History,
+    process: &str,
+) -> ReplayView {
+    match crate::syntax::parse(text, syntax) {
         Err(diagnostics) => ReplayView {
             verdict: "The machine file does not load.".into(),
             details: diagnostics
@@ -267,7 +288,7 @@ pub(super) async fn replay(
         },
         Ok(new) => {
             let chart = Arc::new(crate::interp::Chart::new(new));
-            match runtime::replay(&chart, &history) {
+            match runtime::replay(&chart, history) {
                 Err(e) => ReplayView {
                     verdict: format!("The replay cannot run: {e}"),
                     details: Vec::new(),
@@ -301,10 +322,7 @@ pub(super) async fn replay(
                 },
             }
         }
-    };
-    tracing::info!(%machine, process = %Escaped(&process), verdict = %Escaped(&result.verdict), "inspector: replay");
-    let body = process_page(&service, &machine, &process, None, Some(result)).await?;
-    Ok(page(StatusCode::OK, body))
+    }
 }
 
 #[cfg(test)]
