@@ -825,8 +825,9 @@ fn compact_strings(bytes: &[u8], open: usize, ends: &mut [u32; RUN]) -> (usize, 
 
 /// `compact_strings` from the item whose opening quote is at `at`, after
 /// the `done` items (their count, and where the last ends) read already:
-/// one item at a time, whatever its length.
-#[inline(always)]
+/// one item at a time, whatever its length. Out of line, so that the loop
+/// of short items keeps its values in registers.
+#[inline(never)]
 fn compact_by_item(
     bytes: &[u8],
     open: usize,
