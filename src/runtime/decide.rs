@@ -242,7 +242,7 @@ pub(super) fn delivery(
             Vec::new(),
         ),
         Current::Stored(row) => (
-            restore_into(chart, &row, spare.take())?,
+            restore(chart, &row, spare.take())?,
             Some(row.revision),
             Vec::new(),
         ),
@@ -344,16 +344,9 @@ pub(super) fn delivery(
 /// Continues the process stored in `row`, which must run `chart`'s machine
 /// at the version it started with or at one it declares a migration from;
 /// with what the write must cancel in the outbox when it was migrated
-/// under `outbox: drop`.
+/// under `outbox: drop`. A `spare` actor is reloaded rather than a new one
+/// made (see `restore_snapshot`).
 pub(super) fn restore(
-    chart: &Arc<Chart>,
-    row: &ProcessRow,
-) -> Result<(Actor, Option<OutboxDrop>), RuntimeError> {
-    restore_into(chart, row, None)
-}
-
-/// `restore`, reloading `spare` when there is one (see `restore_snapshot`).
-fn restore_into(
     chart: &Arc<Chart>,
     row: &ProcessRow,
     spare: Option<Actor>,
