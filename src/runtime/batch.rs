@@ -98,6 +98,8 @@ impl Work for ApplyMany<'_> {
             .map(|row| (row.id.clone(), row))
             .collect();
         let mut restored = Restored::default();
+        // One actor for the batch's deliveries, reloaded for each.
+        let mut spare = None;
         let mut writes = Writes::default();
         let mut answers = Vec::with_capacity(self.deliveries.len());
         for delivery in self.deliveries.iter() {
@@ -120,7 +122,7 @@ impl Work for ApplyMany<'_> {
                 None => stored.remove(process).into(),
             };
             // Nothing is written for an event refused here: answer and go on.
-            let plan = match decide::delivery(self.chart, secret, delivery, current) {
+            let plan = match decide::delivery(self.chart, secret, delivery, current, &mut spare) {
                 Ok(plan) => plan,
                 Err(refused) => {
                     answers.push(Err(refused));

@@ -217,11 +217,17 @@ pub(super) fn known(delivery: &Delivery<'_>, applied: Option<&AppliedEvent>) -> 
 /// everything (snapshot, outbox rows, response) before anything is written,
 /// so every error here leaves nothing written for this delivery, and a batch
 /// may answer it and go on.
+///
+/// `spare` is an actor of an earlier delivery, or `None`: a stored process is
+/// reloaded into it (`Actor::reload_json`, which gives what a fresh restore
+/// gives) rather than into a new one, and the actor used is left there for
+/// the next delivery, so that a batch allocates its actor's buffers once.
 pub(super) fn delivery(
     chart: &Arc<Chart>,
     secret: &StoreSecret,
     delivery: &Delivery<'_>,
     current: Current<'_>,
+    spare: &mut Option<Actor>,
 ) -> Result<Plan<Outcome>, RuntimeError> {
     let process = delivery.process;
     let machine = chart.machine();
@@ -231,11 +237,15 @@ pub(super) fn delivery(
     };
     let ((mut actor, drop_outbox), revision, start_effects) = match current {
         Current::Written(snapshot, revision) => (
-            restore_snapshot(chart, process, snapshot)?,
+            restore_snapshot(chart, process, snapshot, spare.take())?,
             Some(revision),
             Vec::new(),
         ),
-        Current::Stored(row) => (restore(chart, &row)?, Some(row.revision), Vec::new()),
+        Current::Stored(row) => (
+            restore(chart, &row, spare.take())?,
+            Some(row.revision),
+            Vec::new(),
+        ),
         Current::New => {
             // The process starts when its first event arrives, so none of
             // its timers can be due before that event.
@@ -310,6 +320,7 @@ pub(super) fn delivery(
     });
     outbox.extend(items);
     cancelled.extend(calls.cancelled);
+    *spare = Some(actor);
     Ok(Plan {
         process: write,
         applied,
@@ -333,10 +344,12 @@ pub(super) fn delivery(
 /// Continues the process stored in `row`, which must run `chart`'s machine
 /// at the version it started with or at one it declares a migration from;
 /// with what the write must cancel in the outbox when it was migrated
-/// under `outbox: drop`.
+/// under `outbox: drop`. A `spare` actor is reloaded rather than a new one
+/// made (see `restore_snapshot`).
 pub(super) fn restore(
     chart: &Arc<Chart>,
     row: &ProcessRow,
+    spare: Option<Actor>,
 ) -> Result<(Actor, Option<OutboxDrop>), RuntimeError> {
     let process = &row.id;
     let machine = chart.machine();
@@ -347,7 +360,7 @@ pub(super) fn restore(
             found: row.machine.clone(),
         });
     }
-    restore_snapshot(chart, process, &row.snapshot)
+    restore_snapshot(chart, process, &row.snapshot, spare)
 }
 
 /// Continues `process` from its snapshot JSON. A snapshot of another
@@ -356,13 +369,21 @@ pub(super) fn restore(
 /// it: the write that follows stores it migrated, under the revision check
 /// that lets only one concurrent writer do so, and with it the cancel of
 /// the outbox rows an `outbox: drop` names. Without a migration from its
-/// version the process is refused by name.
+/// version the process is refused by name. A `spare` actor of `chart` is
+/// reloaded in the memory it has, which gives what a fresh restore gives,
+/// errors included (`snapshot_json::reloads_as_it_restores`).
 fn restore_snapshot(
     chart: &Arc<Chart>,
     process: &str,
     json: &str,
+    spare: Option<Actor>,
 ) -> Result<(Actor, Option<OutboxDrop>), RuntimeError> {
-    let restored = Actor::restore_json(Arc::clone(chart), json);
+    let restored = match spare {
+        Some(mut actor) if Arc::ptr_eq(actor.chart(), chart) => {
+            actor.reload_json(json).map(|()| actor)
+        }
+        _ => Actor::restore_json(Arc::clone(chart), json),
+    };
     if let Err(SnapshotJsonError::Restore(RestoreError::Version { .. })) = restored {
         let snapshot: Snapshot = serde_json::from_str(json)
             .map_err(|e| RuntimeError::BadSnapshot(process.to_string(), e.to_string()))?;

@@ -457,7 +457,8 @@ pub(super) async fn deliver<T: AsyncTransaction>(
     if let Some(answer) = decide::known(delivery, applied.as_ref()) {
         return Ok(answer);
     }
-    let plan = decide::delivery(chart, secret, delivery, tx.process(process).await?.into())?;
+    let current = tx.process(process).await?.into();
+    let plan = decide::delivery(chart, secret, delivery, current, &mut None)?;
     write(tx, chart.machine(), &plan).await?;
     Ok(plan.answer)
 }

@@ -99,7 +99,7 @@ pub async fn advance<S: AsyncStore>(
     process: &str,
     now: u64,
 ) -> Result<Advanced, RuntimeError> {
-    advance_with(&mut AsyncDriver(store), chart, process, now).await
+    advance_with(&mut AsyncDriver(store), chart, process, now, &mut None).await
 }
 
 /// [`runtime::advance_due`](super::advance_due): advances up to `limit`

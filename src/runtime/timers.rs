@@ -202,15 +202,24 @@ pub fn advance<S: Store>(
     process: &str,
     now: u64,
 ) -> Result<Advanced, RuntimeError> {
-    finish(advance_with(&mut SyncDriver(store), chart, process, now))
+    finish(advance_with(
+        &mut SyncDriver(store),
+        chart,
+        process,
+        now,
+        &mut None,
+    ))
 }
 
-/// `advance` through either driver: the one implementation of it.
+/// `advance` through either driver: the one implementation of it. `spare`
+/// is an actor to reload the process into, as `decide::delivery` takes one;
+/// the actor used is left there.
 pub(super) async fn advance_with<D: Driver>(
     driver: &mut D,
     chart: &Arc<Chart>,
     process: &str,
     now: u64,
+    spare: &mut Option<Actor>,
 ) -> Result<Advanced, RuntimeError> {
     // Another writer may move the snapshot: then it starts over from it,
     // where the timers it fired are gone.
@@ -220,6 +229,7 @@ pub(super) async fn advance_with<D: Driver>(
             chart,
             process,
             now,
+            spare,
         },
     )
     .await
@@ -230,6 +240,7 @@ struct AdvanceOne<'a> {
     chart: &'a Arc<Chart>,
     process: &'a str,
     now: u64,
+    spare: &'a mut Option<Actor>,
 }
 
 impl Work for AdvanceOne<'_> {
@@ -241,7 +252,7 @@ impl Work for AdvanceOne<'_> {
         secret: &StoreSecret,
     ) -> Result<Advanced, Attempt> {
         let row = tx.process(self.process).await?;
-        match plan(self.chart, secret, self.process, row, self.now)? {
+        match plan(self.chart, secret, self.process, row, self.now, self.spare)? {
             Ok(plan) => {
                 driver::write(tx, self.chart.machine(), &plan).await?;
                 Ok(plan.answer)
@@ -264,6 +275,7 @@ fn plan(
     process: &str,
     row: Option<ProcessRow>,
     now: u64,
+    spare: &mut Option<Actor>,
 ) -> Result<Result<Plan<Advanced>, Advanced>, RuntimeError> {
     let Some(row) = row else {
         return Ok(Err(Advanced {
@@ -272,7 +284,7 @@ fn plan(
             next_timer_at: None,
         }));
     };
-    let (mut actor, drop_outbox) = restore(chart, &row)?;
+    let (mut actor, drop_outbox) = restore(chart, &row, spare.take())?;
     let keys = RowKeys {
         secret,
         machine: &chart.machine().name,
@@ -283,14 +295,15 @@ fn plan(
     // (the migration may drop the one that was due), or its row would stay
     // due and be picked again at every round.
     let migrated = row.version != chart.machine().version;
+    let next_timer_at = actor.next_due();
     if firings.is_empty() && !migrated {
+        *spare = Some(actor);
         return Ok(Err(Advanced {
             fired: Vec::new(),
             revision: Some(row.revision),
-            next_timer_at: actor.next_due(),
+            next_timer_at,
         }));
     }
-    let next_timer_at = actor.next_due();
     let revision = row.revision + 1;
     let (applied, outbox, cancelled) = firing_rows(keys, process, &firings, revision, now)?;
     let fired = applied
@@ -300,11 +313,13 @@ fn plan(
             response: row.response.clone(),
         })
         .collect();
+    let snapshot = actor.snapshot_json();
+    *spare = Some(actor);
     Ok(Ok(Plan {
         process: ProcessWrite::Update {
             id: process.to_string(),
             revision: row.revision,
-            snapshot: actor.snapshot_json(),
+            snapshot,
             next_timer_at,
         },
         applied,
@@ -369,8 +384,10 @@ pub(super) async fn advance_due_with<D: Driver>(
         due.extend(more);
     }
     let mut advanced = Vec::with_capacity(due.len());
+    // One actor for the processes, reloaded for each.
+    let mut spare = None;
     for process in due {
-        let result = advance_with(driver, chart, &process, now).await;
+        let result = advance_with(driver, chart, &process, now, &mut spare).await;
         advanced.push(DueProcess { process, result });
     }
     Ok(advanced)
