@@ -545,3 +545,73 @@ impl AsyncStore for AsyncPostgresStore {
         ops::stats(&mut PgExec::plain(&*self.connection().await?), now).await
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The generic plan of each multi-row read, which a prepared statement
+    /// comes to after its first executions, looks its rows up in the
+    /// primary key: a scan of the table would cost every request the whole
+    /// table (`applied_events` grows with every event).
+    #[tokio::test]
+    #[ignore = "needs a PostgreSQL server: IDEMCHART_PG"]
+    async fn the_multi_row_reads_use_the_primary_key() {
+        let base = std::env::var("IDEMCHART_PG")
+            .expect("IDEMCHART_PG must name a PostgreSQL server (run scripts/start-postgres)");
+        let schema = format!(
+            "plans_{}_{}",
+            std::process::id(),
+            crate::runtime::now_millis()
+        );
+        let params = format!("{base} options='-c search_path={schema}'");
+        let store = AsyncPostgresStore::with_connections(&base, 1)
+            .await
+            .unwrap();
+        let admin = store.connection().await.unwrap();
+        admin
+            .batch_execute(&format!("CREATE SCHEMA {schema}"))
+            .await
+            .unwrap();
+        let store = AsyncPostgresStore::with_connections(&params, 1)
+            .await
+            .unwrap();
+        let client = store.connection().await.unwrap();
+        client
+            .batch_execute("SET plan_cache_mode = force_generic_plan")
+            .await
+            .unwrap();
+        for (name, sql, parameter) in [
+            (
+                "marks",
+                &crate::store::sql::SELECT_APPLIED_MANY,
+                r#"[["p", "e"]]"#,
+            ),
+            (
+                "processes",
+                &crate::store::sql::SELECT_PROCESS_MANY,
+                r#"[["p"]]"#,
+            ),
+        ] {
+            let text = sql.text(Dialect::Postgres);
+            client
+                .batch_execute(&format!("PREPARE {name}(TEXT) AS {text}"))
+                .await
+                .unwrap();
+            let plan: Vec<String> = client
+                .query(&format!("EXPLAIN EXECUTE {name}('{parameter}')"), &[])
+                .await
+                .unwrap()
+                .iter()
+                .map(|row| row.get(0))
+                .collect();
+            let plan = plan.join("\n");
+            assert!(plan.contains("_pkey"), "{text}:\n{plan}");
+            assert!(!plan.contains("Seq Scan"), "{text}:\n{plan}");
+        }
+        admin
+            .batch_execute(&format!("DROP SCHEMA {schema} CASCADE"))
+            .await
+            .unwrap();
+    }
+}

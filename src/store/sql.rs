@@ -248,9 +248,10 @@ pub(crate) static INSERT_OUTBOX: Sql = Sql::new(
 /// where one statement per row would wait for the server once per row;
 /// SQLite, which waits for no server, runs a statement per row instead
 /// (`Transaction::read_rows`), and prepares these only in the test below.
-/// PostgreSQL's looks each pair up in the primary key (a lateral join): its
-/// planner makes `IN (SELECT …)` of a prepared statement's rows a hash join
-/// over the whole table.
+/// PostgreSQL's looks each pair up in the primary key (a lateral join
+/// with `LIMIT 1`, the key's one row): its planner makes `IN (SELECT …)`,
+/// and a lateral join it may flatten, a hash join over the whole table in
+/// the prepared statement's generic plan.
 #[cfg_attr(not(feature = "postgres"), allow(dead_code))]
 pub(crate) static SELECT_APPLIED_MANY: Sql = Sql::each(
     "SELECT process, event_id, payload_hash, response, revision, applied_at, payload FROM applied_events
@@ -258,12 +259,18 @@ pub(crate) static SELECT_APPLIED_MANY: Sql = Sql::each(
     "SELECT a.process, a.event_id, a.payload_hash, a.response, a.revision, a.applied_at, a.payload
      FROM jsonb_array_elements(CAST(CAST($1 AS TEXT) AS JSONB)) AS wanted
      CROSS JOIN LATERAL (SELECT * FROM applied_events
-     WHERE process = wanted.value->>0 AND event_id = wanted.value->>1) AS a",
+     WHERE process = wanted.value->>0 AND event_id = wanted.value->>1 LIMIT 1) AS a",
 );
+/// PostgreSQL's looks each id up in the primary key as `SELECT_APPLIED_MANY`
+/// does: `= ANY(ARRAY(…))` it scans the table for while the table is small,
+/// which is every dead version of each row updated since the last vacuum.
 #[cfg_attr(not(feature = "postgres"), allow(dead_code))]
-pub(crate) static SELECT_PROCESS_MANY: Sql = Sql::new(
+pub(crate) static SELECT_PROCESS_MANY: Sql = Sql::each(
     "SELECT id, machine, version, snapshot, revision, next_timer_at FROM processes
-     WHERE id{in_rows_of_1}",
+     WHERE id IN (SELECT value->>0 FROM json_each(?1))",
+    "SELECT p.id, p.machine, p.version, p.snapshot, p.revision, p.next_timer_at
+     FROM jsonb_array_elements(CAST(CAST($1 AS TEXT) AS JSONB)) AS wanted
+     CROSS JOIN LATERAL (SELECT * FROM processes WHERE id = wanted.value->>0 LIMIT 1) AS p",
 );
 /// Answers the ids it inserted: one missing lost its race with another
 /// creator. `WHERE true` tells SQLite's parser that `ON CONFLICT` is not
