@@ -14,7 +14,9 @@
 //! `FOR UPDATE SKIP LOCKED`, so dispatchers do not take each other's rows.
 //! Every statement is prepared once per connection: a statement given as
 //! text costs the server a parse and the client a round trip before every
-//! execution.
+//! execution. A batch's last writes are sent with its `COMMIT`
+//! (`write_last_rows`); a process row they cannot write fails its
+//! statement (`idemchart_moved`), so that the `COMMIT` rolls back.
 
 use std::future::Future;
 use std::sync::atomic::{AtomicBool, Ordering};
