@@ -102,8 +102,9 @@ impl PostgresStore {
 
 impl AsyncPostgresStore {
     /// Connects with a libpq-style string (`host=… user=… dbname=…`, or a
-    /// `postgresql://` URL) and creates the tables if needed, in the first
-    /// schema of the search path; the pool keeps up to
+    /// `postgresql://` URL) and creates the tables if needed, with the
+    /// plpgsql function `idemchart_moved` that its multi-row writes call,
+    /// in the first schema of the search path; the pool keeps up to
     /// [`DEFAULT_CONNECTIONS`] connections.
     ///
     /// A `connect_timeout` in `params` bounds each new connection, the
