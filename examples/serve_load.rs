@@ -142,7 +142,7 @@ async fn bare(
                 // This baseline measures the store's writes without a history.
                 payload: None,
             });
-            if let Some(moved) = tx.write_rows(&rows).await? {
+            if let Some(moved) = tx.write_last_rows(&rows).await? {
                 store.rollback(tx).await;
                 return Err(idemchart::store::StoreError::Race(moved));
             }

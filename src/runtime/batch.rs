@@ -133,7 +133,7 @@ impl Work for ApplyMany<'_> {
                 // A lazy migration under `outbox: drop` reads the pending rows
                 // after its process row is written: what is deferred goes
                 // first, then this plan, one statement at a time.
-                flush(tx, &mut writes, &mut self.lost_on).await?;
+                flush(tx, &mut writes, &mut self.lost_on, Last::No).await?;
                 driver::write(tx, self.chart.machine(), &plan).await?;
             } else {
                 writes.add(&plan);
@@ -144,7 +144,8 @@ impl Work for ApplyMany<'_> {
             restored.remember(process, plan.process);
             answers.push(Ok(plan.answer));
         }
-        flush(tx, &mut writes, &mut self.lost_on).await?;
+        // The last writes: the store may commit with them.
+        flush(tx, &mut writes, &mut self.lost_on, Last::Yes).await?;
         Ok(answers)
     }
 
@@ -159,18 +160,31 @@ fn remember_mark(marks: &mut HashMap<String, HashMap<String, AppliedEvent>>, row
     (marks.entry(row.process.clone()).or_default()).insert(row.event_id.clone(), row);
 }
 
+/// Whether a flush writes the transaction's last rows.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Last {
+    Yes,
+    No,
+}
+
 /// Writes what is deferred in `writes`, and empties it; a process another
-/// writer moved is kept in `lost_on`.
+/// writer moved is kept in `lost_on`. The last flush writes through
+/// `write_last_rows`, which may commit.
 async fn flush<T: AsyncTransaction>(
     tx: &mut T,
     writes: &mut Writes,
     lost_on: &mut String,
+    last: Last,
 ) -> Result<(), Attempt> {
     let rows = std::mem::take(writes).rows;
     if rows.is_empty() {
         return Ok(());
     }
-    match tx.write_rows(&rows).await? {
+    let written = match last {
+        Last::Yes => tx.write_last_rows(&rows).await?,
+        Last::No => tx.write_rows(&rows).await?,
+    };
+    match written {
         None => Ok(()),
         Some(process) => {
             *lost_on = process;

@@ -19,6 +19,8 @@
 //! A lost race with another writer starts the whole group over from the
 //! fresher rows; a store error rolls the whole group back, and every member
 //! gets it (503, nothing written, send again), as a lone `apply` would.
+//! A panic in a group's apply answers its members so too, and its
+//! committer's place passes on (`Place`).
 //! The committer is a task of its own, so a client that goes away cancels
 //! nothing of the others' transaction.
 
@@ -42,6 +44,10 @@ pub(super) struct Group {
     /// How many requests are waiting, for tests that must know a group
     /// has formed.
     waiting: watch::Sender<usize>,
+    /// How many of the next groups panic in their apply, for the test that
+    /// a panic gives its committer's place back.
+    #[cfg(test)]
+    panics: std::sync::atomic::AtomicUsize,
 }
 
 struct Queue {
@@ -65,6 +71,8 @@ impl Group {
                 committers: 0,
             }),
             waiting: watch::channel(0).0,
+            #[cfg(test)]
+            panics: std::sync::atomic::AtomicUsize::new(0),
         }
     }
 
@@ -113,6 +121,11 @@ fn stopped() -> RuntimeError {
 
 /// Commits the groups of `machine` until none is waiting.
 async fn commit(service: Arc<Service>, machine: String) {
+    let mut place = Place {
+        service: Arc::clone(&service),
+        machine: machine.clone(),
+        held: true,
+    };
     let (Some(group), Some(chart)) = (service.groups.get(&machine), service.charts.get(&machine))
     else {
         return;
@@ -122,6 +135,7 @@ async fn commit(service: Arc<Service>, machine: String) {
             let mut queue = group.lock();
             if queue.members.is_empty() {
                 queue.committers -= 1;
+                place.held = false;
                 return;
             }
             let take = queue.members.len().min(MAX_GROUP);
@@ -134,6 +148,8 @@ async fn commit(service: Arc<Service>, machine: String) {
             .into_iter()
             .map(|member| ((member.process, member.event), member.answer))
             .unzip();
+        #[cfg(test)]
+        group.panic_if_asked();
         let now = runtime::now_millis();
         match nonblocking::apply_batch_at(&service.store, chart, &events, now).await {
             Ok(outcomes) => {
@@ -147,6 +163,55 @@ async fn commit(service: Arc<Service>, machine: String) {
                     let _ = answer.send(Err(error.clone()));
                 }
             }
+        }
+    }
+}
+
+/// A committer's place among its machine's `Options::committers`. A
+/// committer gives it back when it finds the queue empty; one that ends
+/// any other way (a panic in its group's apply unwinds through it) would
+/// keep it for ever, and once every place was kept the machine's requests
+/// would wait for ever. Dropped so, the place passes to a new committer
+/// for the requests waiting, or is given back when none is. The members of
+/// the group that panicked are answered by their dropped senders
+/// (`stopped`).
+struct Place {
+    service: Arc<Service>,
+    machine: String,
+    /// Whether the place is still taken by this committer.
+    held: bool,
+}
+
+impl Drop for Place {
+    fn drop(&mut self) {
+        let Some(group) = self.service.groups.get(&self.machine).filter(|_| self.held) else {
+            return;
+        };
+        let mut queue = group.lock();
+        match tokio::runtime::Handle::try_current() {
+            Ok(runtime) if !queue.members.is_empty() => {
+                drop(queue);
+                runtime.spawn(commit(Arc::clone(&self.service), self.machine.clone()));
+            }
+            _ => queue.committers -= 1,
+        }
+    }
+}
+
+#[cfg(test)]
+impl Group {
+    /// Makes the next `n` groups panic in their apply.
+    pub(super) fn panic_next(&self, n: usize) {
+        self.panics.store(n, std::sync::atomic::Ordering::SeqCst);
+    }
+
+    fn panic_if_asked(&self) {
+        use std::sync::atomic::Ordering;
+        let asked = self
+            .panics
+            .fetch_update(Ordering::SeqCst, Ordering::SeqCst, |n| n.checked_sub(1));
+        if asked.is_ok() {
+            panic!("a group's apply panicked, as the test asked");
         }
     }
 }
@@ -233,6 +298,36 @@ mod tests {
     }
 
     const ADD: &str = r#"{"type": "ADD"}"#;
+
+    /// A group whose apply panics is answered with an error (503, nothing
+    /// written), and its committer's place is given back: after more
+    /// panics than there are committers, the next request is applied. The
+    /// timeout only turns the hang this guards against into a failure.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_panic_in_a_group_answers_it_and_frees_its_committer() {
+        let options = Options {
+            committers: 1,
+            ..Options::default()
+        };
+        let (service, address, stop, server) = counter_service(options).await;
+        service.groups["counter"].panic_next(3);
+        let sends = async {
+            for i in 0..3 {
+                let (status, _, body) = post(address, "p1", &format!("k{i}"), ADD).await;
+                assert_eq!(status, 503, "{body}");
+                assert!(body.contains("nothing was written"), "{body}");
+            }
+            post(address, "p1", "k3", ADD).await
+        };
+        let (status, replayed, body) =
+            tokio::time::timeout(std::time::Duration::from_secs(60), sends)
+                .await
+                .expect("the machine's queue waits for a committer that panicked");
+        assert_eq!((status, replayed), (200, false), "{body}");
+        assert!(body.contains(r#""revision":1"#), "{body}");
+        let _ = stop.send(());
+        server.await.unwrap().unwrap();
+    }
 
     /// Requests for three processes that arrive while every committer is
     /// busy are applied in one transaction: one group of three, each

@@ -521,6 +521,19 @@ pub trait AsyncTransaction {
         &mut self,
         rows: &RowWrites,
     ) -> impl Future<Output = Result<Option<String>, StoreError>> + Send;
+    /// Writes `rows` as `write_rows` does, as the transaction's last
+    /// statements: only `commit` (or, when this fails or answers a process,
+    /// `rollback`) follows. A store may send its commit with the writes
+    /// and save a round trip; the transaction is then over, committed when
+    /// this answers `Ok(None)` and rolled back otherwise, and `commit` and
+    /// `rollback` have nothing left to do. PostgreSQL's does; this default
+    /// leaves the commit to `commit`.
+    fn write_last_rows(
+        &mut self,
+        rows: &RowWrites,
+    ) -> impl Future<Output = Result<Option<String>, StoreError>> + Send {
+        self.write_rows(rows)
+    }
 }
 
 /// A durable store with an async API: [`Store`]'s operations as `Send`

@@ -426,6 +426,10 @@ impl AsyncTransaction for AnyAsyncTransaction {
     async fn write_rows(&mut self, rows: &RowWrites) -> Result<Option<String>, StoreError> {
         forward_tx!(self, tx => tx.write_rows(rows))
     }
+
+    async fn write_last_rows(&mut self, rows: &RowWrites) -> Result<Option<String>, StoreError> {
+        forward_tx!(self, tx => tx.write_last_rows(rows))
+    }
 }
 
 /// Runs `$call` on the store inside `$self`, bound to `$store`, and awaits

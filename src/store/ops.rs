@@ -72,6 +72,10 @@ pub(crate) async fn create_schema<E: Executor>(exec: &mut E) -> Result<StoreSecr
     if indexed.first() == Some(&0) {
         exec.batch(&sql::CREATE_NEXT_TIMER_INDEX).await?;
     }
+    let moved = exec.query(&sql::HAS_MOVED_FUNCTION, &[], count).await?;
+    if moved.first() == Some(&0) {
+        exec.batch(&sql::CREATE_MOVED_FUNCTION).await?;
+    }
     secret(exec).await
 }
 
@@ -249,53 +253,66 @@ pub(crate) async fn read_rows<E: Executor>(
 /// The writes of a batch (`Transaction::write_rows`): one statement per
 /// table that has rows, all issued at once and run by the server in the
 /// order written. The first error in that order is the answer, since a
-/// statement after a failed one fails only because the transaction did.
+/// statement after a failed one fails only because the transaction did;
+/// a process row not written fails its statement with `sql::MOVED`, and is
+/// answered as the process another writer moved.
 #[cfg_attr(not(feature = "postgres"), allow(dead_code))]
 pub(crate) async fn write_rows<E: Executor>(
     exec: &mut E,
     rows: &RowWrites,
 ) -> Result<Option<String>, StoreError> {
-    let exec = &*exec;
-    let [inserts, updates, applied, outbox, cancelled] = sql::writes_json(rows)?;
-    exec.prepare(&[
-        &sql::INSERT_PROCESS_MANY,
-        &sql::UPDATE_PROCESS_MANY,
-        &sql::INSERT_APPLIED_MANY,
-        &sql::INSERT_OUTBOX_MANY,
-        &sql::CANCEL_OUTBOX_MANY,
-    ])
-    .await?;
-    let (inserted, updated, applied, outbox, cancelled) = tokio::join!(
-        biased;
-        written_ids(exec, &sql::INSERT_PROCESS_MANY, inserts.as_deref()),
-        written_ids(exec, &sql::UPDATE_PROCESS_MANY, updates.as_deref()),
-        written_rows(exec, &sql::INSERT_APPLIED_MANY, applied.as_deref()),
-        written_rows(exec, &sql::INSERT_OUTBOX_MANY, outbox.as_deref()),
-        written_rows(exec, &sql::CANCEL_OUTBOX_MANY, cancelled.as_deref()),
-    );
-    let written: std::collections::HashSet<String> =
-        inserted?.into_iter().chain(updated?).collect();
-    applied?;
-    outbox?;
-    cancelled?;
-    let wanted = rows.inserts.iter().map(|row| &row.id);
-    let mut wanted = wanted.chain(rows.updates.iter().map(|update| &update.id));
-    Ok(wanted.find(|id| !written.contains(*id)).cloned())
+    let writes = prepare_writes(&*exec, rows).await?;
+    send_writes(&*exec, &writes).await
 }
 
-/// The ids `sql` (a `*_MANY` write of processes) answers for the rows in
-/// `json`; none without rows.
+/// The parameters of `rows`' statements (`sql::writes_json`), with every
+/// statement prepared: all that can fail before a statement is sent, so
+/// that `send_writes` sends each on its first poll.
 #[cfg_attr(not(feature = "postgres"), allow(dead_code))]
-async fn written_ids<E: Executor>(
+pub(crate) async fn prepare_writes<E: Executor>(
     exec: &E,
-    sql: &'static Sql,
-    json: Option<&str>,
-) -> Result<Vec<String>, StoreError> {
-    let Some(json) = json else {
-        return Ok(Vec::new());
-    };
-    exec.query(sql, &[Param::text(json)], |row| sql::text(row, 0))
-        .await
+    rows: &RowWrites,
+) -> Result<[Option<String>; 5], StoreError> {
+    let writes = sql::writes_json(rows)?;
+    exec.prepare(&WRITES).await?;
+    Ok(writes)
+}
+
+/// The `*_MANY` statements of `RowWrites`, in its order.
+#[cfg_attr(not(feature = "postgres"), allow(dead_code))]
+const WRITES: [&Sql; 5] = [
+    &sql::INSERT_PROCESS_MANY,
+    &sql::UPDATE_PROCESS_MANY,
+    &sql::INSERT_APPLIED_MANY,
+    &sql::INSERT_OUTBOX_MANY,
+    &sql::CANCEL_OUTBOX_MANY,
+];
+
+/// Runs the writes `prepare_writes` made ready; see `write_rows`.
+#[cfg_attr(not(feature = "postgres"), allow(dead_code))]
+pub(crate) async fn send_writes<E: Executor>(
+    exec: &E,
+    writes: &[Option<String>; 5],
+) -> Result<Option<String>, StoreError> {
+    let [inserts, updates, applied, outbox, cancelled] = writes;
+    let written = tokio::join!(
+        biased;
+        written_rows(exec, WRITES[0], inserts.as_deref()),
+        written_rows(exec, WRITES[1], updates.as_deref()),
+        written_rows(exec, WRITES[2], applied.as_deref()),
+        written_rows(exec, WRITES[3], outbox.as_deref()),
+        written_rows(exec, WRITES[4], cancelled.as_deref()),
+    );
+    let first_error = [written.0, written.1, written.2, written.3, written.4]
+        .into_iter()
+        .find_map(Result::err);
+    match first_error {
+        None => Ok(None),
+        Some(StoreError::Race(message)) if message.starts_with(sql::MOVED) => {
+            Ok(Some(message[sql::MOVED.len()..].to_string()))
+        }
+        Some(error) => Err(error),
+    }
 }
 
 /// Runs `sql` (a `*_MANY` write) for the rows in `json`, if any.

@@ -14,7 +14,9 @@
 //! `FOR UPDATE SKIP LOCKED`, so dispatchers do not take each other's rows.
 //! Every statement is prepared once per connection: a statement given as
 //! text costs the server a parse and the client a round trip before every
-//! execution.
+//! execution. A batch's last writes are sent with its `COMMIT`
+//! (`write_last_rows`); a process row they cannot write fails its
+//! statement (`idemchart_moved`), so that the `COMMIT` rolls back.
 
 use std::future::Future;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -100,8 +102,9 @@ impl PostgresStore {
 
 impl AsyncPostgresStore {
     /// Connects with a libpq-style string (`host=… user=… dbname=…`, or a
-    /// `postgresql://` URL) and creates the tables if needed, in the first
-    /// schema of the search path; the pool keeps up to
+    /// `postgresql://` URL) and creates the tables if needed, with the
+    /// plpgsql function `idemchart_moved` that its multi-row writes call,
+    /// in the first schema of the search path; the pool keeps up to
     /// [`DEFAULT_CONNECTIONS`] connections.
     ///
     /// A `connect_timeout` in `params` bounds each new connection, the
@@ -406,6 +409,34 @@ impl AsyncTransaction for AsyncPostgresTransaction {
     async fn write_rows(&mut self, rows: &RowWrites) -> Result<Option<String>, StoreError> {
         ops::write_rows(&mut self.exec()?, rows).await
     }
+
+    /// The writes and the `COMMIT` in one round trip. A process row not
+    /// written fails its statement (`idemchart_moved`), and a failed
+    /// statement fails the transaction, so the `COMMIT` behind it rolls
+    /// back: only writes that all succeeded are committed. Everything that
+    /// can fail before the server runs them (the rows' JSON, preparing) is
+    /// done first, so that every write is sent, in order, before the
+    /// `COMMIT` is.
+    async fn write_last_rows(&mut self, rows: &RowWrites) -> Result<Option<String>, StoreError> {
+        let exec = self.exec()?;
+        let writes = ops::prepare_writes(&exec, rows).await?;
+        let client = exec.client;
+        let (written, committed) = tokio::join!(
+            biased;
+            ops::send_writes(&exec, &writes),
+            client.batch_execute("COMMIT"),
+        );
+        // Over either way: committed, or rolled back by the `COMMIT` of a
+        // failed transaction; a connection whose `COMMIT` failed is closed.
+        let client = self.client.take();
+        if committed.is_err() {
+            drop(client.map(Object::take));
+        }
+        match (written, committed) {
+            (Ok(None), Err(e)) => Err(backend(e)),
+            (written, _) => written,
+        }
+    }
 }
 
 impl AsyncStore for AsyncPostgresStore {
@@ -543,5 +574,168 @@ impl AsyncStore for AsyncPostgresStore {
 
     async fn stats(&self, now: u64) -> Result<StoreStats, StoreError> {
         ops::stats(&mut PgExec::plain(&*self.connection().await?), now).await
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::store::{AsyncStore, ProcessUpdate};
+
+    /// A store on a fresh schema of `IDEMCHART_PG`'s server, with a pool of
+    /// `connections`, and the schema's name.
+    async fn fresh_store(connections: usize) -> (AsyncPostgresStore, String) {
+        let base = std::env::var("IDEMCHART_PG")
+            .expect("IDEMCHART_PG must name a PostgreSQL server (run scripts/start-postgres)");
+        static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+        let schema = format!(
+            "unit_{}_{}_{}",
+            std::process::id(),
+            crate::runtime::now_millis(),
+            NEXT.fetch_add(1, Ordering::Relaxed)
+        );
+        let admin = AsyncPostgresStore::with_connections(&base, 1)
+            .await
+            .unwrap();
+        admin
+            .connection()
+            .await
+            .unwrap()
+            .batch_execute(&format!("CREATE SCHEMA {schema}"))
+            .await
+            .unwrap();
+        let params = format!("{base} options='-c search_path={schema}'");
+        let store = AsyncPostgresStore::with_connections(&params, connections)
+            .await
+            .unwrap();
+        (store, schema)
+    }
+
+    fn process_row(id: &str) -> ProcessRow {
+        ProcessRow {
+            id: id.into(),
+            machine: "m".into(),
+            version: None,
+            snapshot: "{}".into(),
+            revision: 1,
+            next_timer_at: None,
+        }
+    }
+
+    fn applied_row(process: &str, event_id: &str, revision: u64) -> AppliedEvent {
+        AppliedEvent {
+            process: process.into(),
+            event_id: event_id.into(),
+            payload_hash: "0".repeat(64),
+            response: "{}".into(),
+            revision,
+            applied_at: 1,
+            payload: None,
+        }
+    }
+
+    /// `write_last_rows` commits with its writes: what it wrote is seen by
+    /// another connection before `commit` is called. When a process row it
+    /// updates was moved meanwhile, it answers that process and nothing of
+    /// the transaction is kept, not even the rows before the failed one.
+    #[tokio::test]
+    #[ignore = "needs a PostgreSQL server: IDEMCHART_PG"]
+    async fn the_last_writes_commit_with_them_or_not_at_all() {
+        let (store, _) = fresh_store(2).await;
+        let mut tx = store.begin().await.unwrap();
+        let first = RowWrites {
+            inserts: vec![process_row("p1")],
+            applied: vec![applied_row("p1", "e1", 1)],
+            ..RowWrites::default()
+        };
+        assert_eq!(tx.write_last_rows(&first).await.unwrap(), None);
+        let seen = store.process("p1").await.unwrap().map(|row| row.revision);
+        assert_eq!(seen, Some(1), "committed before commit is called");
+        assert_eq!(store.applied_count("p1").await.unwrap(), 1);
+        store.commit(tx).await.unwrap();
+
+        // Another writer moves p1 to revision 2 after this one read 1.
+        let mut moved = store.begin().await.unwrap();
+        let update = |revision: u64| ProcessUpdate {
+            id: "p1".into(),
+            read: revision - 1,
+            revision,
+            snapshot: "{}".into(),
+            next_timer_at: None,
+        };
+        let rows = RowWrites {
+            updates: vec![update(2)],
+            ..RowWrites::default()
+        };
+        assert_eq!(moved.write_last_rows(&rows).await.unwrap(), None);
+        store.commit(moved).await.unwrap();
+        let mut tx = store.begin().await.unwrap();
+        let lost = RowWrites {
+            inserts: vec![process_row("p2")],
+            updates: vec![update(2)],
+            applied: vec![applied_row("p2", "e2", 1), applied_row("p1", "e3", 2)],
+            ..RowWrites::default()
+        };
+        assert_eq!(
+            tx.write_last_rows(&lost).await.unwrap(),
+            Some("p1".to_string())
+        );
+        store.rollback(tx).await;
+        assert_eq!(store.process("p2").await.unwrap(), None);
+        assert_eq!(store.applied_count("p2").await.unwrap(), 0);
+        assert_eq!(store.applied_count("p1").await.unwrap(), 1);
+        // The connections are fit for the next transaction.
+        let mut tx = store.begin().await.unwrap();
+        let again = RowWrites {
+            updates: vec![update(3)],
+            ..RowWrites::default()
+        };
+        assert_eq!(tx.write_last_rows(&again).await.unwrap(), None);
+        store.commit(tx).await.unwrap();
+        let revision = store.process("p1").await.unwrap().map(|row| row.revision);
+        assert_eq!(revision, Some(3));
+    }
+
+    /// The generic plan of each multi-row read, which a prepared statement
+    /// comes to after its first executions, looks its rows up in the
+    /// primary key: a scan of the table would cost every request the whole
+    /// table (`applied_events` grows with every event).
+    #[tokio::test]
+    #[ignore = "needs a PostgreSQL server: IDEMCHART_PG"]
+    async fn the_multi_row_reads_use_the_primary_key() {
+        let (store, _) = fresh_store(1).await;
+        let client = store.connection().await.unwrap();
+        client
+            .batch_execute("SET plan_cache_mode = force_generic_plan")
+            .await
+            .unwrap();
+        for (name, sql, parameter) in [
+            (
+                "marks",
+                &crate::store::sql::SELECT_APPLIED_MANY,
+                r#"[["p", "e"]]"#,
+            ),
+            (
+                "processes",
+                &crate::store::sql::SELECT_PROCESS_MANY,
+                r#"[["p"]]"#,
+            ),
+        ] {
+            let text = sql.text(Dialect::Postgres);
+            client
+                .batch_execute(&format!("PREPARE {name}(TEXT) AS {text}"))
+                .await
+                .unwrap();
+            let plan: Vec<String> = client
+                .query(&format!("EXPLAIN EXECUTE {name}('{parameter}')"), &[])
+                .await
+                .unwrap()
+                .iter()
+                .map(|row| row.get(0))
+                .collect();
+            let plan = plan.join("\n");
+            assert!(plan.contains("_pkey"), "{text}:\n{plan}");
+            assert!(!plan.contains("Seq Scan"), "{text}:\n{plan}");
+        }
     }
 }

@@ -206,6 +206,30 @@ pub(crate) static HAS_NEXT_TIMER_INDEX: Sql = Sql::each(
 );
 pub(crate) static CREATE_NEXT_TIMER_INDEX: Sql =
     Sql::new("CREATE INDEX processes_next_timer ON processes (next_timer_at)");
+/// The beginning of the message `idemchart_moved` raises, before the id of
+/// the process another writer moved or created.
+pub(crate) const MOVED: &str = "idemchart: written by another writer meanwhile: ";
+/// Whether the schema has `idemchart_moved`, which PostgreSQL's multi-row
+/// process writes call; SQLite, which writes a statement per row, has no
+/// need of it.
+pub(crate) static HAS_MOVED_FUNCTION: Sql = Sql::each(
+    "SELECT 1",
+    "SELECT COUNT(*) FROM pg_proc JOIN pg_namespace ON pg_namespace.oid = pg_proc.pronamespace
+     WHERE nspname = current_schema() AND proname = 'idemchart_moved'",
+);
+/// Fails the statement, and so its transaction, as a lost race
+/// (`serialization_failure`, which `StoreError::Race` stands for), with
+/// `MOVED` and the process: a multi-row write of processes fails so where
+/// a row was not written, so that a commit sent after it in the same round
+/// trip commits nothing (`AsyncTransaction::write_last_rows`).
+pub(crate) static CREATE_MOVED_FUNCTION: Sql = Sql::new(
+    "CREATE FUNCTION idemchart_moved(process TEXT) RETURNS TEXT LANGUAGE plpgsql AS $body$
+     BEGIN
+         RAISE EXCEPTION USING ERRCODE = 'serialization_failure',
+             MESSAGE = 'idemchart: written by another writer meanwhile: ' || process;
+     END
+     $body$",
+);
 
 pub(crate) static SELECT_APPLIED: Sql = Sql::new(
     "SELECT payload_hash, response, revision, applied_at, payload FROM applied_events
@@ -248,9 +272,10 @@ pub(crate) static INSERT_OUTBOX: Sql = Sql::new(
 /// where one statement per row would wait for the server once per row;
 /// SQLite, which waits for no server, runs a statement per row instead
 /// (`Transaction::read_rows`), and prepares these only in the test below.
-/// PostgreSQL's looks each pair up in the primary key (a lateral join): its
-/// planner makes `IN (SELECT …)` of a prepared statement's rows a hash join
-/// over the whole table.
+/// PostgreSQL's looks each pair up in the primary key (a lateral join
+/// with `LIMIT 1`, the key's one row): its planner makes `IN (SELECT …)`,
+/// and a lateral join it may flatten, a hash join over the whole table in
+/// the prepared statement's generic plan.
 #[cfg_attr(not(feature = "postgres"), allow(dead_code))]
 pub(crate) static SELECT_APPLIED_MANY: Sql = Sql::each(
     "SELECT process, event_id, payload_hash, response, revision, applied_at, payload FROM applied_events
@@ -258,38 +283,52 @@ pub(crate) static SELECT_APPLIED_MANY: Sql = Sql::each(
     "SELECT a.process, a.event_id, a.payload_hash, a.response, a.revision, a.applied_at, a.payload
      FROM jsonb_array_elements(CAST(CAST($1 AS TEXT) AS JSONB)) AS wanted
      CROSS JOIN LATERAL (SELECT * FROM applied_events
-     WHERE process = wanted.value->>0 AND event_id = wanted.value->>1) AS a",
+     WHERE process = wanted.value->>0 AND event_id = wanted.value->>1 LIMIT 1) AS a",
 );
+/// PostgreSQL's looks each id up in the primary key as `SELECT_APPLIED_MANY`
+/// does: `= ANY(ARRAY(…))` it scans the table for while the table is small,
+/// which is every dead version of each row updated since the last vacuum.
 #[cfg_attr(not(feature = "postgres"), allow(dead_code))]
-pub(crate) static SELECT_PROCESS_MANY: Sql = Sql::new(
+pub(crate) static SELECT_PROCESS_MANY: Sql = Sql::each(
     "SELECT id, machine, version, snapshot, revision, next_timer_at FROM processes
-     WHERE id{in_rows_of_1}",
+     WHERE id IN (SELECT value->>0 FROM json_each(?1))",
+    "SELECT p.id, p.machine, p.version, p.snapshot, p.revision, p.next_timer_at
+     FROM jsonb_array_elements(CAST(CAST($1 AS TEXT) AS JSONB)) AS wanted
+     CROSS JOIN LATERAL (SELECT * FROM processes WHERE id = wanted.value->>0 LIMIT 1) AS p",
 );
-/// Answers the ids it inserted: one missing lost its race with another
-/// creator. `WHERE true` tells SQLite's parser that `ON CONFLICT` is not
-/// part of a join.
+/// SQLite's answers the ids it inserted (it is prepared only in the test
+/// below); PostgreSQL's fails with `idemchart_moved` for the first id it
+/// did not insert, which another creator won (`MOVED`). `WHERE true` tells
+/// SQLite's parser that `ON CONFLICT` is not part of a join.
 #[cfg_attr(not(feature = "postgres"), allow(dead_code))]
-pub(crate) static INSERT_PROCESS_MANY: Sql = Sql::new(
+pub(crate) static INSERT_PROCESS_MANY: Sql = Sql::each(
     "INSERT INTO processes (id, machine, version, snapshot, revision, next_timer_at)
-     SELECT value->>0, value->>1, CAST(value->>2 AS {bigint}), value->>3, CAST(value->>4 AS {bigint}), CAST(value->>5 AS {bigint})
-     FROM {rows_of_1} WHERE true ON CONFLICT (id) DO NOTHING RETURNING id",
+     SELECT value->>0, value->>1, CAST(value->>2 AS INTEGER), value->>3, CAST(value->>4 AS INTEGER), CAST(value->>5 AS INTEGER)
+     FROM json_each(?1) WHERE true ON CONFLICT (id) DO NOTHING RETURNING id",
+    "WITH inserted AS (INSERT INTO processes (id, machine, version, snapshot, revision, next_timer_at)
+     SELECT value->>0, value->>1, CAST(value->>2 AS BIGINT), value->>3, CAST(value->>4 AS BIGINT), CAST(value->>5 AS BIGINT)
+     FROM {rows_of_1} ON CONFLICT (id) DO NOTHING RETURNING id)
+     SELECT idemchart_moved(value->>0) FROM {rows_of_1} WHERE value->>0 NOT IN (SELECT id FROM inserted)",
 );
 /// Each row is `[id, snapshot, next_timer_at, revision read, revision
-/// written]`, at most one per process; answers the ids it wrote, so one
-/// missing is a process another writer moved. The version follows the
-/// snapshot as in `UPDATE_PROCESS`. PostgreSQL's names the ids again as an
-/// array, for the index (see `{in_rows_of_1}`).
+/// written]`, at most one per process. SQLite's answers the ids it wrote
+/// (prepared only in the test below); PostgreSQL's fails with
+/// `idemchart_moved` for the first process it did not write, which another
+/// writer moved (`MOVED`). The version follows the snapshot as in
+/// `UPDATE_PROCESS`. PostgreSQL's names the ids again as an array, for the
+/// index (see `{in_rows_of_1}`).
 #[cfg_attr(not(feature = "postgres"), allow(dead_code))]
 pub(crate) static UPDATE_PROCESS_MANY: Sql = Sql::each(
     "UPDATE processes SET snapshot = value->>1, next_timer_at = CAST(value->>2 AS INTEGER),
      revision = CAST(value->>4 AS INTEGER), version = json_extract(value->>1, char(36) || '.version')
      FROM json_each(?1) WHERE processes.id = value->>0 AND processes.revision = CAST(value->>3 AS INTEGER)
      RETURNING processes.id",
-    "UPDATE processes SET snapshot = value->>1, next_timer_at = CAST(value->>2 AS BIGINT),
+    "WITH updated AS (UPDATE processes SET snapshot = value->>1, next_timer_at = CAST(value->>2 AS BIGINT),
      revision = CAST(value->>4 AS BIGINT), version = CAST(CAST(value->>1 AS JSONB)->>'version' AS BIGINT)
-     FROM jsonb_array_elements(CAST(CAST($1 AS TEXT) AS JSONB)) WHERE processes.id = value->>0 AND processes.revision = CAST(value->>3 AS BIGINT)
-     AND processes.id = ANY(ARRAY(SELECT value->>0 FROM jsonb_array_elements(CAST(CAST($1 AS TEXT) AS JSONB))))
-     RETURNING processes.id",
+     FROM {rows_of_1} WHERE processes.id = value->>0 AND processes.revision = CAST(value->>3 AS BIGINT)
+     AND processes.id{in_rows_of_1}
+     RETURNING processes.id)
+     SELECT idemchart_moved(value->>0) FROM {rows_of_1} WHERE value->>0 NOT IN (SELECT id FROM updated)",
 );
 #[cfg_attr(not(feature = "postgres"), allow(dead_code))]
 pub(crate) static INSERT_APPLIED_MANY: Sql = Sql::new(
