@@ -633,7 +633,15 @@ fn run_in(mut cx: Cx<'_>, options: &Options) -> Option<(Vec<Diagnostic>, usize)>
     kept.sort_by_key(|f| (f.span.start, f.span.end, f.lint));
     let mut replayer = confirm::Replayer::new(&cx);
     let mut diagnostics: Vec<Diagnostic> = Vec::with_capacity(kept.len());
-    for f in kept {
+    // The findings are taken from the end of a reversed buffer, which is
+    // cut to its length each time half of it is used: a finding is not
+    // held beside the diagnostic it becomes.
+    kept.reverse();
+    kept.shrink_to_fit();
+    while let Some(mut f) = kept.pop() {
+        if kept.len() < kept.capacity() / 2 {
+            kept.shrink_to_fit();
+        }
         if cx.cancelled() {
             return None;
         }
@@ -657,7 +665,26 @@ fn run_in(mut cx: Cx<'_>, options: &Options) -> Option<(Vec<Diagnostic>, usize)>
             _ => Vec::new(),
         };
         let mut message = f.message;
-        message.push_str(&account_suffix(replay.verdict, replay.account.as_deref()));
+        let suffix = account_suffix(replay.verdict, replay.account.as_deref());
+        message.reserve_exact(suffix.len());
+        message.push_str(&suffix);
+        // Each diagnostic is kept until the report is written, a large
+        // machine's by the hundred thousand: none keeps more room than its
+        // text.
+        message.shrink_to_fit();
+        let mut witness = witness;
+        witness.shrink_to_fit();
+        let mut replay_account = replay.account;
+        let texts = (replay_account.iter_mut())
+            .chain(f.help.iter_mut())
+            .chain(f.labels.iter_mut().map(|l| &mut l.message))
+            .chain(f.fix.iter_mut().flat_map(|fix| {
+                std::iter::once(&mut fix.message)
+                    .chain(fix.edits.iter_mut().map(|e| &mut e.replacement))
+            }));
+        for text in texts {
+            text.shrink_to_fit();
+        }
         // A graph hazard that no run shows, and none is proved impossible,
         // is a note: its reader can declare the fact or raise the bound
         // that its message names, and CI does not fail on it.
@@ -678,10 +705,17 @@ fn run_in(mut cx: Cx<'_>, options: &Options) -> Option<(Vec<Diagnostic>, usize)>
             help: f.help,
             witness,
             verdict: replay.verdict,
-            replay: replay.account,
+            replay: replay_account,
             fix: f.fix,
         });
     }
+    let work = cx
+        .replay_chart
+        .get()
+        .map_or(0, confirm::ReplayChart::work_done);
+    // The replays' chart and memos are not held through the sort.
+    drop(replayer);
+    drop(cx);
     diagnostics.sort_by(|a, b| {
         (a.span.start, a.span.end, a.code, &a.message).cmp(&(
             b.span.start,
@@ -690,10 +724,6 @@ fn run_in(mut cx: Cx<'_>, options: &Options) -> Option<(Vec<Diagnostic>, usize)>
             &b.message,
         ))
     });
-    let work = cx
-        .replay_chart
-        .get()
-        .map_or(0, confirm::ReplayChart::work_done);
     Some((diagnostics, work))
 }
 
