@@ -864,6 +864,50 @@ pub struct Assignment {
 pub type Argument = Assignment;
 
 impl Machine {
+    /// Cuts every vector of the model to its length. A front-end grows them
+    /// a push at a time, which leaves room for about twice what they hold
+    /// (a transition's one action in room for four); a large machine's model
+    /// is kept through the whole lint, so lowering ends with this. The
+    /// arenas are moved into buffers of their length, which every allocator
+    /// gives back (one shrunk in place may keep its room).
+    pub fn shrink_to_fit(&mut self) {
+        fn exact<T>(items: &mut Vec<T>) {
+            if items.len() < items.capacity() {
+                let mut fitted = Vec::with_capacity(items.len());
+                fitted.append(items);
+                *items = fitted;
+            }
+        }
+        fn actions(actions: &mut Vec<Action>) {
+            actions.shrink_to_fit();
+            for action in actions {
+                match action {
+                    Action::Assign { fields, .. } => fields.shrink_to_fit(),
+                    Action::Raise { data, .. } | Action::Send { data, .. } => data.shrink_to_fit(),
+                    Action::Effect { args, .. } => args.shrink_to_fit(),
+                    _ => {}
+                }
+            }
+        }
+        exact(&mut self.states);
+        exact(&mut self.transitions);
+        for state in &mut self.states {
+            state.children.shrink_to_fit();
+            state.initial.shrink_to_fit();
+            actions(&mut state.entry);
+            actions(&mut state.exit);
+            state.on.shrink_to_fit();
+            state.always.shrink_to_fit();
+            state.after.shrink_to_fit();
+            state.invoke.shrink_to_fit();
+            state.tags.shrink_to_fit();
+        }
+        for transition in &mut self.transitions {
+            transition.targets.shrink_to_fit();
+            actions(&mut transition.actions);
+        }
+    }
+
     pub fn state(&self, id: StateId) -> &State {
         &self.states[id.index()]
     }
