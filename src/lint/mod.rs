@@ -251,6 +251,33 @@ pub(crate) struct Finding {
     pub fix: Option<Fix>,
 }
 
+impl Finding {
+    /// Cuts the finding's strings and vectors to their length: a large
+    /// machine's findings, by the hundred thousand, are all held until the
+    /// replays, and text made with `format!` or pushes keeps up to twice
+    /// its length in room.
+    fn shrink_to_fit(&mut self) {
+        self.labels.shrink_to_fit();
+        let texts = (self.help.iter_mut())
+            .chain(std::iter::once(&mut self.message))
+            .chain(self.labels.iter_mut().map(|l| &mut l.message))
+            .chain(self.fix.iter_mut().flat_map(|fix| {
+                fix.edits.shrink_to_fit();
+                std::iter::once(&mut fix.message)
+                    .chain(fix.edits.iter_mut().map(|e| &mut e.replacement))
+            }));
+        for text in texts {
+            text.shrink_to_fit();
+        }
+        if let Some(witness) = &mut self.witness {
+            witness.steps.shrink_to_fit();
+        }
+        if let Some(claim) = &mut self.claim {
+            claim.taking.shrink_to_fit();
+        }
+    }
+}
+
 /// A path that drives a sibling region, shared by the witnesses that use it.
 type DrivePath = std::rc::Rc<[petgraph::graph::EdgeIndex]>;
 
@@ -402,7 +429,8 @@ impl<'m> Cx<'m> {
             .collect()
     }
 
-    pub fn report(&mut self, finding: Finding) {
+    pub fn report(&mut self, mut finding: Finding) {
+        finding.shrink_to_fit();
         self.findings.push(finding);
     }
 
@@ -631,14 +659,13 @@ fn run_in(mut cx: Cx<'_>, options: &Options) -> Option<(Vec<Diagnostic>, usize)>
     // Replays go in the order of the file, so that a budget spent on a
     // large machine covers its first findings.
     kept.sort_by_key(|f| (f.span.start, f.span.end, f.lint));
-    let mut replayer = confirm::Replayer::new(&cx);
-    let mut diagnostics: Vec<Diagnostic> = Vec::with_capacity(kept.len());
     // The findings are taken from the end of a reversed buffer, which is
     // cut to its length each time half of it is used: a finding is not
     // held beside the diagnostic it becomes.
-    kept.reverse();
-    kept.shrink_to_fit();
-    while let Some(mut f) = kept.pop() {
+    let mut kept = fitted_reversed(kept);
+    let mut replayer = confirm::Replayer::new(&cx);
+    let mut diagnostics: Vec<Diagnostic> = Vec::with_capacity(kept.len());
+    while let Some(f) = kept.pop() {
         if kept.len() < kept.capacity() / 2 {
             kept.shrink_to_fit();
         }
@@ -675,15 +702,8 @@ fn run_in(mut cx: Cx<'_>, options: &Options) -> Option<(Vec<Diagnostic>, usize)>
         let mut witness = witness;
         witness.shrink_to_fit();
         let mut replay_account = replay.account;
-        let texts = (replay_account.iter_mut())
-            .chain(f.help.iter_mut())
-            .chain(f.labels.iter_mut().map(|l| &mut l.message))
-            .chain(f.fix.iter_mut().flat_map(|fix| {
-                std::iter::once(&mut fix.message)
-                    .chain(fix.edits.iter_mut().map(|e| &mut e.replacement))
-            }));
-        for text in texts {
-            text.shrink_to_fit();
+        if let Some(account) = &mut replay_account {
+            account.shrink_to_fit();
         }
         // A graph hazard that no run shows, and none is proved impossible,
         // is a note: its reader can declare the fact or raise the bound
@@ -725,6 +745,15 @@ fn run_in(mut cx: Cx<'_>, options: &Options) -> Option<(Vec<Diagnostic>, usize)>
         ))
     });
     Some((diagnostics, work))
+}
+
+/// The items in reverse order, in a buffer of their length: a vector that
+/// grew by pushes has room for up to twice its items, which an allocator
+/// may keep when the vector is only cut in place.
+fn fitted_reversed<T>(mut items: Vec<T>) -> Vec<T> {
+    let mut fitted = Vec::with_capacity(items.len());
+    fitted.extend(items.drain(..).rev());
+    fitted
 }
 
 /// A suppression in force: the state and the lint name as written.
