@@ -252,28 +252,30 @@ pub(crate) struct Finding {
 }
 
 impl Finding {
-    /// Cuts the finding's strings and vectors to their length: a large
-    /// machine's findings, by the hundred thousand, are all held until the
-    /// replays, and text made with `format!` or pushes keeps up to twice
-    /// its length in room.
+    /// Cuts the finding's strings and vectors to their length
+    /// (`crate::fit`): a large machine's findings, by the hundred thousand,
+    /// are all held until the replays.
     fn shrink_to_fit(&mut self) {
-        self.labels.shrink_to_fit();
+        use crate::fit;
+        fit::vec(&mut self.labels);
+        if let Some(fix) = &mut self.fix {
+            fit::vec(&mut fix.edits);
+        }
         let texts = (self.help.iter_mut())
             .chain(std::iter::once(&mut self.message))
             .chain(self.labels.iter_mut().map(|l| &mut l.message))
             .chain(self.fix.iter_mut().flat_map(|fix| {
-                fix.edits.shrink_to_fit();
                 std::iter::once(&mut fix.message)
                     .chain(fix.edits.iter_mut().map(|e| &mut e.replacement))
             }));
         for text in texts {
-            text.shrink_to_fit();
+            fit::string(text);
         }
         if let Some(witness) = &mut self.witness {
-            witness.steps.shrink_to_fit();
+            fit::vec(&mut witness.steps);
         }
         if let Some(claim) = &mut self.claim {
-            claim.taking.shrink_to_fit();
+            fit::vec(&mut claim.taking);
         }
     }
 }
@@ -662,12 +664,13 @@ fn run_in(mut cx: Cx<'_>, options: &Options) -> Option<(Vec<Diagnostic>, usize)>
     // The findings are taken from the end of a reversed buffer, which is
     // cut to its length each time half of it is used: a finding is not
     // held beside the diagnostic it becomes.
-    let mut kept = fitted_reversed(kept);
+    kept.reverse();
+    crate::fit::vec(&mut kept);
     let mut replayer = confirm::Replayer::new(&cx);
     let mut diagnostics: Vec<Diagnostic> = Vec::with_capacity(kept.len());
     while let Some(f) = kept.pop() {
         if kept.len() < kept.capacity() / 2 {
-            kept.shrink_to_fit();
+            crate::fit::vec(&mut kept);
         }
         if cx.cancelled() {
             return None;
@@ -693,17 +696,16 @@ fn run_in(mut cx: Cx<'_>, options: &Options) -> Option<(Vec<Diagnostic>, usize)>
         };
         let mut message = f.message;
         let suffix = account_suffix(replay.verdict, replay.account.as_deref());
-        message.reserve_exact(suffix.len());
-        message.push_str(&suffix);
         // Each diagnostic is kept until the report is written, a large
         // machine's by the hundred thousand: none keeps more room than its
-        // text.
-        message.shrink_to_fit();
+        // text (the finding's was cut when it was reported).
+        message.reserve_exact(suffix.len());
+        message.push_str(&suffix);
         let mut witness = witness;
-        witness.shrink_to_fit();
+        crate::fit::vec(&mut witness);
         let mut replay_account = replay.account;
         if let Some(account) = &mut replay_account {
-            account.shrink_to_fit();
+            crate::fit::string(account);
         }
         // A graph hazard that no run shows, and none is proved impossible,
         // is a note: its reader can declare the fact or raise the bound
@@ -745,15 +747,6 @@ fn run_in(mut cx: Cx<'_>, options: &Options) -> Option<(Vec<Diagnostic>, usize)>
         ))
     });
     Some((diagnostics, work))
-}
-
-/// The items in reverse order, in a buffer of their length: a vector that
-/// grew by pushes has room for up to twice its items, which an allocator
-/// may keep when the vector is only cut in place.
-fn fitted_reversed<T>(mut items: Vec<T>) -> Vec<T> {
-    let mut fitted = Vec::with_capacity(items.len());
-    fitted.extend(items.drain(..).rev());
-    fitted
 }
 
 /// A suppression in force: the state and the lint name as written.

@@ -864,22 +864,14 @@ pub struct Assignment {
 pub type Argument = Assignment;
 
 impl Machine {
-    /// Cuts every vector of the model to its length. A front-end grows them
-    /// a push at a time, which leaves room for about twice what they hold
-    /// (a transition's one action in room for four); a large machine's model
-    /// is kept through the whole lint, so lowering ends with this. The
-    /// arenas are moved into buffers of their length, which every allocator
-    /// gives back (one shrunk in place may keep its room).
+    /// Cuts every vector of the model to its length (`crate::fit`): a
+    /// front-end grows them a push at a time (a transition's one action in
+    /// room for four), and a large machine's model is kept through the
+    /// whole lint, so lowering ends with this.
     pub fn shrink_to_fit(&mut self) {
-        fn exact<T>(items: &mut Vec<T>) {
-            if items.len() < items.capacity() {
-                let mut fitted = Vec::with_capacity(items.len());
-                fitted.append(items);
-                *items = fitted;
-            }
-        }
+        use crate::fit;
         fn actions(actions: &mut Vec<Action>) {
-            actions.shrink_to_fit();
+            fit::vec(actions);
             for action in actions {
                 match action {
                     Action::Assign { fields, .. } => fields.shrink_to_fit(),
@@ -889,21 +881,21 @@ impl Machine {
                 }
             }
         }
-        exact(&mut self.states);
-        exact(&mut self.transitions);
+        fit::vec(&mut self.states);
+        fit::vec(&mut self.transitions);
         for state in &mut self.states {
-            state.children.shrink_to_fit();
-            state.initial.shrink_to_fit();
+            fit::vec(&mut state.children);
+            fit::vec(&mut state.initial);
             actions(&mut state.entry);
             actions(&mut state.exit);
-            state.on.shrink_to_fit();
-            state.always.shrink_to_fit();
-            state.after.shrink_to_fit();
-            state.invoke.shrink_to_fit();
-            state.tags.shrink_to_fit();
+            fit::vec(&mut state.on);
+            fit::vec(&mut state.always);
+            fit::vec(&mut state.after);
+            fit::vec(&mut state.invoke);
+            fit::vec(&mut state.tags);
         }
         for transition in &mut self.transitions {
-            transition.targets.shrink_to_fit();
+            fit::vec(&mut transition.targets);
             actions(&mut transition.actions);
         }
     }
