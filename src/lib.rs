@@ -60,6 +60,7 @@ pub mod config;
 pub mod diagnostic;
 pub mod diagram;
 pub mod expr;
+mod fit;
 pub mod fix;
 pub mod graph;
 pub mod import;

@@ -21,7 +21,9 @@ use idemchart::report::{self, FileReport, Reach, Summary};
 use idemchart::{Machine, SourceFile, fix};
 
 use super::baseline::Baseline;
-use super::{Color, CommandResult, candidates, errln, finish, load_candidate, out, outln};
+use super::{
+    Color, CommandResult, candidates, errln, finish, load_candidate, out, out_with, outln,
+};
 
 #[derive(Args)]
 pub struct LintArgs {
@@ -335,15 +337,12 @@ pub fn lint(args: &LintArgs, matches: Option<&ArgMatches>) -> CommandResult {
                 Color::Always => true,
                 Color::Never => false,
             };
-            out(report::human_with(
-                &reports,
-                reach,
-                color,
-                args.unsafe_fixes,
-            ))
+            out_with(|stdout| {
+                report::write_human(&reports, reach, color, args.unsafe_fixes, stdout)
+            })
         }
-        LintFormat::Json => out(report::json(&reports)),
-        LintFormat::Sarif => out(report::sarif(&reports, &registry)),
+        LintFormat::Json => out_with(|stdout| report::write_json(&reports, stdout)),
+        LintFormat::Sarif => out_with(|stdout| report::write_sarif(&reports, &registry, stdout)),
         LintFormat::Github => out(report::github(&reports, args.unsafe_fixes)),
     };
     // What `--fix` did ends the report for people; the tables and the

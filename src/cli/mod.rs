@@ -24,7 +24,7 @@ use idemchart::load::{Candidate, Resolver};
 use idemchart::syntax;
 use idemchart::{Machine, Severity, SourceFile};
 
-use output::{CommandResult, Failure, errln, finish, out, outln};
+use output::{CommandResult, Failure, errln, finish, out, out_with, outln};
 
 #[derive(Parser)]
 #[command(

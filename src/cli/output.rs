@@ -36,8 +36,15 @@ pub type CommandResult = Result<ExitCode, Failure>;
 /// Writes `text` to standard output, locked for the whole text. A closed
 /// pipe is `Failure::Closed`; any other failure to write is a message.
 pub fn out(text: impl Display) -> Result<(), Failure> {
-    let mut stdout = std::io::stdout().lock();
-    write!(stdout, "{text}")
+    out_with(|stdout| write!(stdout, "{text}"))
+}
+
+/// Standard output, locked and buffered, handed to `write` for a report
+/// written as it is made (a large lint's is not held whole); failures as
+/// `out` gives them.
+pub fn out_with(write: impl FnOnce(&mut dyn Write) -> std::io::Result<()>) -> Result<(), Failure> {
+    let mut stdout = std::io::BufWriter::with_capacity(64 * 1024, std::io::stdout().lock());
+    write(&mut stdout)
         .and_then(|()| stdout.flush())
         .map_err(|e| match e.kind() {
             std::io::ErrorKind::BrokenPipe => Failure::Closed,

@@ -251,6 +251,35 @@ pub(crate) struct Finding {
     pub fix: Option<Fix>,
 }
 
+impl Finding {
+    /// Cuts the finding's strings and vectors to their length
+    /// (`crate::fit`): a large machine's findings, by the hundred thousand,
+    /// are all held until the replays.
+    fn shrink_to_fit(&mut self) {
+        use crate::fit;
+        fit::vec(&mut self.labels);
+        if let Some(fix) = &mut self.fix {
+            fit::vec(&mut fix.edits);
+        }
+        let texts = (self.help.iter_mut())
+            .chain(std::iter::once(&mut self.message))
+            .chain(self.labels.iter_mut().map(|l| &mut l.message))
+            .chain(self.fix.iter_mut().flat_map(|fix| {
+                std::iter::once(&mut fix.message)
+                    .chain(fix.edits.iter_mut().map(|e| &mut e.replacement))
+            }));
+        for text in texts {
+            fit::string(text);
+        }
+        if let Some(witness) = &mut self.witness {
+            fit::vec(&mut witness.steps);
+        }
+        if let Some(claim) = &mut self.claim {
+            fit::vec(&mut claim.taking);
+        }
+    }
+}
+
 /// A path that drives a sibling region, shared by the witnesses that use it.
 type DrivePath = std::rc::Rc<[petgraph::graph::EdgeIndex]>;
 
@@ -402,7 +431,8 @@ impl<'m> Cx<'m> {
             .collect()
     }
 
-    pub fn report(&mut self, finding: Finding) {
+    pub fn report(&mut self, mut finding: Finding) {
+        finding.shrink_to_fit();
         self.findings.push(finding);
     }
 
@@ -631,9 +661,17 @@ fn run_in(mut cx: Cx<'_>, options: &Options) -> Option<(Vec<Diagnostic>, usize)>
     // Replays go in the order of the file, so that a budget spent on a
     // large machine covers its first findings.
     kept.sort_by_key(|f| (f.span.start, f.span.end, f.lint));
+    // The findings are taken from the end of a reversed buffer, which is
+    // cut to its length each time half of it is used: a finding is not
+    // held beside the diagnostic it becomes.
+    kept.reverse();
+    crate::fit::vec(&mut kept);
     let mut replayer = confirm::Replayer::new(&cx);
     let mut diagnostics: Vec<Diagnostic> = Vec::with_capacity(kept.len());
-    for f in kept {
+    while let Some(f) = kept.pop() {
+        if kept.len() < kept.capacity() / 2 {
+            crate::fit::vec(&mut kept);
+        }
         if cx.cancelled() {
             return None;
         }
@@ -657,7 +695,18 @@ fn run_in(mut cx: Cx<'_>, options: &Options) -> Option<(Vec<Diagnostic>, usize)>
             _ => Vec::new(),
         };
         let mut message = f.message;
-        message.push_str(&account_suffix(replay.verdict, replay.account.as_deref()));
+        let suffix = account_suffix(replay.verdict, replay.account.as_deref());
+        // Each diagnostic is kept until the report is written, a large
+        // machine's by the hundred thousand: none keeps more room than its
+        // text (the finding's was cut when it was reported).
+        message.reserve_exact(suffix.len());
+        message.push_str(&suffix);
+        let mut witness = witness;
+        crate::fit::vec(&mut witness);
+        let mut replay_account = replay.account;
+        if let Some(account) = &mut replay_account {
+            crate::fit::string(account);
+        }
         // A graph hazard that no run shows, and none is proved impossible,
         // is a note: its reader can declare the fact or raise the bound
         // that its message names, and CI does not fail on it.
@@ -678,10 +727,17 @@ fn run_in(mut cx: Cx<'_>, options: &Options) -> Option<(Vec<Diagnostic>, usize)>
             help: f.help,
             witness,
             verdict: replay.verdict,
-            replay: replay.account,
+            replay: replay_account,
             fix: f.fix,
         });
     }
+    let work = cx
+        .replay_chart
+        .get()
+        .map_or(0, confirm::ReplayChart::work_done);
+    // The replays' chart and memos are not held through the sort.
+    drop(replayer);
+    drop(cx);
     diagnostics.sort_by(|a, b| {
         (a.span.start, a.span.end, a.code, &a.message).cmp(&(
             b.span.start,
@@ -690,10 +746,6 @@ fn run_in(mut cx: Cx<'_>, options: &Options) -> Option<(Vec<Diagnostic>, usize)>
             &b.message,
         ))
     });
-    let work = cx
-        .replay_chart
-        .get()
-        .map_or(0, confirm::ReplayChart::work_done);
     Some((diagnostics, work))
 }
 

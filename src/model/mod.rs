@@ -864,6 +864,42 @@ pub struct Assignment {
 pub type Argument = Assignment;
 
 impl Machine {
+    /// Cuts every vector of the model to its length (`crate::fit`): a
+    /// front-end grows them a push at a time (a transition's one action in
+    /// room for four), and a large machine's model is kept through the
+    /// whole lint, so lowering ends with this.
+    pub fn shrink_to_fit(&mut self) {
+        use crate::fit;
+        fn actions(actions: &mut Vec<Action>) {
+            fit::vec(actions);
+            for action in actions {
+                match action {
+                    Action::Assign { fields, .. } => fields.shrink_to_fit(),
+                    Action::Raise { data, .. } | Action::Send { data, .. } => data.shrink_to_fit(),
+                    Action::Effect { args, .. } => args.shrink_to_fit(),
+                    _ => {}
+                }
+            }
+        }
+        fit::vec(&mut self.states);
+        fit::vec(&mut self.transitions);
+        for state in &mut self.states {
+            fit::vec(&mut state.children);
+            fit::vec(&mut state.initial);
+            actions(&mut state.entry);
+            actions(&mut state.exit);
+            fit::vec(&mut state.on);
+            fit::vec(&mut state.always);
+            fit::vec(&mut state.after);
+            fit::vec(&mut state.invoke);
+            fit::vec(&mut state.tags);
+        }
+        for transition in &mut self.transitions {
+            fit::vec(&mut transition.targets);
+            actions(&mut transition.actions);
+        }
+    }
+
     pub fn state(&self, id: StateId) -> &State {
         &self.states[id.index()]
     }

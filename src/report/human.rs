@@ -146,26 +146,30 @@ pub fn human(reports: &[FileReport], reach: Reach, color: bool) -> String {
 /// `human` for a run given `--unsafe-fixes` when `unsafe_fixes`: its unsafe
 /// fixes are fixable with `--fix`, not hidden.
 pub fn human_with(reports: &[FileReport], reach: Reach, color: bool, unsafe_fixes: bool) -> String {
-    let mut out = String::new();
+    super::to_text(|out| write_human(reports, reach, color, unsafe_fixes, out))
+}
+
+/// `human_with`, written to `out` a diagnostic at a time.
+pub fn write_human(
+    reports: &[FileReport],
+    reach: Reach,
+    color: bool,
+    unsafe_fixes: bool,
+    out: &mut dyn std::io::Write,
+) -> std::io::Result<()> {
     for report in reports {
         for diagnostic in &report.diagnostics {
-            out.push_str(&render_with(
-                diagnostic,
-                &report.file,
-                color,
-                Some(unsafe_fixes),
-            ));
-            out.push_str("\n\n");
+            let shown = render_with(diagnostic, &report.file, color, Some(unsafe_fixes));
+            out.write_all(shown.as_bytes())?;
+            out.write_all(b"\n\n")?;
         }
     }
-    out.push_str(&statistics_table(&statistics(reports)));
-    out.push_str(&Summary::of(reports).line(reach));
-    out.push('\n');
+    out.write_all(statistics_table(&statistics(reports)).as_bytes())?;
+    writeln!(out, "{}", Summary::of(reports).line(reach))?;
     if let Some(line) = fixable_line(reports, unsafe_fixes) {
-        out.push_str(&line);
-        out.push('\n');
+        writeln!(out, "{line}")?;
     }
-    out
+    Ok(())
 }
 
 #[cfg(test)]

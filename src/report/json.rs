@@ -1,16 +1,34 @@
 //! The JSON document of `idemchart lint --format json` (see the "Lints"
 //! section of the machine-format spec).
 
+use std::io::Write;
+
 use serde::Serialize;
 
 use super::{FileReport, Region, Summary, portable_path};
-use crate::diagnostic::{Fix, Verdict};
+use crate::diagnostic::{Diagnostic, Fix, Verdict};
 use crate::span::SourceFile;
 
 #[derive(Serialize)]
 struct Document<'a> {
-    diagnostics: Vec<JsonDiagnostic<'a>>,
+    diagnostics: Diagnostics<'a>,
     summary: Summary,
+}
+
+/// Every diagnostic of the reports, each made into its JSON shape as it is
+/// written: a large run's document is never held whole.
+struct Diagnostics<'a>(&'a [FileReport]);
+
+impl Serialize for Diagnostics<'_> {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.collect_seq(self.0.iter().flat_map(|report| {
+            let file = portable_path(&report.file.path);
+            report
+                .diagnostics
+                .iter()
+                .map(move |d| JsonDiagnostic::of(d, &report.file, file.clone()))
+        }))
+    }
 }
 
 #[derive(Serialize)]
@@ -90,36 +108,39 @@ impl<'a> JsonFix<'a> {
     }
 }
 
+impl<'a> JsonDiagnostic<'a> {
+    fn of(d: &'a Diagnostic, file: &SourceFile, path: String) -> JsonDiagnostic<'a> {
+        let region = Region::of(d.span, file);
+        JsonDiagnostic {
+            code: d.code,
+            lint: d.name,
+            severity: d.severity.as_str(),
+            file: path,
+            line: region.start_line,
+            column: region.start_column,
+            message: &d.message,
+            witness: &d.witness,
+            confirmed: Verdict::confirmed(d.verdict),
+            verdict: d.verdict.map(Verdict::as_str),
+            replay: d.replay.as_deref(),
+            fix: d.fix.as_ref().map(|f| JsonFix::of(f, file)),
+        }
+    }
+}
+
 /// One JSON document with every diagnostic, load errors included, and the
 /// summary; pretty-printed, with a final newline.
 pub fn json(reports: &[FileReport]) -> String {
-    let diagnostics = reports
-        .iter()
-        .flat_map(|report| {
-            report.diagnostics.iter().map(move |d| {
-                let region = Region::of(d.span, &report.file);
-                JsonDiagnostic {
-                    code: d.code,
-                    lint: d.name,
-                    severity: d.severity.as_str(),
-                    file: portable_path(&report.file.path),
-                    line: region.start_line,
-                    column: region.start_column,
-                    message: &d.message,
-                    witness: &d.witness,
-                    confirmed: Verdict::confirmed(d.verdict),
-                    verdict: d.verdict.map(Verdict::as_str),
-                    replay: d.replay.as_deref(),
-                    fix: d.fix.as_ref().map(|f| JsonFix::of(f, &report.file)),
-                }
-            })
-        })
-        .collect();
+    super::to_text(|out| write_json(reports, out))
+}
+
+/// `json`, written to `out` as it is made.
+pub fn write_json(reports: &[FileReport], out: &mut dyn Write) -> std::io::Result<()> {
     let document = Document {
-        diagnostics,
+        diagnostics: Diagnostics(reports),
         summary: Summary::of(reports),
     };
-    super::pretty_json(&document)
+    super::write_pretty_json(&document, out)
 }
 
 #[cfg(test)]

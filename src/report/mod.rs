@@ -12,9 +12,9 @@ pub(crate) mod sarif;
 mod statistics;
 
 pub use github::{escape_data, escape_property, github};
-pub use human::{human, human_with, render};
-pub use json::json;
-pub use sarif::sarif;
+pub use human::{human, human_with, render, write_human};
+pub use json::{json, write_json};
+pub use sarif::{sarif, write_sarif};
 pub use statistics::{CodeCount, statistics, statistics_json, statistics_table};
 
 use serde::Serialize;
@@ -139,10 +139,26 @@ pub fn fixable_line(reports: &[FileReport], unsafe_fixes: bool) -> Option<String
 
 /// A document of the JSON outputs, pretty-printed, with a final newline.
 pub(crate) fn pretty_json(document: &impl serde::Serialize) -> String {
-    let mut text = serde_json::to_string_pretty(document)
-        .expect("a document of strings and numbers always serialises");
-    text.push('\n');
-    text
+    to_text(|out| write_pretty_json(document, out))
+}
+
+/// `pretty_json`, written to `out` as it is made.
+pub(crate) fn write_pretty_json(
+    document: &impl serde::Serialize,
+    out: &mut dyn std::io::Write,
+) -> std::io::Result<()> {
+    serde_json::to_writer_pretty(&mut *out, document).map_err(std::io::Error::from)?;
+    out.write_all(b"\n")
+}
+
+/// What a writer of an output writes, as text: each writes UTF-8 only, and
+/// writing to memory does not fail.
+pub(crate) fn to_text(
+    write: impl FnOnce(&mut dyn std::io::Write) -> std::io::Result<()>,
+) -> String {
+    let mut bytes = Vec::new();
+    write(&mut bytes).expect("writing to memory does not fail");
+    String::from_utf8(bytes).expect("the outputs write UTF-8")
 }
 
 /// The witness as one line: `ENVIAR → RECIBIR → ENVIAR*`, and what the

@@ -22,18 +22,18 @@ const SCHEMA: &str = "https://json.schemastore.org/sarif-2.1.0.json";
 const DESCRIPTION_LIMIT: usize = 1024;
 
 #[derive(Serialize)]
-struct Log {
+struct Log<'a> {
     #[serde(rename = "$schema")]
     schema: &'static str,
     version: &'static str,
-    runs: Vec<Run>,
+    runs: [Run<'a>; 1],
 }
 
 #[derive(Serialize)]
 #[serde(rename_all = "camelCase")]
-struct Run {
+struct Run<'a> {
     tool: Tool,
-    results: Vec<SarifResult>,
+    results: Results<'a>,
     column_kind: &'static str,
 }
 
@@ -193,96 +193,34 @@ struct ThreadFlowLocation {
 /// The SARIF log of a run: `lints` become the rules (load errors found in the
 /// run are added as rules of their own), every diagnostic a result.
 pub fn sarif(reports: &[FileReport], lints: &[LintInfo]) -> String {
+    super::to_text(|out| write_sarif(reports, lints, out))
+}
+
+/// `sarif`, written to `out` as it is made: each result is made when it is
+/// written, so that a large run's log is never held whole.
+pub fn write_sarif(
+    reports: &[FileReport],
+    lints: &[LintInfo],
+    out: &mut dyn std::io::Write,
+) -> std::io::Result<()> {
     let mut rules: Vec<Rule> = lints.iter().map(lint_rule).collect();
     let mut index: BTreeMap<String, usize> = rules
         .iter()
         .enumerate()
         .map(|(i, rule)| (rule.id.clone(), i))
         .collect();
-    let mut results = Vec::new();
-    for report in reports {
-        let uri = uri(&portable_path(&report.file.path));
-        for d in &report.diagnostics {
-            let rule_index = *index.entry(d.code.to_string()).or_insert_with(|| {
-                rules.push(load_error_rule(d));
-                rules.len() - 1
-            });
-            let place = |span, message: Option<String>, id| Location {
-                id,
-                physical_location: PhysicalLocation {
-                    artifact_location: ArtifactLocation { uri: uri.clone() },
-                    region: region(Region::of(span, &report.file)),
-                },
-                message: message.map(|text| Text { text }),
-            };
-            let related_locations = d
-                .labels
-                .iter()
-                .enumerate()
-                .map(|(i, label)| place(label.span, Some(label.message.clone()), Some(i + 1)))
-                .collect();
-            // Diagnostics carry no position for each step of the witness, so
-            // every step points at the finding and says which event it is.
-            let steps = d.witness.len();
-            // I008's last step is a retry, every other witness's a repeat.
-            let last = if d.code == crate::lint::Lint::RetryWithoutVerification.code() {
-                "the retried delivery"
-            } else {
-                "the repeated delivery"
-            };
-            let code_flows = if steps == 0 {
-                Vec::new()
-            } else {
-                let locations = d
-                    .witness
-                    .iter()
-                    .enumerate()
-                    .map(|(i, event)| {
-                        let text = if i + 1 == steps {
-                            format!("{}. {event}: {last}", i + 1)
-                        } else {
-                            format!("{}. {event}", i + 1)
-                        };
-                        ThreadFlowLocation {
-                            location: place(d.span, Some(text), None),
-                            execution_order: i + 1,
-                        }
-                    })
-                    .collect();
-                vec![CodeFlow {
-                    thread_flows: vec![ThreadFlow { locations }],
-                }]
-            };
-            results.push(SarifResult {
-                rule_id: d.code.to_string(),
-                rule_index,
-                level: level(d.severity),
-                message: Text {
-                    text: message_text(d),
-                },
-                locations: vec![place(d.span, None, None)],
-                related_locations,
-                code_flows,
-                properties: (!d.witness.is_empty() || d.verdict.is_some()).then(|| {
-                    ResultProperties {
-                        witness: d.witness.clone(),
-                        verdict: d.verdict.map(Verdict::as_str),
-                        confirmed: Verdict::confirmed(d.verdict),
-                        replay: d.replay.clone(),
-                    }
-                }),
-                fixes: d
-                    .fix
-                    .iter()
-                    .map(|fix| sarif_fix(fix, &uri, &report.file))
-                    .collect(),
-            });
-        }
+    // The rules come before the results in the log: the load errors' rules
+    // are added first, in the order the results name them.
+    for d in reports.iter().flat_map(|r| &r.diagnostics) {
+        index.entry(d.code.to_string()).or_insert_with(|| {
+            rules.push(load_error_rule(d));
+            rules.len() - 1
+        });
     }
     let log = Log {
         schema: SCHEMA,
         version: "2.1.0",
-        runs: vec![Run {
+        runs: [Run {
             tool: Tool {
                 driver: Driver {
                     name: "idemchart",
@@ -290,14 +228,103 @@ pub fn sarif(reports: &[FileReport], lints: &[LintInfo]) -> String {
                     rules,
                 },
             },
-            results,
+            results: Results {
+                reports,
+                index: &index,
+            },
             column_kind: "unicodeCodePoints",
         }],
     };
-    let mut text =
-        serde_json::to_string_pretty(&log).expect("a log of strings and numbers always serialises");
-    text.push('\n');
-    text
+    super::write_pretty_json(&log, out)
+}
+
+/// Every diagnostic of the reports as a result, made as it is written;
+/// `index` is each code's rule.
+struct Results<'a> {
+    reports: &'a [FileReport],
+    index: &'a BTreeMap<String, usize>,
+}
+
+impl Serialize for Results<'_> {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.collect_seq(self.reports.iter().flat_map(|report| {
+            let uri = uri(&portable_path(&report.file.path));
+            report
+                .diagnostics
+                .iter()
+                .map(move |d| result(d, &report.file, &uri, self.index[d.code]))
+        }))
+    }
+}
+
+/// The result of one diagnostic of `file`, whose rule is `rule_index`.
+fn result(d: &Diagnostic, file: &SourceFile, uri: &str, rule_index: usize) -> SarifResult {
+    let place = |span, message: Option<String>, id| Location {
+        id,
+        physical_location: PhysicalLocation {
+            artifact_location: ArtifactLocation {
+                uri: uri.to_string(),
+            },
+            region: region(Region::of(span, file)),
+        },
+        message: message.map(|text| Text { text }),
+    };
+    let related_locations = d
+        .labels
+        .iter()
+        .enumerate()
+        .map(|(i, label)| place(label.span, Some(label.message.clone()), Some(i + 1)))
+        .collect();
+    // Diagnostics carry no position for each step of the witness, so
+    // every step points at the finding and says which event it is.
+    let steps = d.witness.len();
+    // I008's last step is a retry, every other witness's a repeat.
+    let last = if d.code == crate::lint::Lint::RetryWithoutVerification.code() {
+        "the retried delivery"
+    } else {
+        "the repeated delivery"
+    };
+    let code_flows = if steps == 0 {
+        Vec::new()
+    } else {
+        let locations = d
+            .witness
+            .iter()
+            .enumerate()
+            .map(|(i, event)| {
+                let text = if i + 1 == steps {
+                    format!("{}. {event}: {last}", i + 1)
+                } else {
+                    format!("{}. {event}", i + 1)
+                };
+                ThreadFlowLocation {
+                    location: place(d.span, Some(text), None),
+                    execution_order: i + 1,
+                }
+            })
+            .collect();
+        vec![CodeFlow {
+            thread_flows: vec![ThreadFlow { locations }],
+        }]
+    };
+    SarifResult {
+        rule_id: d.code.to_string(),
+        rule_index,
+        level: level(d.severity),
+        message: Text {
+            text: message_text(d),
+        },
+        locations: vec![place(d.span, None, None)],
+        related_locations,
+        code_flows,
+        properties: (!d.witness.is_empty() || d.verdict.is_some()).then(|| ResultProperties {
+            witness: d.witness.clone(),
+            verdict: d.verdict.map(Verdict::as_str),
+            confirmed: Verdict::confirmed(d.verdict),
+            replay: d.replay.clone(),
+        }),
+        fixes: d.fix.iter().map(|fix| sarif_fix(fix, uri, file)).collect(),
+    }
 }
 
 fn lint_rule(lint: &LintInfo) -> Rule {

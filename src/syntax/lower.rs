@@ -20,8 +20,9 @@ use crate::span::Span;
 /// Lowers a document into a model, or returns every problem found in it.
 pub fn lower(doc: MachineDoc) -> Result<Machine, Vec<Diagnostic>> {
     let mut cx = Lowering::default();
-    let machine = cx.machine(doc);
+    let mut machine = cx.machine(doc);
     if cx.errors.is_empty() {
+        machine.shrink_to_fit();
         Ok(machine)
     } else {
         cx.errors.sort_by_key(|d| d.span.start);
