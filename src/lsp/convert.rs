@@ -191,7 +191,7 @@ pub(super) fn workspace_edit(
 #[derive(Debug, Default)]
 pub(super) struct LintDocs {
     template: Option<String>,
-    links: std::cell::RefCell<std::collections::HashMap<&'static str, Option<lsp::Uri>>>,
+    links: std::sync::Mutex<std::collections::HashMap<&'static str, Option<lsp::Uri>>>,
 }
 
 impl LintDocs {
@@ -205,7 +205,8 @@ impl LintDocs {
     /// The link of lint `code` named `name` (a code has one name).
     fn link(&self, code: &'static str, name: &str) -> Option<lsp::Uri> {
         self.links
-            .borrow_mut()
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
             .entry(code)
             .or_insert_with(|| self.make(code, name))
             .clone()

@@ -312,12 +312,9 @@ struct Job {
     config: Arc<Config>,
 }
 
-/// Runs jobs until the server ends. A few long-lived workers rather than a
-/// thread per run: the allocator keeps what each thread used, which a
-/// thread per edit multiplies. A message on `release` calls
-/// `release_memory` on this thread: an analysis made here and dropped on
-/// the main loop goes back to this thread's heap, whose pages only this
-/// thread hands back to the system.
+/// Runs jobs until the server ends, each on a fresh thread (see
+/// [`on_fresh_heap`]). A message on `release` calls `release_memory` on
+/// this thread, whose heap holds what the jobs' channels and reports made.
 fn worker(
     jobs: Receiver<Job>,
     release: Receiver<()>,
@@ -357,16 +354,14 @@ fn worker(
         // A job made stale before it started is skipped.
         let analysis = match job.stale.load(Ordering::Acquire) {
             true => None,
-            false => std::panic::catch_unwind(std::panic::AssertUnwindSafe(run)).unwrap_or_else(
-                |panic| {
-                    let what = panic
-                        .downcast_ref::<&str>()
-                        .map(|s| s.to_string())
-                        .or_else(|| panic.downcast_ref::<String>().cloned())
-                        .unwrap_or_default();
-                    Some(internal_error(&job, &what))
-                },
-            ),
+            false => on_fresh_heap(run).unwrap_or_else(|panic| {
+                let what = panic
+                    .downcast_ref::<&str>()
+                    .map(|s| s.to_string())
+                    .or_else(|| panic.downcast_ref::<String>().cloned())
+                    .unwrap_or_default();
+                Some(internal_error(&job, &what))
+            }),
         };
         let finished = Done {
             uri: job.uri,
@@ -771,8 +766,18 @@ impl Server {
                 diagnostics: Vec::new(),
                 version: None,
             };
-            let diagnostics = self.diagnostics(&uri, &analysis);
-            if let Ok(params) = convert::with_diagnostics(envelope, "diagnostics", &diagnostics) {
+            let (cap, encoding, docs) =
+                (self.options.max_diagnostics, self.encoding, &self.lint_docs);
+            let make = || {
+                let diagnostics = diagnostics_of(cap, encoding, docs, &uri, &analysis);
+                convert::with_diagnostics(envelope, "diagnostics", &diagnostics)
+            };
+            // Thousands of diagnostics are megabytes of small blocks, made
+            // apart from the main loop's heap for the same reason as an
+            // analysis. A small file's too: measured, making those on the
+            // main loop left more of the large file's pages resident.
+            let made = on_fresh_heap(make);
+            if let Ok(Ok(params)) = made {
                 // The params are JSON already: `Notification::new` would
                 // copy them whole.
                 self.send(Notification {
@@ -840,22 +845,13 @@ impl Server {
         uri: &'a lsp::Uri,
         analysis: &'a Analysis,
     ) -> Vec<convert::ProtocolDiagnostic<'a>> {
-        let cap = self.options.max_diagnostics;
-        let mut out: Vec<convert::ProtocolDiagnostic<'a>> = analysis
-            .diagnostics
-            .iter()
-            .take(cap)
-            .map(|d| convert::diagnostic(uri, &analysis.file, d, self.encoding, &self.lint_docs))
-            .collect();
-        let more = analysis.diagnostics.len().saturating_sub(cap);
-        if more > 0 {
-            out.push(convert::left_out(
-                more,
-                analysis.diagnostics.len(),
-                &analysis.file.path,
-            ));
-        }
-        out
+        diagnostics_of(
+            self.options.max_diagnostics,
+            self.encoding,
+            &self.lint_docs,
+            uri,
+            analysis,
+        )
     }
 
     /// What the server holds, for `idemchart/status`.
@@ -1255,4 +1251,64 @@ mod tests {
         let dropped = &server.documents[&"file:///b.yaml".parse().unwrap()];
         assert!(dropped.last_parsed.is_none() && dropped.text.starts_with("machine: m"));
     }
+}
+
+/// Runs `work` on a thread of its own and waits for it; a panic comes back
+/// as the `Err`, as from `catch_unwind`. What a large analysis allocates
+/// fills the free room of every page of the heap it is made on, and a page
+/// that keeps one live block stays resident: made on a fresh thread's heap,
+/// it takes pages that go back to the system whole once it is dropped,
+/// rather than leaving the long-lived threads' pages full of holes. Where no
+/// thread can be started, `work` runs here.
+fn on_fresh_heap<T: Send>(work: impl FnOnce() -> T + Send) -> std::thread::Result<T> {
+    let work = std::sync::Mutex::new(Some(work));
+    let take = || {
+        work.lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .take()
+    };
+    let run = || take().map(|work| work());
+    let ran = std::thread::scope(|scope| {
+        // The parsers' depth limits want the stack the workers have.
+        match std::thread::Builder::new()
+            .stack_size(8 << 20)
+            .spawn_scoped(scope, run)
+        {
+            Ok(thread) => Some(thread.join()),
+            Err(_) => None,
+        }
+    });
+    match ran {
+        Some(Ok(Some(done))) => Ok(done),
+        Some(Err(panic)) => Err(panic),
+        // Not started (or, impossibly, started without its work).
+        Some(Ok(None)) | None => std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            take().expect("work not taken by a thread that never ran")()
+        })),
+    }
+}
+
+/// What `Server::diagnostics` sends, made where the caller likes.
+fn diagnostics_of<'a>(
+    cap: usize,
+    encoding: PositionEncoding,
+    lint_docs: &convert::LintDocs,
+    uri: &'a lsp::Uri,
+    analysis: &'a Analysis,
+) -> Vec<convert::ProtocolDiagnostic<'a>> {
+    let mut out: Vec<convert::ProtocolDiagnostic<'a>> = analysis
+        .diagnostics
+        .iter()
+        .take(cap)
+        .map(|d| convert::diagnostic(uri, &analysis.file, d, encoding, lint_docs))
+        .collect();
+    let more = analysis.diagnostics.len().saturating_sub(cap);
+    if more > 0 {
+        out.push(convert::left_out(
+            more,
+            analysis.diagnostics.len(),
+            &analysis.file.path,
+        ));
+    }
+    out
 }
