@@ -1167,6 +1167,66 @@ pub(super) fn lint_page(code: &str) -> Option<PathBuf> {
     page.exists().then_some(page)
 }
 
+/// Runs `work` on a thread of its own and waits for it; a panic comes back
+/// as the `Err`, as from `catch_unwind`. What a large analysis allocates
+/// fills the free room of every page of the heap it is made on, and a page
+/// that keeps one live block stays resident: made on a fresh thread's heap,
+/// it takes pages that go back to the system whole once it is dropped,
+/// rather than leaving the long-lived threads' pages full of holes. Where no
+/// thread can be started, `work` runs here.
+fn on_fresh_heap<T: Send>(work: impl FnOnce() -> T + Send) -> std::thread::Result<T> {
+    let work = std::sync::Mutex::new(Some(work));
+    let take = || {
+        work.lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .take()
+    };
+    let run = || take().map(|work| work());
+    let ran = std::thread::scope(|scope| {
+        // The parsers' depth limits want the stack the workers have.
+        match std::thread::Builder::new()
+            .stack_size(8 << 20)
+            .spawn_scoped(scope, run)
+        {
+            Ok(thread) => Some(thread.join()),
+            Err(_) => None,
+        }
+    });
+    match ran {
+        Some(Ok(Some(done))) => Ok(done),
+        Some(Err(panic)) => Err(panic),
+        // Not started (or, impossibly, started without its work).
+        Some(Ok(None)) | None => std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            take().expect("work not taken by a thread that never ran")()
+        })),
+    }
+}
+
+/// What `Server::diagnostics` sends, made where the caller likes.
+fn diagnostics_of<'a>(
+    cap: usize,
+    encoding: PositionEncoding,
+    lint_docs: &convert::LintDocs,
+    uri: &'a lsp::Uri,
+    analysis: &'a Analysis,
+) -> Vec<convert::ProtocolDiagnostic<'a>> {
+    let mut out: Vec<convert::ProtocolDiagnostic<'a>> = analysis
+        .diagnostics
+        .iter()
+        .take(cap)
+        .map(|d| convert::diagnostic(uri, &analysis.file, d, encoding, lint_docs))
+        .collect();
+    let more = analysis.diagnostics.len().saturating_sub(cap);
+    if more > 0 {
+        out.push(convert::left_out(
+            more,
+            analysis.diagnostics.len(),
+            &analysis.file.path,
+        ));
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -1251,64 +1311,4 @@ mod tests {
         let dropped = &server.documents[&"file:///b.yaml".parse().unwrap()];
         assert!(dropped.last_parsed.is_none() && dropped.text.starts_with("machine: m"));
     }
-}
-
-/// Runs `work` on a thread of its own and waits for it; a panic comes back
-/// as the `Err`, as from `catch_unwind`. What a large analysis allocates
-/// fills the free room of every page of the heap it is made on, and a page
-/// that keeps one live block stays resident: made on a fresh thread's heap,
-/// it takes pages that go back to the system whole once it is dropped,
-/// rather than leaving the long-lived threads' pages full of holes. Where no
-/// thread can be started, `work` runs here.
-fn on_fresh_heap<T: Send>(work: impl FnOnce() -> T + Send) -> std::thread::Result<T> {
-    let work = std::sync::Mutex::new(Some(work));
-    let take = || {
-        work.lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner)
-            .take()
-    };
-    let run = || take().map(|work| work());
-    let ran = std::thread::scope(|scope| {
-        // The parsers' depth limits want the stack the workers have.
-        match std::thread::Builder::new()
-            .stack_size(8 << 20)
-            .spawn_scoped(scope, run)
-        {
-            Ok(thread) => Some(thread.join()),
-            Err(_) => None,
-        }
-    });
-    match ran {
-        Some(Ok(Some(done))) => Ok(done),
-        Some(Err(panic)) => Err(panic),
-        // Not started (or, impossibly, started without its work).
-        Some(Ok(None)) | None => std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-            take().expect("work not taken by a thread that never ran")()
-        })),
-    }
-}
-
-/// What `Server::diagnostics` sends, made where the caller likes.
-fn diagnostics_of<'a>(
-    cap: usize,
-    encoding: PositionEncoding,
-    lint_docs: &convert::LintDocs,
-    uri: &'a lsp::Uri,
-    analysis: &'a Analysis,
-) -> Vec<convert::ProtocolDiagnostic<'a>> {
-    let mut out: Vec<convert::ProtocolDiagnostic<'a>> = analysis
-        .diagnostics
-        .iter()
-        .take(cap)
-        .map(|d| convert::diagnostic(uri, &analysis.file, d, encoding, lint_docs))
-        .collect();
-    let more = analysis.diagnostics.len().saturating_sub(cap);
-    if more > 0 {
-        out.push(convert::left_out(
-            more,
-            analysis.diagnostics.len(),
-            &analysis.file.path,
-        ));
-    }
-    out
 }
