@@ -54,9 +54,9 @@ pub fn apply_batch_at<S: Store, P: AsRef<str>>(
 ///
 /// It reads at once what every delivery needs (the marks of their ids, the
 /// rows of their processes), decides each in order, and writes everything
-/// at once at the end, one statement per table: a store that pipelines
-/// (PostgreSQL) waits for the server twice, and once more for the commit,
-/// whatever the size of the batch. Deferring the writes keeps the contract:
+/// at once at the end: PostgreSQL reads in one statement and writes and
+/// commits in one more (`AsyncTransaction::write_last_rows`), so it waits
+/// for the server twice whatever the size of the batch. Deferring the writes keeps the contract:
 /// the process rows are written under the revision check of the rows read
 /// and the marks under their unique key, so a writer that moved a process
 /// or applied an id meanwhile makes the whole batch start over, as a lost

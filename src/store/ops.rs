@@ -226,28 +226,26 @@ pub(crate) async fn insert_outbox<E: Executor>(
     Ok(())
 }
 
-/// The reads of a batch (`Transaction::read_rows`), both statements issued
-/// at once.
+/// The reads of a batch (`Transaction::read_rows`), in one statement.
 #[cfg_attr(not(feature = "postgres"), allow(dead_code))]
 pub(crate) async fn read_rows<E: Executor>(
     exec: &mut E,
     marks: &[(&str, &str)],
     processes: &[&str],
 ) -> Result<RowReads, StoreError> {
-    let exec = &*exec;
     let (marks, ids) = (sql::marks_json(marks)?, sql::ids_json(processes)?);
-    exec.prepare(&[&sql::SELECT_APPLIED_MANY, &sql::SELECT_PROCESS_MANY])
+    let params = [Param::text(&marks), Param::text(&ids)];
+    let rows = exec
+        .query(&sql::SELECT_ROWS_MANY, &params, sql::read_row)
         .await?;
-    let (marks, ids) = ([Param::text(&marks)], [Param::text(&ids)]);
-    let (applied, processes) = tokio::join!(
-        biased;
-        exec.query(&sql::SELECT_APPLIED_MANY, &marks, sql::applied_row),
-        exec.query(&sql::SELECT_PROCESS_MANY, &ids, sql::process_row),
-    );
-    Ok(RowReads {
-        applied: applied?,
-        processes: processes?,
-    })
+    let mut read = RowReads::default();
+    for row in rows {
+        match row {
+            sql::ReadRow::Applied(row) => read.applied.push(row),
+            sql::ReadRow::Process(row) => read.processes.push(row),
+        }
+    }
+    Ok(read)
 }
 
 /// The writes of a batch (`Transaction::write_rows`): one statement per

@@ -14,9 +14,14 @@
 //! `FOR UPDATE SKIP LOCKED`, so dispatchers do not take each other's rows.
 //! Every statement is prepared once per connection: a statement given as
 //! text costs the server a parse and the client a round trip before every
-//! execution. A batch's last writes are sent with its `COMMIT`
-//! (`write_last_rows`); a process row they cannot write fails its
-//! statement (`idemchart_moved`), so that the `COMMIT` rolls back.
+//! execution. A batch reads its rows in one statement before its
+//! transaction sends anything else, outside it (`read_rows`), and then
+//! writes them all in one statement of its own, which the server commits
+//! before it answers (`write_last_rows`, `write_alone`): two statements and
+//! two round trips, no `BEGIN` and no `COMMIT`. Where the transaction has
+//! begun (a statement before the last writes), the last writes are sent
+//! with its `COMMIT`. Either way a process row they cannot write fails
+//! the statement (`idemchart_moved`), so that nothing is committed.
 
 use std::future::Future;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -398,12 +403,23 @@ impl AsyncTransaction for AsyncPostgresTransaction {
         ops::pending_outbox(&mut self.exec()?, process).await
     }
 
+    /// Before any other statement of the transaction, the reads run on
+    /// their own, with no `BEGIN`: at READ COMMITTED a statement sees the
+    /// rows committed when it starts, in a transaction or not, and a read
+    /// takes no lock, so nothing is lost, and `write_last_rows` may then
+    /// write and commit in one statement. The writes' revision checks and
+    /// the marks' unique key decide a race, as they do after a read in the
+    /// transaction.
     async fn read_rows(
         &mut self,
         marks: &[(&str, &str)],
         processes: &[&str],
     ) -> Result<RowReads, StoreError> {
-        ops::read_rows(&mut self.exec()?, marks, processes).await
+        let mut exec = self.exec()?;
+        if !self.begun.load(Ordering::Relaxed) {
+            exec.begun = None;
+        }
+        ops::read_rows(&mut exec, marks, processes).await
     }
 
     async fn write_rows(&mut self, rows: &RowWrites) -> Result<Option<String>, StoreError> {
@@ -417,7 +433,20 @@ impl AsyncTransaction for AsyncPostgresTransaction {
     /// can fail before the server runs them (the rows' JSON, preparing) is
     /// done first, so that every write is sent, in order, before the
     /// `COMMIT` is.
+    ///
+    /// In a transaction that has sent nothing yet (its reads ran on their
+    /// own, `read_rows`), every write is one statement with no `BEGIN`
+    /// (`write_alone`): the server runs it as a transaction of its own and
+    /// answers once it is committed, `synchronous_commit` as configured;
+    /// or rolls all of it back when any part fails.
     async fn write_last_rows(&mut self, rows: &RowWrites) -> Result<Option<String>, StoreError> {
+        if !*self.begun.get_mut() {
+            let written = write_alone(self.exec()?.client, rows).await;
+            // Over either way: nothing is left to commit or roll back, and
+            // the connection, which is idle, goes back to the pool.
+            self.client.take();
+            return written;
+        }
         let exec = self.exec()?;
         let writes = ops::prepare_writes(&exec, rows).await?;
         let client = exec.client;
@@ -436,6 +465,136 @@ impl AsyncTransaction for AsyncPostgresTransaction {
             (Ok(None), Err(e)) => Err(backend(e)),
             (written, _) => written,
         }
+    }
+}
+
+/// The rows of JSON parameter `$n` of a statement: one `value` each.
+fn rows_of(n: usize) -> String {
+    format!("jsonb_array_elements(CAST(CAST(${n} AS TEXT) AS JSONB))")
+}
+
+/// The text of the one statement that writes the tables of `present` (in
+/// `RowWrites` order: inserted and updated processes, applied events,
+/// outbox rows, cancelled keys), their JSON rows its parameters in that
+/// order: a data-modifying `WITH` part per table. The parts see one
+/// snapshot and none sees another's rows, so an outbox row the same
+/// writes cancel is inserted cancelled, and the update of the pending
+/// rows already stored sees the rest. As in the statements of a table
+/// each, a process row not written fails the statement (`idemchart_moved`).
+fn write_all_text(present: [bool; 5]) -> String {
+    let mut next = 0;
+    let mut param = |here: bool| {
+        here.then(|| {
+            next += 1;
+            next
+        })
+    };
+    let [inserts, updates, applied, outbox, cancelled] = present.map(&mut param);
+    let (mut parts, mut checks) = (Vec::new(), Vec::new());
+    if let Some(n) = inserts {
+        let rows = rows_of(n);
+        parts.push(format!(
+            "inserted AS (INSERT INTO processes (id, machine, version, snapshot, revision, next_timer_at)
+     SELECT value->>0, value->>1, CAST(value->>2 AS BIGINT), value->>3, CAST(value->>4 AS BIGINT), CAST(value->>5 AS BIGINT)
+     FROM {rows} ON CONFLICT (id) DO NOTHING RETURNING id)"
+        ));
+        checks.push(format!(
+            "SELECT idemchart_moved(value->>0) FROM {rows} WHERE value->>0 NOT IN (SELECT id FROM inserted)"
+        ));
+    }
+    if let Some(n) = updates {
+        let rows = rows_of(n);
+        parts.push(format!(
+            "updated AS (UPDATE processes SET snapshot = value->>1, next_timer_at = CAST(value->>2 AS BIGINT),
+     revision = CAST(value->>4 AS BIGINT), version = CAST(CAST(value->>1 AS JSONB)->>'version' AS BIGINT)
+     FROM {rows} WHERE processes.id = value->>0 AND processes.revision = CAST(value->>3 AS BIGINT)
+     AND processes.id = ANY(ARRAY(SELECT value->>0 FROM {rows}))
+     RETURNING processes.id)"
+        ));
+        checks.push(format!(
+            "SELECT idemchart_moved(value->>0) FROM {rows} WHERE value->>0 NOT IN (SELECT id FROM updated)"
+        ));
+    }
+    if let Some(n) = applied {
+        let rows = rows_of(n);
+        parts.push(format!(
+            "applied AS (INSERT INTO applied_events (process, event_id, payload_hash, response, revision, applied_at, payload)
+     SELECT value->>0, value->>1, value->>2, value->>3, CAST(value->>4 AS BIGINT), CAST(value->>5 AS BIGINT), value->>6
+     FROM {rows})"
+        ));
+    }
+    if let Some(n) = outbox {
+        let status = match cancelled {
+            Some(c) => format!(
+                "CASE WHEN value->>6 = 'pending' AND value->>3 = ANY(ARRAY(SELECT value->>0 FROM {})) THEN 'cancelled' ELSE value->>6 END",
+                rows_of(c)
+            ),
+            None => "value->>6".to_string(),
+        };
+        parts.push(format!(
+            "outboxed AS (INSERT INTO outbox (process, event_id, position, idempotency_key, effect, args, status, attempts, next_attempt_at, last_error, invocation)
+     SELECT value->>0, value->>1, CAST(value->>2 AS BIGINT), value->>3, value->>4, value->>5, {status},
+     CAST(value->>7 AS BIGINT), CAST(value->>8 AS BIGINT), value->>9, value->>10
+     FROM {} ON CONFLICT DO NOTHING)",
+            rows_of(n)
+        ));
+    }
+    if let Some(n) = cancelled {
+        parts.push(format!(
+            "cancelled AS (UPDATE outbox SET status = 'cancelled' WHERE status = 'pending'
+     AND idempotency_key = ANY(ARRAY(SELECT value->>0 FROM {})))",
+            rows_of(n)
+        ));
+    }
+    let main = if checks.is_empty() {
+        "SELECT 1".to_string()
+    } else {
+        checks.join(" UNION ALL ")
+    };
+    format!("WITH {} {main}", parts.join(",\n     "))
+}
+
+/// Every statement `write_all_text` makes, by the tables it writes (a bit
+/// each, in `RowWrites` order), made on first use and kept: the
+/// prepared-statement cache is keyed by the text.
+fn write_all_statement(present: [bool; 5]) -> &'static str {
+    static TEXTS: [std::sync::OnceLock<String>; 32] = [const { std::sync::OnceLock::new() }; 32];
+    let index = present
+        .iter()
+        .enumerate()
+        .fold(0, |bits, (i, here)| bits | (usize::from(*here) << i));
+    TEXTS[index].get_or_init(|| write_all_text(present))
+}
+
+/// `rows` in one statement outside any transaction (`write_all_text`),
+/// which the server commits before it answers; the process another writer
+/// moved or created when that failed it.
+async fn write_alone(
+    client: &ClientWrapper,
+    rows: &RowWrites,
+) -> Result<Option<String>, StoreError> {
+    let writes = super::sql::writes_json(rows)?;
+    let present = writes.each_ref().map(Option::is_some);
+    if !present.contains(&true) {
+        return Ok(None);
+    }
+    let statement = client
+        .prepare_cached(write_all_statement(present))
+        .await
+        .map_err(backend)?;
+    let params: Vec<Param<'_>> = writes
+        .iter()
+        .flatten()
+        .map(|json| Param::text(json))
+        .collect();
+    match client.execute(&statement, &as_sql(&params)).await {
+        Ok(_) => Ok(None),
+        Err(e) => match backend(e) {
+            StoreError::Race(message) if message.starts_with(super::sql::MOVED) => {
+                Ok(Some(message[super::sql::MOVED.len()..].to_string()))
+            }
+            error => Err(error),
+        },
     }
 }
 
@@ -634,15 +793,35 @@ mod tests {
         }
     }
 
+    /// A transaction of `store`, which has sent a statement already when
+    /// `begun` (the writes then go with `COMMIT`) and none otherwise (they
+    /// are then one statement of their own, `write_alone`).
+    async fn transaction(store: &AsyncPostgresStore, begun: bool) -> AsyncPostgresTransaction {
+        let mut tx = store.begin().await.unwrap();
+        if begun {
+            assert_eq!(tx.process("none").await.unwrap(), None);
+            assert!(*tx.begun.get_mut());
+        }
+        tx
+    }
+
     /// `write_last_rows` commits with its writes: what it wrote is seen by
     /// another connection before `commit` is called. When a process row it
     /// updates was moved meanwhile, it answers that process and nothing of
     /// the transaction is kept, not even the rows before the failed one.
+    /// Both ways: in a transaction begun before, and as the transaction's
+    /// only statement.
     #[tokio::test]
     #[ignore = "needs a PostgreSQL server: IDEMCHART_PG"]
     async fn the_last_writes_commit_with_them_or_not_at_all() {
+        for begun in [true, false] {
+            last_writes_commit_with_them_or_not_at_all(begun).await;
+        }
+    }
+
+    async fn last_writes_commit_with_them_or_not_at_all(begun: bool) {
         let (store, _) = fresh_store(2).await;
-        let mut tx = store.begin().await.unwrap();
+        let mut tx = transaction(&store, begun).await;
         let first = RowWrites {
             inserts: vec![process_row("p1")],
             applied: vec![applied_row("p1", "e1", 1)],
@@ -655,7 +834,7 @@ mod tests {
         store.commit(tx).await.unwrap();
 
         // Another writer moves p1 to revision 2 after this one read 1.
-        let mut moved = store.begin().await.unwrap();
+        let mut moved = transaction(&store, begun).await;
         let update = |revision: u64| ProcessUpdate {
             id: "p1".into(),
             read: revision - 1,
@@ -669,7 +848,7 @@ mod tests {
         };
         assert_eq!(moved.write_last_rows(&rows).await.unwrap(), None);
         store.commit(moved).await.unwrap();
-        let mut tx = store.begin().await.unwrap();
+        let mut tx = transaction(&store, begun).await;
         let lost = RowWrites {
             inserts: vec![process_row("p2")],
             updates: vec![update(2)],
@@ -685,7 +864,7 @@ mod tests {
         assert_eq!(store.applied_count("p2").await.unwrap(), 0);
         assert_eq!(store.applied_count("p1").await.unwrap(), 1);
         // The connections are fit for the next transaction.
-        let mut tx = store.begin().await.unwrap();
+        let mut tx = transaction(&store, begun).await;
         let again = RowWrites {
             updates: vec![update(3)],
             ..RowWrites::default()
@@ -696,46 +875,95 @@ mod tests {
         assert_eq!(revision, Some(3));
     }
 
-    /// The generic plan of each multi-row read, which a prepared statement
+    fn outbox_row(process: &str, key: &str) -> OutboxItem {
+        OutboxItem {
+            process: process.into(),
+            event_id: key.into(),
+            position: 0,
+            key: key.into(),
+            effect: "e".into(),
+            args: "{}".into(),
+            status: OutboxStatus::Pending,
+            attempts: 0,
+            next_attempt_at: 1,
+            last_error: None,
+            invocation: None,
+        }
+    }
+
+    /// A write that inserts an outbox row and cancels it (an invocation
+    /// started and its state left in one batch) leaves it cancelled, as one
+    /// statement after the other would, beside a stored pending row it
+    /// cancels and a new one it does not; both ways of `write_last_rows`.
+    #[tokio::test]
+    #[ignore = "needs a PostgreSQL server: IDEMCHART_PG"]
+    async fn an_outbox_row_written_and_cancelled_at_once_is_cancelled() {
+        for begun in [true, false] {
+            let (store, _) = fresh_store(1).await;
+            let mut tx = transaction(&store, begun).await;
+            let stored = RowWrites {
+                inserts: vec![process_row("p")],
+                outbox: vec![outbox_row("p", "k0")],
+                ..RowWrites::default()
+            };
+            assert_eq!(tx.write_last_rows(&stored).await.unwrap(), None);
+            store.commit(tx).await.unwrap();
+            let mut tx = transaction(&store, begun).await;
+            let rows = RowWrites {
+                outbox: vec![outbox_row("p", "k1"), outbox_row("p", "k2")],
+                cancelled: vec!["k0".into(), "k1".into()],
+                ..RowWrites::default()
+            };
+            assert_eq!(tx.write_last_rows(&rows).await.unwrap(), None);
+            store.commit(tx).await.unwrap();
+            let statuses: Vec<(String, OutboxStatus)> = store
+                .outbox_of("p")
+                .await
+                .unwrap()
+                .into_iter()
+                .map(|item| (item.key, item.status))
+                .collect();
+            assert_eq!(
+                statuses,
+                [
+                    ("k0".to_string(), OutboxStatus::Cancelled),
+                    ("k1".to_string(), OutboxStatus::Cancelled),
+                    ("k2".to_string(), OutboxStatus::Pending),
+                ],
+                "begun: {begun}"
+            );
+        }
+    }
+
+    /// The generic plan of the multi-row read, which a prepared statement
     /// comes to after its first executions, looks its rows up in the
     /// primary key: a scan of the table would cost every request the whole
     /// table (`applied_events` grows with every event).
     #[tokio::test]
     #[ignore = "needs a PostgreSQL server: IDEMCHART_PG"]
-    async fn the_multi_row_reads_use_the_primary_key() {
+    async fn the_multi_row_read_uses_the_primary_keys() {
         let (store, _) = fresh_store(1).await;
         let client = store.connection().await.unwrap();
         client
             .batch_execute("SET plan_cache_mode = force_generic_plan")
             .await
             .unwrap();
-        for (name, sql, parameter) in [
-            (
-                "marks",
-                &crate::store::sql::SELECT_APPLIED_MANY,
-                r#"[["p", "e"]]"#,
-            ),
-            (
-                "processes",
-                &crate::store::sql::SELECT_PROCESS_MANY,
-                r#"[["p"]]"#,
-            ),
-        ] {
-            let text = sql.text(Dialect::Postgres);
-            client
-                .batch_execute(&format!("PREPARE {name}(TEXT) AS {text}"))
-                .await
-                .unwrap();
-            let plan: Vec<String> = client
-                .query(&format!("EXPLAIN EXECUTE {name}('{parameter}')"), &[])
-                .await
-                .unwrap()
-                .iter()
-                .map(|row| row.get(0))
-                .collect();
-            let plan = plan.join("\n");
-            assert!(plan.contains("_pkey"), "{text}:\n{plan}");
-            assert!(!plan.contains("Seq Scan"), "{text}:\n{plan}");
+        let text = crate::store::sql::SELECT_ROWS_MANY.text(Dialect::Postgres);
+        client
+            .batch_execute(&format!("PREPARE rows(TEXT, TEXT) AS {text}"))
+            .await
+            .unwrap();
+        let plan: Vec<String> = client
+            .query(r#"EXPLAIN EXECUTE rows('[["p", "e"]]', '[["p"]]')"#, &[])
+            .await
+            .unwrap()
+            .iter()
+            .map(|row| row.get(0))
+            .collect();
+        let plan = plan.join("\n");
+        for key in ["applied_events_pkey", "processes_pkey"] {
+            assert!(plan.contains(key), "{text}:\n{plan}");
         }
+        assert!(!plan.contains("Seq Scan"), "{text}:\n{plan}");
     }
 }

@@ -276,24 +276,27 @@ pub(crate) static INSERT_OUTBOX: Sql = Sql::new(
 /// with `LIMIT 1`, the key's one row): its planner makes `IN (SELECT …)`,
 /// and a lateral join it may flatten, a hash join over the whole table in
 /// the prepared statement's generic plan.
+///
+/// The marks `$1` (`[process, event id]` rows) and the process rows `$2`
+/// (`[id]` rows) of a batch, in one statement (one execution and one answer
+/// from the server, where two statements cost two): each row is `kind`
+/// (0 a mark, 1 a process row) and then the columns `read_row` reads.
 #[cfg_attr(not(feature = "postgres"), allow(dead_code))]
-pub(crate) static SELECT_APPLIED_MANY: Sql = Sql::each(
-    "SELECT process, event_id, payload_hash, response, revision, applied_at, payload FROM applied_events
-     WHERE (process, event_id) IN (SELECT value->>0, value->>1 FROM json_each(?1))",
-    "SELECT a.process, a.event_id, a.payload_hash, a.response, a.revision, a.applied_at, a.payload
+pub(crate) static SELECT_ROWS_MANY: Sql = Sql::each(
+    "SELECT 0, process, event_id, payload_hash, response, payload, revision, applied_at, NULL
+     FROM applied_events WHERE (process, event_id) IN (SELECT value->>0, value->>1 FROM json_each(?1))
+     UNION ALL
+     SELECT 1, id, machine, snapshot, NULL, NULL, revision, next_timer_at, version
+     FROM processes WHERE id IN (SELECT value->>0 FROM json_each(?2))",
+    "SELECT CAST(0 AS BIGINT), a.process, a.event_id, a.payload_hash, a.response, a.payload, a.revision, a.applied_at,
+     CAST(NULL AS BIGINT)
      FROM jsonb_array_elements(CAST(CAST($1 AS TEXT) AS JSONB)) AS wanted
      CROSS JOIN LATERAL (SELECT * FROM applied_events
-     WHERE process = wanted.value->>0 AND event_id = wanted.value->>1 LIMIT 1) AS a",
-);
-/// PostgreSQL's looks each id up in the primary key as `SELECT_APPLIED_MANY`
-/// does: `= ANY(ARRAY(…))` it scans the table for while the table is small,
-/// which is every dead version of each row updated since the last vacuum.
-#[cfg_attr(not(feature = "postgres"), allow(dead_code))]
-pub(crate) static SELECT_PROCESS_MANY: Sql = Sql::each(
-    "SELECT id, machine, version, snapshot, revision, next_timer_at FROM processes
-     WHERE id IN (SELECT value->>0 FROM json_each(?1))",
-    "SELECT p.id, p.machine, p.version, p.snapshot, p.revision, p.next_timer_at
-     FROM jsonb_array_elements(CAST(CAST($1 AS TEXT) AS JSONB)) AS wanted
+     WHERE process = wanted.value->>0 AND event_id = wanted.value->>1 LIMIT 1) AS a
+     UNION ALL
+     SELECT CAST(1 AS BIGINT), p.id, p.machine, p.snapshot, CAST(NULL AS TEXT), CAST(NULL AS TEXT), p.revision,
+     p.next_timer_at, p.version
+     FROM jsonb_array_elements(CAST(CAST($2 AS TEXT) AS JSONB)) AS wanted
      CROSS JOIN LATERAL (SELECT * FROM processes WHERE id = wanted.value->>0 LIMIT 1) AS p",
 );
 /// SQLite's answers the ids it inserted (it is prepared only in the test
@@ -600,18 +603,35 @@ pub(crate) fn applied_params(row: &AppliedEvent) -> [Param<'_>; 7] {
     ]
 }
 
-/// A row of `SELECT_APPLIED_MANY`.
+/// A row of `SELECT_ROWS_MANY`: a mark or a process row.
 #[cfg_attr(not(feature = "postgres"), allow(dead_code))]
-pub(crate) fn applied_row(row: &dyn Columns) -> Result<AppliedEvent, StoreError> {
-    Ok(AppliedEvent {
-        process: text(row, 0)?,
-        event_id: text(row, 1)?,
-        payload_hash: text(row, 2)?,
-        response: text(row, 3)?,
-        revision: int(row, 4)?,
-        applied_at: int(row, 5)?,
-        payload: row.text(6)?,
-    })
+pub(crate) enum ReadRow {
+    Applied(AppliedEvent),
+    Process(ProcessRow),
+}
+
+/// A row of `SELECT_ROWS_MANY`, by its kind (column 0).
+#[cfg_attr(not(feature = "postgres"), allow(dead_code))]
+pub(crate) fn read_row(row: &dyn Columns) -> Result<ReadRow, StoreError> {
+    match required(row.int(0)?, 0)? {
+        0 => Ok(ReadRow::Applied(AppliedEvent {
+            process: text(row, 1)?,
+            event_id: text(row, 2)?,
+            payload_hash: text(row, 3)?,
+            response: text(row, 4)?,
+            payload: row.text(5)?,
+            revision: int(row, 6)?,
+            applied_at: int(row, 7)?,
+        })),
+        _ => Ok(ReadRow::Process(ProcessRow {
+            id: text(row, 1)?,
+            machine: text(row, 2)?,
+            snapshot: text(row, 3)?,
+            revision: int(row, 6)?,
+            next_timer_at: opt_int(row, 7)?,
+            version: opt_int(row, 8)?,
+        })),
+    }
 }
 
 /// A count or a time as a column's integer, saturated at `i64::MAX`.
@@ -626,13 +646,13 @@ fn rows_json<R: serde::Serialize>(rows: impl Iterator<Item = R>) -> Result<Strin
         .map_err(|e| StoreError::Backend(format!("rows as JSON: {e}")))
 }
 
-/// The parameter of `SELECT_APPLIED_MANY`.
+/// The marks' parameter of `SELECT_ROWS_MANY`.
 #[cfg_attr(not(feature = "postgres"), allow(dead_code))]
 pub(crate) fn marks_json(marks: &[(&str, &str)]) -> Result<String, StoreError> {
     rows_json(marks.iter())
 }
 
-/// The parameter of `SELECT_PROCESS_MANY`.
+/// The processes' parameter of `SELECT_ROWS_MANY`.
 #[cfg_attr(not(feature = "postgres"), allow(dead_code))]
 pub(crate) fn ids_json(ids: &[&str]) -> Result<String, StoreError> {
     rows_json(ids.iter().map(|id| [id]))
@@ -811,8 +831,7 @@ mod tests {
             &HAS_APPLIED_PAYLOAD,
             &PURGE_PAYLOADS,
             &APPLIED_PAGE,
-            &SELECT_APPLIED_MANY,
-            &SELECT_PROCESS_MANY,
+            &SELECT_ROWS_MANY,
             &INSERT_PROCESS_MANY,
             &UPDATE_PROCESS_MANY,
             &INSERT_APPLIED_MANY,
