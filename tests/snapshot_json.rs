@@ -839,6 +839,70 @@ fn matches_field_names_only_whole() {
     }
 }
 
+/// A text that starts as the chart's snapshots do (`{"format":1,"machine":"m",
+/// "version":3,"status":"`), which the reader takes whole, reads as serde
+/// reads it whatever follows: either status, a repeated field, a status or
+/// header field cut or run on.
+#[test]
+fn reads_the_usual_head_as_serde_does() {
+    let chart = chart();
+    let head = r#"{"format":1,"machine":"m","version":3,"status":""#;
+    let rest = r#","configuration":["b"],"context":{"n":0,"items":[],"label":"x"},"now":5}"#;
+    for status in [
+        "active\"",
+        "done\"",
+        "activ\"",
+        "actived\"",
+        "don\"",
+        "\"",
+        "active",
+        "\\u0061ctive\"",
+    ] {
+        for extra in [
+            "",
+            r#","format":1"#,
+            r#","machine":"m""#,
+            r#","version":3"#,
+            r#","status":"active""#,
+            r#","version":null"#,
+        ] {
+            let text = format!("{head}{status}{extra}{rest}");
+            assert_same(&chart, &text);
+            let text = format!("{head}{status}{rest}");
+            assert_same(
+                &chart,
+                &text.replacen(
+                    ",\"configuration\"",
+                    &format!("{extra},\"configuration\""),
+                    1,
+                ),
+            );
+        }
+    }
+    // The head cut anywhere, or with a byte changed.
+    let full = format!("{head}active\"{rest}");
+    for at in 0..head.len() + 8 {
+        assert_same(&chart, &full[..at]);
+        for byte in [b' ', b'x', b'"', b'1'] {
+            let mut bytes = full.clone().into_bytes();
+            bytes[at] = byte;
+            assert_same(&chart, std::str::from_utf8(&bytes).unwrap());
+        }
+    }
+    // A machine without a version, whose head has none: a version in the
+    // text is read as serde reads it.
+    let text = "machine door\ninitial closed\nstate closed { on OPEN -> opened }\nstate opened";
+    let door = Arc::new(Chart::new(parse(text, Syntax::Dsl).unwrap()));
+    let actor = Actor::new(Arc::clone(&door));
+    let json = actor.snapshot_json();
+    assert_eq!(json, serde_json::to_string(&actor.snapshot()).unwrap());
+    assert_same(&door, &json);
+    for version in [r#","version":1"#, r#","version":null"#] {
+        let text = json.replacen(r#","status""#, &format!("{version},\"status\""), 1);
+        assert_same(&door, &text);
+    }
+}
+
 /// A snapshot records the machine's semantics, and continues only under the
 /// same: both routes refuse one taken under the other, and read the
 /// profile in every form serde reads it.

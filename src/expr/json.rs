@@ -106,6 +106,17 @@ impl<'a> Reader<'a> {
         self.pos
     }
 
+    /// The text from the current position on.
+    pub(crate) fn rest(&self) -> &'a str {
+        self.text.get(self.pos..).unwrap_or_default()
+    }
+
+    /// Moves past `n` bytes that the caller has read in `rest`, which
+    /// open and close no list or map.
+    pub(crate) fn skip(&mut self, n: usize) {
+        self.pos += n;
+    }
+
     pub(crate) fn depth(&self) -> u32 {
         self.depth
     }

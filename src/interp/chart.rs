@@ -41,6 +41,10 @@ pub struct Chart {
     /// The host guards' implementations, by declared index (the index a
     /// compiled guard calls), with their names.
     pub(crate) guards: Vec<(Arc<str>, Registered<GuardFn>)>,
+    /// The start of the snapshot JSON, the same for every actor of the
+    /// chart (`snapshot_json::head`): the writer copies it whole and the
+    /// reader recognises it whole.
+    pub(crate) snapshot_head: super::snapshot_json::Head,
 }
 
 #[derive(Debug)]
@@ -336,6 +340,7 @@ impl Chart {
                 (name, Registered(host.guard(&g.text).cloned()))
             })
             .collect();
+        let snapshot_head = super::snapshot_json::Head::new(&machine);
         let mut chart = Chart {
             layout,
             states,
@@ -347,6 +352,7 @@ impl Chart {
             machine,
             microstep_limit,
             guards,
+            snapshot_head,
         };
         let domains: Vec<Option<StateId>> = chart
             .transitions

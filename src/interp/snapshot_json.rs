@@ -84,19 +84,18 @@ impl Actor {
         let chart = &self.chart;
         let machine = &chart.machine;
         let path = |s: StateId| machine.state(s).path.as_str();
-        out.raw("{\"format\":");
-        out.u64(u64::from(SNAPSHOT_FORMAT));
-        out.raw(",\"machine\":");
-        out.str(&machine.name);
-        if let Some(version) = machine.version {
-            out.raw(",\"version\":");
-            out.u64(version);
-        }
+        out.raw(&chart.snapshot_head.text);
         out.raw(match self.core.status {
-            Status::Active => ",\"status\":\"active\",\"configuration\":",
-            Status::Done => ",\"status\":\"done\",\"configuration\":",
+            Status::Active => "active\",\"configuration\":",
+            Status::Done => "done\",\"configuration\":",
         });
-        write_paths(out, self.snapshot_leaves().map(path));
+        // `snapshot_leaves`, without the chain of its two orders for the
+        // usual SCXML chart.
+        if chart.xstate {
+            write_paths(out, self.snapshot_leaves().map(path));
+        } else {
+            write_paths(out, self.configuration().map(path));
+        }
         if !self.core.history.is_empty() {
             out.raw(",\"history\":{");
             for (i, (h, states)) in self.core.history.iter().enumerate() {
@@ -324,6 +323,40 @@ impl Actor {
     }
 }
 
+/// The start of a chart's snapshot JSON, the same for all its actors, up
+/// to the opening quote of the status: `{"format":1,"machine":NAME`, then
+/// `,"version":V` when the machine has a version, then `,"status":"`.
+#[derive(Debug)]
+pub(crate) struct Head {
+    text: String,
+    /// Where the machine's name is in `text`, when JSON writes it without
+    /// escapes: a snapshot that starts with `text` then holds the header's
+    /// fields as the chart has them, and the reader takes them whole.
+    name: Option<std::ops::Range<usize>>,
+}
+
+impl Head {
+    pub(crate) fn new(machine: &crate::model::Machine) -> Head {
+        let mut text = String::new();
+        Writer::new(&mut text).raw("{\"format\":");
+        Writer::new(&mut text).u64(u64::from(SNAPSHOT_FORMAT));
+        Writer::new(&mut text).raw(",\"machine\":");
+        let quote = text.len();
+        Writer::new(&mut text).str(&machine.name);
+        let name = json::plain(&machine.name).then(|| quote + 1..text.len() - 1);
+        {
+            // The writer hands the text back when dropped.
+            let out = &mut Writer::new(&mut text);
+            if let Some(version) = machine.version {
+                out.raw(",\"version\":");
+                out.u64(version);
+            }
+            out.raw(",\"status\":\"");
+        }
+        Head { text, name }
+    }
+}
+
 fn write_paths<'p>(out: &mut Writer<'_>, paths: impl Iterator<Item = &'p str>) {
     out.raw("[");
     for (i, path) in paths.enumerate() {
@@ -487,11 +520,27 @@ impl<'a> Decoder<'a, '_> {
         let mut fields = Fields::default();
         let end = match self.reader.peek() {
             Some(b'{') => {
+                let head = self.known_head();
                 self.reader.open()?;
                 let mut first = true;
                 // Fields mostly come in the order the writer puts them, so
                 // the search for a key starts after the previous one.
                 let mut expected = 0;
+                if let Some((status, machine, len)) = head {
+                    // The fields before the configuration, as the chart has
+                    // them: what the loop would read from the same bytes.
+                    self.reader.skip(len - 1);
+                    fields.read = 1 << 0 | 1 << 1 | 1 << 3;
+                    fields.format = Some(SNAPSHOT_FORMAT);
+                    fields.machine = Some(Cow::Borrowed(machine));
+                    if let Some(version) = self.chart.machine.version {
+                        fields.read |= 1 << 2;
+                        fields.version = Some(Some(version));
+                    }
+                    fields.status = Some(status);
+                    first = false;
+                    expected = 4;
+                }
                 while self.reader.has_next(b'}', &mut first)? {
                     let at = self.reader.pos();
                     // The key expected, then those after it: the first is
@@ -570,6 +619,26 @@ impl<'a> Decoder<'a, '_> {
             now: fields.now.unwrap_or_default(),
             semantics: fields.semantics.unwrap_or_default(),
         })
+    }
+
+    /// When the text at the reader's `{` starts with the chart's head
+    /// (`Head`) and a status in its usual form: the status, the machine's
+    /// name in the text, and how many bytes they take from the `{` to the
+    /// status's closing quote.
+    #[inline]
+    fn known_head(&self) -> Option<(Status, &'a str, usize)> {
+        let head = &self.chart.snapshot_head;
+        let name = head.name.clone()?;
+        let text = self.reader.rest();
+        let after = text.strip_prefix(head.text.as_str())?;
+        let (status, len) = if after.starts_with("active\"") {
+            (Status::Active, "active\"".len())
+        } else if after.starts_with("done\"") {
+            (Status::Done, "done\"".len())
+        } else {
+            return None;
+        };
+        Some((status, &text[name], head.text.len() + len))
     }
 
     /// Reads the field `FIELDS[index]`.
