@@ -11,9 +11,10 @@
 //! trial run), on the same schema (created by the store), with prepared
 //! statements cached as the store caches them. On SQLite it runs them one
 //! row at a time, as the store does there (no round trips to save); on
-//! PostgreSQL as the store does there: each table's rows of a transaction
-//! in one statement (a JSON array of rows), the reads issued together with
-//! `BEGIN`, the writes together, then the commit.
+//! PostgreSQL as the store does there: the reads of a batch in one
+//! statement, then every write in one statement (a data-modifying `WITH`
+//! part per table, each table's rows a JSON array), which the server
+//! commits before it answers: two round trips, no `BEGIN` or `COMMIT`.
 //!
 //! Run with `cargo run --release --example durable [EVENTS] [--pg CONNECTION]`;
 //! with the `postgres` feature and `--pg` (or `IDEMCHART_PG`), PostgreSQL is
@@ -326,39 +327,45 @@ mod pg {
         Ok(())
     }
 
-    /// One statement parameter: a JSON array of rows.
-    type Param<'a> = [&'a (dyn tokio_postgres::types::ToSql + Sync); 1];
+    // The bare loop's statements: those of the store's batches (the rows
+    // of each table as a JSON array of rows), written here again so that
+    // no idemchart code runs in the loop.
 
-    /// The bare loop's statements: those of the store's batches (the rows
-    /// of each table in one statement, as a JSON array of rows), written
-    /// here again so that no idemchart code runs in the loop.
-    const SEEN: &str = "SELECT a.process, a.event_id
+    /// The marks already seen (kind 0) and the process rows (kind 1, with
+    /// their revision) of a batch, in one statement.
+    const READ: &str = "SELECT 0, a.process, CAST(0 AS BIGINT)
          FROM jsonb_array_elements(CAST(CAST($1 AS TEXT) AS JSONB)) AS wanted
          CROSS JOIN LATERAL (SELECT * FROM applied_events
-         WHERE process = wanted.value->>0 AND event_id = wanted.value->>1) AS a";
-    const READ: &str = "SELECT id, revision FROM processes
-         WHERE id = ANY(ARRAY(SELECT value->>0 FROM jsonb_array_elements(CAST(CAST($1 AS TEXT) AS JSONB))))";
-    const INSERT: &str = "INSERT INTO processes (id, machine, version, snapshot, revision)
+         WHERE process = wanted.value->>0 AND event_id = wanted.value->>1 LIMIT 1) AS a
+         UNION ALL
+         SELECT 1, p.id, p.revision
+         FROM jsonb_array_elements(CAST(CAST($2 AS TEXT) AS JSONB)) AS wanted
+         CROSS JOIN LATERAL (SELECT * FROM processes WHERE id = wanted.value->>0 LIMIT 1) AS p";
+    /// Every write of a batch, committed by the server as one statement:
+    /// the process rows inserted and updated (under the revision check),
+    /// the marks and the outbox rows; it answers how many process rows it
+    /// wrote.
+    const WRITE: &str = "WITH inserted AS (INSERT INTO processes (id, machine, version, snapshot, revision)
          SELECT value->>0, value->>1, CAST(value->>2 AS BIGINT), value->>3, CAST(value->>4 AS BIGINT)
          FROM jsonb_array_elements(CAST(CAST($1 AS TEXT) AS JSONB)) WHERE true
-         ON CONFLICT (id) DO NOTHING RETURNING id";
-    const UPDATE: &str =
-        "UPDATE processes SET snapshot = value->>1, revision = CAST(value->>3 AS BIGINT)
-         FROM jsonb_array_elements(CAST(CAST($1 AS TEXT) AS JSONB))
+         ON CONFLICT (id) DO NOTHING RETURNING id),
+         updated AS (UPDATE processes SET snapshot = value->>1, revision = CAST(value->>3 AS BIGINT)
+         FROM jsonb_array_elements(CAST(CAST($2 AS TEXT) AS JSONB))
          WHERE processes.id = value->>0 AND processes.revision = CAST(value->>2 AS BIGINT)
-         AND processes.id = ANY(ARRAY(SELECT value->>0 FROM jsonb_array_elements(CAST(CAST($1 AS TEXT) AS JSONB))))
-         RETURNING processes.id";
-    const MARK: &str = "INSERT INTO applied_events (process, event_id, payload_hash, response, revision, applied_at)
+         AND processes.id = ANY(ARRAY(SELECT value->>0 FROM jsonb_array_elements(CAST(CAST($2 AS TEXT) AS JSONB))))
+         RETURNING processes.id),
+         marked AS (INSERT INTO applied_events (process, event_id, payload_hash, response, revision, applied_at)
          SELECT value->>0, value->>1, value->>2, value->>3, CAST(value->>4 AS BIGINT), CAST(value->>5 AS BIGINT)
-         FROM jsonb_array_elements(CAST(CAST($1 AS TEXT) AS JSONB))";
-    const OUTBOX: &str = "INSERT INTO outbox (process, event_id, position, idempotency_key, effect, args, status, attempts, next_attempt_at)
+         FROM jsonb_array_elements(CAST(CAST($3 AS TEXT) AS JSONB))),
+         queued AS (INSERT INTO outbox (process, event_id, position, idempotency_key, effect, args, status, attempts, next_attempt_at)
          SELECT value->>0, value->>1, CAST(value->>2 AS BIGINT), value->>3, value->>4, value->>5, value->>6,
          CAST(value->>7 AS BIGINT), CAST(value->>8 AS BIGINT)
-         FROM jsonb_array_elements(CAST(CAST($1 AS TEXT) AS JSONB)) WHERE true ON CONFLICT DO NOTHING";
+         FROM jsonb_array_elements(CAST(CAST($4 AS TEXT) AS JSONB)) WHERE true ON CONFLICT DO NOTHING)
+         SELECT (SELECT count(*) FROM inserted) + (SELECT count(*) FROM updated)";
 
     /// Events per second of the bare PostgreSQL loop writing `rows`: per
-    /// transaction, `BEGIN` and the two reads in one round trip, the writes
-    /// in one more, and the commit, as the store pipelines them.
+    /// batch, the reads in one statement and the writes with their commit
+    /// in one more, as the store sends them.
     fn bare(handle: &str, rows: &Rows, batch: usize) -> Result<f64, Error> {
         drop(PostgresStore::connect(handle)?);
         let runtime = tokio::runtime::Builder::new_current_thread()
@@ -368,14 +375,7 @@ mod pg {
             let (client, connection) =
                 tokio_postgres::connect(handle, tokio_postgres::NoTls).await?;
             tokio::spawn(connection);
-            let statements = [SEEN, READ, INSERT, UPDATE, MARK, OUTBOX];
-            let mut prepared = Vec::new();
-            for text in statements {
-                prepared.push(client.prepare(text).await?);
-            }
-            let [seen, read, insert, update, mark, outbox] = &prepared[..] else {
-                unreachable!("six statements")
-            };
+            let (read, write) = (client.prepare(READ).await?, client.prepare(WRITE).await?);
             let started = Instant::now();
             for chunk in rows.events.chunks(batch) {
                 let marks: Vec<(&str, &str)> = chunk
@@ -389,18 +389,14 @@ mod pg {
                     serde_json::to_string(&marks)?,
                     serde_json::to_string(&processes)?,
                 );
-                let (marks, processes): (Param, Param) = ([&marks], [&processes]);
-                let (begun, seen, read) = tokio::join!(
-                    biased;
-                    client.batch_execute("BEGIN"),
-                    client.query(seen, &marks),
-                    client.query(read, &processes),
+                let read = client.query(&read, &[&marks, &processes]).await?;
+                assert!(
+                    read.iter().all(|row| row.get::<_, i32>(0) == 1),
+                    "no mark seen"
                 );
-                begun?;
-                assert!(seen?.is_empty());
-                let mut revisions: HashMap<String, (i64, i64)> = read?
+                let mut revisions: HashMap<String, (i64, i64)> = read
                     .iter()
-                    .map(|row| (row.get::<_, String>(0), row.get::<_, i64>(1)))
+                    .map(|row| (row.get::<_, String>(1), row.get::<_, i64>(2)))
                     .map(|(id, revision)| (id, (revision, revision)))
                     .collect();
                 let (mut inserts, mut updates) = (Vec::new(), Vec::new());
@@ -448,19 +444,11 @@ mod pg {
                     serde_json::to_string(&marks)?,
                     serde_json::to_string(&items)?,
                 );
-                let (inserts, updates): (Param, Param) = ([&inserts], [&updates]);
-                let (marks, items): (Param, Param) = ([&marks], [&items]);
-                let (inserted, updated, marked, queued) = tokio::join!(
-                    biased;
-                    client.query(insert, &inserts),
-                    client.query(update, &updates),
-                    client.execute(mark, &marks),
-                    client.execute(outbox, &items),
-                );
-                assert_eq!(inserted?.len() + updated?.len(), revisions.len());
-                marked?;
-                queued?;
-                client.batch_execute("COMMIT").await?;
+                let written: i64 = client
+                    .query_one(&write, &[&inserts, &updates, &marks, &items])
+                    .await?
+                    .get(0);
+                assert_eq!(usize::try_from(written)?, revisions.len());
             }
             Ok::<f64, Error>(rows.events.len() as f64 / started.elapsed().as_secs_f64())
         })
