@@ -89,13 +89,7 @@ impl Actor {
             Status::Active => "active\",\"configuration\":",
             Status::Done => "done\",\"configuration\":",
         });
-        // `snapshot_leaves`, without the chain of its two orders for the
-        // usual SCXML chart.
-        if chart.xstate {
-            write_paths(out, self.snapshot_leaves().map(path));
-        } else {
-            write_paths(out, self.configuration().map(path));
-        }
+        write_paths(out, self.snapshot_leaves().map(path));
         if !self.core.history.is_empty() {
             out.raw(",\"history\":{");
             for (i, (h, states)) in self.core.history.iter().enumerate() {
@@ -337,22 +331,28 @@ pub(crate) struct Head {
 
 impl Head {
     pub(crate) fn new(machine: &crate::model::Machine) -> Head {
+        const KEY: &str = ",\"machine\":";
         let mut text = String::new();
-        Writer::new(&mut text).raw("{\"format\":");
-        Writer::new(&mut text).u64(u64::from(SNAPSHOT_FORMAT));
-        Writer::new(&mut text).raw(",\"machine\":");
-        let quote = text.len();
-        Writer::new(&mut text).str(&machine.name);
-        let name = json::plain(&machine.name).then(|| quote + 1..text.len() - 1);
         {
             // The writer hands the text back when dropped.
             let out = &mut Writer::new(&mut text);
+            out.raw("{\"format\":");
+            out.u64(u64::from(SNAPSHOT_FORMAT));
+            out.raw(KEY);
+            out.str(&machine.name);
             if let Some(version) = machine.version {
                 out.raw(",\"version\":");
                 out.u64(version);
             }
             out.raw(",\"status\":\"");
         }
+        // A plain name is written as it is, in quotes, right after the key
+        // (only the format's number comes before it).
+        let name = text
+            .find(KEY)
+            .filter(|_| json::plain(&machine.name))
+            .map(|at| at + KEY.len() + 1)
+            .map(|start| start..start + machine.name.len());
         Head { text, name }
     }
 }

@@ -1175,30 +1175,23 @@ pub(super) fn lint_page(code: &str) -> Option<PathBuf> {
 /// rather than leaving the long-lived threads' pages full of holes. Where no
 /// thread can be started, `work` runs here.
 fn on_fresh_heap<T: Send>(work: impl FnOnce() -> T + Send) -> std::thread::Result<T> {
-    let work = std::sync::Mutex::new(Some(work));
-    let take = || {
-        work.lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner)
-            .take()
-    };
-    let run = || take().map(|work| work());
-    let ran = std::thread::scope(|scope| {
+    let mut work = Some(work);
+    let joined = std::thread::scope(|scope| {
         // The parsers' depth limits want the stack the workers have.
-        match std::thread::Builder::new()
+        std::thread::Builder::new()
             .stack_size(8 << 20)
-            .spawn_scoped(scope, run)
-        {
-            Ok(thread) => Some(thread.join()),
-            Err(_) => None,
-        }
+            .spawn_scoped(scope, || work.take().map(|work| work()))
+            .ok()
+            .map(|thread| thread.join())
     });
-    match ran {
+    // A thread that did not start left the work here.
+    if let Some(work) = work.take() {
+        return std::panic::catch_unwind(std::panic::AssertUnwindSafe(work));
+    }
+    match joined {
         Some(Ok(Some(done))) => Ok(done),
         Some(Err(panic)) => Err(panic),
-        // Not started (or, impossibly, started without its work).
-        Some(Ok(None)) | None => std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-            take().expect("work not taken by a thread that never ran")()
-        })),
+        Some(Ok(None)) | None => unreachable!("a thread that started took the work"),
     }
 }
 
